@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: MIT
+# railguard's one Makefile. Three build flavours share one set of rules:
+#   rel  - -O2, what `make run` and the integration tests use
+#   asan - ASan + UBSan, the unit tests run here as well
+#   cov  - --coverage, for `make coverage`
+# Targets that build or run call ci/deps first, which installs missing Debian packages.
+
+BUILD    ?= build
+RAILS    ?= 2
+SOFTROCE  = ci/softroce
+CC       ?= cc
+PKGS      = check libibverbs jansson
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wpointer-arith -Wformat=2
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Itests -Itests/transport \
+               -MMD -MP
+PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+FLAVOUR_rel  := -O2
+FLAVOUR_asan := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -fno-sanitize-recover=all
+FLAVOUR_cov  := -O0 --coverage
+
+TRANSPORT_SRC := $(sort $(wildcard transport/*.c))
+HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c
+UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
+IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c))
+SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
+
+ALL_C := $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC)
+
+.PHONY: all deps build run check check-unit check-integration coverage format format-check \
+        softroce-up softroce-shell softroce-down clean distclean help
+.DEFAULT_GOAL := all
+
+all: build
+
+help:
+	@echo "make run            main job on soft-RoCE (installs what is missing)"
+	@echo "make check          unit tests (plain, ASan+UBSan) and integration tests on rxe"
+	@echo "make coverage       lcov HTML report over unit and integration tests"
+	@echo "make format-check   clang-format over every C file"
+	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
+
+deps:
+	@ci/deps
+
+# --- one rule set per flavour ----------------------------------------------------------------
+define FLAVOUR
+$(1)_DIR := $(BUILD)/$(1)
+$(1)_LIB := $(BUILD)/$(1)/lib/librailguard.a
+obj_$(1) = $$(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$$(1))
+
+$(BUILD)/$(1)/obj/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) $$(PKG_CFLAGS) $$(CFLAGS) -c $$< -o $$@
+
+$$($(1)_LIB): $$(call obj_$(1),$(TRANSPORT_SRC))
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+
+$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC)) $$($(1)_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+
+$(BUILD)/$(1)/tests/integration: $$(call obj_$(1),$(IT_SRC) $(HELPER_SRC)) $$($(1)_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+
+$(BUILD)/$(1)/bin/rg-smoke: $$(call obj_$(1),$(SMOKE_SRC)) $$($(1)_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+
+build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke
+.PHONY: build-$(1)
+endef
+$(foreach f,rel asan cov,$(eval $(call FLAVOUR,$(f))))
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+build: deps
+	@$(MAKE) --no-print-directory build-rel
+
+# --- the main job ----------------------------------------------------------------------------
+run: deps
+	@$(MAKE) --no-print-directory build-rel
+	$(SOFTROCE) exec --rails $(RAILS) -- $(BUILD)/rel/bin/rg-smoke
+
+# --- tests -----------------------------------------------------------------------------------
+# Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and
+# under ASan+UBSan. The integration tests run in one soft-RoCE session. The last line sums all.
+TALLY = $(BUILD)/tally
+
+check: deps
+	@$(MAKE) --no-print-directory build-rel build-asan
+	@rm -f $(TALLY) && mkdir -p $(BUILD)
+	@st=0; \
+	 echo "== unit tests"; \
+	 RG_TALLY=$(abspath $(TALLY)) $(BUILD)/rel/tests/unit || st=1; \
+	 echo "== unit tests under ASan+UBSan"; \
+	 RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1 \
+	     $(BUILD)/asan/tests/unit || st=1; \
+	 echo "== integration tests on soft-RoCE"; \
+	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- \
+	     $(BUILD)/rel/tests/integration || st=1; \
+	 echo "== summary"; \
+	 ci/tally $(TALLY) unit unit-asan integration || st=1; \
+	 exit $$st
+
+check-unit: deps
+	@$(MAKE) --no-print-directory build-rel build-asan
+	$(BUILD)/rel/tests/unit && $(BUILD)/asan/tests/unit
+
+check-integration: deps
+	@$(MAKE) --no-print-directory build-rel
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- $(BUILD)/rel/tests/integration
+
+# --- coverage --------------------------------------------------------------------------------
+coverage: deps
+	@$(MAKE) --no-print-directory build-cov
+	@find $(BUILD)/cov -name '*.gcda' -delete
+	-$(BUILD)/cov/tests/unit
+	-$(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- $(BUILD)/cov/tests/integration
+	@lcov --quiet --capture --directory $(BUILD)/cov/obj --output-file $(BUILD)/cov/all.info \
+	    --rc lcov_branch_coverage=0
+	@lcov --quiet --extract $(BUILD)/cov/all.info '$(CURDIR)/transport/*' \
+	    '$(CURDIR)/faultinject/*' '$(CURDIR)/harness/*' --output-file $(BUILD)/cov/src.info
+	@genhtml --quiet $(BUILD)/cov/src.info --output-directory $(BUILD)/coverage
+	@lcov --summary $(BUILD)/cov/src.info 2>&1 | awk \
+	    '/lines/ {l=$$2} /functions/ {f=$$2} END {print "coverage: lines " l ", functions " f \
+	     " (report: $(BUILD)/coverage/index.html)"}'
+
+# --- style -----------------------------------------------------------------------------------
+format:
+	clang-format -i $(ALL_C) $(wildcard transport/*.h tests/*/*.h)
+
+format-check:
+	@clang-format --dry-run -Werror $(ALL_C) $(wildcard transport/*.h tests/*/*.h) && \
+	    echo "format-check: clean"
+
+# --- soft-RoCE for developers ----------------------------------------------------------------
+softroce-up: deps
+	$(SOFTROCE) up --rails $(RAILS)
+
+softroce-shell: deps
+	@$(MAKE) --no-print-directory build-rel
+	$(SOFTROCE) shell --rails $(RAILS)
+
+softroce-down:
+	$(SOFTROCE) down --rails $(RAILS)
+
+# `clean` keeps the cached guest kernel (build/softroce); `distclean` removes everything.
+clean:
+	rm -rf $(BUILD)/rel $(BUILD)/asan $(BUILD)/cov $(BUILD)/coverage $(TALLY)
+
+distclean:
+	rm -rf $(BUILD)

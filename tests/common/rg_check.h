@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The test runner's shared bits. Each tests/<part>/test_*.c (unit) or it_*.c (integration)
+ * file exports one suite constructor; tests/unit_main.c and tests/integration_main.c list them.
+ */
+#ifndef RG_CHECK_H
+#define RG_CHECK_H
+
+#include <check.h>
+
+/* Unit suites. */
+Suite *rg_suite_status(void);
+Suite *rg_suite_verbs_gid(void);
+Suite *rg_suite_vpair_pattern(void);
+
+/* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
+Suite *rg_suite_it_verbs(void);
+
+/*
+ * Runs the suites forked, prints Check's summary and a plain "<label>: N passed, M failed"
+ * line, appends the same to $RG_TALLY when set, and returns the exit status.
+ */
+int rg_check_main(const char *label, Suite *(*const *suites)(void), int n);
+
+/* The rxe devices of this run ($RG_SOFTROCE_DEVICES), split; 0 when there are none. */
+int rg_check_devices(char names[][64], int max);
+
+#endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests: pure logic, no device needed. Runs on the host, plain and under ASan/UBSan. */
+#include "common/rg_check.h"
+
+#include <stdlib.h>
+
+int main(void)
+{
+    static Suite *(*const suites[])(void) = {
+        rg_suite_status,
+        rg_suite_verbs_gid,
+        rg_suite_vpair_pattern,
+    };
+    const char *label = getenv("RG_TEST_LABEL");
+    return rg_check_main(label && *label ? label : "unit", suites,
+                         (int)(sizeof(suites) / sizeof(suites[0])));
+}
