@@ -123,8 +123,9 @@ coverage: deps
 	@find $(BUILD)/cov -name '*.gcda' -delete
 	-$(BUILD)/cov/tests/unit
 	-$(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- $(BUILD)/cov/tests/integration
+	@# lcov 1.16 on Debian 12 prints "Subroutine ... redefined" noise from geninfo; drop it.
 	@lcov --quiet --capture --directory $(BUILD)/cov/obj --output-file $(BUILD)/cov/all.info \
-	    --rc lcov_branch_coverage=0
+	    --rc lcov_branch_coverage=0 2>&1 | { grep -v 'redefined at' || true; }
 	@lcov --quiet --extract $(BUILD)/cov/all.info '$(CURDIR)/transport/*' \
 	    '$(CURDIR)/faultinject/*' '$(CURDIR)/harness/*' --output-file $(BUILD)/cov/src.info
 	@genhtml --quiet $(BUILD)/cov/src.info --output-directory $(BUILD)/coverage
