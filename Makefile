@@ -24,12 +24,13 @@ FLAVOUR_asan := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 FLAVOUR_cov  := -O0 --coverage
 
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c))
-HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c
+HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
 IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c))
 SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
+DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c
 
-ALL_C := $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC)
+ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC))
 
 .PHONY: all deps build run check check-unit check-integration coverage format format-check \
         softroce-up softroce-shell softroce-down clean distclean help
@@ -73,7 +74,12 @@ $(BUILD)/$(1)/bin/rg-smoke: $$(call obj_$(1),$(SMOKE_SRC)) $$($(1)_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
-build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke
+$(BUILD)/$(1)/bin/rg-drive: $$(call obj_$(1),$(DRIVE_SRC)) $$($(1)_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+
+build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
+            $(BUILD)/$(1)/bin/rg-drive
 .PHONY: build-$(1)
 endef
 $(foreach f,rel asan cov,$(eval $(call FLAVOUR,$(f))))

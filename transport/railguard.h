@@ -9,6 +9,8 @@
 #ifndef RAILGUARD_H
 #define RAILGUARD_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,6 +47,114 @@ const char *rg_strerror(rg_status st);
 
 /* The status's name as written in the table ("RG_ERR_TIMEOUT"); "RG_ERR_UNKNOWN" otherwise. */
 const char *rg_err_name(rg_status st);
+
+/* Limits: ranks in a communicator, rails (wires) between two ranks, device-name length. */
+#define RG_MAX_RANKS 64
+#define RG_MAX_RAILS 4
+#define RG_DEVNAME_MAX 64
+
+/* Element types. float16 is IEEE binary16, bfloat16 the top half of a binary32. */
+typedef enum {
+    RG_BOOL,
+    RG_INT8,
+    RG_UINT8,
+    RG_INT16,
+    RG_UINT16,
+    RG_INT32,
+    RG_UINT32,
+    RG_INT64,
+    RG_UINT64,
+    RG_FLOAT16,
+    RG_BFLOAT16,
+    RG_FLOAT32,
+    RG_FLOAT64,
+    RG_COMPLEX64, /* two float32: real, imaginary */
+    RG_DTYPE_COUNT
+} rg_dtype;
+
+/* Reductions. On bool, sum and max are logical or, prod and min logical and. */
+typedef enum { RG_SUM, RG_PROD, RG_MAX, RG_MIN, RG_REDOP_COUNT } rg_redop;
+
+/* Bytes per element; 0 for a value outside rg_dtype. */
+size_t rg_dtype_size(rg_dtype dt);
+/* "float16", "sum", ...; "?" for a value outside the enum. */
+const char *rg_dtype_name(rg_dtype dt);
+const char *rg_redop_name(rg_redop op);
+/* 1 when the pair is defined (complex64 has no max or min), else 0. */
+int rg_redop_supported(rg_dtype dt, rg_redop op);
+
+/* --- configuration ------------------------------------------------------------------------ */
+typedef enum { RG_ALGO_AUTO, RG_ALGO_RING, RG_ALGO_MESH } rg_algo;
+typedef enum { RG_QPT_UC, RG_QPT_RC } rg_qp_type;
+
+typedef struct rg_config {
+    int rank;                /* -1: unset */
+    int size;                /* 0: the devices file's dimension */
+    char coordinator[256];   /* "host:port"; rank 0 listens there, the others connect */
+    char devices_file[4096]; /* path of a JACCL devices file */
+    rg_qp_type qp_type;      /* UC by default, as JACCL uses */
+    double timeout_s;        /* the deadline of every wait; 0: unset (60 s) */
+    rg_algo algo;            /* RG_ALGO_AUTO unless set */
+} rg_config;
+
+/* Everything unset: rank -1, size 0, empty strings, UC, timeout 0, auto. */
+void rg_config_init(rg_config *cfg);
+
+/*
+ * Fills the fields still unset from the environment; fields already set win. Names, first
+ * found wins: rank RG_RANK, MLX_RANK, JACCL_RANK; coordinator RG_COORDINATOR,
+ * MLX_JACCL_COORDINATOR, JACCL_COORDINATOR; devices file RG_DEVICES_FILE, MLX_IBV_DEVICES,
+ * JACCL_IBV_DEVICES; RG_QP_TYPE (uc|rc); RG_TIMEOUT (seconds, > 0); RG_ALGO (auto|ring|mesh),
+ * else MLX_JACCL_RING / JACCL_RING (1: ring, 0: mesh). A malformed value is RG_ERR_CONFIG
+ * with a one-line message naming the variable and the value in err.
+ */
+rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen);
+
+/* --- communicator --------------------------------------------------------------------------- */
+typedef struct rg_comm *rg_comm_h;
+
+/*
+ * Builds a communicator: opens this rank's devices, meets the other ranks over the side
+ * channel, connects one QP per peer per rail, and verifies every rail end to end (a crossed
+ * or dead rail is RG_ERR_RAIL_MISMATCH or RG_ERR_TIMEOUT here, naming both ends). On failure
+ * err holds a one-line message and *comm_p is untouched.
+ */
+rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, size_t errlen);
+
+/*
+ * Poisons the communicator and tells every peer, which then fails its current or next call
+ * with "peer rank R aborted: <reason>". For a caller that found something wrong on its own
+ * (a verification failure, say) and will not take part in further calls.
+ */
+void rg_comm_abort(rg_comm_h comm, const char *reason);
+
+/* Drains and frees; safe on NULL and on a poisoned communicator. */
+void rg_comm_destroy(rg_comm_h comm);
+
+int rg_comm_rank(rg_comm_h comm);
+int rg_comm_size(rg_comm_h comm);
+
+/* The first error's message ("" while none): names rank, peer, rail, QP and verbs status. */
+const char *rg_comm_error(rg_comm_h comm);
+
+/*
+ * Collectives. counts are elements; every rank passes the same count, dtype and op.
+ * After an error the communicator is poisoned: every later call returns the first error's
+ * status at once. In place: all_reduce with send == recv; all_gather with
+ * send == recv + rank * count * size(dtype); reduce_scatter with recv == send + rank * count *
+ * size(dtype).
+ */
+rg_status rg_all_reduce(rg_comm_h comm, const void *send, void *recv, size_t count, rg_dtype dt,
+                        rg_redop op);
+/* recv holds size * count elements, rank r's contribution at r * count. */
+rg_status rg_all_gather(rg_comm_h comm, const void *send, void *recv, size_t count, rg_dtype dt);
+/* send holds size * count elements; rank r receives the reduction of block r. */
+rg_status rg_reduce_scatter(rg_comm_h comm, const void *send, void *recv, size_t count, rg_dtype dt,
+                            rg_redop op);
+rg_status rg_broadcast(rg_comm_h comm, void *buf, size_t count, rg_dtype dt, int root);
+rg_status rg_send(rg_comm_h comm, const void *buf, size_t count, rg_dtype dt, int peer);
+rg_status rg_recv(rg_comm_h comm, void *buf, size_t count, rg_dtype dt, int peer);
+rg_status rg_barrier(rg_comm_h comm);
 
 #ifdef __cplusplus
 }

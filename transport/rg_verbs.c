@@ -229,6 +229,22 @@ void rg_vqp_local_addr(const struct rg_vdev *d, const struct ibv_qp *qp, uint32_
     addr->port = d->port;
 }
 
+rg_status rg_vqp_init(struct rg_vdev *d, struct ibv_qp *qp, struct rg_err *e)
+{
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_INIT;
+    a.pkey_index = 0;
+    a.port_num = d->port;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    int rc =
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (rc)
+        return rg__err_set(e, RG_ERR_VERBS, "%s qp 0x%x: modify to INIT failed: %s", d->name,
+                           qp->qp_num, strerror(rc));
+    return RG_OK;
+}
+
 rg_status rg_vqp_connect(struct rg_vdev *d, struct ibv_qp *qp, enum rg_qp_kind kind,
                          const struct rg_vqp_addr *local, const struct rg_vqp_addr *remote,
                          const struct rg_vqp_tuning *t, struct rg_err *e)
@@ -242,15 +258,8 @@ rg_status rg_vqp_connect(struct rg_vdev *d, struct ibv_qp *qp, enum rg_qp_kind k
                            "%s qp 0x%x: retry counts above 6 mean 'forever' "
                            "on rxe and are refused",
                            d->name, qp->qp_num);
-    memset(&a, 0, sizeof(a));
-    a.qp_state = IBV_QPS_INIT;
-    a.pkey_index = 0;
-    a.port_num = d->port;
-    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-    rc =
-        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-    if (rc)
-        goto fail_init;
+    if (qp->state == IBV_QPS_RESET && rg_vqp_init(d, qp, e))
+        return e ? e->st : RG_ERR_VERBS;
 
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTR;
@@ -292,9 +301,6 @@ rg_status rg_vqp_connect(struct rg_vdev *d, struct ibv_qp *qp, enum rg_qp_kind k
                            kname, qp->qp_num, strerror(rc));
     return RG_OK;
 
-fail_init:
-    return rg__err_set(e, RG_ERR_VERBS, "%s %s qp 0x%x: modify to INIT failed: %s", d->name, kname,
-                       qp->qp_num, strerror(rc));
 fail_rtr:
     return rg__err_set(e, RG_ERR_VERBS,
                        "%s %s qp 0x%x: modify to RTR (remote qp 0x%x) failed: "
@@ -334,6 +340,17 @@ rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const void *addr, uin
         return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
                            "qp 0x%x: post_send of %u bytes (wr_id 0x%llx) failed: %s", qp->qp_num,
                            len, (unsigned long long)wr_id, strerror(rc));
+    return RG_OK;
+}
+
+rg_status rg_vpost_send_wr(struct ibv_qp *qp, struct ibv_send_wr *wr, struct rg_err *e)
+{
+    struct ibv_send_wr *bad;
+    int rc = ibv_post_send(qp, wr, &bad);
+    if (rc)
+        return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
+                           "qp 0x%x: post_send (opcode %d, wr_id 0x%llx) failed: %s", qp->qp_num,
+                           (int)wr->opcode, (unsigned long long)wr->wr_id, strerror(rc));
     return RG_OK;
 }
 

@@ -80,7 +80,9 @@ rg_status rg_vqp_create(struct rg_vdev *d, enum rg_qp_kind kind, struct ibv_cq *
 void rg_vqp_destroy(struct ibv_qp *qp);
 void rg_vqp_local_addr(const struct rg_vdev *d, const struct ibv_qp *qp, uint32_t psn,
                        struct rg_vqp_addr *addr);
-/* INIT -> RTR -> RTS against the remote side's address. */
+/* RESET -> INIT; receives may be posted from here on, before the QP is connected. */
+rg_status rg_vqp_init(struct rg_vdev *d, struct ibv_qp *qp, struct rg_err *e);
+/* INIT -> RTR -> RTS against the remote side's address (a QP still in RESET goes to INIT). */
 rg_status rg_vqp_connect(struct rg_vdev *d, struct ibv_qp *qp, enum rg_qp_kind kind,
                          const struct rg_vqp_addr *local, const struct rg_vqp_addr *remote,
                          const struct rg_vqp_tuning *t, struct rg_err *e);
@@ -91,6 +93,8 @@ void rg_vmr_dereg(struct ibv_mr *mr);
 
 rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const void *addr, uint32_t len,
                         uint32_t lkey, struct rg_err *e);
+/* Posts one prepared work request (an RDMA write, say). */
+rg_status rg_vpost_send_wr(struct ibv_qp *qp, struct ibv_send_wr *wr, struct rg_err *e);
 rg_status rg_vpost_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey,
                         struct rg_err *e);
 

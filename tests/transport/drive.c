@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+#include "drive.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rank_out {
+    int done, ok, checks;
+    char msg[512];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void drive_opts_default(struct drive_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->ranks = 2;
+    o->rails = 1;
+    o->qp = RG_QPT_UC;
+    o->counts[0] = 1;
+    o->counts[1] = 1021;
+    o->all_dtypes = 1;
+    o->cycles = 1;
+    o->seed = 1;
+    o->timeout_s = 30;
+    o->cross_rank = -1;
+}
+
+/* --- the reference: logical integer values, combined in int64, then encoded ------------------ */
+
+static int is_signed_like(rg_dtype dt)
+{
+    return dt != RG_BOOL && dt != RG_UINT8 && dt != RG_UINT16 && dt != RG_UINT32 && dt != RG_UINT64;
+}
+
+/* Small values keep every sum and product exact in every dtype, including bfloat16. */
+static int64_t value(rg_dtype dt, rg_redop op, int rank, size_t i, uint64_t seed, int imag)
+{
+    uint64_t h = (uint64_t)i * 7 + (uint64_t)rank * 13 + seed + (uint64_t)imag * 5;
+    if (dt == RG_BOOL)
+        return h % 5 != 0;
+    if (dt == RG_COMPLEX64)
+        return (int64_t)(h % 3) - 1;
+    if (op == RG_PROD) {
+        static const int64_t sv[4] = {-2, -1, 1, 2}, uv[4] = {1, 2, 1, 1};
+        return is_signed_like(dt) ? sv[h % 4] : uv[h % 4];
+    }
+    return is_signed_like(dt) ? (int64_t)(h % 11) - 5 : (int64_t)(h % 11);
+}
+
+static int64_t combine(rg_dtype dt, rg_redop op, int64_t a, int64_t b)
+{
+    if (dt == RG_BOOL)
+        return (op == RG_SUM || op == RG_MAX) ? (a || b) : (a && b);
+    switch (op) {
+    case RG_SUM:
+        return a + b;
+    case RG_PROD:
+        return a * b;
+    case RG_MAX:
+        return a > b ? a : b;
+    default:
+        return a < b ? a : b;
+    }
+}
+
+static uint16_t f16_of_int(int64_t v)
+{
+    if (v == 0)
+        return 0;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    unsigned a = (unsigned)(v < 0 ? -v : v); /* |v| < 2048 here, so exact */
+    int e = 31 - __builtin_clz(a);
+    return (uint16_t)(sign | (unsigned)((e + 15) << 10) | ((a << (10 - e)) & 0x3ff));
+}
+
+static void encode(rg_dtype dt, void *dst, size_t i, int64_t re, int64_t im)
+{
+    uint8_t *p = (uint8_t *)dst + i * rg_dtype_size(dt);
+    switch (dt) {
+    case RG_BOOL:
+    case RG_INT8:
+    case RG_UINT8: {
+        uint8_t v = (uint8_t)re;
+        memcpy(p, &v, 1);
+        break;
+    }
+    case RG_INT16:
+    case RG_UINT16: {
+        uint16_t v = (uint16_t)re;
+        memcpy(p, &v, 2);
+        break;
+    }
+    case RG_INT32:
+    case RG_UINT32: {
+        uint32_t v = (uint32_t)re;
+        memcpy(p, &v, 4);
+        break;
+    }
+    case RG_INT64:
+    case RG_UINT64: {
+        uint64_t v = (uint64_t)re;
+        memcpy(p, &v, 8);
+        break;
+    }
+    case RG_FLOAT16: {
+        uint16_t v = f16_of_int(re);
+        memcpy(p, &v, 2);
+        break;
+    }
+    case RG_BFLOAT16: {
+        float f = (float)re;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        uint16_t v = (uint16_t)(b >> 16);
+        memcpy(p, &v, 2);
+        break;
+    }
+    case RG_FLOAT32: {
+        float f = (float)re;
+        memcpy(p, &f, 4);
+        break;
+    }
+    case RG_FLOAT64: {
+        double f = (double)re;
+        memcpy(p, &f, 8);
+        break;
+    }
+    case RG_COMPLEX64: {
+        float f[2] = {(float)re, (float)im};
+        memcpy(p, f, 8);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* The input of `rank` for element i, and the reduction over all ranks. */
+static void fill_input(rg_dtype dt, rg_redop op, int rank, uint64_t seed, void *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        encode(dt, buf, i, value(dt, op, rank, i, seed, 0), value(dt, op, rank, i, seed, 1));
+}
+
+static void fill_reduced(rg_dtype dt, rg_redop op, int ranks, uint64_t seed, void *buf, size_t n,
+                         size_t base)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t re = value(dt, op, 0, base + i, seed, 0), im = value(dt, op, 0, base + i, seed, 1);
+        for (int r = 1; r < ranks; r++) {
+            int64_t br = value(dt, op, r, base + i, seed, 0),
+                    bi = value(dt, op, r, base + i, seed, 1);
+            if (dt == RG_COMPLEX64 && op == RG_PROD) {
+                int64_t nr = re * br - im * bi, ni = re * bi + im * br;
+                re = nr;
+                im = ni;
+            } else {
+                re = combine(dt, op, re, br);
+                im = combine(dt, op, im, bi);
+            }
+        }
+        encode(dt, buf, i, re, im);
+    }
+}
+
+/* --- one rank ----------------------------------------------------------------------------------
+ */
+
+struct ctx {
+    const struct drive_opts *o;
+    rg_comm_h comm;
+    int rank, n;
+    struct rank_out *out;
+};
+
+/*
+ * IEEE leaves the sign of an exact zero to the order of operations (-0 + -0 is -0, x + -x is
+ * +0), and ring order differs by segment, so the comparison folds -0 into +0 for float types.
+ * Everything else is bit-exact.
+ */
+static void fold_zero_sign(rg_dtype dt, uint8_t *b, size_t bytes)
+{
+    size_t w = dt == RG_FLOAT64                           ? 8
+               : (dt == RG_FLOAT32 || dt == RG_COMPLEX64) ? 4
+               : (dt == RG_FLOAT16 || dt == RG_BFLOAT16)  ? 2
+                                                          : 0;
+    for (size_t i = 0; w && i + w <= bytes; i += w) {
+        /* Little-endian: the sign is the top bit of the last byte. */
+        int zero = (b[i + w - 1] & 0x7f) == 0;
+        for (size_t k = 0; zero && k + 1 < w; k++)
+            zero = b[i + k] == 0;
+        if (zero)
+            b[i + w - 1] = 0;
+    }
+}
+
+static int check(struct ctx *x, const char *what, rg_dtype dt, rg_redop op, size_t count,
+                 rg_status st, const void *got, const void *want, size_t bytes)
+{
+    if (st != RG_OK) {
+        snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: %s %s %s count %zu: %s: %.320s",
+                 x->rank, what, rg_dtype_name(dt), rg_redop_name(op), count, rg_err_name(st),
+                 rg_comm_error(x->comm));
+        return -1;
+    }
+    fold_zero_sign(dt, (uint8_t *)(uintptr_t)got, bytes);
+    fold_zero_sign(dt, (uint8_t *)(uintptr_t)want, bytes);
+    if (memcmp(got, want, bytes)) {
+        size_t b = 0;
+        while (((const uint8_t *)got)[b] == ((const uint8_t *)want)[b])
+            b++;
+        snprintf(x->out->msg, sizeof(x->out->msg),
+                 "rank %d: %s %s %s count %zu: wrong result at byte %zu (element %zu): 0x%02x, "
+                 "expected 0x%02x",
+                 x->rank, what, rg_dtype_name(dt), rg_redop_name(op), count, b,
+                 b / rg_dtype_size(dt), ((const uint8_t *)got)[b], ((const uint8_t *)want)[b]);
+        return -1;
+    }
+    x->out->checks++;
+    return 0;
+}
+
+static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int cycle)
+{
+    size_t esz = rg_dtype_size(dt), bytes = count * esz, nb = bytes * (size_t)x->n;
+    uint64_t seed = x->o->seed + (uint64_t)cycle;
+    uint8_t *in = malloc(nb + 1), *out = malloc(nb + 1), *want = malloc(nb + 1);
+    int rc = -1, n = x->n, r = x->rank;
+    rg_status st;
+    if (!in || !out || !want) {
+        snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: out of memory", r);
+        goto out;
+    }
+    /* all_reduce, out of place then in place */
+    fill_input(dt, op, r, seed, in, count);
+    fill_reduced(dt, op, n, seed, want, count, 0);
+    memset(out, 0xa5, bytes);
+    st = rg_all_reduce(x->comm, in, out, count, dt, op);
+    if (check(x, "all_reduce", dt, op, count, st, out, want, bytes))
+        goto out;
+    fill_input(dt, op, r, seed, out, count);
+    st = rg_all_reduce(x->comm, out, out, count, dt, op);
+    if (check(x, "all_reduce(in place)", dt, op, count, st, out, want, bytes))
+        goto out;
+    /* reduce_scatter: block b of rank q's input is the logical stream at offset b * count */
+    fill_input(dt, op, r, seed, in, count * (size_t)n);
+    fill_reduced(dt, op, n, seed, want, count, (size_t)r * count);
+    memset(out, 0xa5, bytes);
+    st = rg_reduce_scatter(x->comm, in, out, count, dt, op);
+    if (check(x, "reduce_scatter", dt, op, count, st, out, want, bytes))
+        goto out;
+    if (op != RG_SUM) {
+        rc = 0;
+        goto out; /* the data-movement collectives do not depend on op */
+    }
+    /* all_gather: rank q contributes its input stream */
+    for (int q = 0; q < n; q++)
+        fill_input(dt, op, q, seed, want + (size_t)q * bytes, count);
+    fill_input(dt, op, r, seed, in, count);
+    memset(out, 0xa5, nb);
+    st = rg_all_gather(x->comm, in, out, count, dt);
+    if (check(x, "all_gather", dt, op, count, st, out, want, nb))
+        goto out;
+    /* broadcast from a root that moves with the cycle */
+    int root = cycle % n;
+    fill_input(dt, op, root, seed + 99, want, count);
+    if (r == root)
+        memcpy(out, want, bytes);
+    else
+        memset(out, 0xa5, bytes);
+    st = rg_broadcast(x->comm, out, count, dt, root);
+    if (check(x, "broadcast", dt, op, count, st, out, want, bytes))
+        goto out;
+    /* send to the right, receive from the left; even ranks send first */
+    int right = (r + 1) % n, left = (r + n - 1) % n;
+    fill_input(dt, op, r, seed + 7, in, count);
+    fill_input(dt, op, left, seed + 7, want, count);
+    memset(out, 0xa5, bytes);
+    if (r % 2 == 0) {
+        st = rg_send(x->comm, in, count, dt, right);
+        if (!st)
+            st = rg_recv(x->comm, out, count, dt, left);
+    } else {
+        st = rg_recv(x->comm, out, count, dt, left);
+        if (!st)
+            st = rg_send(x->comm, in, count, dt, right);
+    }
+    if (check(x, "send/recv", dt, op, count, st, out, want, bytes))
+        goto out;
+    rc = 0;
+out:
+    free(in);
+    free(out);
+    free(want);
+    return rc;
+}
+
+static void run_rank(const struct drive_opts *o, int rank, const char *devfile, const char *coord,
+                     struct rank_out *out)
+{
+    struct ctx x = {o, NULL, rank, o->ranks, out};
+    rg_config cfg;
+    char err[512];
+    rg_config_init(&cfg);
+    cfg.rank = rank;
+    cfg.size = o->ranks;
+    snprintf(cfg.coordinator, sizeof(cfg.coordinator), "%s", coord);
+    snprintf(cfg.devices_file, sizeof(cfg.devices_file), "%s", devfile);
+    cfg.qp_type = o->qp;
+    cfg.timeout_s = o->timeout_s;
+    for (int cyc = 0; cyc < o->cycles; cyc++) {
+        rg_status st = rg_comm_create(&cfg, &x.comm, err, sizeof(err));
+        if (st) {
+            snprintf(out->msg, sizeof(out->msg), "rank %d: rg_comm_create: %s: %.400s", rank,
+                     rg_err_name(st), err);
+            return;
+        }
+        for (int ci = 0; ci < 8 && o->counts[ci]; ci++) {
+            for (int dt = 0; dt < RG_DTYPE_COUNT; dt++) {
+                if (!o->all_dtypes && dt != RG_FLOAT32 && dt != RG_INT32)
+                    continue;
+                for (int op = 0; op < RG_REDOP_COUNT; op++) {
+                    if (!rg_redop_supported((rg_dtype)dt, (rg_redop)op))
+                        continue;
+                    if (!o->all_dtypes &&
+                        !((dt == RG_FLOAT32 && op == RG_SUM) || (dt == RG_INT32 && op == RG_MAX)))
+                        continue;
+                    if (run_dtype(&x, (rg_dtype)dt, (rg_redop)op, o->counts[ci], cyc)) {
+                        /* Tell the peers at once rather than leave them to their deadline. */
+                        rg_comm_abort(x.comm, out->msg);
+                        rg_comm_destroy(x.comm);
+                        return;
+                    }
+                }
+            }
+        }
+        rg_status st2 = rg_barrier(x.comm);
+        if (st2) {
+            snprintf(out->msg, sizeof(out->msg), "rank %d: barrier: %s: %.400s", rank,
+                     rg_err_name(st2), rg_comm_error(x.comm));
+            rg_comm_destroy(x.comm);
+            return;
+        }
+        rg_comm_destroy(x.comm);
+    }
+    out->ok = 1;
+}
+
+/* A free loopback port: bind to 0, read it back, close. Another process could take it in
+ * between, which the side channel would report as a failed listen; it is rare. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+int drive_run(const struct drive_opts *o, struct drive_result *res)
+{
+    char devs[RG_MAX_RAILS][64], dir[] = "/tmp/rg-drive.XXXXXX", devfile[128], coord[64];
+    const char *env = getenv("RG_SOFTROCE_DEVICES");
+    int nd = 0;
+    memset(res, 0, sizeof(*res));
+    while (env && *env && nd < RG_MAX_RAILS) {
+        size_t l = strcspn(env, " ");
+        if (l && l < 64) {
+            memcpy(devs[nd], env, l);
+            devs[nd++][l] = '\0';
+        }
+        env += l + strspn(env + l, " ");
+    }
+    if (o->ranks < 1 || o->ranks > 8 || o->rails < 1 || o->rails > nd) {
+        snprintf(res->msg, sizeof(res->msg),
+                 "need 1..8 ranks and 1..%d rails ($RG_SOFTROCE_DEVICES"
+                 " has %d)",
+                 nd, nd);
+        return -1;
+    }
+    if (!mkdtemp(dir)) {
+        snprintf(res->msg, sizeof(res->msg), "mkdtemp failed");
+        return -1;
+    }
+    snprintf(devfile, sizeof(devfile), "%s/devices.json", dir);
+    FILE *f = fopen(devfile, "w");
+    if (!f) {
+        snprintf(res->msg, sizeof(res->msg), "cannot write %s", devfile);
+        return -1;
+    }
+    fprintf(f, "[");
+    for (int i = 0; i < o->ranks; i++) {
+        fprintf(f, "%s[", i ? "," : "");
+        for (int j = 0; j < o->ranks; j++) {
+            fprintf(f, "%s", j ? "," : "");
+            if (i == j) {
+                fprintf(f, "null");
+                continue;
+            }
+            fprintf(f, "[");
+            for (int k = 0; k < o->rails; k++)
+                fprintf(f, "%s\"%s\"", k ? "," : "",
+                        devs[i == o->cross_rank ? o->rails - 1 - k : k]);
+            fprintf(f, "]");
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "]\n");
+    fclose(f);
+    snprintf(coord, sizeof(coord), "127.0.0.1:%d", free_port());
+
+    struct rank_out *outs =
+        mmap(NULL, sizeof(*outs) * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pid_t pids[8];
+    double t0 = now_s();
+    memset(outs, 0, sizeof(*outs) * 8);
+    fflush(NULL);
+    for (int r = 0; r < o->ranks; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            run_rank(o, r, devfile, coord, &outs[r]);
+            outs[r].done = 1;
+            _exit(outs[r].ok ? 0 : 1);
+        }
+    }
+    /* Each rank's waits end by its own deadline; allow one communicator timeout per cycle
+     * per count, plus a margin, before calling a rank hung. */
+    double limit = t0 + o->timeout_s * (o->cycles + 1) * 4 + 30;
+    int left = o->ranks, status, sig[8] = {0};
+    while (left > 0) {
+        pid_t p = waitpid(-1, &status, WNOHANG);
+        if (p > 0) {
+            for (int r = 0; r < o->ranks; r++)
+                if (pids[r] == p && WIFSIGNALED(status))
+                    sig[r] = WTERMSIG(status);
+            left--;
+            continue;
+        }
+        if (now_s() > limit) {
+            for (int r = 0; r < o->ranks; r++)
+                kill(pids[r], SIGKILL);
+            while (waitpid(-1, &status, 0) > 0)
+                ;
+            break;
+        }
+        usleep(20000);
+    }
+    res->seconds = now_s() - t0;
+    for (int r = 0; r < o->ranks; r++) {
+        res->checks += outs[r].checks;
+        if (!outs[r].ok) {
+            res->failed_ranks++;
+            if (!o->quiet)
+                fprintf(stderr, "drive: rank %d: %s\n", r,
+                        outs[r].msg[0] ? outs[r].msg
+                        : sig[r]       ? strsignal(sig[r])
+                                       : "hung (killed at the drive's limit)");
+            if (!res->msg[0])
+                snprintf(res->msg, sizeof(res->msg), "%s",
+                         outs[r].msg[0] ? outs[r].msg
+                                        : (outs[r].done ? "a rank failed without a message"
+                                                        : "a rank hung or crashed"));
+        }
+    }
+    munmap(outs, sizeof(*outs) * 8);
+    unlink(devfile);
+    rmdir(dir);
+    return res->failed_ranks ? -1 : 0;
+}

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collectives, all driven by one pipelined engine. An operation is a list of steps; a
+ * step sends one block of the work buffer to a peer and/or receives one block from a peer
+ * (then copies or reduces it in place). Blocks are cut into chunks of at most chunk_bytes,
+ * and chunk j travels on rail j % nrails. A step marked `dep` forwards what the step before it
+ * received, so its chunk j leaves only after that step's chunk j arrived on the same rail:
+ * rails are independent pipelines, and a slow wire delays only its own chunks.
+ *
+ * Ring all_reduce is reduce-scatter then all-gather, 2(n-1) steps with the segment each rank
+ * ends up owning chosen so rank r owns segment r after the reduce-scatter.
+ */
+#include "rg_comm.h"
+#include "rg_reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ACT_COPY, ACT_REDUCE };
+
+struct step {
+    int send_peer, recv_peer;  /* -1: none */
+    size_t send_off, send_len; /* elements of the work buffer */
+    size_t recv_off, recv_len;
+    int act;
+    int dep; /* sends what the previous step received */
+};
+
+struct plan {
+    struct rg_comm *c;
+    uint8_t *work;
+    size_t esz;
+    rg_dtype dt;
+    rg_redop op;
+    int nrails;
+    int nsteps;
+    struct step st[2 * RG_MAX_RANKS];
+};
+
+/* A cursor over the (step, chunk) pairs one rail carries, on the send or the receive side. */
+struct cursor {
+    int t;
+    size_t j;
+};
+
+static size_t side_len(const struct step *s, int send)
+{
+    return send ? s->send_len : s->recv_len;
+}
+
+static int has_side(const struct step *s, int send)
+{
+    return send ? s->send_peer >= 0 : s->recv_peer >= 0;
+}
+
+/* Moves cur to the first valid (t, j) at or after it for rail k; t == nsteps at the end. */
+static void settle(const struct plan *p, int send, int k, struct cursor *cur)
+{
+    while (cur->t < p->nsteps) {
+        const struct step *s = &p->st[cur->t];
+        if (has_side(s, send) && cur->j < rg__nchunks(side_len(s, send), p->esz, p->c->chunk_bytes))
+            return;
+        cur->t++;
+        cur->j = (size_t)k;
+    }
+}
+
+static void advance(const struct plan *p, int send, int k, struct cursor *cur)
+{
+    cur->j += (size_t)p->nrails;
+    settle(p, send, k, cur);
+}
+
+static struct rg_conn *conn(struct rg_comm *c, int peer, int rail)
+{
+    return &c->conns[c->conn_of[peer][rail]];
+}
+
+static rg_status run(struct plan *p)
+{
+    struct rg_comm *c = p->c;
+    double deadline = rg__now() + c->timeout_s;
+    struct cursor snd[RG_MAX_RAILS], rcv[RG_MAX_RAILS];
+
+    for (int k = 0; k < p->nrails; k++) {
+        snd[k] = (struct cursor){0, (size_t)k};
+        rcv[k] = (struct cursor){0, (size_t)k};
+        settle(p, 1, k, &snd[k]);
+        settle(p, 0, k, &rcv[k]);
+    }
+    for (;;) {
+        int pending = 0;
+        for (int k = 0; k < p->nrails; k++) {
+            /* Receive first: it frees slots, grants credits and unblocks forwarding. */
+            while (rcv[k].t < p->nsteps) {
+                const struct step *s = &p->st[rcv[k].t];
+                struct rg_conn *x = conn(c, s->recv_peer, k);
+                const void *data;
+                size_t len, off, n;
+                int r = rg__peek(c, x, RG_MSG_DATA, &data, &len);
+                if (r < 0)
+                    return c->err.st;
+                if (r == 0)
+                    break;
+                rg__chunk(s->recv_len, p->esz, c->chunk_bytes, rcv[k].j, &off, &n);
+                if (len != n * p->esz) {
+                    rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                                "rank %d: recv from rank %d rail %d (qp 0x%x): chunk %zu of step "
+                                "%d has %zu bytes, expected %zu",
+                                c->rank, x->peer, k, x->qp->qp_num, rcv[k].j, rcv[k].t, len,
+                                n * p->esz);
+                    return rg__fail(c, RG_ERR_PROTOCOL);
+                }
+                uint8_t *dst = p->work + (s->recv_off + off) * p->esz;
+                if (s->act == ACT_REDUCE)
+                    rg__reduce(dst, data, n, p->dt, p->op);
+                else
+                    memcpy(dst, data, len);
+                if (rg__release(c, x))
+                    return c->err.st;
+                advance(p, 0, k, &rcv[k]);
+            }
+            while (snd[k].t < p->nsteps) {
+                const struct step *s = &p->st[snd[k].t];
+                /* A forwarded chunk must have arrived (and been reduced) first. */
+                if (s->dep &&
+                    (rcv[k].t < snd[k].t - 1 || (rcv[k].t == snd[k].t - 1 && rcv[k].j <= snd[k].j)))
+                    break;
+                struct rg_conn *x = conn(c, s->send_peer, k);
+                if (!rg__can_send(c, x))
+                    break;
+                size_t off, n;
+                rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[k].j, &off, &n);
+                if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz))
+                    return c->err.st;
+                advance(p, 1, k, &snd[k]);
+            }
+            pending |= snd[k].t < p->nsteps || rcv[k].t < p->nsteps;
+        }
+        if (!pending)
+            break;
+        if (rg__progress(c, deadline))
+            return c->err.st;
+    }
+    /* Every send of this operation completes inside it, so its errors are its own. */
+    return rg__drain_sends(c, deadline);
+}
+
+static int mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+
+/*
+ * Begins an operation: a poisoned communicator fails fast with its first error; a bad
+ * argument is reported (rg_comm_error shows it) without poisoning, since no peer is involved
+ * yet.
+ */
+static rg_status begin(struct rg_comm *c, struct plan *p, rg_dtype dt, rg_redop op, int reduce,
+                       const char *what)
+{
+    if (!c)
+        return RG_ERR_INVALID;
+    if (c->poisoned)
+        return c->err.st;
+    rg__err_clear(&c->err);
+    c->op_seq++;
+    memset(p, 0, offsetof(struct plan, st));
+    p->c = c;
+    p->dt = dt;
+    p->op = op;
+    p->esz = rg_dtype_size(dt);
+    if (!p->esz)
+        return rg__err_set(&c->err, RG_ERR_INVALID, "rank %d: %s: unknown dtype %d", c->rank, what,
+                           (int)dt);
+    if (reduce && !rg_redop_supported(dt, op))
+        return rg__err_set(&c->err, RG_ERR_UNSUPPORTED, "rank %d: %s: %s is not defined on %s",
+                           c->rank, what, rg_redop_name(op), rg_dtype_name(dt));
+    return RG_OK;
+}
+
+static rg_status need_link(struct rg_comm *c, int peer, const char *what)
+{
+    if (peer < 0 || peer >= c->size || peer == c->rank)
+        return rg__err_set(&c->err, RG_ERR_INVALID,
+                           "rank %d: %s: peer %d is not another rank "
+                           "of 0..%d",
+                           c->rank, what, peer, c->size - 1);
+    if (c->nrails[peer] == 0)
+        return rg__err_set(&c->err, RG_ERR_CONFIG,
+                           "rank %d: %s: the devices file has no link to "
+                           "rank %d",
+                           c->rank, what, peer);
+    return RG_OK;
+}
+
+/* Ring neighbours' rail count; a message that fits one chunk takes one wire. */
+static rg_status ring_setup(struct plan *p, size_t bytes, const char *what)
+{
+    struct rg_comm *c = p->c;
+    int right = mod(c->rank + 1, c->size), left = mod(c->rank - 1, c->size);
+    rg_status st = need_link(c, right, what);
+    if (!st)
+        st = need_link(c, left, what);
+    if (st)
+        return st;
+    int r = c->nrails[right] < c->nrails[left] ? c->nrails[right] : c->nrails[left];
+    p->nrails = bytes <= c->chunk_bytes ? 1 : r;
+    return RG_OK;
+}
+
+static struct step *add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
+                             size_t roff, size_t rlen, int act, int dep)
+{
+    struct step *s = &p->st[p->nsteps++];
+    *s = (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep};
+    return s;
+}
+
+rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
+                        rg_redop op)
+{
+    struct plan p;
+    rg_status st = begin(c, &p, dt, op, 1, "all_reduce");
+    if (st)
+        return st;
+    if (send != recv && count)
+        memmove(recv, send, count * p.esz);
+    int n = c->size, r = c->rank;
+    if (n == 1 || count == 0)
+        return RG_OK;
+    st = ring_setup(&p, count * p.esz, "all_reduce");
+    if (st)
+        return st;
+    p.work = recv;
+    /* Reduce-scatter leaves segment r complete on rank r; all-gather then passes it on. */
+    for (int t = 0; t < 2 * (n - 1); t++) {
+        int rs = t < n - 1, s = rs ? t + 1 : t - (n - 1);
+        int sseg = mod(r - s, n), rseg = mod(r - s - 1, n);
+        size_t so, sl, ro, rl;
+        rg__seg(count, n, sseg, &so, &sl);
+        rg__seg(count, n, rseg, &ro, &rl);
+        add_step(&p, mod(r + 1, n), so, sl, mod(r - 1, n), ro, rl, rs ? ACT_REDUCE : ACT_COPY,
+                 t > 0);
+    }
+    return run(&p);
+}
+
+rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt)
+{
+    struct plan p;
+    rg_status st = begin(c, &p, dt, RG_SUM, 0, "all_gather");
+    if (st)
+        return st;
+    int n = c->size, r = c->rank;
+    uint8_t *mine = (uint8_t *)recv + (size_t)r * count * p.esz;
+    if (send != mine && count)
+        memmove(mine, send, count * p.esz);
+    if (n == 1 || count == 0)
+        return RG_OK;
+    st = ring_setup(&p, count * p.esz, "all_gather");
+    if (st)
+        return st;
+    p.work = recv;
+    for (int t = 0; t < n - 1; t++)
+        add_step(&p, mod(r + 1, n), (size_t)mod(r - t, n) * count, count, mod(r - 1, n),
+                 (size_t)mod(r - t - 1, n) * count, count, ACT_COPY, t > 0);
+    return run(&p);
+}
+
+rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
+                            rg_redop op)
+{
+    struct plan p;
+    rg_status st = begin(c, &p, dt, op, 1, "reduce_scatter");
+    if (st)
+        return st;
+    int n = c->size, r = c->rank;
+    size_t bytes = count * p.esz;
+    if (n == 1 || count == 0) {
+        if (count)
+            memmove(recv, send, bytes);
+        return RG_OK;
+    }
+    st = ring_setup(&p, bytes, "reduce_scatter");
+    if (st)
+        return st;
+    /* The input is const: reduce in a private copy, then hand over block r. */
+    p.work = malloc(bytes * (size_t)n);
+    if (!p.work) {
+        rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: reduce_scatter: no memory for %zu bytes", r,
+                    bytes * (size_t)n);
+        return rg__fail(c, RG_ERR_NOMEM);
+    }
+    memcpy(p.work, send, bytes * (size_t)n);
+    for (int t = 0; t < n - 1; t++)
+        add_step(&p, mod(r + 1, n), (size_t)mod(r - t - 1, n) * count, count, mod(r - 1, n),
+                 (size_t)mod(r - t - 2, n) * count, count, ACT_REDUCE, t > 0);
+    st = run(&p);
+    if (!st)
+        memmove(recv, p.work + (size_t)r * bytes, bytes);
+    free(p.work);
+    return st;
+}
+
+rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int root)
+{
+    struct plan p;
+    rg_status st = begin(c, &p, dt, RG_SUM, 0, "broadcast");
+    if (st)
+        return st;
+    int n = c->size, r = c->rank;
+    if (root < 0 || root >= n)
+        return rg__err_set(&c->err, RG_ERR_INVALID,
+                           "rank %d: broadcast: root %d is outside "
+                           "0..%d",
+                           r, root, n - 1);
+    if (n == 1 || count == 0)
+        return RG_OK;
+    st = ring_setup(&p, count * p.esz, "broadcast");
+    if (st)
+        return st;
+    p.work = buf;
+    /* A chain from the root around the ring; each rank forwards chunks as they arrive. */
+    int d = mod(r - root, n);
+    if (d > 0)
+        add_step(&p, -1, 0, 0, mod(r - 1, n), 0, count, ACT_COPY, 0);
+    if (d < n - 1)
+        add_step(&p, mod(r + 1, n), 0, count, -1, 0, 0, ACT_COPY, d > 0);
+    return run(&p);
+}
+
+static rg_status p2p(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int peer, int send)
+{
+    struct plan p;
+    const char *what = send ? "send" : "recv";
+    rg_status st = begin(c, &p, dt, RG_SUM, 0, what);
+    if (st)
+        return st;
+    st = need_link(c, peer, what);
+    if (st || count == 0)
+        return st;
+    p.work = buf;
+    p.nrails = count * p.esz <= c->chunk_bytes ? 1 : c->nrails[peer];
+    if (send)
+        add_step(&p, peer, 0, count, -1, 0, 0, ACT_COPY, 0);
+    else
+        add_step(&p, -1, 0, 0, peer, 0, count, ACT_COPY, 0);
+    return run(&p);
+}
+
+rg_status rg_send(rg_comm_h c, const void *buf, size_t count, rg_dtype dt, int peer)
+{
+    /* The engine only reads a send step's block, so dropping const here is safe. */
+    return p2p(c, (void *)(uintptr_t)buf, count, dt, peer, 1);
+}
+
+rg_status rg_recv(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int peer)
+{
+    return p2p(c, buf, count, dt, peer, 0);
+}
+
+rg_status rg_barrier(rg_comm_h c)
+{
+    if (!c)
+        return RG_ERR_INVALID;
+    if (c->poisoned)
+        return c->err.st;
+    rg__err_clear(&c->err);
+    char one = 1, all[RG_MAX_RANKS];
+    if (rg__sc_allgather(c->sc, &one, 1, all, rg__now() + c->timeout_s, &c->err))
+        return rg__fail(c, c->err.st);
+    return RG_OK;
+}

@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: MIT */
+/* The communicator: set-up, rail verification, the progress engine, teardown. */
+#include "rg_comm.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_S 60.0
+#define DEFAULT_CHUNK (64u << 10)
+#define DEFAULT_SLOTS 8u
+
+/* What rank i tells everyone about its end of connection (i, peer, rail). */
+struct conn_info {
+    struct rg_vqp_addr a;
+    uint64_t mailbox;
+    uint32_t rkey;
+    uint32_t slots;
+    uint32_t chunk;
+    uint8_t valid;
+    uint8_t pad[3];
+    char dev[RG_DEVNAME_MAX];
+};
+
+double rg__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *kind_name(unsigned k)
+{
+    return k == RG_WR_SEND ? "send to" : k == RG_WR_RECV ? "recv from" : "credit to";
+}
+
+/* Names the operation behind a failed completion: "rank 1: recv from rank 0 rail 1". */
+static void describe_wc(const struct ibv_wc *wc, void *arg, char *buf, size_t len)
+{
+    struct rg_comm *c = arg;
+    unsigned idx = rg__wrid_conn(wc->wr_id);
+    if (rg__wrid_tag(wc->wr_id) != c->tag || idx >= (unsigned)c->nconns) {
+        snprintf(buf, len, "rank %d: completion of an unknown work request", c->rank);
+        return;
+    }
+    snprintf(buf, len, "rank %d: %s rank %d rail %d", c->rank, kind_name(rg__wrid_kind(wc->wr_id)),
+             c->conns[idx].peer, c->conns[idx].rail);
+}
+
+/* RG_DEBUG=1: on failure, every connection's counters on stderr, for post-mortems. */
+static void debug_dump(struct rg_comm *c)
+{
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        fprintf(stderr,
+                "rank %d op %u: peer %d rail %d: tx %llu/%llu/%llu rx %llu/%llu/%llu credit "
+                "granted %llu writes %llu/%llu\n",
+                c->rank, c->op_seq, x->peer, x->rail, (unsigned long long)x->send_posted,
+                (unsigned long long)x->send_done, (unsigned long long)x->peer_credit,
+                (unsigned long long)x->recv_posted, (unsigned long long)x->recv_arrived,
+                (unsigned long long)x->recv_consumed, (unsigned long long)x->credit_granted,
+                (unsigned long long)x->credit_writes, (unsigned long long)x->credit_done);
+    }
+}
+
+rg_status rg__fail(struct rg_comm *c, rg_status st)
+{
+    if (!c->poisoned) {
+        c->poisoned = 1;
+        if (getenv("RG_DEBUG"))
+            debug_dump(c);
+        if (c->err.st == RG_OK)
+            rg__err_set(&c->err, st, "rank %d: %s", c->rank, rg_strerror(st));
+        /* A peer abort needs no echo; anything else, the peers should hear of at once. */
+        if (c->err.st != RG_ERR_PEER_ABORT)
+            rg__sc_abort(c->sc, c->err.msg);
+    }
+    return c->err.st;
+}
+
+static rg_status post_recv_slot(struct rg_comm *c, struct rg_conn *x)
+{
+    uint64_t seq = x->recv_posted;
+    if (rg_vpost_recv(x->qp, rg__wrid(RG_WR_RECV, c->tag, (unsigned)x->idx, (uint32_t)seq),
+                      rg__recv_slot(x, c->slots, seq), (uint32_t)x->slot_bytes, x->mr->lkey,
+                      &c->err))
+        return rg__fail(c, c->err.st);
+    x->recv_posted++;
+    return RG_OK;
+}
+
+/* The mailbox holds {count, ~count}; a torn or stale pair keeps the last good value. */
+static uint64_t *mailbox(struct rg_comm *c, struct rg_conn *x)
+{
+    return (uint64_t *)(x->mem + (size_t)2 * c->slots * x->slot_bytes);
+}
+static uint64_t *credit_src(struct rg_comm *c, struct rg_conn *x, uint64_t n)
+{
+    return mailbox(c, x) + 2 + 2 * (n % RG_CREDIT_SRC);
+}
+
+static void read_credit(struct rg_comm *c, struct rg_conn *x)
+{
+    volatile uint64_t *m = mailbox(c, x);
+    uint64_t v = m[0], w = m[1];
+    if (w == ~v && v > x->peer_credit)
+        x->peer_credit = v;
+}
+
+static rg_status grant_credit(struct rg_comm *c, struct rg_conn *x)
+{
+    if (x->credit_granted == x->recv_posted || x->credit_writes - x->credit_done >= RG_CREDIT_SRC)
+        return RG_OK;
+    /* Each write has its own source slot, untouched until its completion. */
+    uint64_t *src = credit_src(c, x, x->credit_writes);
+    src[0] = x->recv_posted;
+    src[1] = ~x->recv_posted;
+    struct ibv_sge sge = {.addr = (uintptr_t)src, .length = 16, .lkey = x->mr->lkey};
+    struct ibv_send_wr wr = {
+        .wr_id = rg__wrid(RG_WR_CREDIT, c->tag, (unsigned)x->idx, (uint32_t)x->credit_writes),
+        .sg_list = &sge,
+        .num_sge = 1,
+        .opcode = IBV_WR_RDMA_WRITE,
+        .send_flags = IBV_SEND_SIGNALED,
+        .wr.rdma = {.remote_addr = x->remote_mailbox, .rkey = x->remote_rkey},
+    };
+    if (rg_vpost_send_wr(x->qp, &wr, &c->err))
+        return rg__fail(c, c->err.st);
+    x->credit_writes++;
+    x->credit_granted = x->recv_posted;
+    return RG_OK;
+}
+
+static rg_status on_completion(struct rg_comm *c, const struct ibv_wc *wc)
+{
+    unsigned kind = rg__wrid_kind(wc->wr_id), idx = rg__wrid_conn(wc->wr_id);
+    uint32_t seq = rg__wrid_seq(wc->wr_id);
+    if (rg__wrid_tag(wc->wr_id) != c->tag || idx >= (unsigned)c->nconns) {
+        rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                    "rank %d: completion with wr_id 0x%llx belongs to no connection of this "
+                    "communicator",
+                    c->rank, (unsigned long long)wc->wr_id);
+        return rg__fail(c, RG_ERR_PROTOCOL);
+    }
+    struct rg_conn *x = &c->conns[idx];
+    uint64_t want;
+    switch (kind) {
+    case RG_WR_RECV:
+        want = x->recv_arrived;
+        if (seq != (uint32_t)want)
+            break;
+        x->recv_len[want % c->slots] = wc->byte_len;
+        x->recv_arrived++;
+        return RG_OK;
+    case RG_WR_SEND:
+        want = x->send_done;
+        if (seq != (uint32_t)want)
+            break;
+        x->send_done++;
+        return RG_OK;
+    case RG_WR_CREDIT:
+        want = x->credit_done;
+        if (seq != (uint32_t)want)
+            break;
+        x->credit_done++;
+        return RG_OK;
+    default:
+        want = 0;
+        break;
+    }
+    rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                "rank %d: %s rank %d rail %d (qp 0x%x): completion %u arrived where %llu was "
+                "expected",
+                c->rank, kind_name(kind), x->peer, x->rail, x->qp->qp_num, seq,
+                (unsigned long long)want);
+    return rg__fail(c, RG_ERR_PROTOCOL);
+}
+
+rg_status rg__progress(struct rg_comm *c, double deadline)
+{
+    struct ibv_wc wc[32];
+    int any = 0;
+    if (c->poisoned)
+        return c->err.st;
+    for (int d = 0; d < c->ndevs; d++) {
+        int n = rg_vpoll(c->devs[d].cq, 32, wc, describe_wc, c, &c->err);
+        if (n < 0)
+            return rg__fail(c, c->err.st);
+        for (int i = 0; i < n; i++)
+            if (on_completion(c, &wc[i]))
+                return c->err.st;
+        any |= n;
+    }
+    for (int i = 0; i < c->nconns; i++)
+        if (grant_credit(c, &c->conns[i]))
+            return c->err.st;
+    if (any) {
+        c->idle = 0;
+        return RG_OK;
+    }
+    /* Idle: look at the clock and the side channel now and then, not on every pass. */
+    if (++c->idle % 64 == 0) {
+        if (rg__sc_check(c->sc, &c->err))
+            return rg__fail(c, c->err.st);
+        if (rg__now() > deadline) {
+            /* Say where every connection stood: sends posted/done/credit, receives
+             * posted/arrived/consumed. That is what tells a lost message from a slow peer. */
+            char where[200] = "";
+            size_t used = 0;
+            for (int i = 0; i < c->nconns && used + 40 < sizeof(where); i++) {
+                struct rg_conn *x = &c->conns[i];
+                int w = snprintf(
+                    where + used, sizeof(where) - used,
+                    " [rank %d rail %d: tx %llu/%llu/%llu rx %llu/%llu/%llu]", x->peer, x->rail,
+                    (unsigned long long)x->send_posted, (unsigned long long)x->send_done,
+                    (unsigned long long)x->peer_credit, (unsigned long long)x->recv_posted,
+                    (unsigned long long)x->recv_arrived, (unsigned long long)x->recv_consumed);
+                if (w < 0 || (size_t)w >= sizeof(where) - used)
+                    break;
+                used += (size_t)w;
+            }
+            rg__err_set(&c->err, RG_ERR_TIMEOUT,
+                        "rank %d: operation %u did not finish within "
+                        "%.1f s;%s",
+                        c->rank, c->op_seq, c->timeout_s, where);
+            return rg__fail(c, RG_ERR_TIMEOUT);
+        }
+    }
+    return RG_OK;
+}
+
+int rg__can_send(struct rg_comm *c, struct rg_conn *x)
+{
+    if (x->send_posted - x->send_done >= c->slots)
+        return 0;
+    if (x->send_posted >= x->peer_credit)
+        read_credit(c, x);
+    return x->send_posted < x->peer_credit;
+}
+
+rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p, size_t len)
+{
+    uint8_t *slot = rg__send_slot(x, c->slots, x->send_posted);
+    struct rg_hdr h = {RG_HDR_MAGIC, (uint8_t)kind, (uint8_t)x->rail,
+                       x->tx_seq,    c->op_seq,     (uint32_t)len};
+    memcpy(slot, &h, sizeof(h));
+    if (len)
+        memcpy(slot + sizeof(h), p, len);
+    if (rg_vpost_send(x->qp,
+                      rg__wrid(RG_WR_SEND, c->tag, (unsigned)x->idx, (uint32_t)x->send_posted),
+                      slot, (uint32_t)(sizeof(h) + len), x->mr->lkey, &c->err))
+        return rg__fail(c, c->err.st);
+    x->send_posted++;
+    x->tx_seq++;
+    return RG_OK;
+}
+
+int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, size_t *len)
+{
+    if (x->recv_consumed == x->recv_arrived)
+        return 0;
+    const uint8_t *slot = rg__recv_slot(x, c->slots, x->recv_consumed);
+    uint32_t got = x->recv_len[x->recv_consumed % c->slots];
+    struct rg_hdr h;
+    const char *what = NULL;
+    if (got < sizeof(h)) {
+        what = "shorter than its header";
+        memset(&h, 0, sizeof(h));
+    } else {
+        memcpy(&h, slot, sizeof(h));
+        if (h.magic != RG_HDR_MAGIC)
+            what = "bad magic";
+        else if (h.seq != x->rx_seq)
+            what = "out of sequence (a message was lost)";
+        else if (h.kind != kind)
+            what = "of the wrong kind";
+        else if (h.rail != (uint8_t)x->rail)
+            what = "from another rail";
+        else if (h.len != got - sizeof(h))
+            what = "of inconsistent length";
+    }
+    if (what) {
+        rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                    "rank %d: recv from rank %d rail %d (qp 0x%x): message %s: seq %u (expected "
+                    "%u), op %u (expected %u), kind %u, %u bytes",
+                    c->rank, x->peer, x->rail, x->qp->qp_num, what, h.seq, x->rx_seq, h.op,
+                    c->op_seq, h.kind, got);
+        return rg__fail(c, RG_ERR_PROTOCOL);
+    }
+    *p = slot + sizeof(h);
+    *len = h.len;
+    return 1;
+}
+
+rg_status rg__release(struct rg_comm *c, struct rg_conn *x)
+{
+    x->recv_consumed++;
+    x->rx_seq++;
+    if (post_recv_slot(c, x))
+        return c->err.st;
+    return grant_credit(c, x);
+}
+
+rg_status rg__drain_sends(struct rg_comm *c, double deadline)
+{
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < c->nconns; i++)
+            busy |= c->conns[i].send_posted != c->conns[i].send_done;
+        if (!busy)
+            return RG_OK;
+        if (rg__progress(c, deadline))
+            return c->err.st;
+    }
+}
+
+/* --- set-up ---------------------------------------------------------------------------------- */
+
+static struct rg_dev *open_dev(struct rg_comm *c, const char *name)
+{
+    for (int i = 0; i < c->ndevs; i++)
+        if (!strcmp(c->devs[i].v.name, name))
+            return &c->devs[i];
+    struct rg_dev *d = &c->devs[c->ndevs];
+    if (rg_vdev_open(&d->v, name, &c->err))
+        return NULL;
+    c->ndevs++;
+    return d;
+}
+
+/* Two GIDs are on one link when their IPv4 /24 (or, for IPv6 GIDs, /64 prefix) agree. */
+static int same_link(const uint8_t *a, const uint8_t *b)
+{
+    static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (!memcmp(a, v4, 12) && !memcmp(b, v4, 12))
+        return !memcmp(a + 12, b + 12, 3);
+    return !memcmp(a, b, 8);
+}
+
+static void gid_str(const uint8_t *g, char *buf, size_t len)
+{
+    if (!inet_ntop(AF_INET6, g, buf, (socklen_t)len))
+        snprintf(buf, len, "?");
+}
+
+static rg_status make_conns(struct rg_comm *c, const struct rg_devices *dv)
+{
+    size_t total = 0;
+    for (int p = 0; p < c->size; p++)
+        total += (size_t)dv->nrails[p];
+    c->conns = calloc(total ? total : 1, sizeof(*c->conns));
+    if (!c->conns)
+        return rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: no memory for connections", c->rank);
+    size_t slot_bytes = sizeof(struct rg_hdr) + c->chunk_bytes;
+    for (int p = 0; p < c->size; p++) {
+        c->nrails[p] = dv->nrails[p];
+        for (int k = 0; k < RG_MAX_RAILS; k++)
+            c->conn_of[p][k] = -1;
+        for (int k = 0; k < dv->nrails[p]; k++) {
+            struct rg_conn *x = &c->conns[c->nconns];
+            x->idx = c->nconns++;
+            x->peer = p;
+            x->rail = k;
+            c->conn_of[p][k] = x->idx;
+            x->dev = open_dev(c, dv->names[p][k]);
+            if (!x->dev)
+                return c->err.st;
+            x->slot_bytes = slot_bytes;
+            /* Receive and send slots, then the mailbox and credit sources (8-byte aligned). */
+            x->mem_len = 2 * (size_t)c->slots * slot_bytes + 16 * (1 + RG_CREDIT_SRC);
+            if (posix_memalign((void **)&x->mem, 4096, x->mem_len))
+                return rg__err_set(&c->err, RG_ERR_NOMEM,
+                                   "rank %d: no memory for %zu bytes of "
+                                   "staging",
+                                   c->rank, x->mem_len);
+            memset(x->mem, 0, x->mem_len);
+            if (rg_vmr_reg(&x->dev->v, x->mem, x->mem_len,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &x->mr, &c->err))
+                return c->err.st;
+        }
+    }
+    /* One CQ per device, deep enough for every work request its connections can have. */
+    for (int d = 0; d < c->ndevs; d++) {
+        int depth = 0;
+        for (int i = 0; i < c->nconns; i++)
+            if (c->conns[i].dev == &c->devs[d])
+                depth += 2 * (int)c->slots + RG_CREDIT_SRC + 2;
+        if (rg_vcq_create(&c->devs[d].v, depth, &c->devs[d].cq, &c->err))
+            return c->err.st;
+    }
+    enum rg_qp_kind kind = c->cfg.qp_type == RG_QPT_RC ? RG_QP_RC : RG_QP_UC;
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        if (rg_vqp_create(&x->dev->v, kind, x->dev->cq, x->dev->cq, c->slots + RG_CREDIT_SRC + 1,
+                          c->slots + 1, &x->qp, &c->err))
+            return c->err.st;
+        if (rg_vqp_init(&x->dev->v, x->qp, &c->err))
+            return c->err.st;
+        /* Prefill: every receive slot is posted before any peer may send. */
+        for (unsigned s = 0; s < c->slots; s++)
+            if (post_recv_slot(c, x))
+                return c->err.st;
+        x->credit_granted = x->recv_posted;
+        x->peer_credit = c->slots;
+    }
+    return RG_OK;
+}
+
+static rg_status exchange_and_connect(struct rg_comm *c, double deadline)
+{
+    size_t per = (size_t)c->size * RG_MAX_RAILS;
+    struct conn_info *mine = calloc(per, sizeof(*mine));
+    struct conn_info *all = calloc(per * (size_t)c->size, sizeof(*all));
+    rg_status st = RG_OK;
+    if (!mine || !all) {
+        st = rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: no memory for the exchange", c->rank);
+        goto out;
+    }
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        struct conn_info *ci = &mine[(size_t)x->peer * RG_MAX_RAILS + (size_t)x->rail];
+        rg_vqp_local_addr(&x->dev->v, x->qp, (uint32_t)(rand() & 0xffffff), &ci->a);
+        ci->mailbox = (uint64_t)(uintptr_t)mailbox(c, x);
+        ci->rkey = x->mr->rkey;
+        ci->slots = c->slots;
+        ci->chunk = (uint32_t)c->chunk_bytes;
+        ci->valid = 1;
+        snprintf(ci->dev, sizeof(ci->dev), "%s", x->dev->v.name);
+    }
+    st = rg__sc_allgather(c->sc, mine, per * sizeof(*mine), all, deadline, &c->err);
+    if (st)
+        goto out;
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        const struct conn_info *me = &mine[(size_t)x->peer * RG_MAX_RAILS + (size_t)x->rail];
+        const struct conn_info *them =
+            &all[(size_t)x->peer * per + (size_t)c->rank * RG_MAX_RAILS + (size_t)x->rail];
+        if (!them->valid || c->nrails[x->peer] == 0) {
+            st = rg__err_set(&c->err, RG_ERR_RAIL_MISMATCH,
+                             "rank %d: rail %d to rank %d: rank %d has no rail %d back (devices "
+                             "files disagree)",
+                             c->rank, x->rail, x->peer, x->peer, x->rail);
+            goto out;
+        }
+        if (them->slots != c->slots || them->chunk != c->chunk_bytes) {
+            st = rg__err_set(&c->err, RG_ERR_CONFIG,
+                             "rank %d: rank %d uses %u slots of %u bytes, this rank %u of %zu "
+                             "(set RG_SLOTS and RG_CHUNK_BYTES alike everywhere)",
+                             c->rank, x->peer, them->slots, them->chunk, c->slots, c->chunk_bytes);
+            goto out;
+        }
+        if (!same_link(me->a.gid, them->a.gid)) {
+            char g1[64], g2[64];
+            gid_str(me->a.gid, g1, sizeof(g1));
+            gid_str(them->a.gid, g2, sizeof(g2));
+            st = rg__err_set(&c->err, RG_ERR_RAIL_MISMATCH,
+                             "rank %d: rail %d to rank %d is crossed: rank %d uses %s (%s) but "
+                             "rank %d uses %s (%s), which is another link",
+                             c->rank, x->rail, x->peer, c->rank, me->dev, g1, x->peer, them->dev,
+                             g2);
+            goto out;
+        }
+        static const struct rg_vqp_tuning tune = RG_VQP_TUNING_DEFAULT;
+        x->remote_mailbox = them->mailbox;
+        x->remote_rkey = them->rkey;
+        if (rg_vqp_connect(&x->dev->v, x->qp, c->cfg.qp_type == RG_QPT_RC ? RG_QP_RC : RG_QP_UC,
+                           &me->a, &them->a, &tune, &c->err)) {
+            st = c->err.st;
+            goto out;
+        }
+    }
+out:
+    free(mine);
+    free(all);
+    return st;
+}
+
+/* Every rail carries one hello each way: a rail that does not deliver it fails here. */
+static rg_status hello(struct rg_comm *c, double deadline)
+{
+    int sent = 0, got = 0;
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        int32_t who[2] = {c->rank, x->peer};
+        if (rg__send(c, x, RG_MSG_HELLO, who, sizeof(who)))
+            return c->err.st;
+        sent++;
+    }
+    char done[RG_MAX_RANKS * RG_MAX_RAILS] = {0};
+    while (got < c->nconns) {
+        for (int i = 0; i < c->nconns; i++) {
+            struct rg_conn *x = &c->conns[i];
+            const void *p;
+            size_t len;
+            if (done[i])
+                continue;
+            int r = rg__peek(c, x, RG_MSG_HELLO, &p, &len);
+            if (r < 0)
+                return c->err.st;
+            if (r == 0)
+                continue;
+            int32_t who[2] = {-1, -1};
+            if (len == sizeof(who))
+                memcpy(who, p, sizeof(who));
+            if (who[0] != x->peer || who[1] != c->rank) {
+                rg__err_set(&c->err, RG_ERR_RAIL_MISMATCH,
+                            "rank %d: rail %d to rank %d delivered a hello from rank %d to rank "
+                            "%d: rails are crossed",
+                            c->rank, x->rail, x->peer, who[0], who[1]);
+                return rg__fail(c, RG_ERR_RAIL_MISMATCH);
+            }
+            if (rg__release(c, x))
+                return c->err.st;
+            done[i] = 1;
+            got++;
+        }
+        if (got == c->nconns)
+            break;
+        if (rg__now() > deadline) {
+            for (int i = 0; i < c->nconns; i++)
+                if (!done[i]) {
+                    rg__err_set(&c->err, RG_ERR_RAIL_MISMATCH,
+                                "rank %d: rail %d to rank %d (%s, qp 0x%x) delivered nothing "
+                                "within %.1f s: the rail is crossed or down",
+                                c->rank, c->conns[i].rail, c->conns[i].peer,
+                                c->conns[i].dev->v.name, c->conns[i].qp->qp_num, c->timeout_s);
+                    break;
+                }
+            return rg__fail(c, RG_ERR_RAIL_MISMATCH);
+        }
+        if (rg__progress(c, deadline + 1.0))
+            return c->err.st;
+    }
+    (void)sent;
+    return rg__drain_sends(c, deadline);
+}
+
+static unsigned env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi,
+                         struct rg_err *e)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return dflt;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || s[0] == '-' || v < lo || v > hi) {
+        rg__err_set(e, RG_ERR_CONFIG, "%s='%s': expected a number from %u to %u", name, s, lo, hi);
+        return 0;
+    }
+    return (unsigned)v;
+}
+
+static void comm_free(struct rg_comm *c)
+{
+    for (int i = 0; i < c->nconns; i++) {
+        rg_vqp_destroy(c->conns[i].qp);
+        rg_vmr_dereg(c->conns[i].mr);
+        free(c->conns[i].mem);
+    }
+    free(c->conns);
+    for (int d = 0; d < c->ndevs; d++) {
+        rg_vcq_destroy(c->devs[d].cq);
+        rg_vdev_close(&c->devs[d].v);
+    }
+    rg__sc_close(c->sc);
+    free(c);
+}
+
+rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, size_t errlen)
+{
+    struct rg_devices *dv = NULL;
+    struct rg_comm *c = calloc(1, sizeof(*c));
+    rg_status st;
+    if (!c) {
+        snprintf(err, errlen, "no memory for a communicator");
+        return RG_ERR_NOMEM;
+    }
+    c->cfg = *cfg;
+    c->rank = cfg->rank;
+    c->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
+    double deadline = rg__now() + c->timeout_s;
+    c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, &c->err);
+    c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, &c->err);
+    if (c->err.st) {
+        st = c->err.st;
+        goto fail;
+    }
+    /* The tag tells this communicator's completions from any other's, e.g. a predecessor's. */
+    srand((unsigned)(rg__now() * 1e6) ^ (unsigned)getpid());
+    c->tag = (unsigned)rand() & 0xfff;
+    if (!cfg->devices_file[0]) {
+        st = rg__err_set(&c->err, RG_ERR_CONFIG,
+                         "rank %d: no devices file (set RG_DEVICES_FILE "
+                         "or MLX_IBV_DEVICES)",
+                         cfg->rank);
+        goto fail;
+    }
+    dv = calloc(1, sizeof(*dv));
+    if (!dv) {
+        st = rg__err_set(&c->err, RG_ERR_NOMEM, "no memory");
+        goto fail;
+    }
+    st = rg__devices_load(cfg->devices_file, cfg->rank, dv, &c->err);
+    if (st)
+        goto fail;
+    c->size = dv->size;
+    if (cfg->size && cfg->size != dv->size) {
+        st = rg__err_set(&c->err, RG_ERR_CONFIG,
+                         "rank %d: size %d, but the devices file %s is "
+                         "%d x %d",
+                         c->rank, cfg->size, cfg->devices_file, dv->size, dv->size);
+        goto fail;
+    }
+    if (c->size > 1 && !cfg->coordinator[0]) {
+        st = rg__err_set(&c->err, RG_ERR_CONFIG,
+                         "rank %d: no coordinator address (set "
+                         "RG_COORDINATOR or MLX_JACCL_COORDINATOR)",
+                         c->rank);
+        goto fail;
+    }
+    st = make_conns(c, dv);
+    if (st)
+        goto fail;
+    st = rg__sc_open(cfg->coordinator, c->rank, c->size, deadline, &c->sc, &c->err);
+    if (st)
+        goto fail;
+    st = exchange_and_connect(c, deadline);
+    if (st)
+        goto fail_abort;
+    /* Every QP of every rank is at RTR with its receives posted before anyone sends. */
+    char one = 1, all[RG_MAX_RANKS];
+    st = rg__sc_allgather(c->sc, &one, 1, all, deadline, &c->err);
+    if (st)
+        goto fail_abort;
+    st = hello(c, deadline);
+    if (st)
+        goto fail;
+    free(dv);
+    *comm_p = c;
+    return RG_OK;
+
+fail_abort:
+    rg__fail(c, st);
+fail:
+    snprintf(err, errlen, "%s", c->err.msg[0] ? c->err.msg : rg_strerror(st));
+    free(dv);
+    comm_free(c);
+    return st;
+}
+
+void rg_comm_destroy(rg_comm_h c)
+{
+    if (!c)
+        return;
+    /*
+     * Teardown drains: outstanding sends complete, and every rank reaches this point, before
+     * any QP goes away, so no peer is left writing into freed memory or reading a closed
+     * side channel as an abort.
+     */
+    if (!c->poisoned) {
+        double deadline = rg__now() + c->timeout_s;
+        char one = 1, all[RG_MAX_RANKS];
+        if (rg__drain_sends(c, deadline) == RG_OK)
+            rg__sc_allgather(c->sc, &one, 1, all, deadline, &c->err);
+    }
+    comm_free(c);
+}
+
+void rg_comm_abort(rg_comm_h c, const char *reason)
+{
+    if (!c || c->poisoned)
+        return;
+    rg__err_clear(&c->err);
+    rg__err_set(&c->err, RG_ERR_POISONED, "rank %d: aborted by its caller: %s", c->rank,
+                reason ? reason : "(no reason)");
+    rg__fail(c, RG_ERR_POISONED);
+}
+
+int rg_comm_rank(rg_comm_h c)
+{
+    return c ? c->rank : -1;
+}
+
+int rg_comm_size(rg_comm_h c)
+{
+    return c ? c->size : 0;
+}
+
+const char *rg_comm_error(rg_comm_h c)
+{
+    return c ? c->err.msg : "no communicator";
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_comm.h - the communicator's insides: devices, connections (one QP per peer per rail),
+ * their staging slots and credits, and the progress engine the collectives drive.
+ *
+ * Flow control. Each connection owns `slots` receive slots and `slots` send slots of
+ * chunk_bytes + a 16-byte header. The receiver prefills every receive slot before the
+ * first send can arrive and grants credits by RDMA-writing its running count of posted
+ * receives into the sender's mailbox (an RDMA write consumes no receive, so UC cannot drop
+ * it for want of one). A sender posts message m only while m < that count: a UC send can
+ * therefore never find an empty receive queue. A send slot is reused only after its send
+ * completion, and a receive slot is reposted only after the collective consumed its data.
+ */
+#ifndef RG_COMM_H
+#define RG_COMM_H
+
+#include "rg_config.h"
+#include "rg_plan.h"
+#include "rg_sidechan.h"
+#include "rg_verbs.h"
+
+#define RG_SLOTS_MAX 64
+#define RG_CREDIT_SRC 4 /* credit writes in flight per connection */
+
+/* Every message starts with this header; the receiver checks each field. */
+struct rg_hdr {
+    uint16_t magic;
+    uint8_t kind; /* RG_MSG_* */
+    uint8_t rail;
+    uint32_t seq; /* per connection and direction, from 0: a gap is a lost message */
+    uint32_t op;  /* the communicator's operation number */
+    uint32_t len; /* payload bytes */
+};
+#define RG_HDR_MAGIC 0x5247u
+enum { RG_MSG_HELLO = 1, RG_MSG_DATA = 2 };
+
+struct rg_dev {
+    struct rg_vdev v;
+    struct ibv_cq *cq;
+};
+
+struct rg_conn {
+    int peer, rail, idx;
+    struct rg_dev *dev;
+    struct ibv_qp *qp;
+    uint8_t *mem; /* recv slots, send slots, mailbox, credit sources: one registration */
+    size_t mem_len;
+    struct ibv_mr *mr;
+    size_t slot_bytes;
+    /* receive side */
+    uint64_t recv_posted, recv_arrived, recv_consumed;
+    uint32_t recv_len[RG_SLOTS_MAX];
+    uint32_t rx_seq;
+    /* send side */
+    uint64_t send_posted, send_done;
+    uint32_t tx_seq;
+    uint64_t peer_credit; /* last consistent value read from the mailbox */
+    /* credits we grant */
+    uint64_t credit_granted; /* recv_posted value last written to the peer */
+    uint64_t credit_writes, credit_done;
+    uint64_t remote_mailbox;
+    uint32_t remote_rkey;
+};
+
+struct rg_comm {
+    int rank, size;
+    rg_config cfg;
+    double timeout_s;
+    size_t chunk_bytes;
+    unsigned slots;
+    unsigned tag;
+    uint32_t op_seq;
+    struct rg_sc *sc;
+    struct rg_dev devs[RG_MAX_RANKS * RG_MAX_RAILS];
+    int ndevs;
+    struct rg_conn *conns;
+    int nconns;
+    int conn_of[RG_MAX_RANKS][RG_MAX_RAILS]; /* index into conns, -1 for none */
+    int nrails[RG_MAX_RANKS];
+    int poisoned;
+    struct rg_err err;
+    unsigned idle;
+};
+
+/* Slot addresses inside a connection's one registration. */
+static inline uint8_t *rg__recv_slot(struct rg_conn *c, unsigned slots, uint64_t seq)
+{
+    return c->mem + (size_t)(seq % slots) * c->slot_bytes;
+}
+static inline uint8_t *rg__send_slot(struct rg_conn *c, unsigned slots, uint64_t seq)
+{
+    return c->mem + (size_t)(slots + seq % slots) * c->slot_bytes;
+}
+
+/*
+ * One pass of the progress engine: polls every CQ, files completions with their
+ * connections, grants credits, and every so often checks the deadline and the side channel.
+ * Returns RG_OK or the error that poisoned the communicator.
+ */
+rg_status rg__progress(struct rg_comm *c, double deadline);
+
+/* May connection x take another message now (a free send slot and a peer credit)? */
+int rg__can_send(struct rg_comm *c, struct rg_conn *x);
+/* Copies len bytes (<= chunk_bytes) behind a header into the next send slot and posts it. */
+rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p, size_t len);
+/*
+ * The next message that arrived on x, in order, after checking its header: kind, sequence
+ * (a gap means a lost message), rail and length. Returns 1 with *p and *len set, 0 if
+ * nothing arrived yet, or a negative rg_status.
+ */
+int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, size_t *len);
+/* Gives the peeked slot back: reposts its receive and grants the credit. */
+rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
+/* Waits until every posted send on every connection has completed. */
+rg_status rg__drain_sends(struct rg_comm *c, double deadline);
+
+/* Records the first error, poisons the communicator and tells the peers. Returns st. */
+rg_status rg__fail(struct rg_comm *c, rg_status st);
+
+double rg__now(void);
+
+#endif
