@@ -25,6 +25,15 @@ struct conn_info {
     char dev[RG_DEVNAME_MAX];
 };
 
+/* splitmix64: tags and starting PSNs only need to differ between communicators. */
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 double rg__now(void)
 {
     struct timespec ts;
@@ -422,7 +431,7 @@ static rg_status exchange_and_connect(struct rg_comm *c, double deadline)
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
         struct conn_info *ci = &mine[(size_t)x->peer * RG_MAX_RAILS + (size_t)x->rail];
-        rg_vqp_local_addr(&x->dev->v, x->qp, (uint32_t)(rand() & 0xffffff), &ci->a);
+        rg_vqp_local_addr(&x->dev->v, x->qp, (uint32_t)(mix(&c->seed) & 0xffffff), &ci->a);
         ci->mailbox = (uint64_t)(uintptr_t)mailbox(c, x);
         ci->rkey = x->mr->rkey;
         ci->slots = c->slots;
@@ -589,8 +598,9 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
         goto fail;
     }
     /* The tag tells this communicator's completions from any other's, e.g. a predecessor's. */
-    srand((unsigned)(rg__now() * 1e6) ^ (unsigned)getpid());
-    c->tag = (unsigned)rand() & 0xfff;
+    /* Not rand(): the caller's random sequence is none of our business. */
+    c->seed = (uint64_t)(rg__now() * 1e9) ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)c;
+    c->tag = (unsigned)(mix(&c->seed) & 0xfff);
     if (!cfg->devices_file[0]) {
         st = rg__err_set(&c->err, RG_ERR_CONFIG,
                          "rank %d: no devices file (set RG_DEVICES_FILE "

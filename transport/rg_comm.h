@@ -69,6 +69,7 @@ struct rg_comm {
     size_t chunk_bytes;
     unsigned slots;
     unsigned tag;
+    uint64_t seed;
     uint32_t op_seq;
     struct rg_sc *sc;
     struct rg_dev devs[RG_MAX_RANKS * RG_MAX_RAILS];
@@ -116,7 +117,5 @@ rg_status rg__drain_sends(struct rg_comm *c, double deadline);
 
 /* Records the first error, poisons the communicator and tells the peers. Returns st. */
 rg_status rg__fail(struct rg_comm *c, rg_status st);
-
-double rg__now(void);
 
 #endif

@@ -19,4 +19,7 @@ struct rg_err {
 rg_status rg__err_set(struct rg_err *e, rg_status st, const char *fmt, ...) RG__PRINTF(3, 4);
 void rg__err_clear(struct rg_err *e);
 
+/* CLOCK_MONOTONIC in seconds: every deadline in the transport is measured against it. */
+double rg__now(void);
+
 #endif /* RG_INTERNAL_H */

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SC_MAGIC 0x52475343u /* "RGSC" */
@@ -43,16 +42,9 @@ struct rg_sc {
     char abort_msg[256];
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int ms_left(double deadline)
 {
-    double left = deadline - now_s();
+    double left = deadline - rg__now();
     if (left <= 0)
         return 0;
     return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
@@ -280,7 +272,7 @@ static rg_status open_peer(struct rg_sc *sc, struct addrinfo *ai, const char *co
             break;
         int err = errno;
         close(fd);
-        if (now_s() > deadline)
+        if (rg__now() > deadline)
             return rg__err_set(e, RG_ERR_TIMEOUT,
                                "rank %d: cannot reach rank 0 at %s before the deadline: %s",
                                sc->rank, coord, strerror(err));
@@ -361,7 +353,7 @@ static rg_status note_abort(struct rg_sc *sc, int from, const char *reason, stru
         snprintf(sc->abort_msg, sizeof(sc->abort_msg), "%s", reason ? reason : "(no reason)");
         /* Rank 0 is the hub: everyone else hears of the abort through it. */
         if (sc->rank == 0) {
-            double deadline = now_s() + 1.0;
+            double deadline = rg__now() + 1.0;
             for (int r = 1; r < sc->size; r++)
                 if (r != from && sc->fd[r] >= 0) {
                     struct sc_hdr h = {htonl(SC_MAGIC), htons(SC_VERSION), htons(SC_ABORT),
@@ -419,7 +411,7 @@ rg_status rg__sc_check(struct rg_sc *sc, struct rg_err *e)
         int type, from;
         void *pl;
         uint32_t len;
-        rg_status st = recv_frame(sc, p[i].fd, who[i], now_s() + 5.0, &type, &from, &pl, &len, e);
+        rg_status st = recv_frame(sc, p[i].fd, who[i], rg__now() + 5.0, &type, &from, &pl, &len, e);
         if (st)
             return st;
         st = take_frame(sc, who[i], type, from, pl, len, e);
@@ -531,7 +523,7 @@ void rg__sc_abort(struct rg_sc *sc, const char *reason)
         return;
     sc->aborted = 1;
     snprintf(sc->abort_msg, sizeof(sc->abort_msg), "%s", reason);
-    double deadline = now_s() + 1.0;
+    double deadline = rg__now() + 1.0;
     for (int r = 0; r < RG_MAX_RANKS; r++)
         if (sc->fd[r] >= 0)
             send_frame(sc, sc->fd[r], SC_ABORT, sc->abort_msg, (uint32_t)strlen(sc->abort_msg),
