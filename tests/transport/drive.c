@@ -15,6 +15,7 @@
 
 struct rank_out {
     int done, ok, checks;
+    double op_seconds;
     char msg[512];
 };
 
@@ -330,7 +331,26 @@ static void run_rank(const struct drive_opts *o, int rank, const char *devfile, 
                      rg_err_name(st), err);
             return;
         }
-        for (int ci = 0; ci < 8 && o->counts[ci]; ci++) {
+        if (o->bench_iters > 0) {
+            /* Timed, not verified: the verified runs are the other mode. */
+            float *buf = calloc(o->counts[0], sizeof(float));
+            rg_status bs = buf ? rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM)
+                               : RG_ERR_NOMEM;
+            if (!bs)
+                bs = rg_barrier(x.comm);
+            double t0 = now_s();
+            for (int it = 0; it < o->bench_iters && !bs; it++)
+                bs = rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM);
+            out->op_seconds = (now_s() - t0) / o->bench_iters;
+            free(buf);
+            if (bs) {
+                snprintf(out->msg, sizeof(out->msg), "rank %d: bench: %s: %.400s", rank,
+                         rg_err_name(bs), rg_comm_error(x.comm));
+                rg_comm_destroy(x.comm);
+                return;
+            }
+        }
+        for (int ci = 0; ci < 8 && o->counts[ci] && !o->bench_iters; ci++) {
             for (int dt = 0; dt < RG_DTYPE_COUNT; dt++) {
                 if (!o->all_dtypes && dt != RG_FLOAT32 && dt != RG_INT32)
                     continue;
@@ -466,6 +486,7 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
         usleep(20000);
     }
     res->seconds = now_s() - t0;
+    res->op_seconds = outs[0].op_seconds;
     for (int r = 0; r < o->ranks; r++) {
         res->checks += outs[r].checks;
         if (!outs[r].ok) {

@@ -24,14 +24,16 @@ struct drive_opts {
     uint64_t seed;
     double timeout_s; /* per-rank communicator timeout; the parent allows this plus a margin */
     int quiet;
-    int cross_rank; /* >= 0: this rank's devices file row lists its rails reversed */
+    int cross_rank;  /* >= 0: this rank's devices file row lists its rails reversed */
+    int bench_iters; /* > 0: time this many float32 sum all_reduces of counts[0] instead */
 };
 
 struct drive_result {
     int failed_ranks;
     int checks; /* results verified across all ranks */
     double seconds;
-    char msg[512]; /* the first failure */
+    double op_seconds; /* bench: rank 0 mean time per all_reduce */
+    char msg[512];     /* the first failure */
 };
 
 void drive_opts_default(struct drive_opts *o);
