@@ -60,17 +60,23 @@ static void describe_wc(const struct ibv_wc *wc, void *arg, char *buf, size_t le
 }
 
 /* RG_DEBUG=1: on failure, every connection's counters on stderr, for post-mortems. */
+/* One connection's counters: sends posted/done/credit, receives posted/arrived/consumed. */
+static int conn_state(const struct rg_conn *x, char *buf, size_t len)
+{
+    return snprintf(buf, len, "rank %d rail %d: tx %llu/%llu/%llu rx %llu/%llu/%llu", x->peer,
+                    x->rail, (unsigned long long)x->send_posted, (unsigned long long)x->send_done,
+                    (unsigned long long)x->peer_credit, (unsigned long long)x->recv_posted,
+                    (unsigned long long)x->recv_arrived, (unsigned long long)x->recv_consumed);
+}
+
 static void debug_dump(struct rg_comm *c)
 {
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
-        fprintf(stderr,
-                "rank %d op %u: peer %d rail %d: tx %llu/%llu/%llu rx %llu/%llu/%llu credit "
-                "granted %llu writes %llu/%llu\n",
-                c->rank, c->op_seq, x->peer, x->rail, (unsigned long long)x->send_posted,
-                (unsigned long long)x->send_done, (unsigned long long)x->peer_credit,
-                (unsigned long long)x->recv_posted, (unsigned long long)x->recv_arrived,
-                (unsigned long long)x->recv_consumed, (unsigned long long)x->credit_granted,
+        char st[160];
+        conn_state(x, st, sizeof(st));
+        fprintf(stderr, "rank %d op %u: peer %s credit granted %llu writes %llu/%llu\n", c->rank,
+                c->op_seq, st, (unsigned long long)x->credit_granted,
                 (unsigned long long)x->credit_writes, (unsigned long long)x->credit_done);
     }
 }
@@ -220,13 +226,9 @@ rg_status rg__progress(struct rg_comm *c, double deadline)
             char where[200] = "";
             size_t used = 0;
             for (int i = 0; i < c->nconns && used + 40 < sizeof(where); i++) {
-                struct rg_conn *x = &c->conns[i];
-                int w = snprintf(
-                    where + used, sizeof(where) - used,
-                    " [rank %d rail %d: tx %llu/%llu/%llu rx %llu/%llu/%llu]", x->peer, x->rail,
-                    (unsigned long long)x->send_posted, (unsigned long long)x->send_done,
-                    (unsigned long long)x->peer_credit, (unsigned long long)x->recv_posted,
-                    (unsigned long long)x->recv_arrived, (unsigned long long)x->recv_consumed);
+                char st[160];
+                conn_state(&c->conns[i], st, sizeof(st));
+                int w = snprintf(where + used, sizeof(where) - used, " [%s]", st);
                 if (w < 0 || (size_t)w >= sizeof(where) - used)
                     break;
                 used += (size_t)w;
@@ -490,13 +492,12 @@ out:
 /* Every rail carries one hello each way: a rail that does not deliver it fails here. */
 static rg_status hello(struct rg_comm *c, double deadline)
 {
-    int sent = 0, got = 0;
+    int got = 0;
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
         int32_t who[2] = {c->rank, x->peer};
         if (rg__send(c, x, RG_MSG_HELLO, who, sizeof(who)))
             return c->err.st;
-        sent++;
     }
     char done[RG_MAX_RANKS * RG_MAX_RAILS] = {0};
     while (got < c->nconns) {
@@ -543,7 +544,6 @@ static rg_status hello(struct rg_comm *c, double deadline)
         if (rg__progress(c, deadline + 1.0))
             return c->err.st;
     }
-    (void)sent;
     return rg__drain_sends(c, deadline);
 }
 

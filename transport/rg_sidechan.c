@@ -100,14 +100,20 @@ static int read_full(int fd, void *buf, size_t len, double deadline)
     return 0;
 }
 
-static int send_frame(struct rg_sc *sc, int fd, int type, const void *p, uint32_t len,
-                      double deadline)
+/* One frame; `from` is the rank it speaks for (rank 0 relays others' aborts). */
+static int send_frame_from(int fd, int type, int from, const void *p, uint32_t len, double deadline)
 {
     struct sc_hdr h = {htonl(SC_MAGIC), htons(SC_VERSION), htons((uint16_t)type),
-                       (int32_t)htonl((uint32_t)sc->rank), htonl(len)};
+                       (int32_t)htonl((uint32_t)from), htonl(len)};
     if (write_full(fd, &h, sizeof(h), deadline))
         return -1;
     return len ? write_full(fd, p, len, deadline) : 0;
+}
+
+static int send_frame(struct rg_sc *sc, int fd, int type, const void *p, uint32_t len,
+                      double deadline)
+{
+    return send_frame_from(fd, type, sc->rank, p, len, deadline);
 }
 
 /*
@@ -355,13 +361,9 @@ static rg_status note_abort(struct rg_sc *sc, int from, const char *reason, stru
         if (sc->rank == 0) {
             double deadline = rg__now() + 1.0;
             for (int r = 1; r < sc->size; r++)
-                if (r != from && sc->fd[r] >= 0) {
-                    struct sc_hdr h = {htonl(SC_MAGIC), htons(SC_VERSION), htons(SC_ABORT),
-                                       (int32_t)htonl((uint32_t)from),
-                                       htonl((uint32_t)strlen(sc->abort_msg))};
-                    if (write_full(sc->fd[r], &h, sizeof(h), deadline) == 0)
-                        write_full(sc->fd[r], sc->abort_msg, strlen(sc->abort_msg), deadline);
-                }
+                if (r != from && sc->fd[r] >= 0)
+                    send_frame_from(sc->fd[r], SC_ABORT, from, sc->abort_msg,
+                                    (uint32_t)strlen(sc->abort_msg), deadline);
         }
     }
     return rg__err_set(e, RG_ERR_PEER_ABORT, "rank %d: peer rank %d aborted: %s", sc->rank, from,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "drive.h"
+#include "rg_internal.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +11,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 struct rank_out {
@@ -18,13 +18,6 @@ struct rank_out {
     double op_seconds;
     char msg[512];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void drive_opts_default(struct drive_opts *o)
 {
@@ -338,10 +331,10 @@ static void run_rank(const struct drive_opts *o, int rank, const char *devfile, 
                                : RG_ERR_NOMEM;
             if (!bs)
                 bs = rg_barrier(x.comm);
-            double t0 = now_s();
+            double t0 = rg__now();
             for (int it = 0; it < o->bench_iters && !bs; it++)
                 bs = rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM);
-            out->op_seconds = (now_s() - t0) / o->bench_iters;
+            out->op_seconds = (rg__now() - t0) / o->bench_iters;
             free(buf);
             if (bs) {
                 snprintf(out->msg, sizeof(out->msg), "rank %d: bench: %s: %.400s", rank,
@@ -452,7 +445,7 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
     struct rank_out *outs =
         mmap(NULL, sizeof(*outs) * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     pid_t pids[8];
-    double t0 = now_s();
+    double t0 = rg__now();
     memset(outs, 0, sizeof(*outs) * 8);
     fflush(NULL);
     for (int r = 0; r < o->ranks; r++) {
@@ -476,7 +469,7 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
             left--;
             continue;
         }
-        if (now_s() > limit) {
+        if (rg__now() > limit) {
             for (int r = 0; r < o->ranks; r++)
                 kill(pids[r], SIGKILL);
             while (waitpid(-1, &status, 0) > 0)
@@ -485,7 +478,7 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
         }
         usleep(20000);
     }
-    res->seconds = now_s() - t0;
+    res->seconds = rg__now() - t0;
     res->op_seconds = outs[0].op_seconds;
     for (int r = 0; r < o->ranks; r++) {
         res->checks += outs[r].checks;

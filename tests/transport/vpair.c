@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Side-channel messages: a one-byte tag, then a fixed body. */
@@ -20,13 +19,6 @@ struct msg_result {
     uint64_t bytes;
     char text[400];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t splitmix64(uint64_t x)
 {
@@ -94,7 +86,7 @@ static int read_full(int fd, void *p, size_t len, double deadline)
 {
     size_t off = 0;
     while (off < len) {
-        int ms = (int)((deadline - now_s()) * 1000);
+        int ms = (int)((deadline - rg__now()) * 1000);
         if (ms <= 0)
             return -1;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -171,7 +163,7 @@ static void run_receiver(const struct vpair_opts *o, int fd)
 {
     struct side s;
     struct msg_result res;
-    double deadline = now_s() + o->timeout_s;
+    double deadline = rg__now() + o->timeout_s;
     size_t nchunks = (o->bytes + o->chunk - 1) / o->chunk, posted = 0, done = 0;
     struct ibv_wc wc[16];
 
@@ -215,7 +207,7 @@ static void run_receiver(const struct vpair_opts *o, int fd)
                             done, nchunks);
                 goto report;
             }
-            if (now_s() > deadline) {
+            if (rg__now() > deadline) {
                 rg__err_set(&s.err, RG_ERR_TIMEOUT, "%zu of %zu chunks arrived within %.1f s", done,
                             nchunks, o->timeout_s);
                 goto report;
@@ -239,7 +231,7 @@ static void run_sender(const struct vpair_opts *o, int fd, struct vpair_result *
 {
     struct side s;
     struct msg_result res;
-    double deadline = now_s() + o->timeout_s, t0 = 0;
+    double deadline = rg__now() + o->timeout_s, t0 = 0;
     size_t nchunks = (o->bytes + o->chunk - 1) / o->chunk, sent = 0, acked = 0;
     uint64_t credits = 0;
     struct ibv_wc wc[16];
@@ -251,7 +243,7 @@ static void run_sender(const struct vpair_opts *o, int fd, struct vpair_result *
     if (side_setup(&s, o->send_dev, o, fd, deadline))
         goto out;
     vpair_fill(s.buf, o->bytes, 0, o->seed);
-    t0 = now_s();
+    t0 = rg__now();
     while (acked < nchunks) {
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         while (poll(&pfd, 1, 0) > 0) {
@@ -282,7 +274,7 @@ static void run_sender(const struct vpair_opts *o, int fd, struct vpair_result *
         if (n < 0)
             goto out;
         acked += (size_t)n;
-        if (n == 0 && now_s() > deadline) {
+        if (n == 0 && rg__now() > deadline) {
             rg__err_set(&s.err, RG_ERR_TIMEOUT, "%zu of %zu sends completed within %.1f s", acked,
                         nchunks, o->timeout_s);
             goto out;
@@ -295,7 +287,7 @@ static void run_sender(const struct vpair_opts *o, int fd, struct vpair_result *
         rg__err_set(&s.err, RG_ERR_TIMEOUT, "no verdict from the receiver within %.1f s",
                     o->timeout_s);
 out:
-    r->seconds = t0 > 0 ? now_s() - t0 : 0;
+    r->seconds = t0 > 0 ? rg__now() - t0 : 0;
     if (have_result && res.st != RG_OK) {
         r->st = res.st;
         snprintf(r->msg, sizeof(r->msg), "%s", res.text);
@@ -341,10 +333,10 @@ rg_status vpair_run(const struct vpair_opts *o, struct vpair_result *r)
     run_sender(o, sv[0], r);
     close(sv[0]);
     /* The receiver ends on its own deadline; give it a little more, then stop it. */
-    double deadline = now_s() + o->timeout_s + 5;
+    double deadline = rg__now() + o->timeout_s + 5;
     int status;
     while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (now_s() > deadline) {
+        if (rg__now() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             if (r->st == RG_OK) {
