@@ -13,8 +13,8 @@ PKGS      = check libibverbs jansson
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Itests -Itests/transport \
-               -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Ifaultinject -Itests \
+               -Itests/transport -MMD -MP
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -24,13 +24,19 @@ FLAVOUR_asan := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 FLAVOUR_cov  := -O0 --coverage
 
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c))
+# The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
+FI_PURE_SRC   := faultinject/fi_plan.c
+FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c
+PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
 IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c))
 SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
 DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c
 
-ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC))
+ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
+                $(wildcard faultinject/*.c tests/faultinject/*.c))
+ALL_H  = $(wildcard transport/*.h faultinject/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-unit check-integration coverage format format-check \
         softroce-up softroce-shell softroce-down clean distclean help
@@ -62,7 +68,8 @@ $$($(1)_LIB): $$(call obj_$(1),$(TRANSPORT_SRC))
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
 
-$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC)) $$($(1)_LIB)
+$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_SRC)) \
+                          $$($(1)_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
@@ -78,8 +85,36 @@ $(BUILD)/$(1)/bin/rg-drive: $$(call obj_$(1),$(DRIVE_SRC)) $$($(1)_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
+# The shim is a preload library: position-independent objects, only its wrappers exported,
+# every symbol resolved at link time. Not built under ASan (a preloaded .so would need libasan
+# first in the process).
+$(BUILD)/$(1)/pic/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) -fPIC $$(PKG_CFLAGS) $$(CFLAGS) -c $$< -o $$@
+
+$(BUILD)/$(1)/lib/railguard-fi.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(FI_SHIM_SRC)) \
+                                   faultinject/fi_exports.map
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=faultinject/fi_exports.map \
+	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs
+
+$(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
+
+# The same probe resolving every verb with dlsym on its own dlopen handle, as NCCL does.
+$(BUILD)/$(1)/obj/tests/faultinject/fi_probe_dl.o: $(PROBE_SRC)
+	@mkdir -p $$(@D)
+	$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) -DFI_PROBE_DLOPEN $$(CFLAGS) -c $$< -o $$@
+
+$(BUILD)/$(1)/bin/rg-fi-probe-dl: $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_dl.o
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -ldl
+
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
-            $(BUILD)/$(1)/bin/rg-drive
+            $(BUILD)/$(1)/bin/rg-drive \
+            $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
+                $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl)
 .PHONY: build-$(1)
 endef
 $(foreach f,rel asan cov,$(eval $(call FLAVOUR,$(f))))
@@ -141,10 +176,10 @@ coverage: deps
 
 # --- style -----------------------------------------------------------------------------------
 format:
-	clang-format -i $(ALL_C) $(wildcard transport/*.h tests/*/*.h)
+	clang-format -i $(ALL_C) $(ALL_H)
 
 format-check:
-	@clang-format --dry-run -Werror $(ALL_C) $(wildcard transport/*.h tests/*/*.h) && \
+	@clang-format --dry-run -Werror $(ALL_C) $(ALL_H) && \
 	    echo "format-check: clean"
 
 # --- soft-RoCE for developers ----------------------------------------------------------------

@@ -9,6 +9,7 @@ int main(void)
     static Suite *(*const suites[])(void) = {
         rg_suite_it_verbs,
         rg_suite_it_coll,
+        rg_suite_it_fi,
     };
     char devs[8][64];
     int n = rg_check_devices(devs, 8);

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shim's evidence: one JSON object per line, written with a single write() each so lines
+ * from several ranks appending to one file stay whole (O_APPEND writes below PIPE_BUF don't
+ * interleave on a local file system). Formatting is on the stack: events may be written from
+ * the datapath, where the shim allocates nothing.
+ */
+#include "fi_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int g_fd = 2;
+
+int fi_event_open(char *err, size_t errlen)
+{
+    const char *spec = getenv("RG_FI_LOG");
+    char path[4096];
+    size_t o = 0;
+
+    if (g_fd > 2)
+        close(g_fd);
+    g_fd = 2;
+    if (!spec || !*spec)
+        return 0;
+    for (const char *p = spec; *p && o + 24 < sizeof(path); p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            o += (size_t)snprintf(path + o, sizeof(path) - o, "%ld", (long)getpid());
+            p++;
+        } else {
+            path[o++] = *p;
+        }
+    }
+    path[o] = '\0';
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "RG_FI_LOG: cannot open '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    g_fd = fd;
+    return 0;
+}
+
+void fi_event(const char *name, const char *fmt, ...)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof(line), "{\"event\":\"%s\",\"rank\":%d,\"pid\":%ld,\"t_ms\":%.3f",
+                     name, fi_rank(), (long)getpid(), fi_elapsed_ms());
+    if (n < 0 || (size_t)n >= sizeof(line) - 3)
+        return;
+    if (fmt && *fmt) {
+        va_list ap;
+        line[n++] = ',';
+        va_start(ap, fmt);
+        int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 2, fmt, ap);
+        va_end(ap);
+        if (m < 0)
+            return;
+        /* A truncated body would be broken JSON: cut back to the header instead. */
+        if ((size_t)m >= sizeof(line) - (size_t)n - 2)
+            m = -1;
+        n = m < 0 ? n - 1 : n + m;
+    }
+    line[n++] = '}';
+    line[n++] = '\n';
+    for (size_t off = 0; off < (size_t)n;) {
+        ssize_t w = write(g_fd, line + off, (size_t)n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        off += (size_t)w;
+    }
+}

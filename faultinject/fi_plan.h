@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fault plan: its grammar's parsed form and the trigger decision. Pure code (no verbs calls,
+ * no globals), so the unit tests cover every rule and trigger kind without a device.
+ *
+ * Grammar (docs/faultinject.md is the user's copy):
+ *   plan   = rule *( (";" | newline) rule )      blank rules are ignored; a "#" at the start
+ *                                                of a word starts a comment to the line's end
+ *   rule   = fault *( blank key "=" value )
+ *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
+ *          | swap_rails | count
+ * Filters (which events a rule sees; all default to "any"):
+ *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
+ *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
+ *   dev=NAME        the device the QP/CQ belongs to
+ *   qp=N            the QP number (decimal or 0x hex, < 2^24), or qp=#K: the K-th QP this
+ *                   process created (from 0)
+ *   cq=#K           the K-th CQ this process created
+ *   op=KIND         send | recv | write | read | atomic | any   (completion or work request kind)
+ *   verb=V          nomem only: post_send | post_recv | reg_mr | create_qp | create_cq | alloc_pd
+ *   after=MS, before=MS   time window, milliseconds since the shim was loaded
+ * Trigger (when a matching event fires the fault); n counts matching events from 1:
+ *   nth=N           fires at n == N (with every=K: at N, N+K, N+2K, ...)
+ *   every=K         fires when n is a multiple of K (or as above)
+ *   prob=P seed=S   fires when a hash of (S, rule index, n) falls below P (0 < P <= 1)
+ *   (none)          fires at every matching event
+ *   count=C         at most C fires in all (nth alone means 1)
+ * Fault parameters:
+ *   error   status=NAME|NUMBER     an ibv_wc_status (0..23), e.g. WR_FLUSH_ERR (default) or 5
+ *   negpoll ret=N                  the negative value ibv_poll_cq returns (default -1)
+ *   stall   ms=D                   poll returns no completions for D ms (required)
+ *   delay   ms=D                   a post_recv (op=recv, default) or post_send is held D ms
+ *   delay_first ms=D               the rank's first post of any kind is held D ms
+ *   lose                           a send completes locally and never arrives (op=send|write)
+ *   nomem   verb=V                 the verb fails with ENOMEM (required)
+ *   corrupt bit=B                  flips bit B of a received payload (default: from the seed)
+ *   swap_rails perm=a,b,...        device list order and names permuted (default: reversed)
+ *   count                          no fault, no keys: count posts, completions and polls only
+ */
+#ifndef RG_FI_PLAN_H
+#define RG_FI_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FI_MAX_RULES 32
+#define FI_MAX_DEVS 8
+#define FI_DEVNAME_MAX 64
+
+enum fi_kind {
+    FI_ERROR,
+    FI_NEGPOLL,
+    FI_STALL,
+    FI_DELAY,
+    FI_DELAY_FIRST,
+    FI_LOSE,
+    FI_NOMEM,
+    FI_CORRUPT,
+    FI_SWAP_RAILS,
+    FI_COUNT,
+    FI_KIND_MAX
+};
+
+enum fi_op { FI_OP_ANY, FI_OP_SEND, FI_OP_RECV, FI_OP_WRITE, FI_OP_READ, FI_OP_ATOMIC };
+
+enum fi_verb {
+    FI_VERB_NONE,
+    FI_VERB_POST_SEND,
+    FI_VERB_POST_RECV,
+    FI_VERB_REG_MR,
+    FI_VERB_CREATE_QP,
+    FI_VERB_CREATE_CQ,
+    FI_VERB_ALLOC_PD
+};
+
+struct fi_rule {
+    enum fi_kind kind;
+    /* filters; -1 / "" / FI_OP_ANY mean any */
+    int rank;
+    char dev[FI_DEVNAME_MAX];
+    int64_t qp_num; /* qp=N */
+    int qp_ord;     /* qp=#K */
+    int cq_ord;     /* cq=#K */
+    enum fi_op op;
+    enum fi_verb verb;
+    uint64_t after_ms;  /* 0: from the start */
+    uint64_t before_ms; /* UINT64_MAX: no end */
+    /* trigger; 0 means unset */
+    uint64_t nth;
+    uint64_t every;
+    double prob; /* 0: unset */
+    uint64_t seed;
+    uint64_t count; /* 0: unlimited (but nth without every fires once) */
+    /* parameters */
+    int status;  /* FI_ERROR: enum ibv_wc_status */
+    int ret;     /* FI_NEGPOLL */
+    uint64_t ms; /* FI_STALL, FI_DELAY, FI_DELAY_FIRST */
+    int bit;     /* FI_CORRUPT: -1 = chosen from the seed */
+    int perm[FI_MAX_DEVS];
+    int nperm; /* FI_SWAP_RAILS: 0 = reverse the list */
+    int line;  /* where the rule was written (1-based), for events and errors */
+};
+
+struct fi_plan {
+    int nrules;
+    struct fi_rule rules[FI_MAX_RULES];
+};
+
+/*
+ * Parses `text` into `out` (which is cleared first). On error returns -1 and writes one line,
+ * "ORIGIN:LINE: <what> '<token>'" without a newline, to err. `origin` names where the text
+ * came from (e.g. "RG_FI_PLAN" or a file path).
+ */
+int fi_plan_parse(const char *text, const char *origin, struct fi_plan *out, char *err,
+                  size_t errlen);
+
+/*
+ * Whether rule `r` (index `idx` in its plan) fires on its n-th matching event (n >= 1), given
+ * it fired `fired` times before. The filters, including the time window, are the caller's.
+ */
+bool fi_rule_fires(const struct fi_rule *r, int idx, uint64_t n, uint64_t fired);
+
+/* The names the grammar uses, for events and messages. */
+const char *fi_kind_name(enum fi_kind k);
+const char *fi_op_name(enum fi_op o);
+const char *fi_verb_name(enum fi_verb v);
+/* "WR_FLUSH_ERR" for 5; NULL when out of range. */
+const char *fi_status_name(int status);
+
+/* splitmix64 over (seed, idx, n) as a fraction in [0, 1): the probability trigger's draw, and
+ * corrupt's bit choice. */
+double fi_draw(uint64_t seed, int idx, uint64_t n);
+
+#endif

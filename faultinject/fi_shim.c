@@ -1,0 +1,1649 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interposer. Loaded by LD_PRELOAD, it wraps the exported verbs entry points and patches the
+ * datapath function pointers of every context it opens: ibv_post_send, ibv_post_recv and
+ * ibv_poll_cq are static inline in <infiniband/verbs.h> and call through ctx->ops, which the
+ * provider filled in a writable table, so the only way in is to swap those pointers after
+ * ibv_open_device. The context itself is never replaced: verbs_context sits before it in memory.
+ *
+ * Extended objects carry their own pointers (ibv_cq_ex's start_poll/next_poll, ibv_qp_ex's wr_*),
+ * so they are patched where they are created. Programs that dlopen libibverbs and look symbols up
+ * on that handle (NCCL, JACCL) would bypass a plain preload, so dlopen of libibverbs returns the
+ * shim's own handle: a lookup there finds the wrappers first, then libibverbs as a dependency.
+ *
+ * With no plan every wrapper is one atomic load and a tail call. With a plan, the datapath does
+ * relaxed atomic counting and table lookups and never allocates: QP and CQ state lives in fixed
+ * tables filled when the objects are created.
+ */
+#include "fi_internal.h"
+#include "rg_faultinject.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+#define FI_EXPORT __attribute__((visibility("default")))
+#define FI_MAX_CTX 64
+#define FI_MAX_QPS 4096 /* a power of two: open-addressed by (context, QP number) */
+#define FI_MAX_CQS 1024 /* likewise, by CQ pointer */
+#define FI_PEND_MIN 64  /* synthetic completions a CQ can hold beyond its own depth */
+#define FI_PLAN_FILE_MAX (64 * 1024)
+
+/* ---- the real functions ------------------------------------------------------------------- */
+typedef int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
+typedef int (*post_send_fn)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+typedef int (*post_recv_fn)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+typedef int (*post_srq_fn)(struct ibv_srq *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+typedef struct ibv_cq_ex *(*create_cq_ex_fn)(struct ibv_context *, struct ibv_cq_init_attr_ex *);
+typedef struct ibv_qp *(*create_qp_ex_fn)(struct ibv_context *, struct ibv_qp_init_attr_ex *);
+
+static struct {
+    struct ibv_device **(*get_device_list)(int *);
+    void (*free_device_list)(struct ibv_device **);
+    struct ibv_context *(*open_device)(struct ibv_device *);
+    int (*close_device)(struct ibv_context *);
+    struct ibv_pd *(*alloc_pd)(struct ibv_context *);
+    struct ibv_mr *(*reg_mr)(struct ibv_pd *, void *, size_t, int);
+    struct ibv_mr *(*reg_mr_iova)(struct ibv_pd *, void *, size_t, uint64_t, int);
+    struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *, void *, size_t, uint64_t, unsigned int);
+    struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int);
+    struct ibv_cq *(*create_cq)(struct ibv_context *, int, void *, struct ibv_comp_channel *, int);
+    int (*destroy_cq)(struct ibv_cq *);
+    struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
+    int (*destroy_qp)(struct ibv_qp *);
+    int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+    void *(*dlopen)(const char *, int);
+} real;
+
+/* ---- the live plan ------------------------------------------------------------------------ */
+/*
+ * Rules are grouped by the site that evaluates them, as bit masks, so a site looks only at its
+ * own rules. Each rule counts its own matching events, independently of the others.
+ */
+struct fi_live {
+    struct fi_plan plan;
+    _Atomic uint64_t matched[FI_MAX_RULES];
+    _Atomic uint64_t fired[FI_MAX_RULES];
+    uint32_t m_poll; /* negpoll, stall */
+    uint32_t m_cqe;  /* error, corrupt */
+    uint32_t m_send; /* lose, delay op=send|write, nomem verb=post_send */
+    uint32_t m_recv; /* delay op=recv, nomem verb=post_recv */
+    uint32_t m_verb; /* nomem on the control verbs */
+    uint32_t m_first;
+    uint32_t m_swap;
+};
+
+static _Atomic(struct fi_live *) g_live;
+static _Atomic int g_first_done; /* delay_first: the first post has happened */
+static uint64_t g_t0_ns;
+static _Atomic int g_rank = -1;
+static char g_self_path[4096];
+
+/* ---- contexts ----------------------------------------------------------------------------- */
+struct fi_ctx {
+    _Atomic(struct ibv_context *) ctx;
+    char dev[IBV_SYSFS_NAME_MAX];
+    poll_fn poll;
+    post_send_fn post_send;
+    post_recv_fn post_recv;
+    post_srq_fn post_srq_recv;
+    create_cq_ex_fn create_cq_ex;
+    create_qp_ex_fn create_qp_ex;
+};
+static struct fi_ctx g_ctx[FI_MAX_CTX];
+static _Atomic int g_nctx;                                 /* high-water mark of g_ctx in use */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* creation and destruction only */
+
+/* ---- QPs and CQs -------------------------------------------------------------------------- */
+enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_DEAD = 2 };
+
+struct fi_rent { /* a posted work request: its id, and for receives the buffer it fills */
+    uint64_t wr_id;
+    uint64_t addr;
+    uint32_t len;
+};
+
+/* Work requests posted and not yet completed, in order (a QP completes each queue in order). */
+struct fi_ring {
+    struct fi_rent *e;
+    uint32_t cap, head, tail;
+};
+
+struct fi_qp {
+    _Atomic int state;
+    struct ibv_context *ctx;
+    uint32_t qpn;
+    struct ibv_qp *qp;
+    struct fi_ctx *c;
+    int ord;
+    int sq_sig_all;
+    _Atomic int faulted;
+    _Atomic uint64_t posts_send, posts_recv, cqe_send, cqe_recv, cqe_err;
+    _Atomic uint64_t sig_posted, sig_done; /* signaled sends really posted / completed */
+    /* qp_ex's own pointers, when the QP was created with send ops */
+    void (*wr_start)(struct ibv_qp_ex *);
+    int (*wr_complete)(struct ibv_qp_ex *);
+    void (*wr_abort)(struct ibv_qp_ex *);
+    void (*wr_send)(struct ibv_qp_ex *);
+    void (*wr_rdma_write)(struct ibv_qp_ex *, uint32_t, uint64_t);
+    /* what is outstanding, so a break can flush it (rlock guards both rings) */
+    pthread_mutex_t rlock;
+    struct fi_ring sring, rring;
+};
+
+/* A completion the shim makes itself: a lost send's success, or a flush after a break. */
+struct fi_pend {
+    struct ibv_wc wc;
+    struct fi_qp *q;
+    uint64_t after; /* deliver once q->sig_done reaches this (lost sends keep their order) */
+};
+
+struct fi_cq {
+    _Atomic int state;
+    struct ibv_cq *cq;
+    struct fi_ctx *c;
+    int ord;
+    _Atomic uint64_t polls, cqe;
+    _Atomic uint64_t stall_until_ns;
+    int (*start_poll)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *);
+    int (*next_poll)(struct ibv_cq_ex *);
+    bool is_ex; /* polled through start_poll/next_poll: synthetic completions can't be added */
+    pthread_mutex_t plock;
+    _Atomic int npend;
+    int pcap;
+    struct fi_pend *pend; /* allocated with the CQ: its depth plus FI_PEND_MIN */
+};
+
+static struct fi_qp g_qp[FI_MAX_QPS];
+static struct fi_cq g_cq[FI_MAX_CQS];
+static _Atomic int g_qp_ord, g_cq_ord;
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+uint64_t fi_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double fi_elapsed_ms(void)
+{
+    return (double)(fi_now_ns() - g_t0_ns) / 1e6;
+}
+
+int fi_rank(void)
+{
+    return atomic_load_explicit(&g_rank, memory_order_relaxed);
+}
+
+/* The first rank variable that is set, as launchers and JACCL name it. */
+static void fi_read_rank(void)
+{
+    static const char *const names[] = {
+        "RG_FI_RANK",           "RG_RANK",  "MLX_RANK",    "JACCL_RANK",
+        "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    int rank = -1;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const char *v = getenv(names[i]);
+        char *end;
+        if (!v || !*v)
+            continue;
+        errno = 0;
+        long r = strtol(v, &end, 10);
+        if (!errno && !*end && r >= 0 && r < 1000000) {
+            rank = (int)r;
+            break;
+        }
+    }
+    atomic_store(&g_rank, rank);
+}
+
+static void fi_sleep_ms(uint64_t ms)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static struct fi_live *fi_live(void)
+{
+    return atomic_load_explicit(&g_live, memory_order_acquire);
+}
+
+static struct fi_ctx *fi_ctx_of(struct ibv_context *ctx)
+{
+    int n = atomic_load_explicit(&g_nctx, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (atomic_load_explicit(&g_ctx[i].ctx, memory_order_relaxed) == ctx)
+            return &g_ctx[i];
+    return NULL;
+}
+
+static uint32_t fi_hash(uint64_t a, uint64_t b)
+{
+    uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(x ^ (x >> 29));
+}
+
+static struct fi_qp *fi_qp_find(struct ibv_context *ctx, uint32_t qpn)
+{
+    uint32_t h = fi_hash((uintptr_t)ctx, qpn);
+    for (uint32_t i = 0; i < FI_MAX_QPS; i++) {
+        struct fi_qp *q = &g_qp[(h + i) & (FI_MAX_QPS - 1)];
+        int st = atomic_load_explicit(&q->state, memory_order_acquire);
+        if (st == SLOT_EMPTY)
+            return NULL;
+        if (st == SLOT_LIVE && q->ctx == ctx && q->qpn == qpn)
+            return q;
+    }
+    return NULL;
+}
+
+static struct fi_cq *fi_cq_find(const struct ibv_cq *cq)
+{
+    uint32_t h = fi_hash((uintptr_t)cq, 0);
+    for (uint32_t i = 0; i < FI_MAX_CQS; i++) {
+        struct fi_cq *c = &g_cq[(h + i) & (FI_MAX_CQS - 1)];
+        int st = atomic_load_explicit(&c->state, memory_order_acquire);
+        if (st == SLOT_EMPTY)
+            return NULL;
+        if (st == SLOT_LIVE && c->cq == cq)
+            return c;
+    }
+    return NULL;
+}
+
+static const char *fi_dev_of(struct ibv_context *ctx)
+{
+    struct fi_ctx *c = fi_ctx_of(ctx);
+    return c ? c->dev : "?";
+}
+
+/* ---- rule evaluation ---------------------------------------------------------------------- */
+/* What a site knows about the event it is looking at; -1 / NULL where it doesn't apply. */
+struct fi_site {
+    const char *dev;
+    int64_t qpn;
+    int qp_ord;
+    int cq_ord;
+    enum fi_op op;
+    enum fi_verb verb;
+};
+
+static bool fi_filter(const struct fi_rule *r, const struct fi_site *s)
+{
+    if (r->rank >= 0 && r->rank != fi_rank())
+        return false;
+    if (r->dev[0] && (!s->dev || strcmp(r->dev, s->dev) != 0))
+        return false;
+    if (r->qp_num >= 0 && r->qp_num != s->qpn)
+        return false;
+    if (r->qp_ord >= 0 && r->qp_ord != s->qp_ord)
+        return false;
+    if (r->cq_ord >= 0 && r->cq_ord != s->cq_ord)
+        return false;
+    if (r->op != FI_OP_ANY && r->op != s->op)
+        return false;
+    if (r->verb != FI_VERB_NONE && r->verb != s->verb)
+        return false;
+    if (r->after_ms || r->before_ms != UINT64_MAX) {
+        double t = fi_elapsed_ms();
+        if (t < (double)r->after_ms || t >= (double)r->before_ms)
+            return false;
+    }
+    return true;
+}
+
+/* Counts the event for rule i and says whether the rule fires on it (claiming one fire). */
+static bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth)
+{
+    const struct fi_rule *r = &lp->plan.rules[i];
+    if (!fi_filter(r, s))
+        return false;
+    uint64_t n = atomic_fetch_add_explicit(&lp->matched[i], 1, memory_order_relaxed) + 1;
+    uint64_t fired = atomic_load_explicit(&lp->fired[i], memory_order_relaxed);
+    for (;;) {
+        if (!fi_rule_fires(r, i, n, fired))
+            return false;
+        /* Two threads may both decide to fire; the count limit still holds. */
+        if (atomic_compare_exchange_weak(&lp->fired[i], &fired, fired + 1))
+            break;
+    }
+    *nth = n;
+    return true;
+}
+
+static void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, uint64_t nth,
+                           const char *detail)
+{
+    const struct fi_rule *r = &lp->plan.rules[i];
+    fi_event("fault",
+             "\"fault\":\"%s\",\"rule\":%d,\"line\":%d,\"dev\":\"%s\",\"qp\":%lld,\"qp_ord\":%d,"
+             "\"cq_ord\":%d,\"op\":\"%s\",\"nth\":%llu%s%s",
+             fi_kind_name(r->kind), i, r->line, s->dev ? s->dev : "", (long long)s->qpn, s->qp_ord,
+             s->cq_ord, s->verb != FI_VERB_NONE ? fi_verb_name(s->verb) : fi_op_name(s->op),
+             (unsigned long long)nth, detail && *detail ? "," : "", detail ? detail : "");
+}
+
+static enum fi_op fi_wc_op(enum ibv_wc_opcode op)
+{
+    switch (op) {
+    case IBV_WC_SEND:
+        return FI_OP_SEND;
+    case IBV_WC_RDMA_WRITE:
+        return FI_OP_WRITE;
+    case IBV_WC_RDMA_READ:
+        return FI_OP_READ;
+    case IBV_WC_COMP_SWAP:
+    case IBV_WC_FETCH_ADD:
+        return FI_OP_ATOMIC;
+    case IBV_WC_RECV:
+    case IBV_WC_RECV_RDMA_WITH_IMM:
+        return FI_OP_RECV;
+    default:
+        return FI_OP_ANY;
+    }
+}
+
+static enum fi_op fi_wr_op(enum ibv_wr_opcode op)
+{
+    switch (op) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_SEND_WITH_INV:
+        return FI_OP_SEND;
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        return FI_OP_WRITE;
+    case IBV_WR_RDMA_READ:
+        return FI_OP_READ;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return FI_OP_ATOMIC;
+    default:
+        return FI_OP_ANY;
+    }
+}
+
+static void fi_site_qp(struct fi_site *s, struct fi_qp *q, struct ibv_context *ctx, uint32_t qpn)
+{
+    s->dev = fi_dev_of(ctx);
+    s->qpn = qpn;
+    s->qp_ord = q ? q->ord : -1;
+    s->cq_ord = -1;
+    s->op = FI_OP_ANY;
+    s->verb = FI_VERB_NONE;
+}
+
+/* nomem on a control verb: true when this call must fail with ENOMEM. */
+static bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx)
+{
+    struct fi_live *lp = fi_live();
+    if (!lp || !lp->m_verb)
+        return false;
+    struct fi_site s = {.dev = ctx ? fi_dev_of(ctx) : NULL,
+                        .qpn = -1,
+                        .qp_ord = -1,
+                        .cq_ord = -1,
+                        .op = FI_OP_ANY,
+                        .verb = v};
+    bool fail = false;
+    uint64_t nth;
+    for (uint32_t m = lp->m_verb; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        if (lp->plan.rules[i].verb == v && fi_fire(lp, i, &s, &nth)) {
+            fi_event_fault(lp, i, &s, nth, "\"errno\":\"ENOMEM\"");
+            fail = true;
+        }
+    }
+    return fail;
+}
+
+static void fi_ring_push(struct fi_ring *r, uint64_t wr_id, uint64_t addr, uint32_t len)
+{
+    uint32_t next;
+    if (!r->cap || (next = (r->tail + 1) % r->cap) == r->head)
+        return;
+    r->e[r->tail] = (struct fi_rent){.wr_id = wr_id, .addr = addr, .len = len};
+    r->tail = next;
+}
+
+/* Retires everything up to the request with this wr_id: a completion retires the unsignaled
+ * sends before it, and entries from before the plan was set are dropped the same way. */
+static bool fi_ring_pop(struct fi_ring *r, uint64_t wr_id, struct fi_rent *out)
+{
+    for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap) {
+        if (r->e[h].wr_id == wr_id) {
+            if (out)
+                *out = r->e[h];
+            r->head = (h + 1) % r->cap;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void fi_track_send(struct fi_qp *q, const struct ibv_send_wr *w)
+{
+    pthread_mutex_lock(&q->rlock);
+    fi_ring_push(&q->sring, w->wr_id, 0, 0);
+    pthread_mutex_unlock(&q->rlock);
+}
+
+static void fi_track_recv(struct fi_qp *q, const struct ibv_recv_wr *w)
+{
+    pthread_mutex_lock(&q->rlock);
+    fi_ring_push(&q->rring, w->wr_id, w->num_sge > 0 ? w->sg_list[0].addr : 0,
+                 w->num_sge > 0 ? w->sg_list[0].length : 0);
+    pthread_mutex_unlock(&q->rlock);
+}
+
+/* A completion for a posted request: drops it (and what it retires) from its ring. */
+static bool fi_retire(struct fi_qp *q, bool recv, uint64_t wr_id, struct fi_rent *out)
+{
+    pthread_mutex_lock(&q->rlock);
+    bool found = fi_ring_pop(recv ? &q->rring : &q->sring, wr_id, out);
+    pthread_mutex_unlock(&q->rlock);
+    return found;
+}
+
+/* Queues a completion the shim makes; false when the CQ can't take it (it would overrun). */
+static bool fi_pend_push(struct fi_cq *c, struct fi_qp *q, uint64_t wr_id, enum ibv_wc_status st,
+                         enum ibv_wc_opcode op, uint64_t after)
+{
+    bool ok = false;
+    if (!c || c->is_ex || !c->pend)
+        return false;
+    pthread_mutex_lock(&c->plock);
+    int n = atomic_load(&c->npend);
+    if (n < c->pcap) {
+        struct fi_pend *p = &c->pend[n];
+        memset(&p->wc, 0, sizeof(p->wc));
+        p->wc.wr_id = wr_id;
+        p->wc.status = st;
+        p->wc.opcode = op;
+        p->wc.qp_num = q->qpn;
+        p->q = q;
+        p->after = after;
+        atomic_store(&c->npend, n + 1);
+        ok = true;
+    }
+    pthread_mutex_unlock(&c->plock);
+    return ok;
+}
+
+/*
+ * Breaks the QP as a real error does: it is moved to the error state, and every request still
+ * outstanding completes with WR_FLUSH_ERR, as will every later one (see fi_post_*). The shim
+ * makes those flushes itself and hides the provider's completions for the QP from then on: rxe
+ * on Linux 6.1 flushes the send queue of a QP in error but leaves its receives uncompleted,
+ * which a real NIC never does, and making them all here keeps one completion per request.
+ */
+static void fi_qp_break(struct fi_qp *q)
+{
+    if (atomic_exchange(&q->faulted, 1))
+        return;
+    struct fi_cq *sc = fi_cq_find(q->qp->send_cq), *rc = fi_cq_find(q->qp->recv_cq);
+    int lost = 0;
+    pthread_mutex_lock(&q->rlock);
+    for (uint32_t h = q->sring.head; q->sring.cap && h != q->sring.tail; h = (h + 1) % q->sring.cap)
+        lost += !fi_pend_push(sc, q, q->sring.e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0);
+    for (uint32_t h = q->rring.head; q->rring.cap && h != q->rring.tail; h = (h + 1) % q->rring.cap)
+        lost += !fi_pend_push(rc, q, q->rring.e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
+    q->sring.head = q->sring.tail;
+    q->rring.head = q->rring.tail;
+    pthread_mutex_unlock(&q->rlock);
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+    int err = real.modify_qp(q->qp, &a, IBV_QP_STATE);
+    if (err)
+        fi_event("note", "\"what\":\"modify_qp to ERR failed\",\"qp\":%u,\"errno\":%d", q->qpn,
+                 err);
+    if (lost)
+        fi_event("note", "\"what\":\"%d flushes not made: extended or full CQ\",\"qp\":%u", lost,
+                 q->qpn);
+}
+
+/*
+ * Applies the completion-site rules to one successful completion of QP q: error rewrites its
+ * status and breaks the QP; corrupt flips one bit of a received payload.
+ */
+static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int *status,
+                      uint32_t *vendor_err, enum ibv_wc_opcode opcode, uint64_t wr_id,
+                      uint32_t byte_len, const struct fi_rent *e)
+{
+    struct fi_site s;
+    uint64_t nth;
+    fi_site_qp(&s, q, q->ctx, q->qpn);
+    s.cq_ord = c ? c->ord : -1;
+    s.op = fi_wc_op(opcode);
+    for (uint32_t m = lp->m_cqe; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const struct fi_rule *r = &lp->plan.rules[i];
+        if (r->kind == FI_CORRUPT && s.op != FI_OP_RECV)
+            continue;
+        if (!fi_fire(lp, i, &s, &nth))
+            continue;
+        if (r->kind == FI_ERROR) {
+            char d[96];
+            snprintf(d, sizeof(d), "\"status\":\"%s\",\"code\":%d,\"wr_id\":%llu",
+                     fi_status_name(r->status), r->status, (unsigned long long)wr_id);
+            *status = r->status;
+            *vendor_err = 0;
+            fi_event_fault(lp, i, &s, nth, d);
+            fi_qp_break(q);
+            return;
+        }
+        uint32_t span = byte_len;
+        if (!e || !e->addr || !byte_len) {
+            fi_event_fault(lp, i, &s, nth, "\"skipped\":\"receive buffer unknown or empty\"");
+            continue;
+        }
+        if (span > e->len)
+            span = e->len;
+        uint64_t bit = r->bit >= 0 ? (uint64_t)r->bit
+                                   : (uint64_t)(fi_draw(r->seed, i, nth) * (double)span * 8.0);
+        char d[96];
+        if (bit >= (uint64_t)span * 8) {
+            snprintf(d, sizeof(d), "\"skipped\":\"bit %llu beyond %u bytes\"",
+                     (unsigned long long)bit, span);
+        } else {
+            ((volatile uint8_t *)(uintptr_t)e->addr)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            snprintf(d, sizeof(d), "\"byte\":%llu,\"bit\":%u,\"wr_id\":%llu",
+                     (unsigned long long)(bit / 8), (unsigned)(bit % 8), (unsigned long long)wr_id);
+        }
+        fi_event_fault(lp, i, &s, nth, d);
+    }
+}
+
+static void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
+{
+    if (status != IBV_WC_SUCCESS) {
+        atomic_fetch_add_explicit(&q->cqe_err, 1, memory_order_relaxed);
+        return;
+    }
+    if (opcode & IBV_WC_RECV) {
+        atomic_fetch_add_explicit(&q->cqe_recv, 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&q->cqe_send, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->sig_done, 1, memory_order_relaxed);
+    }
+}
+
+/* Poll-site rules (negpoll, stall) for CQ c. Returns 1 to go on, 0 to report an empty CQ, or
+ * the negative value to return. */
+static int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
+{
+    atomic_fetch_add_explicit(&c->polls, 1, memory_order_relaxed);
+    int result = 1;
+    if (lp->m_poll) {
+        struct fi_site s = {.dev = c->c ? c->c->dev : NULL,
+                            .qpn = -1,
+                            .qp_ord = -1,
+                            .cq_ord = c->ord,
+                            .op = FI_OP_ANY,
+                            .verb = FI_VERB_NONE};
+        uint64_t nth;
+        for (uint32_t m = lp->m_poll; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            const struct fi_rule *r = &lp->plan.rules[i];
+            if (!fi_fire(lp, i, &s, &nth))
+                continue;
+            if (r->kind == FI_NEGPOLL) {
+                char d[32];
+                snprintf(d, sizeof(d), "\"ret\":%d", r->ret);
+                fi_event_fault(lp, i, &s, nth, d);
+                if (result > 0)
+                    result = r->ret;
+            } else {
+                char d[32];
+                snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
+                fi_event_fault(lp, i, &s, nth, d);
+                atomic_store(&c->stall_until_ns, fi_now_ns() + r->ms * 1000000u);
+            }
+        }
+    }
+    if (result > 0) {
+        uint64_t until = atomic_load_explicit(&c->stall_until_ns, memory_order_relaxed);
+        if (until && fi_now_ns() < until)
+            result = 0;
+    }
+    return result;
+}
+
+/* ---- datapath wrappers -------------------------------------------------------------------- */
+static int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+    struct fi_ctx *cx = fi_ctx_of(cq->context);
+    struct fi_live *lp = fi_live();
+    if (!lp || !cx)
+        return cx ? cx->poll(cq, ne, wc) : -1;
+    struct fi_cq *c = fi_cq_find(cq);
+    if (c) {
+        int pre = fi_on_poll(lp, c);
+        if (pre <= 0)
+            return pre;
+    }
+    int got = cx->poll(cq, ne, wc);
+    if (got < 0)
+        return got;
+    int kept = 0;
+    for (int k = 0; k < got; k++) {
+        struct fi_qp *q = fi_qp_find(cq->context, wc[k].qp_num);
+        if (q && atomic_load_explicit(&q->faulted, memory_order_relaxed))
+            continue; /* the shim made this request's flush when it broke the QP */
+        if (q) {
+            int status = (int)wc[k].status;
+            if (status == IBV_WC_SUCCESS) {
+                struct fi_rent e;
+                bool recv = (wc[k].opcode & IBV_WC_RECV) != 0;
+                bool have = fi_retire(q, recv, wc[k].wr_id, &e);
+                if (lp->m_cqe) {
+                    uint32_t ve = wc[k].vendor_err;
+                    fi_on_cqe(lp, q, c, &status, &ve, wc[k].opcode, wc[k].wr_id, wc[k].byte_len,
+                              have ? &e : NULL);
+                    wc[k].vendor_err = ve;
+                    wc[k].status = (enum ibv_wc_status)status;
+                }
+            }
+            fi_count_cqe(q, status, wc[k].opcode);
+        }
+        if (kept != k)
+            wc[kept] = wc[k];
+        kept++;
+    }
+    got = kept;
+    /* The shim's own completions: flushes at once, lost sends once all before them are done. */
+    if (c && atomic_load_explicit(&c->npend, memory_order_relaxed) && got < ne) {
+        pthread_mutex_lock(&c->plock);
+        int n = atomic_load(&c->npend), keep = 0;
+        for (int k = 0; k < n; k++) {
+            struct fi_pend *p = &c->pend[k];
+            if (got < ne && (!p->after || atomic_load(&p->q->sig_done) >= p->after)) {
+                wc[got] = p->wc;
+                if (p->wc.status == IBV_WC_SUCCESS && atomic_load(&p->q->faulted))
+                    wc[got].status = IBV_WC_WR_FLUSH_ERR;
+                fi_count_cqe(p->q, (int)wc[got].status, wc[got].opcode);
+                got++;
+            } else {
+                c->pend[keep++] = *p;
+            }
+        }
+        atomic_store(&c->npend, keep);
+        pthread_mutex_unlock(&c->plock);
+    }
+    if (c)
+        atomic_fetch_add_explicit(&c->cqe, (uint64_t)got, memory_order_relaxed);
+    return got;
+}
+
+static void fi_first_post(struct fi_live *lp, struct fi_qp *q, struct ibv_context *ctx,
+                          uint32_t qpn, enum fi_op op)
+{
+    if (!lp->m_first || atomic_load_explicit(&g_first_done, memory_order_relaxed))
+        return;
+    if (atomic_exchange(&g_first_done, 1))
+        return;
+    struct fi_site s;
+    uint64_t nth;
+    fi_site_qp(&s, q, ctx, qpn);
+    s.op = op;
+    for (uint32_t m = lp->m_first; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        if (fi_fire(lp, i, &s, &nth)) {
+            char d[32];
+            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)lp->plan.rules[i].ms);
+            fi_event_fault(lp, i, &s, nth, d);
+            fi_sleep_ms(lp->plan.rules[i].ms);
+        }
+    }
+}
+
+/* Queues the local success completion of a send that is dropped instead of posted. */
+static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
+{
+    bool signaled = q->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+    if (!signaled)
+        return;
+    /* It counts as posted and signaled: later sends' completions come after it. */
+    uint64_t after = atomic_fetch_add(&q->sig_posted, 1);
+    fi_pend_push(fi_cq_find(q->qp->send_cq), q, wr->wr_id, IBV_WC_SUCCESS,
+                 fi_wr_op(wr->opcode) == FI_OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, after);
+}
+
+static int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    struct fi_ctx *cx = fi_ctx_of(qp->context);
+    struct fi_live *lp = fi_live();
+    if (!lp || !cx)
+        return cx ? cx->post_send(qp, wr, bad) : EINVAL;
+    struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+    if (!q)
+        return cx->post_send(qp, wr, bad);
+    fi_first_post(lp, q, qp->context, qp->qp_num, wr ? fi_wr_op(wr->opcode) : FI_OP_ANY);
+    struct fi_cq *sc = fi_cq_find(qp->send_cq);
+    if (atomic_load_explicit(&q->faulted, memory_order_relaxed) && sc && !sc->is_ex) {
+        /* A QP in error takes the request and completes it flushed, signaled or not. (With an
+         * extended CQ the provider, which holds the QP in error, does what it does.) */
+        for (struct ibv_send_wr *w = wr; w; w = w->next) {
+            atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+            fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0);
+        }
+        return 0;
+    }
+
+    struct ibv_send_wr *head = wr, *prev = NULL;
+    for (struct ibv_send_wr *w = wr; w; w = w->next) {
+        bool drop = false;
+        struct fi_site s;
+        uint64_t nth;
+        fi_site_qp(&s, q, qp->context, qp->qp_num);
+        s.op = fi_wr_op(w->opcode);
+        for (uint32_t m = lp->m_send; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            const struct fi_rule *r = &lp->plan.rules[i];
+            if (r->kind == FI_NOMEM) {
+                struct fi_site sv = s;
+                sv.verb = FI_VERB_POST_SEND;
+                if (!fi_fire(lp, i, &sv, &nth))
+                    continue;
+                fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+                /* Post what came before, then fail here as a full send queue would. */
+                int rc = 0;
+                if (head != w) {
+                    prev->next = NULL;
+                    rc = cx->post_send(qp, head, bad);
+                    prev->next = w;
+                }
+                if (!rc)
+                    *bad = w;
+                return rc ? rc : ENOMEM;
+            }
+            if (r->kind == FI_LOSE && s.op != FI_OP_SEND && s.op != FI_OP_WRITE)
+                continue;
+            if (!fi_fire(lp, i, &s, &nth))
+                continue;
+            if (r->kind == FI_DELAY) {
+                char d[32];
+                snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
+                fi_event_fault(lp, i, &s, nth, d);
+                fi_sleep_ms(r->ms);
+            } else if (r->kind == FI_LOSE && !drop) {
+                char d[48];
+                snprintf(d, sizeof(d), "\"wr_id\":%llu", (unsigned long long)w->wr_id);
+                fi_event_fault(lp, i, &s, nth, d);
+                drop = true;
+            }
+        }
+        atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+        if (drop) {
+            /* Post the run before this one, then skip it; the caller's list is restored. */
+            if (head != w) {
+                prev->next = NULL;
+                int rc = cx->post_send(qp, head, bad);
+                prev->next = w;
+                if (rc)
+                    return rc;
+            }
+            fi_lose(q, w);
+            head = w->next;
+        } else {
+            fi_track_send(q, w);
+            if (q->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED))
+                atomic_fetch_add_explicit(&q->sig_posted, 1, memory_order_relaxed);
+        }
+        prev = w;
+    }
+    return head ? cx->post_send(qp, head, bad) : 0;
+}
+
+static int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    struct fi_ctx *cx = fi_ctx_of(qp->context);
+    struct fi_live *lp = fi_live();
+    if (!lp || !cx)
+        return cx ? cx->post_recv(qp, wr, bad) : EINVAL;
+    struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+    if (!q)
+        return cx->post_recv(qp, wr, bad);
+    fi_first_post(lp, q, qp->context, qp->qp_num, FI_OP_RECV);
+    struct fi_cq *rcq = fi_cq_find(qp->recv_cq);
+    if (atomic_load_explicit(&q->faulted, memory_order_relaxed) && rcq && !rcq->is_ex) {
+        for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+            atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
+            fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
+        }
+        return 0;
+    }
+    for (struct ibv_recv_wr *w = wr; w && lp->m_recv; w = w->next) {
+        struct fi_site s;
+        uint64_t nth;
+        fi_site_qp(&s, q, qp->context, qp->qp_num);
+        s.op = FI_OP_RECV;
+        for (uint32_t m = lp->m_recv; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            const struct fi_rule *r = &lp->plan.rules[i];
+            struct fi_site sv = s;
+            if (r->kind == FI_NOMEM)
+                sv.verb = FI_VERB_POST_RECV;
+            if (!fi_fire(lp, i, &sv, &nth))
+                continue;
+            if (r->kind == FI_NOMEM) {
+                fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+                /* Everything before w is posted; w and after are not, as bad_wr says. */
+                int rc = 0;
+                if (w != wr) {
+                    struct ibv_recv_wr *p = wr;
+                    while (p->next != w)
+                        p = p->next;
+                    p->next = NULL;
+                    for (struct ibv_recv_wr *x = wr; x != w; x = x->next) {
+                        atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
+                        fi_track_recv(q, x);
+                    }
+                    rc = cx->post_recv(qp, wr, bad);
+                    p->next = w;
+                }
+                if (!rc)
+                    *bad = w;
+                return rc ? rc : ENOMEM;
+            }
+            char d[32];
+            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
+            fi_event_fault(lp, i, &sv, nth, d);
+            fi_sleep_ms(r->ms);
+        }
+    }
+    /* Tracked before posting: the completion may be polled by another thread at once. */
+    for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+        atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
+        fi_track_recv(q, w);
+    }
+    return cx->post_recv(qp, wr, bad);
+}
+
+static int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    /* Counted nowhere and never faulted yet: completions name the QP, not the SRQ entry. */
+    struct fi_ctx *cx = fi_ctx_of(srq->context);
+    return cx ? cx->post_srq_recv(srq, wr, bad) : EINVAL;
+}
+
+/* ---- extended CQs and QPs ----------------------------------------------------------------- */
+static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
+{
+    struct fi_live *lp = fi_live();
+    /* Without IBV_WC_EX_WITH_QP_NUM the completion can't be tied to a QP: counted, not faulted. */
+    if (rc || !lp || !cq->read_qp_num) {
+        if (!rc && lp)
+            atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
+        return rc;
+    }
+    struct fi_qp *q = fi_qp_find(cq->context, cq->read_qp_num(cq));
+    if (!q)
+        return rc;
+    int status = (int)cq->status;
+    enum ibv_wc_opcode op = status == IBV_WC_SUCCESS ? cq->read_opcode(cq) : IBV_WC_SEND;
+    /* An extended CQ's entry can't be hidden or added to, so after a break the provider's own
+     * completions are shown, successes turned into flushes. */
+    if (status == IBV_WC_SUCCESS && atomic_load(&q->faulted)) {
+        status = IBV_WC_WR_FLUSH_ERR;
+    } else if (status == IBV_WC_SUCCESS) {
+        struct fi_rent e;
+        bool have = fi_retire(q, (op & IBV_WC_RECV) != 0, cq->wr_id, &e);
+        uint32_t ve = 0;
+        if (lp->m_cqe)
+            fi_on_cqe(lp, q, c, &status, &ve, op, cq->wr_id,
+                      cq->read_byte_len ? cq->read_byte_len(cq) : 0, have ? &e : NULL);
+    }
+    fi_count_cqe(q, status, op);
+    cq->status = (enum ibv_wc_status)status;
+    atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
+    return rc;
+}
+
+static int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+    struct fi_cq *c = fi_cq_find(ibv_cq_ex_to_cq(cq));
+    struct fi_live *lp = fi_live();
+    if (!c)
+        return ENOENT; /* unreachable: the CQ was registered before its pointers were patched */
+    if (lp) {
+        /* An extended poll has no negative return; negpoll applies to ibv_poll_cq only. */
+        int pre = fi_on_poll(lp, c);
+        if (pre == 0)
+            return ENOENT;
+    }
+    return fi_cqx_after(c, cq, c->start_poll(cq, attr));
+}
+
+static int fi_cqx_next(struct ibv_cq_ex *cq)
+{
+    struct fi_cq *c = fi_cq_find(ibv_cq_ex_to_cq(cq));
+    if (!c)
+        return ENOENT;
+    return fi_cqx_after(c, cq, c->next_poll(cq));
+}
+
+static struct fi_qp *fi_qpx(struct ibv_qp_ex *qx)
+{
+    return fi_qp_find(qx->qp_base.context, qx->qp_base.qp_num);
+}
+
+static void fi_qpx_start(struct ibv_qp_ex *qx)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    struct fi_live *lp = fi_live();
+    if (q && lp)
+        fi_first_post(lp, q, qx->qp_base.context, qx->qp_base.qp_num, FI_OP_SEND);
+    if (q)
+        q->wr_start(qx);
+}
+
+static void fi_qpx_send(struct ibv_qp_ex *qx)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    if (q && fi_live())
+        atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+    if (q)
+        q->wr_send(qx);
+}
+
+static void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    if (q && fi_live())
+        atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+    if (q)
+        q->wr_rdma_write(qx, rkey, addr);
+}
+
+static int fi_qpx_complete(struct ibv_qp_ex *qx)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    if (!q)
+        return EINVAL;
+    struct fi_live *lp = fi_live();
+    if (lp && lp->m_send) {
+        struct fi_site s;
+        uint64_t nth;
+        fi_site_qp(&s, q, qx->qp_base.context, qx->qp_base.qp_num);
+        s.verb = FI_VERB_POST_SEND;
+        for (uint32_t m = lp->m_send; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            if (lp->plan.rules[i].kind == FI_NOMEM && fi_fire(lp, i, &s, &nth)) {
+                fi_event_fault(lp, i, &s, nth, "\"errno\":\"ENOMEM\"");
+                q->wr_abort(qx);
+                return ENOMEM;
+            }
+        }
+    }
+    return q->wr_complete(qx);
+}
+
+/* ---- object tables ------------------------------------------------------------------------ */
+static void fi_qp_summary(struct fi_qp *q)
+{
+    fi_event("qp",
+             "\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"type\":%d,\"posts_send\":%llu,"
+             "\"posts_recv\":%llu,\"cqe_send\":%llu,\"cqe_recv\":%llu,\"cqe_err\":%llu,"
+             "\"faulted\":%d",
+             q->c ? q->c->dev : "?", q->qpn, q->ord, (int)q->qp->qp_type,
+             (unsigned long long)atomic_load(&q->posts_send),
+             (unsigned long long)atomic_load(&q->posts_recv),
+             (unsigned long long)atomic_load(&q->cqe_send),
+             (unsigned long long)atomic_load(&q->cqe_recv),
+             (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted));
+}
+
+static void fi_cq_summary(struct fi_cq *c)
+{
+    fi_event("cq", "\"dev\":\"%s\",\"cq_ord\":%d,\"polls\":%llu,\"cqe\":%llu",
+             c->c ? c->c->dev : "?", c->ord, (unsigned long long)atomic_load(&c->polls),
+             (unsigned long long)atomic_load(&c->cqe));
+}
+
+static void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, bool srq,
+                      int sq_sig_all, struct ibv_qp_ex *qx)
+{
+    struct fi_ctx *cx = fi_ctx_of(qp->context);
+    int ord = atomic_fetch_add(&g_qp_ord, 1);
+    pthread_mutex_lock(&g_lock);
+    uint32_t h = fi_hash((uintptr_t)qp->context, qp->qp_num);
+    struct fi_qp *q = NULL;
+    for (uint32_t i = 0; i < FI_MAX_QPS && !q; i++) {
+        struct fi_qp *t = &g_qp[(h + i) & (FI_MAX_QPS - 1)];
+        if (atomic_load(&t->state) != SLOT_LIVE)
+            q = t;
+    }
+    if (!q) {
+        pthread_mutex_unlock(&g_lock);
+        fi_event("note", "\"what\":\"QP table full: qp %u is not watched\"", qp->qp_num);
+        return;
+    }
+    free(q->sring.e);
+    free(q->rring.e);
+    memset((char *)q + sizeof(q->state), 0, sizeof(*q) - sizeof(q->state));
+    q->ctx = qp->context;
+    q->qpn = qp->qp_num;
+    q->qp = qp;
+    q->c = cx;
+    q->ord = ord;
+    q->sq_sig_all = sq_sig_all;
+    pthread_mutex_init(&q->rlock, NULL);
+    /* Allocated here, at creation, so the datapath never allocates. */
+    q->sring.e = calloc(max_send + 1, sizeof(struct fi_rent));
+    q->sring.cap = q->sring.e ? max_send + 1 : 0;
+    if (!srq && max_recv) {
+        q->rring.e = calloc(max_recv + 1, sizeof(struct fi_rent));
+        q->rring.cap = q->rring.e ? max_recv + 1 : 0;
+    }
+    if (qx) {
+        q->wr_start = qx->wr_start;
+        q->wr_complete = qx->wr_complete;
+        q->wr_abort = qx->wr_abort;
+        q->wr_send = qx->wr_send;
+        q->wr_rdma_write = qx->wr_rdma_write;
+    }
+    atomic_store_explicit(&q->state, SLOT_LIVE, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+    if (qx) {
+        if (qx->wr_start)
+            qx->wr_start = fi_qpx_start;
+        if (qx->wr_complete)
+            qx->wr_complete = fi_qpx_complete;
+        if (qx->wr_send)
+            qx->wr_send = fi_qpx_send;
+        if (qx->wr_rdma_write)
+            qx->wr_rdma_write = fi_qpx_write;
+    }
+}
+
+static void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx)
+{
+    int ord = atomic_fetch_add(&g_cq_ord, 1);
+    pthread_mutex_lock(&g_lock);
+    uint32_t h = fi_hash((uintptr_t)cq, 0);
+    struct fi_cq *c = NULL;
+    for (uint32_t i = 0; i < FI_MAX_CQS && !c; i++) {
+        struct fi_cq *t = &g_cq[(h + i) & (FI_MAX_CQS - 1)];
+        if (atomic_load(&t->state) != SLOT_LIVE)
+            c = t;
+    }
+    if (!c) {
+        pthread_mutex_unlock(&g_lock);
+        fi_event("note", "\"what\":\"CQ table full: cq %d is not watched\"", ord);
+        return;
+    }
+    free(c->pend);
+    memset((char *)c + sizeof(c->state), 0, sizeof(*c) - sizeof(c->state));
+    c->pcap = (cq->cqe > 0 ? cq->cqe : 0) + FI_PEND_MIN;
+    c->pend = calloc((size_t)c->pcap, sizeof(*c->pend));
+    if (!c->pend)
+        c->pcap = 0;
+    c->is_ex = cqx != NULL;
+    c->cq = cq;
+    c->c = fi_ctx_of(cq->context);
+    c->ord = ord;
+    pthread_mutex_init(&c->plock, NULL);
+    if (cqx) {
+        c->start_poll = cqx->start_poll;
+        c->next_poll = cqx->next_poll;
+    }
+    atomic_store_explicit(&c->state, SLOT_LIVE, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+    if (cqx && cqx->start_poll) {
+        cqx->start_poll = fi_cqx_start;
+        cqx->next_poll = fi_cqx_next;
+    }
+}
+
+/* ---- exported wrappers: devices and contexts ---------------------------------------------- */
+static struct ibv_cq_ex *fi_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+    struct fi_ctx *cx = fi_ctx_of(ctx);
+    if (!cx || !cx->create_cq_ex) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct ibv_cq_ex *cqx = cx->create_cq_ex(ctx, a);
+    if (cqx)
+        fi_cq_add(ibv_cq_ex_to_cq(cqx), cqx);
+    return cqx;
+}
+
+static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+    struct fi_ctx *cx = fi_ctx_of(ctx);
+    if (!cx || !cx->create_qp_ex) {
+        errno = EOPNOTSUPP;
+        return NULL;
+    }
+    if (fi_verb_fails(FI_VERB_CREATE_QP, ctx)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct ibv_qp *qp = cx->create_qp_ex(ctx, a);
+    if (qp) {
+        bool ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
+        fi_qp_add(qp, a->cap.max_send_wr, a->cap.max_recv_wr, a->srq != NULL, a->sq_sig_all,
+                  ex ? ibv_qp_to_qp_ex(qp) : NULL);
+    }
+    return qp;
+}
+
+FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
+{
+    struct ibv_context *ctx = real.open_device(dev);
+    if (!ctx)
+        return NULL;
+    fi_read_rank();
+    pthread_mutex_lock(&g_lock);
+    int n = atomic_load(&g_nctx), slot = -1;
+    for (int i = 0; i < n && slot < 0; i++)
+        if (!atomic_load(&g_ctx[i].ctx))
+            slot = i;
+    if (slot < 0 && n < FI_MAX_CTX)
+        slot = n;
+    if (slot < 0) {
+        pthread_mutex_unlock(&g_lock);
+        fi_event("note", "\"what\":\"context table full: %s is not watched\"", dev->name);
+        return ctx;
+    }
+    struct fi_ctx *cx = &g_ctx[slot];
+    snprintf(cx->dev, sizeof(cx->dev), "%s", dev->name);
+    cx->poll = ctx->ops.poll_cq;
+    cx->post_send = ctx->ops.post_send;
+    cx->post_recv = ctx->ops.post_recv;
+    cx->post_srq_recv = ctx->ops.post_srq_recv;
+    struct verbs_context *vctx = verbs_get_ctx(ctx);
+    cx->create_cq_ex = vctx ? vctx->create_cq_ex : NULL;
+    cx->create_qp_ex = vctx ? vctx->create_qp_ex : NULL;
+    atomic_store_explicit(&cx->ctx, ctx, memory_order_release);
+    if (slot == n)
+        atomic_store_explicit(&g_nctx, n + 1, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+    /* Patched only once the originals are where the wrappers look for them. */
+    ctx->ops.poll_cq = fi_poll_cq;
+    ctx->ops.post_send = fi_post_send;
+    ctx->ops.post_recv = fi_post_recv;
+    if (ctx->ops.post_srq_recv)
+        ctx->ops.post_srq_recv = fi_post_srq_recv;
+    if (vctx && vctx->create_cq_ex)
+        vctx->create_cq_ex = fi_create_cq_ex;
+    if (vctx && vctx->create_qp_ex)
+        vctx->create_qp_ex = fi_create_qp_ex;
+    return ctx;
+}
+
+FI_EXPORT int ibv_close_device(struct ibv_context *ctx)
+{
+    struct fi_ctx *cx = fi_ctx_of(ctx);
+    int rc = real.close_device(ctx);
+    if (!rc && cx)
+        atomic_store(&cx->ctx, NULL);
+    return rc;
+}
+
+static struct ibv_device **g_mine[64]; /* permuted lists handed out, for ibv_free_device_list */
+
+/* Lists handed out by the swap_rails fault: the real list is kept one slot before ours. */
+FI_EXPORT struct ibv_device **ibv_get_device_list(int *num)
+{
+    int n = 0;
+    struct ibv_device **list = real.get_device_list(&n);
+    struct fi_live *lp = fi_live();
+    if (num)
+        *num = n;
+    fi_read_rank();
+    if (!list || !lp || !lp->m_swap)
+        return list;
+    struct fi_site s = {.dev = NULL, .qpn = -1, .qp_ord = -1, .cq_ord = -1};
+    uint64_t nth;
+    for (uint32_t m = lp->m_swap; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const struct fi_rule *r = &lp->plan.rules[i];
+        int np = r->nperm ? r->nperm : n < FI_MAX_DEVS ? n : FI_MAX_DEVS;
+        if (np > n || np < 2) {
+            fi_event("note", "\"what\":\"swap_rails needs %d devices, %d present\",\"rule\":%d", np,
+                     n, i);
+            continue;
+        }
+        if (!fi_fire(lp, i, &s, &nth))
+            continue;
+        struct ibv_device **mine = calloc((size_t)n + 2, sizeof(*mine));
+        if (!mine)
+            return list;
+        mine[0] = (struct ibv_device *)(void *)list;
+        char names[FI_MAX_DEVS][IBV_SYSFS_NAME_MAX];
+        for (int k = 0; k < np; k++)
+            memcpy(names[k], list[k]->name, sizeof(names[k]));
+        /*
+         * Position k now holds the device that was at perm[k], under position k's old name: a
+         * program that opens "rxe0" gets rxe1's hardware. The names live in libibverbs' device
+         * structures, which it keeps for the life of the process, so they are renamed once.
+         */
+        static struct ibv_device *renamed[FI_MAX_DEVS * 4];
+        static int nrenamed;
+        char map[256];
+        size_t o = 0;
+        map[0] = '\0';
+        for (int k = 0; k < np; k++) {
+            int from = r->nperm ? r->perm[k] : np - 1 - k;
+            mine[1 + k] = list[from];
+            o += (size_t)snprintf(map + o, o < sizeof(map) ? sizeof(map) - o : 0, "%s%s=%s",
+                                  k ? "," : "", names[k], names[from]);
+        }
+        for (int k = np; k < n; k++)
+            mine[1 + k] = list[k];
+        pthread_mutex_lock(&g_lock);
+        for (size_t k = 0; k < sizeof(g_mine) / sizeof(g_mine[0]); k++) {
+            if (!g_mine[k]) {
+                g_mine[k] = mine;
+                break;
+            }
+        }
+        bool done = false;
+        for (int k = 0; k < nrenamed; k++)
+            done = done || renamed[k] == mine[1];
+        if (!done) {
+            for (int k = 0; k < np; k++) {
+                memcpy(mine[1 + k]->name, names[k], sizeof(mine[1 + k]->name));
+                if (nrenamed < (int)(sizeof(renamed) / sizeof(renamed[0])))
+                    renamed[nrenamed++] = mine[1 + k];
+            }
+        }
+        pthread_mutex_unlock(&g_lock);
+        char d[300];
+        snprintf(d, sizeof(d), "\"map\":\"%s\"", map);
+        fi_event_fault(lp, i, &s, nth, d);
+        return mine + 1;
+    }
+    return list;
+}
+
+FI_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+    /* Ours are recognised by address: freed lists of ours are few, so a scan is enough. */
+    if (list) {
+        struct ibv_device **base = list - 1;
+        pthread_mutex_lock(&g_lock);
+        for (size_t i = 0; i < sizeof(g_mine) / sizeof(g_mine[0]); i++) {
+            if (g_mine[i] == base) {
+                g_mine[i] = NULL;
+                pthread_mutex_unlock(&g_lock);
+                real.free_device_list((struct ibv_device **)(void *)base[0]);
+                free(base);
+                return;
+            }
+        }
+        pthread_mutex_unlock(&g_lock);
+    }
+    real.free_device_list(list);
+}
+
+/* ---- exported wrappers: resources --------------------------------------------------------- */
+FI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+    if (fi_verb_fails(FI_VERB_ALLOC_PD, ctx)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real.alloc_pd(ctx);
+}
+
+FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real.reg_mr(pd, addr, length, access);
+}
+
+FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+                                         uint64_t iova, int access)
+{
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real.reg_mr_iova(pd, addr, length, iova, access);
+}
+
+FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+                                          uint64_t iova, unsigned int access)
+{
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real.reg_mr_iova2(pd, addr, length, iova, access);
+}
+
+FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+                                           uint64_t iova, int fd, int access)
+{
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real.reg_dmabuf_mr(pd, offset, length, iova, fd, access);
+}
+
+FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+                                       struct ibv_comp_channel *channel, int comp_vector)
+{
+    if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct ibv_cq *cq = real.create_cq(ctx, cqe, cq_context, channel, comp_vector);
+    if (cq)
+        fi_cq_add(cq, NULL);
+    return cq;
+}
+
+FI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+    struct fi_cq *c = fi_cq_find(cq);
+    int rc = real.destroy_cq(cq);
+    if (!rc && c) {
+        if (fi_live())
+            fi_cq_summary(c);
+        atomic_store(&c->state, SLOT_DEAD);
+    }
+    return rc;
+}
+
+FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+    if (fi_verb_fails(FI_VERB_CREATE_QP, pd ? pd->context : NULL)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct ibv_qp *qp = real.create_qp(pd, attr);
+    if (qp)
+        fi_qp_add(qp, attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->srq != NULL,
+                  attr->sq_sig_all, NULL);
+    return qp;
+}
+
+FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+    struct fi_qp *q = qp ? fi_qp_find(qp->context, qp->qp_num) : NULL;
+    if (q && fi_live())
+        fi_qp_summary(q);
+    int rc = real.destroy_qp(qp);
+    if (!rc && q) {
+        /* Its made-up completions go with it: the slot may serve another QP next. */
+        struct fi_cq *cs[2] = {fi_cq_find(qp->send_cq), fi_cq_find(qp->recv_cq)};
+        for (int k = 0; k < 2; k++) {
+            if (!cs[k] || (k == 1 && cs[1] == cs[0]))
+                continue;
+            pthread_mutex_lock(&cs[k]->plock);
+            int n = atomic_load(&cs[k]->npend), keep = 0;
+            for (int i = 0; i < n; i++)
+                if (cs[k]->pend[i].q != q)
+                    cs[k]->pend[keep++] = cs[k]->pend[i];
+            atomic_store(&cs[k]->npend, keep);
+            pthread_mutex_unlock(&cs[k]->plock);
+        }
+        atomic_store(&q->state, SLOT_DEAD);
+    }
+    return rc;
+}
+
+/* ---- dlopen: cover programs that look verbs up on their own handle ------------------------ */
+static bool fi_is_verbs_lib(const char *file)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    return strncmp(base, "libibverbs.so", 13) == 0;
+}
+
+FI_EXPORT void *dlopen(const char *file, int flags)
+{
+    void *h = real.dlopen(file, flags);
+    if (h && file && g_self_path[0] && fi_is_verbs_lib(file)) {
+        /* The shim's handle: dlsym on it searches the shim, then its dependency libibverbs. */
+        void *self = real.dlopen(g_self_path, RTLD_NOW | RTLD_NOLOAD);
+        if (self)
+            return self; /* libibverbs stays loaded: the shim depends on it */
+    }
+    return h;
+}
+
+/* ---- plan management, control table, load and exit ---------------------------------------- */
+static struct fi_live *fi_live_new(const char *text, const char *origin, char *err, size_t errlen)
+{
+    struct fi_live *lp = calloc(1, sizeof(*lp));
+    if (!lp) {
+        snprintf(err, errlen, "%s: no memory for the plan", origin);
+        return NULL;
+    }
+    if (fi_plan_parse(text, origin, &lp->plan, err, errlen) != 0) {
+        free(lp);
+        return NULL;
+    }
+    for (int i = 0; i < lp->plan.nrules; i++) {
+        const struct fi_rule *r = &lp->plan.rules[i];
+        uint32_t bit = 1u << i;
+        switch (r->kind) {
+        case FI_NEGPOLL:
+        case FI_STALL:
+            lp->m_poll |= bit;
+            break;
+        case FI_ERROR:
+        case FI_CORRUPT:
+            lp->m_cqe |= bit;
+            break;
+        case FI_LOSE:
+            lp->m_send |= bit;
+            break;
+        case FI_DELAY:
+            if (r->op == FI_OP_RECV || r->op == FI_OP_ANY)
+                lp->m_recv |= bit;
+            if (r->op != FI_OP_RECV)
+                lp->m_send |= bit;
+            break;
+        case FI_DELAY_FIRST:
+            lp->m_first |= bit;
+            break;
+        case FI_NOMEM:
+            if (r->verb == FI_VERB_POST_SEND)
+                lp->m_send |= bit;
+            else if (r->verb == FI_VERB_POST_RECV)
+                lp->m_recv |= bit;
+            else
+                lp->m_verb |= bit;
+            break;
+        case FI_SWAP_RAILS:
+            lp->m_swap |= bit;
+            break;
+        case FI_COUNT:
+        case FI_KIND_MAX:
+            break;
+        }
+    }
+    return lp;
+}
+
+static void fi_summary(void)
+{
+    struct fi_live *lp = fi_live();
+    if (!lp)
+        return;
+    for (int i = 0; i < FI_MAX_QPS; i++)
+        if (atomic_load(&g_qp[i].state) == SLOT_LIVE)
+            fi_qp_summary(&g_qp[i]);
+    for (int i = 0; i < FI_MAX_CQS; i++)
+        if (atomic_load(&g_cq[i].state) == SLOT_LIVE)
+            fi_cq_summary(&g_cq[i]);
+    for (int i = 0; i < lp->plan.nrules; i++)
+        fi_event("rule", "\"rule\":%d,\"line\":%d,\"fault\":\"%s\",\"matched\":%llu,\"fired\":%llu",
+                 i, lp->plan.rules[i].line, fi_kind_name(lp->plan.rules[i].kind),
+                 (unsigned long long)atomic_load(&lp->matched[i]),
+                 (unsigned long long)atomic_load(&lp->fired[i]));
+}
+
+static int ctl_set_plan(const char *text, char *err, size_t errlen)
+{
+    struct fi_live *lp = NULL;
+    if (text && *text) {
+        lp = fi_live_new(text, "set_plan", err, errlen);
+        if (!lp)
+            return -1;
+    }
+    /* The old plan is never freed: a datapath call may still be reading it. */
+    atomic_store_explicit(&g_live, lp, memory_order_release);
+    atomic_store(&g_first_done, 0);
+    return 0;
+}
+
+static uint64_t ctl_matched(int rule)
+{
+    struct fi_live *lp = fi_live();
+    return lp && rule >= 0 && rule < lp->plan.nrules ? atomic_load(&lp->matched[rule]) : 0;
+}
+
+static uint64_t ctl_fired(int rule)
+{
+    struct fi_live *lp = fi_live();
+    return lp && rule >= 0 && rule < lp->plan.nrules ? atomic_load(&lp->fired[rule]) : 0;
+}
+
+FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
+    .version = RG_FI_CONTROL_VERSION,
+    .size = sizeof(struct rg_fi_control_v1),
+    .set_plan = ctl_set_plan,
+    .matched = ctl_matched,
+    .fired = ctl_fired,
+    .summary = fi_summary,
+};
+
+/* A forked child is a new rank with its own counters, objects and log name. */
+static void fi_atfork_child(void)
+{
+    char err[256];
+    struct fi_live *lp = fi_live();
+    fi_read_rank();
+    if (fi_event_open(err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard-fi: %s\n", err);
+    if (lp) {
+        for (int i = 0; i < FI_MAX_RULES; i++) {
+            atomic_store(&lp->matched[i], 0);
+            atomic_store(&lp->fired[i], 0);
+        }
+    }
+    atomic_store(&g_first_done, 0);
+    g_t0_ns = fi_now_ns();
+}
+
+static void fi_fatal(const char *msg)
+{
+    fprintf(stderr, "railguard-fi: %s\n", msg);
+    _exit(2);
+}
+
+static char *fi_read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "RG_FI_PLAN_FILE: cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(FI_PLAN_FILE_MAX + 1);
+    size_t n = buf ? fread(buf, 1, FI_PLAN_FILE_MAX + 1, f) : 0;
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (!buf || bad || n > FI_PLAN_FILE_MAX) {
+        snprintf(err, errlen, "RG_FI_PLAN_FILE: '%s': %s", path,
+                 !buf  ? "no memory"
+                 : bad ? "read error"
+                       : "larger than 64 KiB");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+__attribute__((constructor)) static void fi_load(void)
+{
+    char err[512];
+    Dl_info self;
+
+    g_t0_ns = fi_now_ns();
+    fi_read_rank();
+#define RESOLVE(field, name)                                                                       \
+    do {                                                                                           \
+        *(void **)(&real.field) = dlsym(RTLD_NEXT, name);                                          \
+        if (!real.field)                                                                           \
+            fi_fatal("cannot find the real " name " (is libibverbs installed?)");                  \
+    } while (0)
+    RESOLVE(get_device_list, "ibv_get_device_list");
+    RESOLVE(free_device_list, "ibv_free_device_list");
+    RESOLVE(open_device, "ibv_open_device");
+    RESOLVE(close_device, "ibv_close_device");
+    RESOLVE(alloc_pd, "ibv_alloc_pd");
+    RESOLVE(reg_mr, "ibv_reg_mr");
+    RESOLVE(reg_mr_iova, "ibv_reg_mr_iova");
+    RESOLVE(reg_mr_iova2, "ibv_reg_mr_iova2");
+    RESOLVE(reg_dmabuf_mr, "ibv_reg_dmabuf_mr");
+    RESOLVE(create_cq, "ibv_create_cq");
+    RESOLVE(destroy_cq, "ibv_destroy_cq");
+    RESOLVE(create_qp, "ibv_create_qp");
+    RESOLVE(destroy_qp, "ibv_destroy_qp");
+    RESOLVE(modify_qp, "ibv_modify_qp");
+    RESOLVE(dlopen, "dlopen");
+#undef RESOLVE
+    if (dladdr((void *)&fi_load, &self) && self.dli_fname)
+        snprintf(g_self_path, sizeof(g_self_path), "%s", self.dli_fname);
+
+    if (fi_event_open(err, sizeof(err)) != 0)
+        fi_fatal(err);
+    const char *text = getenv("RG_FI_PLAN");
+    const char *file = getenv("RG_FI_PLAN_FILE");
+    if (text && file)
+        fi_fatal("RG_FI_PLAN and RG_FI_PLAN_FILE are both set: use one");
+    if (file) {
+        char *buf = fi_read_file(file, err, sizeof(err));
+        if (!buf)
+            fi_fatal(err);
+        struct fi_live *lp = fi_live_new(buf, file, err, sizeof(err));
+        free(buf);
+        if (!lp)
+            fi_fatal(err);
+        atomic_store(&g_live, lp);
+    } else if (text) {
+        struct fi_live *lp = fi_live_new(text, "RG_FI_PLAN", err, sizeof(err));
+        if (!lp)
+            fi_fatal(err);
+        atomic_store(&g_live, lp);
+    }
+    pthread_atfork(NULL, NULL, fi_atfork_child);
+    if (fi_live())
+        fi_event("load", "\"rules\":%d", fi_live()->plan.nrules);
+}
+
+__attribute__((destructor)) static void fi_unload(void)
+{
+    fi_summary();
+}

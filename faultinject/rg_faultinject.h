@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_faultinject.h - the fault-injection shim's one public header: its control table for
+ * in-process tests. The shim itself is used by LD_PRELOAD and configured by RG_FI_PLAN (or
+ * RG_FI_PLAN_FILE); see docs/faultinject.md for the grammar, every fault and its semantics.
+ *
+ * A program never links against the shim. It asks for the control table at run time, so the
+ * same binary runs with and without the shim preloaded:
+ *
+ *     const struct rg_fi_control_v1 *fi = rg_fi_control();
+ *     if (fi && fi->set_plan("error status=WR_FLUSH_ERR op=recv nth=3", err, sizeof(err)) != 0)
+ *         ...
+ */
+#ifndef RG_FAULTINJECT_H
+#define RG_FAULTINJECT_H
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RG_FI_CONTROL_SYMBOL "rg_fi_control_v1"
+#define RG_FI_CONTROL_VERSION 1
+
+struct rg_fi_control_v1 {
+    uint32_t version; /* RG_FI_CONTROL_VERSION */
+    uint32_t size;    /* sizeof(struct rg_fi_control_v1) as the shim was built */
+    /*
+     * Replaces the plan (NULL or "" removes it: pass-through). Rule counters start from zero.
+     * Returns 0, or -1 with one line naming the bad token in err; the old plan then stays.
+     */
+    int (*set_plan)(const char *plan, char *err, size_t errlen);
+    /* How many events rule `rule` of the current plan matched and how many times it fired. */
+    uint64_t (*matched)(int rule);
+    uint64_t (*fired)(int rule);
+    /* Writes the summary events (per QP, per CQ, per rule) now, as at exit. */
+    void (*summary)(void);
+};
+
+/* The shim's control table, or NULL when the shim is not loaded. */
+static inline const struct rg_fi_control_v1 *rg_fi_control(void)
+{
+    const struct rg_fi_control_v1 *c =
+        (const struct rg_fi_control_v1 *)dlsym(RTLD_DEFAULT, RG_FI_CONTROL_SYMBOL);
+    return c && c->version == RG_FI_CONTROL_VERSION ? c : NULL;
+}
+
+#endif

@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg-fi-probe - a small verbs program for the shim's integration tests. One process, two QPs on
+ * one device connected to each other (rxe loops them back): QP #0 sends, QP #1 receives, each
+ * with its own CQ (#0, #1), so a plan can aim at either side by ordinal. Every message carries a
+ * pattern derived from its index and is checked at the receiver, so a flipped bit shows.
+ *
+ * It reports what it saw as one line of key=value counts, which the tests assert on. It is
+ * deliberately naive where a transport would be careful: it is the program under test.
+ *
+ * Built twice: linked against libibverbs, and (FI_PROBE_DLOPEN) resolving every exported verb
+ * with dlsym on its own dlopen handle, as NCCL and JACCL do.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef FI_PROBE_DLOPEN
+#include <dlfcn.h>
+#define V(name) v_##name
+static struct ibv_device **(*v_ibv_get_device_list)(int *);
+static void (*v_ibv_free_device_list)(struct ibv_device **);
+static const char *(*v_ibv_get_device_name)(struct ibv_device *);
+static struct ibv_context *(*v_ibv_open_device)(struct ibv_device *);
+static int (*v_ibv_close_device)(struct ibv_context *);
+static struct ibv_pd *(*v_ibv_alloc_pd)(struct ibv_context *);
+static int (*v_ibv_dealloc_pd)(struct ibv_pd *);
+static struct ibv_mr *(*v_ibv_reg_mr)(struct ibv_pd *, void *, size_t, int);
+static int (*v_ibv_dereg_mr)(struct ibv_mr *);
+static struct ibv_cq *(*v_ibv_create_cq)(struct ibv_context *, int, void *,
+                                         struct ibv_comp_channel *, int);
+static int (*v_ibv_destroy_cq)(struct ibv_cq *);
+static struct ibv_qp *(*v_ibv_create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
+static int (*v_ibv_destroy_qp)(struct ibv_qp *);
+static int (*v_ibv_modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+static int (*v_ibv_query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
+static const char *(*v_ibv_wc_status_str)(enum ibv_wc_status);
+
+static int load_verbs(void)
+{
+    void *h = dlopen("libibverbs.so.1", RTLD_NOW);
+    if (!h) {
+        fprintf(stderr, "probe: dlopen libibverbs.so.1: %s\n", dlerror());
+        return -1;
+    }
+#define SYM(name)                                                                                  \
+    do {                                                                                           \
+        *(void **)(&v_##name) = dlsym(h, #name);                                                   \
+        if (!v_##name) {                                                                           \
+            fprintf(stderr, "probe: dlsym %s: %s\n", #name, dlerror());                            \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+    SYM(ibv_get_device_list);
+    SYM(ibv_free_device_list);
+    SYM(ibv_get_device_name);
+    SYM(ibv_open_device);
+    SYM(ibv_close_device);
+    SYM(ibv_alloc_pd);
+    SYM(ibv_dealloc_pd);
+    SYM(ibv_reg_mr);
+    SYM(ibv_dereg_mr);
+    SYM(ibv_create_cq);
+    SYM(ibv_destroy_cq);
+    SYM(ibv_create_qp);
+    SYM(ibv_destroy_qp);
+    SYM(ibv_modify_qp);
+    SYM(ibv_query_gid);
+    SYM(ibv_wc_status_str);
+#undef SYM
+    return 0;
+}
+#else
+#define V(name) name
+static int load_verbs(void)
+{
+    return 0;
+}
+#endif
+
+struct opts {
+    const char *dev;
+    enum ibv_qp_type type;
+    int msgs;
+    size_t size;
+    double timeout_s;
+    bool cq_ex;
+    bool list;
+};
+
+struct tally {
+    int send_ok, send_err, recv_ok, recv_err, corrupt, post_send_err, post_recv_err, poll_neg;
+    int timeouts;
+    char first_err[64];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint8_t pattern(int msg, size_t i)
+{
+    return (uint8_t)((size_t)msg * 131u + i * 7u + 1u);
+}
+
+static void first_err(struct tally *t, const char *what)
+{
+    if (!t->first_err[0])
+        snprintf(t->first_err, sizeof(t->first_err), "%s", what);
+}
+
+static int usage(const char *msg)
+{
+    fprintf(stderr,
+            "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
+            "[--timeout S] [--cq-ex] [--list]\n",
+            msg);
+    return 2;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o =
+        (struct opts){.dev = "rxe0", .type = IBV_QPT_UC, .msgs = 4, .size = 4096, .timeout_s = 3.0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!strcmp(a, "--cq-ex")) {
+            o->cq_ex = true;
+        } else if (!strcmp(a, "--list")) {
+            o->list = true;
+        } else if (!v) {
+            return usage("a flag is missing its value or unknown");
+        } else if (!strcmp(a, "--dev")) {
+            o->dev = v, i++;
+        } else if (!strcmp(a, "--qp")) {
+            if (strcmp(v, "uc") && strcmp(v, "rc"))
+                return usage("--qp takes uc or rc");
+            o->type = !strcmp(v, "rc") ? IBV_QPT_RC : IBV_QPT_UC, i++;
+        } else if (!strcmp(a, "--msgs")) {
+            o->msgs = (int)strtol(v, &end, 10), i++;
+            if (*end || o->msgs < 1 || o->msgs > 100000)
+                return usage("--msgs takes 1..100000");
+        } else if (!strcmp(a, "--size")) {
+            o->size = (size_t)strtoul(v, &end, 10), i++;
+            if (*end || o->size < 1 || o->size > (1u << 24))
+                return usage("--size takes 1..16777216");
+        } else if (!strcmp(a, "--timeout")) {
+            o->timeout_s = strtod(v, &end), i++;
+            if (*end || o->timeout_s <= 0 || o->timeout_s > 600)
+                return usage("--timeout takes seconds in (0, 600]");
+        } else {
+            return usage("unknown flag");
+        }
+    }
+    return 0;
+}
+
+/* The GID to use: an IPv4-mapped one (RoCE v2 over the rail's address) if present. */
+static int pick_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+    int fallback = -1;
+    for (int i = 0; i < 16; i++) {
+        union ibv_gid g;
+        if (V(ibv_query_gid)(ctx, 1, i, &g))
+            break;
+        static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        bool zero = true;
+        for (int k = 0; k < 16; k++)
+            zero = zero && !g.raw[k];
+        if (zero)
+            continue;
+        if (!memcmp(g.raw, mapped, 12)) {
+            *gid = g;
+            return i;
+        }
+        if (fallback < 0) {
+            fallback = i;
+            *gid = g;
+        }
+    }
+    return fallback;
+}
+
+static int connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index, const union ibv_gid *gid,
+                      enum ibv_qp_type type)
+{
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
+                            .pkey_index = 0,
+                            .port_num = 1,
+                            .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+    if (V(ibv_modify_qp)(qp, &a,
+                         IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = dest;
+    a.rq_psn = 1;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = *gid;
+    a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
+    a.ah_attr.grh.hop_limit = 1;
+    a.ah_attr.port_num = 1;
+    int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+    if (type == IBV_QPT_RC) {
+        a.max_dest_rd_atomic = 1;
+        a.min_rnr_timer = 12;
+        mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+    }
+    if (V(ibv_modify_qp)(qp, &a, mask))
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 1;
+    mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+    if (type == IBV_QPT_RC) {
+        a.timeout = 14;
+        a.retry_cnt = 6;
+        a.rnr_retry = 6;
+        a.max_rd_atomic = 1;
+        mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+    }
+    return V(ibv_modify_qp)(qp, &a, mask) ? -1 : 0;
+}
+
+struct side {
+    struct ibv_cq *cq;
+    struct ibv_cq_ex *cqx;
+    struct ibv_qp *qp;
+};
+
+/*
+ * Waits for one completion on s until the deadline. Returns 1 with *wc filled, 0 on timeout. A
+ * negative poll is counted and polling goes on: the probe wants to see what comes after it.
+ */
+static int wait_one(struct side *s, double deadline, struct ibv_wc *wc, struct tally *t)
+{
+    while (now_s() < deadline) {
+        if (s->cqx) {
+            struct ibv_poll_cq_attr pa = {0};
+            int rc = ibv_start_poll(s->cqx, &pa);
+            if (rc == ENOENT)
+                continue;
+            if (rc) {
+                t->poll_neg++;
+                first_err(t, "start_poll");
+                continue;
+            }
+            memset(wc, 0, sizeof(*wc));
+            wc->wr_id = s->cqx->wr_id;
+            wc->status = s->cqx->status;
+            wc->byte_len = wc->status == IBV_WC_SUCCESS ? ibv_wc_read_byte_len(s->cqx) : 0;
+            ibv_end_poll(s->cqx);
+            return 1;
+        }
+        int n = ibv_poll_cq(s->cq, 1, wc);
+        if (n > 0)
+            return 1;
+        if (n < 0) {
+            t->poll_neg++;
+            first_err(t, "negative poll");
+        }
+    }
+    return 0;
+}
+
+static int run(const struct opts *o)
+{
+    int n = 0, rc = 2;
+    struct ibv_device **list = V(ibv_get_device_list)(&n);
+    struct ibv_context *ctx = NULL;
+    struct ibv_pd *pd = NULL;
+    struct ibv_mr *mr = NULL;
+    struct side s[2] = {{0}};
+    uint8_t *buf = NULL;
+    struct tally t = {0};
+    union ibv_gid gid;
+
+    if (!list || !n) {
+        fprintf(stderr, "probe: no verbs devices\n");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        if (o->list) {
+            struct ibv_context *c = V(ibv_open_device)(list[i]);
+            union ibv_gid g;
+            char addr[64] = "?";
+            if (c && pick_gid(c, &g) >= 0)
+                snprintf(addr, sizeof(addr), "%u.%u.%u.%u", g.raw[12], g.raw[13], g.raw[14],
+                         g.raw[15]);
+            printf("probe: device %d %s %s\n", i, V(ibv_get_device_name)(list[i]), addr);
+            if (c)
+                V(ibv_close_device)(c);
+        }
+        if (!ctx && !strcmp(V(ibv_get_device_name)(list[i]), o->dev))
+            ctx = V(ibv_open_device)(list[i]);
+    }
+    if (!ctx) {
+        fprintf(stderr, "probe: device %s not found or not opened\n", o->dev);
+        goto out;
+    }
+    int gid_index = pick_gid(ctx, &gid);
+    if (gid_index < 0) {
+        fprintf(stderr, "probe: %s has no usable GID\n", o->dev);
+        goto out;
+    }
+    if (!(pd = V(ibv_alloc_pd)(ctx))) {
+        fprintf(stderr, "probe: ibv_alloc_pd: %s\n", strerror(errno));
+        goto out;
+    }
+    buf = calloc(2, o->size);
+    if (!buf)
+        goto out;
+    if (!(mr = V(ibv_reg_mr)(pd, buf, 2 * o->size, IBV_ACCESS_LOCAL_WRITE))) {
+        fprintf(stderr, "probe: ibv_reg_mr: %s\n", strerror(errno));
+        goto out;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (o->cq_ex) {
+            struct ibv_cq_init_attr_ex ca = {
+                .cqe = 64, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM};
+            s[k].cqx = ibv_create_cq_ex(ctx, &ca);
+            s[k].cq = s[k].cqx ? ibv_cq_ex_to_cq(s[k].cqx) : NULL;
+        } else {
+            s[k].cq = V(ibv_create_cq)(ctx, 64, NULL, NULL, 0);
+        }
+        if (!s[k].cq) {
+            fprintf(stderr, "probe: ibv_create_cq: %s\n", strerror(errno));
+            goto out;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        struct ibv_qp_init_attr qa = {
+            .send_cq = s[k].cq,
+            .recv_cq = s[k].cq,
+            .qp_type = o->type,
+            .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1}};
+        if (!(s[k].qp = V(ibv_create_qp)(pd, &qa))) {
+            fprintf(stderr, "probe: ibv_create_qp: %s\n", strerror(errno));
+            goto out;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        if (connect_qp(s[k].qp, s[1 - k].qp->qp_num, gid_index, &gid, o->type)) {
+            fprintf(stderr, "probe: connecting qp %u: %s\n", s[k].qp->qp_num, strerror(errno));
+            goto out;
+        }
+    }
+
+    double t0 = now_s();
+    for (int m = 0; m < o->msgs; m++) {
+        uint8_t *sbuf = buf, *rbuf = buf + o->size;
+        for (size_t i = 0; i < o->size; i++)
+            sbuf[i] = pattern(m, i);
+        memset(rbuf, 0, o->size);
+        struct ibv_sge rsge = {(uintptr_t)rbuf, (uint32_t)o->size, mr->lkey};
+        struct ibv_recv_wr rwr = {.wr_id = 1000u + (unsigned)m, .sg_list = &rsge, .num_sge = 1},
+                           *rbad;
+        struct ibv_sge ssge = {(uintptr_t)sbuf, (uint32_t)o->size, mr->lkey};
+        struct ibv_send_wr swr = {.wr_id = 2000u + (unsigned)m,
+                                  .sg_list = &ssge,
+                                  .num_sge = 1,
+                                  .opcode = IBV_WR_SEND,
+                                  .send_flags = IBV_SEND_SIGNALED},
+                           *sbad;
+        int prc = ibv_post_recv(s[1].qp, &rwr, &rbad);
+        if (prc) {
+            t.post_recv_err++;
+            first_err(&t, strerror(prc));
+            break;
+        }
+        prc = ibv_post_send(s[0].qp, &swr, &sbad);
+        if (prc) {
+            t.post_send_err++;
+            first_err(&t, strerror(prc));
+            break;
+        }
+        struct ibv_wc wc;
+        double deadline = now_s() + o->timeout_s;
+        if (!wait_one(&s[0], deadline, &wc, &t)) {
+            t.timeouts++;
+            first_err(&t, "send timeout");
+            break;
+        }
+        if (wc.status == IBV_WC_SUCCESS) {
+            t.send_ok++;
+        } else {
+            t.send_err++;
+            first_err(&t, V(ibv_wc_status_str)(wc.status));
+        }
+        if (!wait_one(&s[1], deadline, &wc, &t)) {
+            t.timeouts++;
+            first_err(&t, "recv timeout");
+            break;
+        }
+        if (wc.status != IBV_WC_SUCCESS) {
+            t.recv_err++;
+            first_err(&t, V(ibv_wc_status_str)(wc.status));
+            continue;
+        }
+        bool same = wc.byte_len == o->size && wc.wr_id == rwr.wr_id;
+        for (size_t i = 0; same && i < o->size; i++)
+            same = rbuf[i] == pattern(m, i);
+        if (same) {
+            t.recv_ok++;
+        } else {
+            t.corrupt++;
+            first_err(&t, "payload differs");
+        }
+    }
+    double ms = (now_s() - t0) * 1e3;
+    printf("probe: msgs=%d send_ok=%d send_err=%d recv_ok=%d recv_err=%d corrupt=%d "
+           "post_send_err=%d post_recv_err=%d poll_neg=%d timeouts=%d first_err='%s' qp0=%u "
+           "qp1=%u elapsed_ms=%.0f\n",
+           o->msgs, t.send_ok, t.send_err, t.recv_ok, t.recv_err, t.corrupt, t.post_send_err,
+           t.post_recv_err, t.poll_neg, t.timeouts, t.first_err, s[0].qp->qp_num, s[1].qp->qp_num,
+           ms);
+    fflush(stdout);
+    rc = t.recv_ok == o->msgs && t.send_ok == o->msgs && !t.poll_neg ? 0 : 1;
+out:
+    for (int k = 1; k >= 0; k--) {
+        if (s[k].qp)
+            V(ibv_destroy_qp)(s[k].qp);
+        if (s[k].cq)
+            V(ibv_destroy_cq)(s[k].cq);
+    }
+    if (mr)
+        V(ibv_dereg_mr)(mr);
+    free(buf);
+    if (pd)
+        V(ibv_dealloc_pd)(pd);
+    if (ctx)
+        V(ibv_close_device)(ctx);
+    if (list)
+        V(ibv_free_device_list)(list);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (load_verbs())
+        return 2;
+    return run(&o);
+}

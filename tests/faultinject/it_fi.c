@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shim on real rxe. Programs run as child processes with LD_PRELOAD: the probe (a small
+ * verbs program, linked or dlopen-ing libibverbs) with each fault kind and its effect asserted
+ * from what the program saw and from the shim's JSONL events; perftest's ib_send_bw and the
+ * rdma-core pingpongs unchanged under a pass-through shim, and reporting a flush under a plan.
+ */
+#include "common/rg_check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_shim[PATH_MAX], g_probe[PATH_MAX], g_probe_dl[PATH_MAX], g_log[PATH_MAX];
+static char devs[8][64];
+static int ndevs;
+
+/* The build's bin/ and lib/ sit beside tests/, where this binary is. */
+static void setup(void)
+{
+    char exe[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    *slash = '\0';
+    snprintf(g_shim, sizeof(g_shim), "%s/../lib/railguard-fi.so", exe);
+    snprintf(g_probe, sizeof(g_probe), "%s/../bin/rg-fi-probe", exe);
+    snprintf(g_probe_dl, sizeof(g_probe_dl), "%s/../bin/rg-fi-probe-dl", exe);
+    snprintf(g_log, sizeof(g_log), "/tmp/rg-fi-events.%ld.jsonl", (long)getpid());
+    ck_assert_msg(access(g_shim, R_OK) == 0, "no shim at %s", g_shim);
+    ck_assert_msg(access(g_probe, X_OK) == 0, "no probe at %s", g_probe);
+    ndevs = rg_check_devices(devs, 8);
+    ck_assert_msg(ndevs > 0, "RG_SOFTROCE_DEVICES names no device");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct proc {
+    pid_t pid;
+    int fd; /* stdout and stderr together */
+    char out[16384];
+    size_t len;
+    int status; /* exit code, or 128 + signal, or -1 when killed at the deadline */
+};
+
+/* Starts argv with LD_PRELOAD=shim (when `shim`) and the given NAME=VALUE settings. */
+static void start(struct proc *p, bool shim, const char *const *env, const char *const *argv)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    memset(p, 0, sizeof(*p));
+    p->pid = fork();
+    ck_assert_int_ge(p->pid, 0);
+    if (p->pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        unsetenv("RG_FI_PLAN");
+        unsetenv("RG_FI_PLAN_FILE");
+        unsetenv("RG_FI_RANK");
+        unsetenv("LD_PRELOAD");
+        setenv("RG_FI_LOG", g_log, 1);
+        if (shim)
+            setenv("LD_PRELOAD", g_shim, 1);
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        execvp(argv[0], (char *const *)argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(fds[1]);
+    p->fd = fds[0];
+}
+
+/* Collects output until the process ends or `timeout_s` passes (then it is killed). */
+static int finish(struct proc *p, double timeout_s)
+{
+    double deadline = now_s() + timeout_s;
+    for (;;) {
+        struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+        int left = (int)((deadline - now_s()) * 1000);
+        if (left <= 0) {
+            kill(p->pid, SIGKILL);
+            break;
+        }
+        if (poll(&pfd, 1, left) <= 0)
+            continue;
+        ssize_t n = read(p->fd, p->out + p->len, sizeof(p->out) - 1 - p->len);
+        if (n <= 0)
+            break;
+        p->len += (size_t)n;
+    }
+    p->out[p->len] = '\0';
+    close(p->fd);
+    int st;
+    bool killed = now_s() >= deadline;
+    ck_assert_int_eq(waitpid(p->pid, &st, 0), p->pid);
+    p->status = killed ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return p->status;
+}
+
+static int run(struct proc *p, bool shim, const char *const *env, const char *const *argv,
+               double timeout_s)
+{
+    start(p, shim, env, argv);
+    return finish(p, timeout_s);
+}
+
+/* A count from the probe's report line, e.g. field(p, "recv_ok"). */
+static long field(const struct proc *p, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *line = strstr(p->out, "probe: msgs=");
+    ck_assert_msg(line, "no probe report in:\n%s", p->out);
+    const char *at = strstr(line, pat);
+    ck_assert_msg(at, "no %s in:\n%s", key, p->out);
+    return strtol(at + strlen(pat), NULL, 10);
+}
+
+static void expect(const struct proc *p, const char *key, long want)
+{
+    long got = field(p, key);
+    ck_assert_msg(got == want, "%s = %ld, want %ld; output:\n%s", key, got, want, p->out);
+}
+
+/* The events of one kind in the log, as parsed JSON objects (caller decrefs). */
+static json_t *events(const char *kind)
+{
+    json_t *all = json_array();
+    FILE *f = fopen(g_log, "r");
+    char line[2048];
+    ck_assert_msg(f, "no event log %s", g_log);
+    while (fgets(line, sizeof(line), f)) {
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        ck_assert_msg(o, "event log line is not JSON (%s): %s", je.text, line);
+        if (!strcmp(json_string_value(json_object_get(o, "event")), kind))
+            json_array_append(all, o);
+        json_decref(o);
+    }
+    fclose(f);
+    return all;
+}
+
+static long ev_int(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    ck_assert_msg(json_is_integer(v), "event has no integer %s", key);
+    return (long)json_integer_value(v);
+}
+
+static const char *ev_str(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    ck_assert_msg(json_is_string(v), "event has no string %s", key);
+    return json_string_value(v);
+}
+
+/* Runs the probe under a plan; returns its exit status. The log starts empty. */
+static int probe(struct proc *p, const char *plan, const char *const *args)
+{
+    char planenv[512];
+    const char *env[4] = {NULL};
+    const char *argv[24] = {g_probe, "--dev", devs[0]};
+    int a = 3;
+    unlink(g_log);
+    if (plan) {
+        snprintf(planenv, sizeof(planenv), "RG_FI_PLAN=%s", plan);
+        env[0] = planenv;
+    }
+    for (int i = 0; args && args[i] && a < 23; i++)
+        argv[a++] = args[i];
+    argv[a] = NULL;
+    return run(p, true, env, argv, 60);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(test_passthrough)
+{
+    struct proc p;
+    /* No shim, shim without plan, shim counting; UC and RC; linked and dlopen-ing probe. */
+    for (int qp = 0; qp < 2; qp++) {
+        const char *kind = qp ? "rc" : "uc";
+        ck_assert_int_eq(run(&p, false, NULL, ARGS(g_probe, "--dev", devs[0], "--qp", kind), 60),
+                         0);
+        ck_assert_int_eq(probe(&p, NULL, ARGS("--qp", kind)), 0);
+        expect(&p, "recv_ok", 4);
+        ck_assert_int_eq(probe(&p, "count", ARGS("--qp", kind, "--msgs", "7")), 0);
+        expect(&p, "recv_ok", 7);
+    }
+    ck_assert_int_eq(run(&p, true, NULL, ARGS(g_probe_dl, "--dev", devs[0]), 60), 0);
+    expect(&p, "recv_ok", 4);
+}
+END_TEST
+
+START_TEST(test_count_summary)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "count", ARGS("--msgs", "6")), 0);
+    json_t *qps = events("qp"), *cqs = events("cq"), *o;
+    size_t i;
+    int seen = 0;
+    ck_assert_uint_eq(json_array_size(qps), 2);
+    json_array_foreach(qps, i, o)
+    {
+        if (ev_int(o, "qp_ord") == 0) {
+            ck_assert_int_eq(ev_int(o, "posts_send"), 6);
+            ck_assert_int_eq(ev_int(o, "cqe_send"), 6);
+            ck_assert_int_eq(ev_int(o, "posts_recv"), 0);
+            seen |= 1;
+        } else {
+            ck_assert_int_eq(ev_int(o, "posts_recv"), 6);
+            ck_assert_int_eq(ev_int(o, "cqe_recv"), 6);
+            ck_assert_int_eq(ev_int(o, "cqe_err"), 0);
+            seen |= 2;
+        }
+        ck_assert_str_eq(ev_str(o, "dev"), devs[0]);
+    }
+    ck_assert_int_eq(seen, 3);
+    ck_assert_uint_eq(json_array_size(cqs), 2);
+    json_array_foreach(cqs, i, o)
+    {
+        ck_assert_int_eq(ev_int(o, "cqe"), 6);
+        ck_assert_int_ge(ev_int(o, "polls"), 6);
+    }
+    json_decref(qps);
+    json_decref(cqs);
+}
+END_TEST
+
+/* A flush on the receiver's 2nd completion: the QP breaks, and every later receive flushes. */
+START_TEST(test_error_recv_flush)
+{
+    struct proc p;
+    const char *kind = _i ? "rc" : "uc";
+    ck_assert_int_eq(probe(&p, "error status=WR_FLUSH_ERR op=recv qp=#1 nth=2",
+                           ARGS("--qp", kind, "--msgs", "5", "--timeout", "3")),
+                     1);
+    expect(&p, "recv_ok", 1);
+    expect(&p, "recv_err", 4);
+    expect(&p, "corrupt", 0);
+    expect(&p, "timeouts", 0);
+    ck_assert_msg(strstr(p.out, "first_err='Work Request Flushed Error'"), "%s", p.out);
+    if (!_i) {
+        expect(&p, "send_ok", 5); /* UC: the sender never knows */
+    } else {
+        /* RC: the sender's next send finds the peer in error and gives up. */
+        expect(&p, "send_ok", 2);
+        expect(&p, "send_err", 3);
+    }
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    json_t *o = json_array_get(f, 0);
+    ck_assert_str_eq(ev_str(o, "fault"), "error");
+    ck_assert_str_eq(ev_str(o, "status"), "WR_FLUSH_ERR");
+    ck_assert_int_eq(ev_int(o, "nth"), 2);
+    ck_assert_int_eq(ev_int(o, "qp_ord"), 1);
+    ck_assert_int_eq(ev_int(o, "wr_id"), 1001);
+    json_decref(f);
+}
+END_TEST
+
+/* Any status: RETRY_EXC_ERR on the sender's 2nd send; its later sends flush; nothing more
+ * arrives, so the receiver times out waiting for message 3. */
+START_TEST(test_error_send_status)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "error status=RETRY_EXC_ERR op=send nth=2",
+                           ARGS("--qp", "rc", "--msgs", "5", "--timeout", "2")),
+                     1);
+    expect(&p, "send_ok", 1);
+    expect(&p, "send_err", 2);
+    expect(&p, "recv_ok", 2);
+    expect(&p, "timeouts", 1);
+    ck_assert_msg(strstr(p.out, "first_err='transport retry counter exceeded'"), "%s", p.out);
+}
+END_TEST
+
+START_TEST(test_negpoll)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "negpoll ret=-5 cq=#0 nth=2", ARGS("--msgs", "3")), 1);
+    expect(&p, "poll_neg", 1);
+    expect(&p, "recv_ok", 3);
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "ret"), -5);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "cq_ord"), 0);
+    json_decref(f);
+}
+END_TEST
+
+/* Stall, delay and delay_first hold the run up by at least their time, and nothing is lost. */
+START_TEST(test_time_faults)
+{
+    static const char *const plans[] = {"stall ms=400 cq=#1 nth=1", "delay ms=400 op=recv nth=2",
+                                        "delay ms=400 op=send nth=1", "delay_first ms=400"};
+    struct proc p;
+    ck_assert_int_eq(probe(&p, plans[_i], ARGS("--msgs", "3")), 0);
+    expect(&p, "recv_ok", 3);
+    ck_assert_msg(field(&p, "elapsed_ms") >= 400, "%s: %s", plans[_i], p.out);
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    json_decref(f);
+}
+END_TEST
+
+START_TEST(test_lose)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "lose op=send nth=2", ARGS("--msgs", "3", "--timeout", "1")), 1);
+    expect(&p, "send_ok", 2); /* the lost one completed locally */
+    expect(&p, "send_err", 0);
+    expect(&p, "recv_ok", 1);
+    expect(&p, "timeouts", 1);
+    ck_assert_msg(strstr(p.out, "first_err='recv timeout'"), "%s", p.out);
+}
+END_TEST
+
+START_TEST(test_nomem_post)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "nomem verb=post_send nth=2", ARGS("--msgs", "3")), 1);
+    expect(&p, "post_send_err", 1);
+    expect(&p, "send_ok", 1);
+    ck_assert_msg(strstr(p.out, "first_err='Cannot allocate memory'"), "%s", p.out);
+    ck_assert_int_eq(probe(&p, "nomem verb=post_recv nth=3", ARGS("--msgs", "3")), 1);
+    expect(&p, "post_recv_err", 1);
+    expect(&p, "recv_ok", 2);
+}
+END_TEST
+
+START_TEST(test_nomem_verbs)
+{
+    static const char *const verbs[][2] = {{"reg_mr", "ibv_reg_mr"},
+                                           {"create_qp", "ibv_create_qp"},
+                                           {"create_cq", "ibv_create_cq"},
+                                           {"alloc_pd", "ibv_alloc_pd"}};
+    char plan[64], want[96];
+    struct proc p;
+    snprintf(plan, sizeof(plan), "nomem verb=%s", verbs[_i][0]);
+    snprintf(want, sizeof(want), "probe: %s: Cannot allocate memory", verbs[_i][1]);
+    ck_assert_int_eq(probe(&p, plan, ARGS("--msgs", "1")), 2);
+    ck_assert_msg(strstr(p.out, want), "want '%s' in:\n%s", want, p.out);
+}
+END_TEST
+
+START_TEST(test_corrupt)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "corrupt nth=2 seed=7", ARGS("--msgs", "3")), 1);
+    expect(&p, "corrupt", 1);
+    expect(&p, "recv_ok", 2);
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    long byte = ev_int(json_array_get(f, 0), "byte");
+    ck_assert(byte >= 0 && byte < 4096);
+    json_decref(f);
+}
+END_TEST
+
+/* Swapped rails: position 0 and the name "rxe0" now lead to the second rail's device. */
+START_TEST(test_swap_rails)
+{
+    struct proc p;
+    ck_assert_msg(ndevs >= 2, "needs two rails");
+    ck_assert_int_eq(probe(&p, "swap_rails rank=1", ARGS("--msgs", "1", "--list")), 0);
+    ck_assert_msg(strstr(p.out, "device 0 rxe0 10.9.0.1"), "no rank: no swap\n%s", p.out);
+    const char *env[] = {"RG_FI_RANK=1", "RG_FI_PLAN=swap_rails rank=1", NULL};
+    unlink(g_log);
+    ck_assert_int_eq(
+        run(&p, true, env, ARGS(g_probe, "--dev", "rxe0", "--msgs", "1", "--list"), 60), 0);
+    ck_assert_msg(strstr(p.out, "device 0 rxe0 10.9.1.1"), "%s", p.out);
+    ck_assert_msg(strstr(p.out, "device 1 rxe1 10.9.0.1"), "%s", p.out);
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_str_eq(ev_str(json_array_get(f, 0), "map"), "rxe0=rxe1,rxe1=rxe0");
+    json_decref(f);
+}
+END_TEST
+
+/* Programs that dlopen libibverbs and use dlsym on that handle are covered too. */
+START_TEST(test_dlopen_program)
+{
+    struct proc p;
+    const char *env[] = {"RG_FI_PLAN=error op=recv nth=1", NULL};
+    unlink(g_log);
+    ck_assert_int_eq(
+        run(&p, true, env, ARGS(g_probe_dl, "--dev", devs[0], "--msgs", "3", "--timeout", "2"), 60),
+        1);
+    expect(&p, "recv_err", 3);
+    expect(&p, "recv_ok", 0);
+}
+END_TEST
+
+START_TEST(test_cq_ex)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "error op=recv nth=2", ARGS("--cq-ex", "--msgs", "2")), 1);
+    expect(&p, "recv_ok", 1);
+    expect(&p, "recv_err", 1);
+    ck_assert_int_eq(probe(&p, "count", ARGS("--cq-ex", "--msgs", "3")), 0);
+    expect(&p, "recv_ok", 3);
+}
+END_TEST
+
+START_TEST(test_bad_plan)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "error nth=2; bogus x=1", NULL), 2);
+    ck_assert_str_eq(p.out, "railguard-fi: RG_FI_PLAN:1: unknown fault 'bogus'\n");
+    const char *env[] = {"RG_FI_PLAN_FILE=/nonexistent/plan", NULL};
+    ck_assert_int_eq(run(&p, true, env, ARGS(g_probe, "--dev", devs[0]), 60), 2);
+    ck_assert_msg(strstr(p.out, "railguard-fi: RG_FI_PLAN_FILE: cannot open '/nonexistent/plan'"),
+                  "%s", p.out);
+    ck_assert_msg(strchr(p.out, '\n') == p.out + p.len - 1, "not one line:\n%s", p.out);
+}
+END_TEST
+
+/* ---- other people's programs ---------------------------------------------------------------- */
+static int g_port = 18515;
+
+/* Waits until the port is in LISTEN state, read from /proc/net/tcp{,6} rather than by
+ * connecting: perftest's server takes the first connection as its client. */
+static bool wait_listen(int port, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    while (now_s() < end) {
+        static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+        for (int k = 0; k < 2; k++) {
+            FILE *f = fopen(files[k], "r");
+            char line[512];
+            while (f && fgets(line, sizeof(line), f)) {
+                char local[128];
+                unsigned st;
+                if (sscanf(line, " %*d: %127s %*s %x", local, &st) != 2)
+                    continue;
+                char *colon = strrchr(local, ':');
+                if (colon && st == 0x0A && strtol(colon + 1, NULL, 16) == port) {
+                    fclose(f);
+                    return true;
+                }
+            }
+            if (f)
+                fclose(f);
+        }
+        usleep(20000);
+    }
+    return false;
+}
+
+/* Server and client of a two-sided tool, the client started once the server listens. */
+static void pair(const char *const *srv, const char *const *cli, const char *plan, struct proc *s,
+                 struct proc *c, int port, double timeout_s)
+{
+    char planenv[256];
+    const char *env[] = {planenv, NULL};
+    snprintf(planenv, sizeof(planenv), "RG_FI_PLAN=%s", plan);
+    start(s, true, env, srv);
+    ck_assert_msg(wait_listen(port, 30), "server did not listen on %d", port);
+    run(c, true, env, cli, timeout_s);
+    finish(s, timeout_s);
+}
+
+START_TEST(test_pingpong_passthrough)
+{
+    const char *tool = _i ? "ibv_rc_pingpong" : "ibv_uc_pingpong";
+    char port[16];
+    struct proc s, c;
+    snprintf(port, sizeof(port), "%d", g_port + 10 + _i);
+    pair(ARGS(tool, "-d", devs[0], "-g", "1", "-n", "200", "-p", port),
+         ARGS(tool, "-d", devs[0], "-g", "1", "-n", "200", "-p", port, "127.0.0.1"), "count", &s,
+         &c, atoi(port), 60);
+    ck_assert_msg(s.status == 0 && c.status == 0, "%s: server %d client %d\n%s\n%s", tool, s.status,
+                  c.status, s.out, c.out);
+    ck_assert_msg(strstr(c.out, "200 iters in"), "%s", c.out);
+}
+END_TEST
+
+START_TEST(test_pingpong_flush)
+{
+    char port[16];
+    struct proc s, c;
+    snprintf(port, sizeof(port), "%d", g_port + 20);
+    pair(ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "200", "-p", port),
+         ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "200", "-p", port, "127.0.0.1"),
+         "error status=WR_FLUSH_ERR op=recv nth=50", &s, &c, atoi(port), 10);
+    /* Both sides run the plan: whichever reaches its 50th receive first reports the flush. */
+    ck_assert_msg(s.status != 0 || c.status != 0, "no side failed:\n%s\n%s", s.out, c.out);
+    ck_assert_msg(strstr(s.out, "Work Request Flushed Error") ||
+                      strstr(c.out, "Work Request Flushed Error"),
+                  "no flush reported:\n%s\n%s", s.out, c.out);
+}
+END_TEST
+
+START_TEST(test_perftest_send_bw)
+{
+    char port[16];
+    struct proc s, c;
+    snprintf(port, sizeof(port), "%d", g_port + 30 + _i);
+    const char *plan = _i ? "error status=WR_FLUSH_ERR op=recv nth=100" : "count";
+    pair(ARGS("ib_send_bw", "-d", devs[0], "-x", "1", "-n", "1000", "-p", port),
+         ARGS("ib_send_bw", "-d", devs[0], "-x", "1", "-n", "1000", "-p", port, "127.0.0.1"), plan,
+         &s, &c, atoi(port), _i ? 10 : 60);
+    if (!_i) {
+        ck_assert_msg(s.status == 0 && c.status == 0, "server %d client %d\n%s\n%s", s.status,
+                      c.status, s.out, c.out);
+        ck_assert_msg(strstr(c.out, "BW average"), "%s", c.out);
+    } else {
+        /* The side whose 100th receive flushes says so; the other is left waiting (killed). */
+        ck_assert_msg(strstr(s.out, "Failed status 5") || strstr(c.out, "Failed status 5"),
+                      "no flush reported (server %d, client %d):\n%s\n%s", s.status, c.status,
+                      s.out, c.out);
+        ck_assert_msg(!strstr(c.out, "BW average") || !strstr(s.out, "BW average"),
+                      "both sides reported a result despite the flush");
+    }
+}
+END_TEST
+
+Suite *rg_suite_it_fi(void)
+{
+    Suite *s = suite_create("it_fi");
+    TCase *t = tcase_create("shim");
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 240);
+    tcase_add_test(t, test_passthrough);
+    tcase_add_test(t, test_count_summary);
+    tcase_add_loop_test(t, test_error_recv_flush, 0, 2);
+    tcase_add_test(t, test_error_send_status);
+    tcase_add_test(t, test_negpoll);
+    tcase_add_loop_test(t, test_time_faults, 0, 4);
+    tcase_add_test(t, test_lose);
+    tcase_add_test(t, test_nomem_post);
+    tcase_add_loop_test(t, test_nomem_verbs, 0, 4);
+    tcase_add_test(t, test_corrupt);
+    tcase_add_test(t, test_swap_rails);
+    tcase_add_test(t, test_dlopen_program);
+    tcase_add_test(t, test_cq_ex);
+    tcase_add_test(t, test_bad_plan);
+    tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
+    tcase_add_test(t, test_pingpong_flush);
+    tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
+    suite_add_tcase(s, t);
+    return s;
+}
