@@ -102,6 +102,14 @@ struct fi_ctx {
     create_qp_ex_fn create_qp_ex;
 };
 static struct fi_ctx g_ctx[FI_MAX_CTX];
+/* The provider's datapath functions when every context opened so far has the same ones (one
+ * provider, the usual case): the pass-through then needs no context lookup. NULL otherwise. */
+static struct {
+    _Atomic(poll_fn) poll;
+    _Atomic(post_send_fn) post_send;
+    _Atomic(post_recv_fn) post_recv;
+    bool mixed;
+} g_one;
 static _Atomic int g_nctx;                                 /* high-water mark of g_ctx in use */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* creation and destruction only */
 
@@ -624,7 +632,7 @@ static int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
 }
 
 /* ---- datapath wrappers -------------------------------------------------------------------- */
-static int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+__attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
     struct fi_ctx *cx = fi_ctx_of(cq->context);
     struct fi_live *lp = fi_live();
@@ -689,6 +697,15 @@ static int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
     return got;
 }
 
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+static int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+    poll_fn one = atomic_load_explicit(&g_one.poll, memory_order_relaxed);
+    if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return one(cq, ne, wc);
+    return fi_poll_cq_slow(cq, ne, wc);
+}
+
 static void fi_first_post(struct fi_live *lp, struct fi_qp *q, struct ibv_context *ctx,
                           uint32_t qpn, enum fi_op op)
 {
@@ -723,7 +740,8 @@ static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
                  fi_wr_op(wr->opcode) == FI_OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, after);
 }
 
-static int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+__attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct ibv_send_wr *wr,
+                                                       struct ibv_send_wr **bad)
 {
     struct fi_ctx *cx = fi_ctx_of(qp->context);
     struct fi_live *lp = fi_live();
@@ -809,7 +827,17 @@ static int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
     return head ? cx->post_send(qp, head, bad) : 0;
 }
 
-static int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+static int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    post_send_fn one = atomic_load_explicit(&g_one.post_send, memory_order_relaxed);
+    if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return one(qp, wr, bad);
+    return fi_post_send_slow(qp, wr, bad);
+}
+
+__attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+                                                       struct ibv_recv_wr **bad)
 {
     struct fi_ctx *cx = fi_ctx_of(qp->context);
     struct fi_live *lp = fi_live();
@@ -872,6 +900,15 @@ static int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
         fi_track_recv(q, w);
     }
     return cx->post_recv(qp, wr, bad);
+}
+
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+static int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    post_recv_fn one = atomic_load_explicit(&g_one.post_recv, memory_order_relaxed);
+    if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return one(qp, wr, bad);
+    return fi_post_recv_slow(qp, wr, bad);
 }
 
 static int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -1176,6 +1213,18 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     cx->create_cq_ex = vctx ? vctx->create_cq_ex : NULL;
     cx->create_qp_ex = vctx ? vctx->create_qp_ex : NULL;
     atomic_store_explicit(&cx->ctx, ctx, memory_order_release);
+    if (!g_one.mixed && (!g_one.poll || g_one.poll == cx->poll) &&
+        (!g_one.post_send || g_one.post_send == cx->post_send) &&
+        (!g_one.post_recv || g_one.post_recv == cx->post_recv)) {
+        atomic_store(&g_one.poll, cx->poll);
+        atomic_store(&g_one.post_send, cx->post_send);
+        atomic_store(&g_one.post_recv, cx->post_recv);
+    } else {
+        g_one.mixed = true;
+        atomic_store(&g_one.poll, NULL);
+        atomic_store(&g_one.post_send, NULL);
+        atomic_store(&g_one.post_recv, NULL);
+    }
     if (slot == n)
         atomic_store_explicit(&g_nctx, n + 1, memory_order_release);
     pthread_mutex_unlock(&g_lock);
