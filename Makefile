@@ -98,6 +98,13 @@ $(BUILD)/$(1)/lib/railguard-fi.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(FI_SH
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=faultinject/fi_exports.map \
 	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs
 
+# The reference transport as a plugin (railguard.h, "plugin ABI"): only its table exported.
+$(BUILD)/$(1)/lib/railguard-transport.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(TRANSPORT_SRC)) \
+                                          transport/rg_plugin.map
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map \
+	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs -ljansson
+
 $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
@@ -114,6 +121,7 @@ $(BUILD)/$(1)/bin/rg-fi-probe-dl: $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_d
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
             $(BUILD)/$(1)/bin/rg-drive \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
+                $(BUILD)/$(1)/lib/railguard-transport.so \
                 $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl)
 .PHONY: build-$(1)
 endef

@@ -10,6 +10,7 @@ int main(void)
         rg_suite_it_verbs,
         rg_suite_it_coll,
         rg_suite_it_fi,
+        rg_suite_it_plugin,
     };
     char devs[8][64];
     int n = rg_check_devices(devs, 8);

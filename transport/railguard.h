@@ -10,6 +10,7 @@
 #define RAILGUARD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -155,6 +156,54 @@ rg_status rg_broadcast(rg_comm_h comm, void *buf, size_t count, rg_dtype dt, int
 rg_status rg_send(rg_comm_h comm, const void *buf, size_t count, rg_dtype dt, int peer);
 rg_status rg_recv(rg_comm_h comm, void *buf, size_t count, rg_dtype dt, int peer);
 rg_status rg_barrier(rg_comm_h comm);
+
+/* --- plugin ABI ---------------------------------------------------------------------------- */
+/*
+ * How the scenario runner drives a transport: a shared object exporting one table under the
+ * name RG_PLUGIN_SYMBOL. This section stands alone (it uses only the enums above), so an
+ * adapter for another transport (JACCL, RMLX, ...) includes this header and fills the table;
+ * it needs nothing else from railguard. The reference transport's adapter is
+ * transport/rg_plugin.c, built as railguard-transport.so; docs/plugin-abi.md has a minimal one.
+ *
+ * Semantics are those of the rg_* calls above: counts in elements, the same in-place rules,
+ * and after an error the handle may refuse every later call. A NULL operation means the
+ * transport lacks it; the runner reports a scenario that needs it as failed, naming it.
+ */
+#define RG_PLUGIN_ABI_VERSION 1
+#define RG_PLUGIN_SYMBOL "rg_plugin_v1"
+
+typedef struct rg_plugin_args {
+    uint32_t size;            /* sizeof(rg_plugin_args) as the caller built it */
+    int rank;                 /* 0..nranks-1 */
+    int nranks;               /* 2..RG_MAX_RANKS */
+    const char *coordinator;  /* "host:port" of the side channel; rank 0 listens there */
+    const char *devices_file; /* a JACCL devices file: cell [i][j] names rank i's rails to j */
+    rg_qp_type qp_type;
+    rg_algo algo;
+    double timeout_s; /* the transport's deadline for every wait */
+} rg_plugin_args;
+
+typedef struct rg_plugin_v1 {
+    uint32_t abi_version; /* RG_PLUGIN_ABI_VERSION */
+    uint32_t size;        /* sizeof(rg_plugin_ops) as the plugin was built */
+    const char *name;     /* e.g. "railguard", shown in reports */
+    /* Joins the other ranks. Returns a handle, or NULL with one line in err. */
+    void *(*init)(const rg_plugin_args *args, char *err, size_t errlen);
+    /* Each returns 0 on success, nonzero on error; last_error then says what happened. */
+    int (*all_reduce)(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
+                      rg_redop op);
+    int (*all_gather)(void *h, const void *send, void *recv, size_t count, rg_dtype dt);
+    int (*reduce_scatter)(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
+                          rg_redop op);
+    int (*broadcast)(void *h, void *buf, size_t count, rg_dtype dt, int root);
+    int (*send)(void *h, const void *buf, size_t count, rg_dtype dt, int peer);
+    int (*recv)(void *h, void *buf, size_t count, rg_dtype dt, int peer);
+    int (*barrier)(void *h);
+    /* Tears down and frees the handle, also after errors. 0, or nonzero if teardown failed. */
+    int (*finalize)(void *h);
+    /* The handle's first error ("" while none); valid until finalize. Never NULL. */
+    const char *(*last_error)(void *h);
+} rg_plugin_ops;
 
 #ifdef __cplusplus
 }

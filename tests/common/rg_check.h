@@ -21,6 +21,7 @@ Suite *rg_suite_fi_plan(void);
 Suite *rg_suite_it_verbs(void);
 Suite *rg_suite_it_coll(void);
 Suite *rg_suite_it_fi(void);
+Suite *rg_suite_it_plugin(void);
 
 /*
  * Runs the suites forked, prints Check's summary and a plain "<label>: N passed, M failed"

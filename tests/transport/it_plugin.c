@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reference transport through its plugin: railguard-transport.so is dlopen-ed the way the
+ * runner will, its table checked, and 3 ranks run every operation through it with results
+ * checked against values computed here. A bad devices file must fail init with a message, and
+ * a bad argument must fail the call with last_error saying why.
+ */
+#include "common/rg_check.h"
+#include "railguard.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_so[PATH_MAX], g_devfile[PATH_MAX], g_coord[64], devs[8][64];
+
+static void setup(void)
+{
+    char exe[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    *strrchr(exe, '/') = '\0';
+    snprintf(g_so, sizeof(g_so), "%s/../lib/railguard-transport.so", exe);
+    ck_assert_int_gt(rg_check_devices(devs, 8), 0);
+}
+
+/* A free loopback port: bound to 0, read back, released. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void write_devices(int n)
+{
+    snprintf(g_devfile, sizeof(g_devfile), "/tmp/rg-plugin-devs.%ld.json", (long)getpid());
+    FILE *f = fopen(g_devfile, "w");
+    ck_assert_ptr_nonnull(f);
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ",[" : "[", f);
+        for (int j = 0; j < n; j++)
+            fprintf(f, "%s%s", j ? "," : "", i == j ? "null" : "\"rxe0\"");
+        fputc(']', f);
+    }
+    fputs("]\n", f);
+    fclose(f);
+    snprintf(g_coord, sizeof(g_coord), "127.0.0.1:%d", free_port());
+}
+
+static const rg_plugin_ops *load(void)
+{
+    void *h = dlopen(g_so, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "dlopen %s: %s\n", g_so, dlerror());
+        return NULL;
+    }
+    return dlsym(h, RG_PLUGIN_SYMBOL);
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "rank %d: ", rank);                                                        \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        return 1;                                                                                  \
+    } while (0)
+
+/* One rank's program; returns its exit status. */
+static int rank_main(int rank, int n)
+{
+    enum { COUNT = 1021 };
+    const rg_plugin_ops *p = load();
+    char err[512] = "";
+    if (!p)
+        FAIL("no %s in %s", RG_PLUGIN_SYMBOL, g_so);
+    if (p->abi_version != RG_PLUGIN_ABI_VERSION || p->size != sizeof(*p) ||
+        strcmp(p->name, "railguard"))
+        FAIL("table: version %u size %u name %s", p->abi_version, p->size, p->name);
+    rg_plugin_args a = {.size = sizeof(a),
+                        .rank = rank,
+                        .nranks = n,
+                        .coordinator = g_coord,
+                        .devices_file = g_devfile,
+                        .qp_type = RG_QPT_UC,
+                        .algo = RG_ALGO_AUTO,
+                        .timeout_s = 20};
+    void *h = p->init(&a, err, sizeof(err));
+    if (!h)
+        FAIL("init: %s", err);
+
+    static int32_t in[COUNT * 8], out[COUNT * 8];
+    for (int i = 0; i < COUNT; i++)
+        in[i] = i * 3 + rank;
+    if (p->all_reduce(h, in, out, COUNT, RG_INT32, RG_SUM))
+        FAIL("all_reduce: %s", p->last_error(h));
+    for (int i = 0; i < COUNT; i++)
+        if (out[i] != n * i * 3 + n * (n - 1) / 2)
+            FAIL("all_reduce[%d] = %d", i, out[i]);
+    if (p->all_gather(h, in, out, COUNT, RG_INT32))
+        FAIL("all_gather: %s", p->last_error(h));
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < COUNT; i++)
+            if (out[r * COUNT + i] != i * 3 + r)
+                FAIL("all_gather[%d][%d] = %d", r, i, out[r * COUNT + i]);
+    for (int i = 0; i < COUNT * n; i++)
+        in[i] = i + rank;
+    if (p->reduce_scatter(h, in, out, COUNT, RG_INT32, RG_MAX))
+        FAIL("reduce_scatter: %s", p->last_error(h));
+    for (int i = 0; i < COUNT; i++)
+        if (out[i] != rank * COUNT + i + n - 1)
+            FAIL("reduce_scatter[%d] = %d", i, out[i]);
+    for (int i = 0; i < COUNT; i++)
+        out[i] = rank == 1 ? 7 * i : -1;
+    if (p->broadcast(h, out, COUNT, RG_INT32, 1))
+        FAIL("broadcast: %s", p->last_error(h));
+    for (int i = 0; i < COUNT; i++)
+        if (out[i] != 7 * i)
+            FAIL("broadcast[%d] = %d", i, out[i]);
+    if (rank == 0 && p->send(h, in, 5, RG_INT32, n - 1))
+        FAIL("send: %s", p->last_error(h));
+    if (rank == n - 1) {
+        if (p->recv(h, out, 5, RG_INT32, 0))
+            FAIL("recv: %s", p->last_error(h));
+        for (int i = 0; i < 5; i++)
+            if (out[i] != i)
+                FAIL("recv[%d] = %d", i, out[i]);
+    }
+    if (p->barrier(h))
+        FAIL("barrier: %s", p->last_error(h));
+    /* A bad argument fails the call and says so, without poisoning the handle. */
+    if (!p->broadcast(h, out, 1, RG_INT32, n + 3))
+        FAIL("broadcast to root %d succeeded", n + 3);
+    if (!*p->last_error(h))
+        FAIL("no last_error after a bad root");
+    if (p->finalize(h))
+        FAIL("finalize failed");
+    return 0;
+}
+
+START_TEST(test_plugin_collectives)
+{
+    const int n = 3;
+    pid_t pids[8];
+    write_devices(n);
+    for (int r = 0; r < n; r++) {
+        pids[r] = fork();
+        ck_assert_int_ge(pids[r], 0);
+        if (pids[r] == 0)
+            _exit(rank_main(r, n));
+    }
+    int failed = 0;
+    for (int r = 0; r < n; r++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[r], &st, 0), pids[r]);
+        failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    unlink(g_devfile);
+    ck_assert_msg(failed == 0, "%d rank(s) failed (see their lines above)", failed);
+}
+END_TEST
+
+START_TEST(test_plugin_bad_init)
+{
+    const rg_plugin_ops *p = load();
+    char err[512] = "";
+    ck_assert_ptr_nonnull(p);
+    rg_plugin_args a = {.size = sizeof(a),
+                        .rank = 0,
+                        .nranks = 2,
+                        .coordinator = "127.0.0.1:1",
+                        .devices_file = "/nonexistent/devices.json",
+                        .timeout_s = 5};
+    ck_assert_ptr_null(p->init(&a, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "/nonexistent/devices.json"), "init error: '%s'", err);
+    a.size = 4;
+    ck_assert_ptr_null(p->init(&a, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "args too small"), "init error: '%s'", err);
+}
+END_TEST
+
+Suite *rg_suite_it_plugin(void)
+{
+    Suite *s = suite_create("it_plugin");
+    TCase *t = tcase_create("plugin");
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_plugin_collectives);
+    tcase_add_test(t, test_plugin_bad_init);
+    suite_add_tcase(s, t);
+    return s;
+}
