@@ -16,12 +16,16 @@ Suite *rg_suite_verbs_gid(void);
 Suite *rg_suite_vpair_pattern(void);
 Suite *rg_suite_plan(void);
 Suite *rg_suite_fi_plan(void);
+Suite *rg_suite_scenario(void);
+Suite *rg_suite_data(void);
+Suite *rg_suite_report(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);
 Suite *rg_suite_it_coll(void);
 Suite *rg_suite_it_fi(void);
 Suite *rg_suite_it_plugin(void);
+Suite *rg_suite_it_run(void);
 
 /*
  * Runs the suites forked, prints Check's summary and a plain "<label>: N passed, M failed"

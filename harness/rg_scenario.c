@@ -1,0 +1,934 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenario files: YAML read with libyaml's document API, then checked node by node so every
+ * message names the line of the value at fault. The harness does not link librailguard, so the
+ * names of dtypes, reductions, QP types and algorithms are spelled out here, keyed by the
+ * public header's enums.
+ */
+#include "rg_scenario.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+/* A scenario is a few KiB; anything past this is not one. */
+#define SC__FILE_MAX (1024 * 1024)
+/* Messages show this much of a value or key, then "...". */
+#define SC__SHOWN 40
+/*
+ * A scenario nests four levels (top, program, step, value). libyaml's scanner spends time
+ * proportional to the flow depth on every token and its composer compares every anchor with
+ * all earlier ones, so 1 MiB of '[' takes many minutes to be refused: a first pass over the
+ * events refuses such input cheaply, before the document is built.
+ */
+#define SC__DEPTH_MAX 16
+#define SC__ANCHORS_MAX 256
+#define SC__ALIASES_MAX 4096
+
+#define SC__TIMEOUT_MAX 3600.0
+#define SC__DEADLINE_MAX 86400.0
+#define SC__REPEAT_MAX 100000
+
+#define SC__PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* --- names --------------------------------------------------------------------------------- */
+
+/*
+ * Keyed by the enum values, so a reordering in railguard.h cannot skew a name. A value added
+ * there and not here stays NULL and cannot be named in a scenario until it is added.
+ */
+static const char *const dtype_names[RG_DTYPE_COUNT] = {
+    [RG_BOOL] = "bool",       [RG_INT8] = "int8",           [RG_UINT8] = "uint8",
+    [RG_INT16] = "int16",     [RG_UINT16] = "uint16",       [RG_INT32] = "int32",
+    [RG_UINT32] = "uint32",   [RG_INT64] = "int64",         [RG_UINT64] = "uint64",
+    [RG_FLOAT16] = "float16", [RG_BFLOAT16] = "bfloat16",   [RG_FLOAT32] = "float32",
+    [RG_FLOAT64] = "float64", [RG_COMPLEX64] = "complex64",
+};
+
+static const char *const redop_names[RG_REDOP_COUNT] = {
+    [RG_SUM] = "sum",
+    [RG_PROD] = "prod",
+    [RG_MAX] = "max",
+    [RG_MIN] = "min",
+};
+
+static const char *const qp_names[] = {[RG_QPT_UC] = "uc", [RG_QPT_RC] = "rc"};
+
+static const char *const algo_names[] = {
+    [RG_ALGO_AUTO] = "auto",
+    [RG_ALGO_RING] = "ring",
+    [RG_ALGO_MESH] = "mesh",
+};
+
+static const char *const kind_names[RG_SC_KIND_COUNT] = {
+    [RG_SC_ALL_REDUCE] = "all_reduce",
+    [RG_SC_ALL_GATHER] = "all_gather",
+    [RG_SC_REDUCE_SCATTER] = "reduce_scatter",
+    [RG_SC_BROADCAST] = "broadcast",
+    [RG_SC_SENDRECV] = "sendrecv",
+    [RG_SC_BARRIER] = "barrier",
+    [RG_SC_CREATE] = "create",
+    [RG_SC_DESTROY] = "destroy",
+};
+
+static const char *const expect_names[] = {
+    [RG_SC_EXPECT_OK] = "ok",
+    [RG_SC_EXPECT_DETECTED] = "detected",
+    [RG_SC_EXPECT_ANY] = "any",
+};
+
+#define SC__COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *rg_sc_kind_name(rg_sc_kind k)
+{
+    return (unsigned)k < RG_SC_KIND_COUNT ? kind_names[k] : "?";
+}
+
+const char *rg_sc_expect_name(rg_sc_expect e)
+{
+    return (unsigned)e < (unsigned)SC__COUNT_OF(expect_names) ? expect_names[e] : "?";
+}
+
+/* The keys, top level and per step; the enums index the tables and the bit masks. */
+enum {
+    T_NAME,
+    T_RANKS,
+    T_RAILS,
+    T_QP,
+    T_ALGORITHM,
+    T_TIMEOUT,
+    T_DEADLINE,
+    T_SEED,
+    T_FAULTS,
+    T_PROGRAM,
+    T_EXPECT,
+    T_KEYS
+};
+
+static const char *const top_keys[T_KEYS] = {
+    [T_NAME] = "name",           [T_RANKS] = "ranks",
+    [T_RAILS] = "rails",         [T_QP] = "qp",
+    [T_ALGORITHM] = "algorithm", [T_TIMEOUT] = "timeout",
+    [T_DEADLINE] = "deadline",   [T_SEED] = "seed",
+    [T_FAULTS] = "faults",       [T_PROGRAM] = "program",
+    [T_EXPECT] = "expect",
+};
+
+enum { S_OP, S_DTYPE, S_COUNT, S_REDOP, S_ROOT, S_FROM, S_TO, S_REPEAT, S_INPLACE, S_KEYS };
+
+static const char *const step_keys[S_KEYS] = {
+    [S_OP] = "op",       [S_DTYPE] = "dtype",   [S_COUNT] = "count",
+    [S_REDOP] = "redop", [S_ROOT] = "root",     [S_FROM] = "from",
+    [S_TO] = "to",       [S_REPEAT] = "repeat", [S_INPLACE] = "inplace",
+};
+
+#define B(k) (1u << (k))
+#define DATA (B(S_DTYPE) | B(S_COUNT) | B(S_REPEAT))
+/*
+ * The keys each op takes besides "op". A key an op would ignore is refused, so a scenario
+ * never reads as testing something it does not: broadcast has one buffer (always in place),
+ * sendrecv two distinct ranks' buffers, and create and destroy happen once each where listed.
+ */
+static const unsigned kind_keys[RG_SC_KIND_COUNT] = {
+    [RG_SC_ALL_REDUCE] = DATA | B(S_REDOP) | B(S_INPLACE),
+    [RG_SC_ALL_GATHER] = DATA | B(S_INPLACE),
+    [RG_SC_REDUCE_SCATTER] = DATA | B(S_REDOP) | B(S_INPLACE),
+    [RG_SC_BROADCAST] = DATA | B(S_ROOT),
+    [RG_SC_SENDRECV] = DATA | B(S_FROM) | B(S_TO),
+    [RG_SC_BARRIER] = B(S_REPEAT),
+    [RG_SC_CREATE] = 0,
+    [RG_SC_DESTROY] = 0,
+};
+
+/* --- messages ------------------------------------------------------------------------------ */
+
+struct ctx {
+    const char *path;
+    char *err;
+    size_t errlen;
+    yaml_document_t *doc;
+    rg_scenario *sc;
+};
+
+static size_t line_of(const yaml_node_t *n)
+{
+    return n->start_mark.line + 1;
+}
+
+static int fail(const struct ctx *c, size_t line, const char *fmt, ...) SC__PRINTF(3, 4);
+
+/* Writes "PATH:LINE: what" (no line when 0), made one line whatever the input held; -1. */
+static int fail(const struct ctx *c, size_t line, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+
+    if (!c->err || c->errlen == 0)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (line)
+        snprintf(c->err, c->errlen, "%s:%zu: %s", c->path, line, msg);
+    else
+        snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
+    for (char *s = c->err; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+            *s = '?';
+    return -1;
+}
+
+/* A node as a message shows it: a scalar cut at SC__SHOWN bytes, a collection as [...]. */
+struct shown {
+    char s[SC__SHOWN + 4];
+};
+
+static struct shown show(const yaml_node_t *n)
+{
+    struct shown sh;
+
+    if (n->type == YAML_SEQUENCE_NODE) {
+        bool empty = n->data.sequence.items.top == n->data.sequence.items.start;
+        strcpy(sh.s, empty ? "[]" : "[...]");
+    } else if (n->type == YAML_MAPPING_NODE) {
+        bool empty = n->data.mapping.pairs.top == n->data.mapping.pairs.start;
+        strcpy(sh.s, empty ? "{}" : "{...}");
+    } else if (n->type == YAML_SCALAR_NODE) {
+        const char *v = (const char *)n->data.scalar.value;
+        size_t len = n->data.scalar.length, k = len;
+        if (len > SC__SHOWN) {
+            /* Cut on a character boundary, so the message stays valid UTF-8. */
+            k = SC__SHOWN;
+            while (k > 0 && ((unsigned char)v[k] & 0xc0) == 0x80)
+                k--;
+        }
+        /* A quoted "\0" puts a NUL inside the value; it must not end the message early. */
+        for (size_t i = 0; i < k; i++)
+            sh.s[i] = (unsigned char)v[i] < 0x20 || (unsigned char)v[i] == 0x7f ? '?' : v[i];
+        strcpy(sh.s + k, k < len ? "..." : "");
+    } else {
+        strcpy(sh.s, "?");
+    }
+    return sh;
+}
+
+static int bad(const struct ctx *c, const yaml_node_t *n, const char *fmt, ...) SC__PRINTF(3, 4);
+
+/* "PATH:LINE: what 'token'", LINE and token those of node n. */
+static int bad(const struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return fail(c, line_of(n), "%s '%s'", what, show(n).s);
+}
+
+/* libyaml's own problem text, at its line. */
+static int yaml_fail(const struct ctx *c, const yaml_parser_t *p, const char *text, size_t len)
+{
+    size_t line = p->problem_mark.line + 1;
+
+    if (p->error == YAML_READER_ERROR) {
+        /* The reader reports a byte offset, not a mark: count the lines up to it. */
+        size_t end = p->problem_offset < len ? p->problem_offset : len;
+        line = 1;
+        for (size_t i = 0; i < end; i++)
+            line += text[i] == '\n';
+    }
+    if (p->error == YAML_MEMORY_ERROR)
+        return fail(c, line, "YAML: out of memory");
+    return fail(c, line, "YAML: %s", p->problem ? p->problem : "unknown error");
+}
+
+/* --- values -------------------------------------------------------------------------------- */
+
+static yaml_node_t *node_at(const struct ctx *c, int index)
+{
+    return yaml_document_get_node(c->doc, index);
+}
+
+static bool is_scalar(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE;
+}
+
+/* Numbers and booleans are plain scalars: "2" in quotes is a string in YAML. */
+static bool is_plain(const yaml_node_t *n)
+{
+    return is_scalar(n) && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* Compares by length, so a value with a NUL inside never matches a shorter name. */
+static bool scalar_is(const yaml_node_t *n, const char *s)
+{
+    size_t len = strlen(s);
+    return is_scalar(n) && n->data.scalar.length == len &&
+           memcmp(n->data.scalar.value, s, len) == 0;
+}
+
+/* The index of the name n spells in names[0..count), or -1. */
+static int lookup(const yaml_node_t *n, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (names[i] && scalar_is(n, names[i]))
+            return i;
+    return -1;
+}
+
+/*
+ * "0" or [1-9][0-9]*, or with hex_ok 0x and hex digits. strtoull alone would take blanks, a
+ * sign (wrapping "-1" to 2^64-1) and trailing junk; a leading zero is refused because YAML 1.1
+ * reads "010" as octal 8.
+ */
+static int digits_u64(const char *v, size_t len, bool hex_ok, uint64_t *out)
+{
+    char buf[32];
+    int base = 10;
+    size_t start = 0;
+
+    if (hex_ok && len > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+        base = 16;
+        start = 2;
+    } else if (len > 1 && v[0] == '0') {
+        return -1;
+    }
+    if (len == start || len >= sizeof(buf))
+        return -1;
+    for (size_t i = start; i < len; i++) {
+        char ch = v[i];
+        bool ok = (ch >= '0' && ch <= '9') ||
+                  (base == 16 && ((ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')));
+        if (!ok)
+            return -1;
+    }
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    errno = 0;
+    char *end;
+    unsigned long long u = strtoull(buf + start, &end, base);
+    if (errno == ERANGE || *end)
+        return -1;
+    *out = u;
+    return 0;
+}
+
+static int plain_u64(const yaml_node_t *n, bool hex_ok, uint64_t *out)
+{
+    if (!is_plain(n))
+        return -1;
+    return digits_u64((const char *)n->data.scalar.value, n->data.scalar.length, hex_ok, out);
+}
+
+/* An integer lo..hi, else "<what> must be lo..hi 'value'". */
+static int get_int(const struct ctx *c, const yaml_node_t *n, const char *what, long lo, long hi,
+                   long *out)
+{
+    uint64_t u;
+
+    if (plain_u64(n, false, &u) || u < (uint64_t)lo || u > (uint64_t)hi)
+        return bad(c, n, "%s must be %ld..%ld", what, lo, hi);
+    *out = (long)u;
+    return 0;
+}
+
+/*
+ * Seconds in (0, max], a plain decimal number (a fraction and an exponent allowed). strtod
+ * alone would also take "inf", "nan", hex floats and blanks, and reads the decimal point of the
+ * current locale, so it runs in the C locale on a string of digits, points, signs and e.
+ */
+static int get_seconds(const struct ctx *c, const yaml_node_t *n, const char *what, double max,
+                       double *out)
+{
+    char buf[64];
+    double v = NAN;
+
+    if (is_plain(n) && n->data.scalar.length > 0 && n->data.scalar.length < sizeof(buf)) {
+        size_t len = n->data.scalar.length;
+        memcpy(buf, n->data.scalar.value, len);
+        buf[len] = '\0';
+        bool ok = (buf[0] >= '0' && buf[0] <= '9') || buf[0] == '.';
+        for (size_t i = 0; i < len && ok; i++)
+            ok = strchr("0123456789.eE+-", buf[i]) != NULL && buf[i] != '\0';
+        if (ok) {
+            locale_t c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+            locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
+            char *end;
+            errno = 0;
+            double d = strtod(buf, &end);
+            if (!*end && errno != ERANGE)
+                v = d;
+            if (c_loc) {
+                uselocale(old);
+                freelocale(c_loc);
+            }
+        }
+    }
+    if (!isfinite(v) || !(v > 0) || v > max)
+        return bad(c, n, "%s must be in (0, %.0f]", what, max);
+    *out = v;
+    return 0;
+}
+
+static int get_name(const struct ctx *c, const yaml_node_t *n, const char *what,
+                    const char *const *names, int count, int *out)
+{
+    int i = lookup(n, names, count);
+    if (i < 0)
+        return bad(c, n, "bad %s", what);
+    *out = i;
+    return 0;
+}
+
+/*
+ * A scenario name: it ends up in file names and reports, so a conservative alphabet, and not
+ * "." or "..", which would name a directory instead.
+ */
+static bool valid_name(const char *s, size_t len)
+{
+    if (len == 0 || len >= RG_SC_NAME_MAX || (len <= 2 && strspn(s, ".") >= len))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* The file name without its directory and a .yaml or .yml extension. */
+static int default_name(const struct ctx *c, char *name)
+{
+    const char *base = strrchr(c->path, '/');
+    base = base ? base + 1 : c->path;
+    size_t len = strlen(base);
+    if (len > 5 && strcmp(base + len - 5, ".yaml") == 0)
+        len -= 5;
+    else if (len > 4 && strcmp(base + len - 4, ".yml") == 0)
+        len -= 4;
+    if (!valid_name(base, len)) {
+        char shown[SC__SHOWN + 4];
+        snprintf(shown, sizeof(shown), "%.*s%s", (int)(len > SC__SHOWN ? SC__SHOWN : len), base,
+                 len > SC__SHOWN ? "..." : "");
+        return fail(c, 1, "no name, and the file name is not a valid one '%s'", shown);
+    }
+    memcpy(name, base, len);
+    name[len] = '\0';
+    return 0;
+}
+
+/*
+ * Matches every key of mapping m against names: a key that is not a scalar, not among the
+ * names or seen twice is the error. vals[k] is key k's value node, keys[k] the key node (both
+ * NULL when absent).
+ */
+static int collect(const struct ctx *c, const yaml_node_t *m, const char *const *names, int count,
+                   yaml_node_t **keys, yaml_node_t **vals)
+{
+    for (int k = 0; k < count; k++)
+        keys[k] = vals[k] = NULL;
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
+        if (!key || !val)
+            return fail(c, line_of(m), "YAML: broken document");
+        if (!is_scalar(key))
+            return bad(c, key, "a key must be a scalar, not");
+        int k = lookup(key, names, count);
+        if (k < 0)
+            return bad(c, key, "unknown key");
+        if (keys[k])
+            return bad(c, key, "duplicate key");
+        keys[k] = key;
+        vals[k] = val;
+    }
+    return 0;
+}
+
+/* --- program ------------------------------------------------------------------------------- */
+
+/* One step; *live says whether the communicator exists (create and destroy change it). */
+static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op, bool *live)
+{
+    yaml_node_t *keys[S_KEYS], *vals[S_KEYS];
+    int i = 0;
+    long v = 0;
+
+    if (step->type != YAML_MAPPING_NODE)
+        return bad(c, step, "a step must be a mapping, not");
+    if (collect(c, step, step_keys, S_KEYS, keys, vals))
+        return -1;
+    if (!vals[S_OP])
+        return fail(c, line_of(step), "step without key 'op'");
+    if (get_name(c, vals[S_OP], "op", kind_names, RG_SC_KIND_COUNT, &i))
+        return -1;
+
+    op->kind = (rg_sc_kind)i;
+    op->dtype = RG_FLOAT32;
+    op->redop = RG_SUM;
+    op->count = 1;
+    op->root = 0;
+    /* Not a rank: the ops other than sendrecv have no sender or receiver. */
+    op->from = op->to = -1;
+    op->repeat = 1;
+    op->inplace = false;
+    op->line = (int)line_of(keys[S_OP]);
+
+    const char *kind = kind_names[op->kind];
+    int last_rank = c->sc->ranks - 1;
+    /* In file order, so the first wrong value in the step is the one reported. */
+    for (yaml_node_pair_t *p = step->data.mapping.pairs.start; p < step->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
+        int k = lookup(key, step_keys, S_KEYS);
+        if (k == S_OP)
+            continue;
+        if (!(kind_keys[op->kind] & B(k)))
+            return bad(c, key, "%s does not take", kind);
+        switch (k) {
+        case S_DTYPE:
+            if (get_name(c, val, "dtype", dtype_names, RG_DTYPE_COUNT, &i))
+                return -1;
+            op->dtype = (rg_dtype)i;
+            break;
+        case S_REDOP:
+            if (get_name(c, val, "redop", redop_names, RG_REDOP_COUNT, &i))
+                return -1;
+            op->redop = (rg_redop)i;
+            break;
+        case S_COUNT:
+            if (get_int(c, val, "count", 1, RG_SC_COUNT_MAX, &v))
+                return -1;
+            op->count = (size_t)v;
+            break;
+        case S_ROOT:
+            if (get_int(c, val, "root", 0, last_rank, &v))
+                return -1;
+            op->root = (int)v;
+            break;
+        case S_FROM:
+            if (get_int(c, val, "from", 0, last_rank, &v))
+                return -1;
+            op->from = (int)v;
+            break;
+        case S_TO:
+            if (get_int(c, val, "to", 0, last_rank, &v))
+                return -1;
+            op->to = (int)v;
+            break;
+        case S_REPEAT:
+            if (get_int(c, val, "repeat", 1, SC__REPEAT_MAX, &v))
+                return -1;
+            op->repeat = (int)v;
+            break;
+        case S_INPLACE:
+            if (!is_plain(val) || !(scalar_is(val, "true") || scalar_is(val, "false")))
+                return bad(c, val, "inplace must be true or false");
+            op->inplace = scalar_is(val, "true");
+            break;
+        }
+    }
+
+    if (op->kind == RG_SC_SENDRECV) {
+        if (!vals[S_FROM])
+            return fail(c, (size_t)op->line, "sendrecv without key 'from'");
+        if (!vals[S_TO])
+            return fail(c, (size_t)op->line, "sendrecv without key 'to'");
+        if (op->from == op->to)
+            return bad(c, vals[S_TO], "from and to must differ");
+    }
+    /* As the transport's rg_redop_supported(): complex numbers have no order. */
+    if (op->dtype == RG_COMPLEX64 && (op->redop == RG_MAX || op->redop == RG_MIN))
+        return bad(c, vals[S_REDOP], "complex64 cannot reduce with");
+
+    if (op->kind == RG_SC_CREATE) {
+        if (*live)
+            return bad(c, vals[S_OP], "the communicator already exists, cannot");
+        *live = true;
+    } else if (!*live) {
+        return bad(c, vals[S_OP], "no communicator (destroyed above) for");
+    } else if (op->kind == RG_SC_DESTROY) {
+        *live = false;
+    }
+    return 0;
+}
+
+static int parse_program(const struct ctx *c, const yaml_node_t *n)
+{
+    /* The program starts with the communicator created. */
+    bool live = true;
+
+    if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top == n->data.sequence.items.start)
+        return bad(c, n, "program must be a non-empty sequence of steps, not");
+    int nops = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *step = node_at(c, *it);
+        if (!step)
+            return fail(c, line_of(n), "YAML: broken document");
+        if (nops == RG_SC_OPS_MAX)
+            return fail(c, line_of(step), "program of more than %d steps", RG_SC_OPS_MAX);
+        if (parse_step(c, step, &c->sc->ops[nops], &live))
+            return -1;
+        nops++;
+    }
+    c->sc->nops = nops;
+    return 0;
+}
+
+/* --- faults, expect ------------------------------------------------------------------------ */
+
+/*
+ * The rules, joined with "; " as the shim reads them. Their grammar is the shim's to check (the
+ * runner asks it); here only what would let one item smuggle in a second rule or cut the plan.
+ */
+static int parse_faults(const struct ctx *c, const yaml_node_t *n)
+{
+    char *out = c->sc->faults;
+    size_t used = 0;
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return bad(c, n, "faults must be a sequence of rules, not");
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *f = node_at(c, *it);
+        if (!f)
+            return fail(c, line_of(n), "YAML: broken document");
+        if (!is_scalar(f))
+            return bad(c, f, "a fault must be a string, not");
+        const char *v = (const char *)f->data.scalar.value;
+        size_t len = f->data.scalar.length;
+        if (len == 0)
+            return bad(c, f, "empty fault");
+        for (size_t i = 0; i < len; i++) {
+            if (v[i] == ';')
+                return bad(c, f, "one rule per item, no ';' in");
+            if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] == 0x7f)
+                return bad(c, f, "control character in fault");
+        }
+        size_t sep = used ? 2 : 0;
+        if (used + sep + len >= RG_SC_FAULTS_MAX)
+            return bad(c, f, "faults longer than %d characters in all at", RG_SC_FAULTS_MAX - 1);
+        memcpy(out + used, "; ", sep);
+        memcpy(out + used + sep, v, len);
+        used += sep + len;
+        out[used] = '\0';
+    }
+    return 0;
+}
+
+/* "all" first, then the ranks named, whatever their order in the file. */
+static int parse_expect(const struct ctx *c, const yaml_node_t *n)
+{
+    const yaml_node_t *all_key = NULL, *rank_key[RG_MAX_RANKS] = {NULL};
+    int all = RG_SC_EXPECT_OK, per_rank[RG_MAX_RANKS] = {0};
+    int ranks = c->sc->ranks;
+
+    if (n->type != YAML_MAPPING_NODE)
+        return bad(c, n, "expect must be a mapping, not");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
+        uint64_t r = 0;
+        int e = 0;
+        if (!key || !val)
+            return fail(c, line_of(n), "YAML: broken document");
+        if (!is_scalar(key))
+            return bad(c, key, "a key must be a scalar, not");
+        bool is_all = scalar_is(key, "all");
+        /* Plain or quoted alike: a key is a name here, not a number to compute with. */
+        if (!is_all) {
+            if (digits_u64((const char *)key->data.scalar.value, key->data.scalar.length, false,
+                           &r))
+                return bad(c, key, "unknown key");
+            if (r >= (uint64_t)ranks)
+                return bad(c, key, "expect rank must be 0..%d", ranks - 1);
+        }
+        if (is_all ? all_key != NULL : rank_key[r] != NULL)
+            return bad(c, key, "duplicate key");
+        if (get_name(c, val, "expect", expect_names, SC__COUNT_OF(expect_names), &e))
+            return -1;
+        if (is_all) {
+            all_key = key;
+            all = e;
+            continue;
+        }
+        rank_key[r] = key;
+        per_rank[r] = e;
+    }
+    for (int r = 0; r < ranks; r++)
+        c->sc->expect[r] = (rg_sc_expect)(rank_key[r] ? per_rank[r] : all);
+    return 0;
+}
+
+/* --- the document -------------------------------------------------------------------------- */
+
+static int parse_top(const struct ctx *c, const yaml_node_t *root)
+{
+    yaml_node_t *keys[T_KEYS], *vals[T_KEYS];
+    rg_scenario *sc = c->sc;
+    long v = 0;
+    int i = 0;
+
+    if (root->type != YAML_MAPPING_NODE)
+        return bad(c, root, "a scenario must be a mapping, not");
+    if (collect(c, root, top_keys, T_KEYS, keys, vals))
+        return -1;
+
+    sc->rails = 1;
+    sc->qp = RG_QPT_UC;
+    sc->algo = RG_ALGO_AUTO;
+    sc->timeout_s = 10;
+    sc->deadline_s = 60;
+    sc->seed = 1;
+    sc->faults[0] = '\0';
+    for (int r = 0; r < RG_MAX_RANKS; r++)
+        sc->expect[r] = RG_SC_EXPECT_OK;
+
+    /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
+    if (!vals[T_RANKS])
+        return fail(c, line_of(root), "missing key 'ranks'");
+    if (get_int(c, vals[T_RANKS], "ranks", 2, RG_MAX_RANKS, &v))
+        return -1;
+    sc->ranks = (int)v;
+
+    /* The rest in file order, so the first wrong value in the file is the one reported. */
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *val = node_at(c, p->value);
+        int rc = 0;
+        switch (lookup(node_at(c, p->key), top_keys, T_KEYS)) {
+        case T_NAME:
+            if (!is_scalar(val) ||
+                !valid_name((const char *)val->data.scalar.value, val->data.scalar.length))
+                return bad(c, val, "name must be 1..%d characters of [A-Za-z0-9._-]",
+                           RG_SC_NAME_MAX - 1);
+            memcpy(sc->name, val->data.scalar.value, val->data.scalar.length);
+            sc->name[val->data.scalar.length] = '\0';
+            break;
+        case T_RAILS:
+            if (get_int(c, val, "rails", 1, RG_MAX_RAILS, &v))
+                return -1;
+            sc->rails = (int)v;
+            break;
+        case T_QP:
+            if (get_name(c, val, "qp", qp_names, SC__COUNT_OF(qp_names), &i))
+                return -1;
+            sc->qp = (rg_qp_type)i;
+            break;
+        case T_ALGORITHM:
+            if (get_name(c, val, "algorithm", algo_names, SC__COUNT_OF(algo_names), &i))
+                return -1;
+            sc->algo = (rg_algo)i;
+            break;
+        case T_TIMEOUT:
+            rc = get_seconds(c, val, "timeout", SC__TIMEOUT_MAX, &sc->timeout_s);
+            break;
+        case T_DEADLINE:
+            rc = get_seconds(c, val, "deadline", SC__DEADLINE_MAX, &sc->deadline_s);
+            break;
+        case T_SEED:
+            if (plain_u64(val, true, &sc->seed))
+                return bad(c, val, "seed must be 0..2^64-1 (decimal or 0x hex)");
+            break;
+        case T_FAULTS:
+            rc = parse_faults(c, val);
+            break;
+        case T_PROGRAM:
+            rc = parse_program(c, val);
+            break;
+        case T_EXPECT:
+            rc = parse_expect(c, val);
+            break;
+        default: /* T_RANKS, read above */
+            break;
+        }
+        if (rc)
+            return -1;
+    }
+
+    if (!vals[T_PROGRAM])
+        return fail(c, line_of(root), "missing key 'program'");
+    /* The runner's deadline must leave the transport time to report its own timeout. */
+    if (sc->deadline_s <= sc->timeout_s) {
+        if (vals[T_DEADLINE])
+            return bad(c, vals[T_DEADLINE], "deadline must be more than timeout");
+        return bad(c, vals[T_TIMEOUT], "timeout must be less than the deadline (default %.0f)",
+                   sc->deadline_s);
+    }
+    if (!vals[T_NAME])
+        return default_name(c, sc->name);
+    return 0;
+}
+
+/*
+ * The first pass: libyaml's events, before any document is built. Refuses what no scenario
+ * needs and what would make the composer slow (see SC__DEPTH_MAX), and a second document,
+ * which yaml_parser_load would silently leave unread.
+ */
+static int screen(const struct ctx *c, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    int depth = 0, anchors = 0, aliases = 0, docs = 0, rc = 1;
+
+    if (!yaml_parser_initialize(&p))
+        return fail(c, 0, "YAML: out of memory");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (rc > 0) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            rc = yaml_fail(c, &p, text, len);
+            break;
+        }
+        size_t line = ev.start_mark.line + 1;
+        const yaml_char_t *anchor = NULL;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            rc = 0;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs > 1)
+                rc = fail(c, line, "more than one YAML document");
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            anchor = ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                                          : ev.data.mapping_start.anchor;
+            if (++depth > SC__DEPTH_MAX)
+                rc = fail(c, line, "YAML: nested deeper than %d levels", SC__DEPTH_MAX);
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_SCALAR_EVENT:
+            anchor = ev.data.scalar.anchor;
+            break;
+        case YAML_ALIAS_EVENT:
+            if (++aliases > SC__ALIASES_MAX)
+                rc = fail(c, line, "YAML: more than %d aliases", SC__ALIASES_MAX);
+            break;
+        default:
+            break;
+        }
+        if (rc > 0 && anchor && ++anchors > SC__ANCHORS_MAX)
+            rc = fail(c, line, "YAML: more than %d anchors", SC__ANCHORS_MAX);
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenario *sc, char *err,
+                      size_t errlen)
+{
+    struct ctx c = {.path = path ? path : "<scenario>", .err = err, .errlen = errlen};
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    bool parser_up = false, doc_up = false;
+    rg_scenario *out = NULL;
+    int rc = -1;
+
+    if (err && errlen > 0)
+        err[0] = '\0';
+    if (!sc || (!text && len)) {
+        fail(&c, 0, "rg_scenario_parse: no scenario to fill or no text");
+        goto done;
+    }
+    if (!text)
+        text = "";
+    /*
+     * Parsed into a copy: on failure the caller's scenario is cleared (below), never left half
+     * filled with defaults and the values read before the error.
+     */
+    out = calloc(1, sizeof(*out));
+    if (!out) {
+        fail(&c, 0, "out of memory");
+        goto done;
+    }
+    if (screen(&c, text, len))
+        goto done;
+    if (!yaml_parser_initialize(&parser)) {
+        fail(&c, 0, "YAML: out of memory");
+        goto done;
+    }
+    parser_up = true;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    /* On failure yaml_parser_load has deleted the document itself. */
+    if (!yaml_parser_load(&parser, &doc)) {
+        yaml_fail(&c, &parser, text, len);
+        goto done;
+    }
+    doc_up = true;
+
+    const yaml_node_t *root = yaml_document_get_root_node(&doc);
+    /* No document, or one that is only "---": YAML's null. */
+    if (!root || (is_plain(root) && root->data.scalar.length == 0)) {
+        fail(&c, 1, "empty scenario");
+        goto done;
+    }
+    c.doc = &doc;
+    c.sc = out;
+    rc = parse_top(&c, root);
+
+done:
+    if (doc_up)
+        yaml_document_delete(&doc);
+    if (parser_up)
+        yaml_parser_delete(&parser);
+    if (sc) {
+        if (rc == 0)
+            *sc = *out;
+        else
+            memset(sc, 0, sizeof(*sc));
+    }
+    free(out);
+    return rc;
+}
+
+int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen)
+{
+    struct ctx c = {.path = path ? path : "<scenario>", .err = err, .errlen = errlen};
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = -1;
+
+    if (err && errlen > 0)
+        err[0] = '\0';
+    if (!path) {
+        fail(&c, 0, "rg_scenario_load: no path");
+        goto done;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fail(&c, 0, "cannot open: %s", strerror(errno));
+        goto done;
+    }
+    /* One byte past the limit tells a file at the limit from a larger one, even an endless one. */
+    buf = malloc(SC__FILE_MAX + 1);
+    if (buf)
+        n = fread(buf, 1, SC__FILE_MAX + 1, f);
+    int read_errno = errno, read_failed = buf && ferror(f);
+    fclose(f);
+    if (!buf)
+        fail(&c, 0, "out of memory");
+    else if (read_failed)
+        fail(&c, 0, "cannot read: %s", strerror(read_errno));
+    else if (n > SC__FILE_MAX)
+        fail(&c, 0, "larger than 1 MiB");
+    else
+        rc = rg_scenario_parse(buf, n, path, sc, err, errlen);
+
+done:
+    if (rc && sc)
+        memset(sc, 0, sizeof(*sc));
+    free(buf);
+    return rc;
+}

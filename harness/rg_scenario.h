@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenario files: what one run of N ranks does and what each rank must end with. YAML, read
+ * with libyaml's document API so every value keeps its line: a bad file gets one line naming
+ * the file, the line and the field. docs/scenarios.md is the user's description of the format.
+ *
+ *   name: flush-on-recv                # optional; default: the file name without .yaml
+ *   ranks: 2                           # 2..RG_MAX_RANKS (required)
+ *   rails: 1                           # 1..RG_MAX_RAILS, default 1
+ *   qp: uc                             # uc | rc, default uc
+ *   algorithm: ring                    # ring | mesh | auto, default auto
+ *   timeout: 10                        # the transport's deadline per wait, seconds, default 10
+ *   deadline: 60                       # the runner's for the whole scenario, default 60
+ *   seed: 7                            # inputs and probabilistic faults, default 1
+ *   faults:                            # the shim's plan, one rule per item (optional)
+ *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
+ *   program:                           # at least one step
+ *     - op: all_reduce                 # all_reduce | all_gather | reduce_scatter | broadcast |
+ *       dtype: float32                 #   sendrecv | barrier | create | destroy
+ *       count: 1021                    # elements (per rank for all_gather/reduce_scatter)
+ *       redop: sum                     # all_reduce, reduce_scatter: sum | prod | max | min
+ *       root: 0                        # broadcast
+ *       from: 0                        # sendrecv: one rank sends count elements to another
+ *       to: 1
+ *       repeat: 3                      # default 1
+ *       inplace: true                  # default false
+ *   expect:                            # default: ok everywhere
+ *     all: ok                          # ok | detected | any (ok or detected)
+ *     1: detected                      # per rank, overriding all
+ */
+#ifndef RG_SCENARIO_H
+#define RG_SCENARIO_H
+
+#include "railguard.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RG_SC_NAME_MAX 128
+#define RG_SC_FAULTS_MAX 4096
+#define RG_SC_OPS_MAX 256
+#define RG_SC_COUNT_MAX (64u << 20) /* elements */
+
+typedef enum {
+    RG_SC_ALL_REDUCE,
+    RG_SC_ALL_GATHER,
+    RG_SC_REDUCE_SCATTER,
+    RG_SC_BROADCAST,
+    RG_SC_SENDRECV,
+    RG_SC_BARRIER,
+    RG_SC_CREATE,  /* create the communicator again (after destroy) */
+    RG_SC_DESTROY, /* destroy it; the program starts with one created */
+    RG_SC_KIND_COUNT
+} rg_sc_kind;
+
+typedef enum { RG_SC_EXPECT_OK, RG_SC_EXPECT_DETECTED, RG_SC_EXPECT_ANY } rg_sc_expect;
+
+typedef struct rg_sc_op {
+    rg_sc_kind kind;
+    rg_dtype dtype; /* default float32 */
+    rg_redop redop; /* default sum */
+    size_t count;   /* default 1 (unused by barrier, create, destroy) */
+    int root;       /* broadcast, default 0 */
+    int from, to;   /* sendrecv (required there) */
+    int repeat;     /* >= 1 */
+    bool inplace;
+    int line; /* the line of the step's "op:" in the file */
+} rg_sc_op;
+
+typedef struct rg_scenario {
+    char name[RG_SC_NAME_MAX];
+    int ranks;
+    int rails;
+    rg_qp_type qp;
+    rg_algo algo;
+    double timeout_s;
+    double deadline_s;
+    uint64_t seed;
+    char faults[RG_SC_FAULTS_MAX]; /* the rules joined with "; ", "" when none */
+    int nops;
+    rg_sc_op ops[RG_SC_OPS_MAX];
+    rg_sc_expect expect[RG_MAX_RANKS];
+} rg_scenario;
+
+/*
+ * Parses a scenario from `text` (`len` bytes); `path` names it in errors and gives the default
+ * name. Returns 0, or -1 with one line "PATH:LINE: <what> '<value or key>'" in err.
+ */
+int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenario *sc, char *err,
+                      size_t errlen);
+
+/* Reads and parses a file (at most 1 MiB). Errors as above ("PATH: cannot open: ..."). */
+int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen);
+
+const char *rg_sc_kind_name(rg_sc_kind k);
+const char *rg_sc_expect_name(rg_sc_expect e);
+
+#endif

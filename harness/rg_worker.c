@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One rank of a scenario: `railguard worker ...`, started by the runner (with the shim
+ * preloaded). It loads the transport through the plugin ABI, runs the scenario's program,
+ * checks every output bit-exact against rg_data's reference, every guard band and every send
+ * buffer, and tells the runner where it is and how it ended, one line at a time on the status
+ * descriptor:
+ *
+ *   step <i> <rep> <op>              about to run program step i, repetition rep
+ *   verdict ok
+ *   verdict detected <i> <rep> <message>     the transport returned an error
+ *   verdict corrupt <i> <rep> <detail>       it returned success with wrong data
+ *   verdict error <message>                  the harness itself could not run the rank
+ *
+ * A rank that is killed, or exits without a verdict line, is judged by the runner.
+ */
+#include "rg_harness.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct worker {
+    const rg_scenario *sc;
+    const rg_plugin_ops *p;
+    rg_plugin_args args;
+    void *h;
+    int fd;
+    int rank;
+};
+
+static void say(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct worker *w, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    for (int i = 0; i < n; i++)
+        if (line[i] == '\n' || line[i] == '\r')
+            line[i] = ' ';
+    line[n++] = '\n';
+    for (int off = 0; off < n;) {
+        ssize_t k = write(w->fd, line + off, (size_t)(n - off));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;
+        off += (int)k;
+    }
+}
+
+/* A buffer with guard bands on both sides. */
+struct gbuf {
+    uint8_t *base;
+    uint8_t *data;
+    size_t len;
+};
+
+static int gbuf_alloc(struct gbuf *b, size_t len)
+{
+    b->len = len;
+    b->base = malloc(len + 2 * RG_GUARD_BYTES);
+    if (!b->base)
+        return -1;
+    b->data = b->base + RG_GUARD_BYTES;
+    rg_guard_fill(b->base, RG_GUARD_BYTES);
+    rg_guard_fill(b->data + len, RG_GUARD_BYTES);
+    memset(b->data, 0x5A, len); /* what a result that never arrived looks like */
+    return 0;
+}
+
+static const char *gbuf_broken(const struct gbuf *b)
+{
+    if (!rg_guard_intact(b->base, RG_GUARD_BYTES))
+        return "the guard band before it was overwritten";
+    if (!rg_guard_intact(b->data + b->len, RG_GUARD_BYTES))
+        return "the guard band after it was overwritten";
+    return NULL;
+}
+
+static void hex(char *out, size_t outlen, const uint8_t *p, size_t n)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = n; i-- > 0 && o + 3 < outlen;)
+        o += (size_t)snprintf(out + o, outlen - o, "%02x", p[i]);
+}
+
+/*
+ * Checks `n` elements at got against want. Returns 0, or writes what differs into detail.
+ */
+static int check(const uint8_t *got, const uint8_t *want, size_t n, rg_dtype dt, bool fold,
+                 const char *what, size_t base_index, char *detail, size_t dlen)
+{
+    size_t bad = rg_data_compare(got, want, n, dt, fold);
+    if (bad == n)
+        return 0;
+    size_t sz = rg_data_size(dt);
+    char g[40], e[40];
+    hex(g, sizeof(g), got + bad * sz, sz);
+    hex(e, sizeof(e), want + bad * sz, sz);
+    snprintf(detail, dlen, "%s element %zu is 0x%s, expected 0x%s", what, base_index + bad, g, e);
+    return -1;
+}
+
+static const char *op_label(const rg_sc_op *op, char *buf, size_t len)
+{
+    switch (op->kind) {
+    case RG_SC_ALL_REDUCE:
+    case RG_SC_REDUCE_SCATTER:
+        snprintf(buf, len, "%s %s %s count %zu%s", rg_sc_kind_name(op->kind),
+                 rg_data_dtype_name(op->dtype), rg_data_redop_name(op->redop), op->count,
+                 op->inplace ? " in place" : "");
+        break;
+    case RG_SC_BARRIER:
+    case RG_SC_CREATE:
+    case RG_SC_DESTROY:
+        snprintf(buf, len, "%s", rg_sc_kind_name(op->kind));
+        break;
+    default:
+        snprintf(buf, len, "%s %s count %zu%s", rg_sc_kind_name(op->kind),
+                 rg_data_dtype_name(op->dtype), op->count, op->inplace ? " in place" : "");
+        break;
+    }
+    return buf;
+}
+
+/* Runs one step once. Returns 0 ok, 1 detected (message in detail), 2 corrupt, -1 error. */
+static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, char *detail,
+                    size_t dlen)
+{
+    const rg_plugin_ops *p = w->p;
+    int n = w->sc->ranks, r = w->rank, rc = 0, err = 0;
+    size_t sz = rg_data_size(op->dtype), cnt = op->count;
+    struct gbuf a = {0}, b = {0}, want = {0};
+    uint8_t *copy = NULL;
+    const char *broken;
+
+#define NEED(fn)                                                                                   \
+    do {                                                                                           \
+        if (!p->fn) {                                                                              \
+            snprintf(detail, dlen, "transport '%s' has no %s", p->name, #fn);                      \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+    switch (op->kind) {
+    case RG_SC_CREATE:
+        if (w->h) {
+            snprintf(detail, dlen, "create: the communicator exists");
+            return -1;
+        }
+        w->h = p->init(&w->args, detail, dlen);
+        return w->h ? 0 : 1;
+    case RG_SC_DESTROY:
+        if (w->h && p->finalize(w->h)) {
+            w->h = NULL;
+            snprintf(detail, dlen, "finalize failed");
+            return 1;
+        }
+        w->h = NULL;
+        return 0;
+    case RG_SC_BARRIER:
+        NEED(barrier);
+        if (!w->h)
+            goto no_comm;
+        return p->barrier(w->h) ? (snprintf(detail, dlen, "%s", p->last_error(w->h)), 1) : 0;
+    default:
+        break;
+    }
+    if (!w->h)
+        goto no_comm;
+
+    switch (op->kind) {
+    case RG_SC_ALL_REDUCE:
+        NEED(all_reduce);
+        if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
+            goto oom;
+        rg_data_fill(a.data, cnt, op->dtype, (int)op->redop, k, r, 0);
+        if (!op->inplace) {
+            if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc(cnt * sz)))
+                goto oom;
+            memcpy(copy, a.data, cnt * sz);
+        }
+        err = p->all_reduce(w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype, op->redop);
+        if (err)
+            break;
+        rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, 0);
+        rc = check(op->inplace ? a.data : b.data, want.data, cnt, op->dtype, true, "result", 0,
+                   detail, dlen);
+        if (!rc && copy)
+            rc = check(a.data, copy, cnt, op->dtype, false, "the send buffer changed:", 0, detail,
+                       dlen);
+        break;
+    case RG_SC_ALL_GATHER:
+        NEED(all_gather);
+        if (gbuf_alloc(&b, (size_t)n * cnt * sz) || gbuf_alloc(&want, (size_t)n * cnt * sz))
+            goto oom;
+        for (int q = 0; q < n; q++)
+            rg_data_fill(want.data + (size_t)q * cnt * sz, cnt, op->dtype, -1, k, q, 0);
+        if (op->inplace) {
+            memcpy(b.data + (size_t)r * cnt * sz, want.data + (size_t)r * cnt * sz, cnt * sz);
+            err = p->all_gather(w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype);
+        } else {
+            if (gbuf_alloc(&a, cnt * sz))
+                goto oom;
+            memcpy(a.data, want.data + (size_t)r * cnt * sz, cnt * sz);
+            err = p->all_gather(w->h, a.data, b.data, cnt, op->dtype);
+            if (!err)
+                rc = check(a.data, want.data + (size_t)r * cnt * sz, cnt, op->dtype, false,
+                           "the send buffer changed:", 0, detail, dlen);
+        }
+        if (!err && !rc)
+            rc = check(b.data, want.data, (size_t)n * cnt, op->dtype, false, "gathered", 0, detail,
+                       dlen);
+        break;
+    case RG_SC_REDUCE_SCATTER:
+        NEED(reduce_scatter);
+        if (gbuf_alloc(&a, (size_t)n * cnt * sz) || gbuf_alloc(&want, cnt * sz))
+            goto oom;
+        rg_data_fill(a.data, (size_t)n * cnt, op->dtype, (int)op->redop, k, r, 0);
+        if (op->inplace) {
+            err = p->reduce_scatter(w->h, a.data, a.data + (size_t)r * cnt * sz, cnt, op->dtype,
+                                    op->redop);
+        } else {
+            if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc((size_t)n * cnt * sz)))
+                goto oom;
+            memcpy(copy, a.data, (size_t)n * cnt * sz);
+            err = p->reduce_scatter(w->h, a.data, b.data, cnt, op->dtype, op->redop);
+            if (!err)
+                rc = check(a.data, copy, (size_t)n * cnt, op->dtype, false,
+                           "the send buffer changed:", 0, detail, dlen);
+        }
+        if (err || rc)
+            break;
+        rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, (size_t)r * cnt);
+        rc = check(op->inplace ? a.data + (size_t)r * cnt * sz : b.data, want.data, cnt, op->dtype,
+                   true, "result", (size_t)r * cnt, detail, dlen);
+        break;
+    case RG_SC_BROADCAST:
+        NEED(broadcast);
+        if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
+            goto oom;
+        rg_data_fill(want.data, cnt, op->dtype, -1, k, op->root, 0);
+        if (r == op->root)
+            memcpy(a.data, want.data, cnt * sz);
+        err = p->broadcast(w->h, a.data, cnt, op->dtype, op->root);
+        if (!err)
+            rc = check(a.data, want.data, cnt, op->dtype, false, "broadcast", 0, detail, dlen);
+        break;
+    case RG_SC_SENDRECV:
+        NEED(send);
+        NEED(recv);
+        if (r != op->from && r != op->to)
+            return 0;
+        if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
+            goto oom;
+        rg_data_fill(want.data, cnt, op->dtype, -1, k, op->from, 0);
+        if (r == op->from) {
+            memcpy(a.data, want.data, cnt * sz);
+            err = p->send(w->h, a.data, cnt, op->dtype, op->to);
+            if (!err)
+                rc = check(a.data, want.data, cnt, op->dtype, false, "the send buffer changed:", 0,
+                           detail, dlen);
+        } else {
+            err = p->recv(w->h, a.data, cnt, op->dtype, op->from);
+            if (!err)
+                rc = check(a.data, want.data, cnt, op->dtype, false, "received", 0, detail, dlen);
+        }
+        break;
+    default:
+        snprintf(detail, dlen, "unknown step kind %d", (int)op->kind);
+        rc = -2;
+        break;
+    }
+    if (err) {
+        snprintf(detail, dlen, "%s", p->last_error(w->h));
+        rc = 1;
+    } else if (rc == -1) {
+        rc = 2;
+    } else if (rc == -2) {
+        rc = -1;
+    } else if ((broken = a.base ? gbuf_broken(&a) : NULL) ||
+               (broken = b.base ? gbuf_broken(&b) : NULL)) {
+        snprintf(detail, dlen, "returned success but %s", broken);
+        rc = 2;
+    }
+    free(a.base);
+    free(b.base);
+    free(want.base);
+    free(copy);
+    return rc;
+oom:
+    free(a.base);
+    free(b.base);
+    free(want.base);
+    free(copy);
+    snprintf(detail, dlen, "out of memory for %zu elements", cnt);
+    return -1;
+no_comm:
+    snprintf(detail, dlen, "no communicator (destroyed and not created again)");
+    return -1;
+#undef NEED
+}
+
+int rg_worker_main(const rg_worker_args *wa)
+{
+    static rg_scenario sc;
+    struct worker w = {.sc = &sc, .fd = wa->status_fd, .rank = wa->rank};
+    char err[1024] = "";
+
+    if (rg_scenario_load(wa->scenario, &sc, err, sizeof(err)) != 0) {
+        say(&w, "verdict error %s", err);
+        return 3;
+    }
+    if (wa->rank < 0 || wa->rank >= sc.ranks) {
+        say(&w, "verdict error rank %d outside 0..%d", wa->rank, sc.ranks - 1);
+        return 3;
+    }
+    void *so = dlopen(wa->transport, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+        say(&w, "verdict error cannot load transport: %s", dlerror());
+        return 3;
+    }
+    w.p = dlsym(so, RG_PLUGIN_SYMBOL);
+    if (!w.p || w.p->abi_version != RG_PLUGIN_ABI_VERSION || w.p->size < sizeof(rg_plugin_ops) ||
+        !w.p->init || !w.p->finalize || !w.p->last_error) {
+        say(&w, "verdict error %s: no usable %s table (ABI version %d)", wa->transport,
+            RG_PLUGIN_SYMBOL, RG_PLUGIN_ABI_VERSION);
+        return 3;
+    }
+    w.args = (rg_plugin_args){.size = sizeof(rg_plugin_args),
+                              .rank = wa->rank,
+                              .nranks = sc.ranks,
+                              .coordinator = wa->coordinator,
+                              .devices_file = wa->devices_file,
+                              .qp_type = sc.qp,
+                              .algo = sc.algo,
+                              .timeout_s = sc.timeout_s};
+    say(&w, "step -1 0 init");
+    w.h = w.p->init(&w.args, err, sizeof(err));
+    if (!w.h) {
+        say(&w, "verdict detected -1 0 init: %s", err);
+        return 0;
+    }
+    for (int i = 0; i < sc.nops; i++) {
+        const rg_sc_op *op = &sc.ops[i];
+        char label[160];
+        op_label(op, label, sizeof(label));
+        for (int rep = 0; rep < op->repeat; rep++) {
+            rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
+                             .step = (uint32_t)i,
+                             .rep = (uint32_t)rep};
+            say(&w, "step %d %d %s", i, rep, label);
+            int rc = run_step(&w, op, &k, err, sizeof(err));
+            if (rc == 0)
+                continue;
+            /* The runner already knows the step from its "step" line. */
+            if (rc == 1)
+                say(&w, "verdict detected %d %d %s", i, rep, err);
+            else if (rc == 2)
+                say(&w, "verdict corrupt %d %d %s", i, rep, err);
+            else
+                say(&w, "verdict error %s: %s", label, err);
+            if (w.h)
+                w.p->finalize(w.h);
+            return rc < 0 ? 3 : 0;
+        }
+    }
+    say(&w, "step %d 0 finalize", sc.nops);
+    if (w.h && w.p->finalize(w.h)) {
+        say(&w, "verdict detected %d 0 finalize failed", sc.nops);
+        return 0;
+    }
+    say(&w, "verdict ok");
+    return 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A transport that misbehaves on purpose, for testing the runner's verdicts: every all_reduce,
+ * broadcast, send and recv, on every rank, does what RG_BAD_MODE says:
+ *
+ *   error     returns an error                      -> detected
+ *   stale     returns success, output untouched     -> SILENT_CORRUPTION
+ *   overrun   returns success, writes past the end  -> SILENT_CORRUPTION (guard band)
+ *   clobber   returns success, changes the input    -> SILENT_CORRUPTION (send buffer)
+ *   hang      never returns                         -> DEADLOCK
+ *   crash     dies of SIGSEGV                       -> CRASH
+ *
+ * barrier succeeds without communicating; all_gather and reduce_scatter are missing (NULL),
+ * which the runner must report as an error. Only the runner's judgement is under test here.
+ */
+#include "railguard.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct bad {
+    int rank;
+    char err[128];
+};
+
+static const char *mode(void)
+{
+    const char *m = getenv("RG_BAD_MODE");
+    return m ? m : "error";
+}
+
+static void *bad_init(const rg_plugin_args *a, char *err, size_t errlen)
+{
+    struct bad *b = calloc(1, sizeof(*b));
+    if (!b) {
+        snprintf(err, errlen, "bad plugin: out of memory");
+        return NULL;
+    }
+    b->rank = a->rank;
+    return b;
+}
+
+/* Misbehaves on `out` (n bytes), `in` (m bytes). Returns the call's status. */
+static int act(struct bad *b, void *out, size_t n, void *in, size_t m)
+{
+    const char *md = mode();
+    if (!strcmp(md, "error")) {
+        snprintf(b->err, sizeof(b->err), "bad plugin: injected error on rank %d", b->rank);
+        return 1;
+    }
+    if (!strcmp(md, "overrun") && out) {
+        ((unsigned char *)out)[n] ^= 0xff; /* one byte past the end */
+        return 0;
+    }
+    if (!strcmp(md, "clobber") && in && m) {
+        ((unsigned char *)in)[m - 1] ^= 0x01;
+        return 0;
+    }
+    if (!strcmp(md, "hang"))
+        for (;;)
+            pause();
+    if (!strcmp(md, "crash"))
+        raise(SIGSEGV);
+    return 0; /* stale: success, nothing written */
+}
+
+static size_t esize(rg_dtype dt)
+{
+    switch (dt) {
+    case RG_BOOL:
+    case RG_INT8:
+    case RG_UINT8:
+        return 1;
+    case RG_INT16:
+    case RG_UINT16:
+    case RG_FLOAT16:
+    case RG_BFLOAT16:
+        return 2;
+    case RG_INT32:
+    case RG_UINT32:
+    case RG_FLOAT32:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+static int bad_all_reduce(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
+                          rg_redop op)
+{
+    (void)op;
+    return act(h, recv, count * esize(dt), send == recv ? NULL : (void *)send, count * esize(dt));
+}
+
+/* The root's buffer is right without any communication, so a 2-rank broadcast from rank 0 shows
+ * an overrun on its own. */
+static int bad_broadcast(void *h, void *buf, size_t count, rg_dtype dt, int root)
+{
+    (void)root;
+    return act(h, buf, count * esize(dt), NULL, 0);
+}
+
+/* Likewise a send's input can be changed without any communication. */
+static int bad_send(void *h, const void *buf, size_t count, rg_dtype dt, int peer)
+{
+    (void)peer;
+    return act(h, NULL, 0, (void *)buf, count * esize(dt));
+}
+
+static int bad_recv(void *h, void *buf, size_t count, rg_dtype dt, int peer)
+{
+    (void)peer;
+    return act(h, buf, count * esize(dt), NULL, 0);
+}
+
+static int bad_barrier(void *h)
+{
+    (void)h;
+    return 0;
+}
+
+static int bad_finalize(void *h)
+{
+    free(h);
+    return 0;
+}
+
+static const char *bad_last_error(void *h)
+{
+    return h ? ((struct bad *)h)->err : "";
+}
+
+extern const rg_plugin_ops rg_plugin_v1;
+const rg_plugin_ops rg_plugin_v1 = {
+    .abi_version = RG_PLUGIN_ABI_VERSION,
+    .size = sizeof(rg_plugin_ops),
+    .name = "bad",
+    .init = bad_init,
+    .all_reduce = bad_all_reduce,
+    .broadcast = bad_broadcast,
+    .send = bad_send,
+    .recv = bad_recv,
+    .barrier = bad_barrier,
+    .finalize = bad_finalize,
+    .last_error = bad_last_error,
+};

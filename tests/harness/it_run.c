@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard run` end to end. Against tests/harness/bad_plugin.c, a transport built to fail in
+ * each way, every verdict must come out as designed (detected, SILENT_CORRUPTION by data, by
+ * guard band and by a changed send buffer, DEADLOCK with a backtrace, CRASH, ERROR for a
+ * missing operation), the exit status must be 1 and the reports must say the same. Against
+ * the reference transport on rxe, a clean scenario and a flushed one must pass. Bad scenario
+ * files and bad fault rules must stop the run at once with one line.
+ */
+#include "common/rg_check.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_bin[PATH_MAX], g_bad[PATH_MAX], g_tmp[PATH_MAX], g_devs[256];
+static char g_out[65536];
+
+static void setup(void)
+{
+    char exe[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    *strrchr(exe, '/') = '\0';
+    snprintf(g_bin, sizeof(g_bin), "%s/../bin/railguard", exe);
+    snprintf(g_bad, sizeof(g_bad), "%s/../lib/rg-test-bad-plugin.so", exe);
+    snprintf(g_tmp, sizeof(g_tmp), "/tmp/rg-it-run.%ld", (long)getpid());
+    mkdir(g_tmp, 0755);
+    const char *d = getenv("RG_SOFTROCE_DEVICES");
+    ck_assert_msg(d && *d, "RG_SOFTROCE_DEVICES is empty");
+    snprintf(g_devs, sizeof(g_devs), "%s", d);
+    for (char *p = g_devs; *p; p++)
+        if (*p == ' ')
+            *p = ',';
+}
+
+/* Writes a file in the test's directory; returns its path (the caller frees it). */
+static char *write_file(const char *name, const char *text)
+{
+    char *path = malloc(PATH_MAX + 64);
+    ck_assert_ptr_nonnull(path);
+    snprintf(path, PATH_MAX + 64, "%s/%s", g_tmp, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Runs railguard with argv (NULL-terminated, after the program name), output into g_out. */
+static int railguard(const char *mode, const char *const *args, double timeout_s)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const char *argv[32] = {g_bin};
+        int a = 1;
+        for (int i = 0; args[i] && a < 31; i++)
+            argv[a++] = args[i];
+        argv[a] = NULL;
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        if (mode)
+            setenv("RG_BAD_MODE", mode, 1);
+        execv(g_bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t len = 0;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double left = timeout_s - ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9);
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            continue;
+        ssize_t n = read(fds[0], g_out + len, sizeof(g_out) - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    g_out[len] = '\0';
+    close(fds[0]);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st), "railguard was killed (timeout %.0f s); output:\n%s", timeout_s,
+                  g_out);
+    return WEXITSTATUS(st);
+}
+
+static const char *last_line(void)
+{
+    size_t n = strlen(g_out);
+    while (n && g_out[n - 1] == '\n')
+        n--;
+    g_out[n] = '\0';
+    const char *p = strrchr(g_out, '\n');
+    return p ? p + 1 : g_out;
+}
+
+static void expect_in(const char *needle)
+{
+    ck_assert_msg(strstr(g_out, needle), "'%s' not in:\n%s", needle, g_out);
+}
+
+/* The verdicts of scenario 0 in <out>/report.json, comma-joined. */
+static const char *json_verdicts(const char *out)
+{
+    static char v[256];
+    char path[PATH_MAX + 200];
+    json_error_t je;
+    snprintf(path, sizeof(path), "%s/report.json", out);
+    json_t *j = json_load_file(path, 0, &je);
+    ck_assert_msg(j, "%s: %s", path, je.text);
+    json_t *ranks = json_object_get(json_array_get(json_object_get(j, "scenarios"), 0), "ranks");
+    v[0] = '\0';
+    for (size_t i = 0; i < json_array_size(ranks); i++) {
+        strcat(v, i ? "," : "");
+        strcat(v, json_string_value(json_object_get(json_array_get(ranks, i), "verdict")));
+    }
+    json_decref(j);
+    return v;
+}
+
+static const struct {
+    const char *mode;
+    const char *program;
+    const char *verdicts;
+    const char *detail;
+} bad_cases[] = {
+    {"error", "  - {op: all_reduce, count: 10}\n", "detected,detected",
+     "bad plugin: injected error on rank 0"},
+    {"stale", "  - {op: all_reduce, count: 10}\n", "SILENT_CORRUPTION,SILENT_CORRUPTION",
+     "result element 0 is 0x5a5a5a5a"},
+    {"overrun", "  - {op: broadcast, dtype: int32, count: 10, root: 0}\n",
+     "SILENT_CORRUPTION,SILENT_CORRUPTION", "the guard band after it was overwritten"},
+    {"clobber", "  - {op: sendrecv, dtype: uint8, count: 10, from: 0, to: 1}\n",
+     "SILENT_CORRUPTION,SILENT_CORRUPTION", "the send buffer changed"},
+    {"crash", "  - {op: all_reduce, count: 10}\n", "CRASH,CRASH", "killed by signal 11"},
+    {"hang", "  - {op: all_reduce, count: 10}\n", "DEADLOCK,DEADLOCK",
+     "still running after the 3 s deadline"},
+    {"stale", "  - {op: all_gather, count: 10}\n", "ERROR,ERROR",
+     "transport 'bad' has no all_gather"},
+};
+
+START_TEST(test_bad_transport_verdicts)
+{
+    char sc[512], out[PATH_MAX + 32], name[32];
+    snprintf(sc, sizeof(sc), "ranks: 2\ntimeout: 1\ndeadline: 3\nprogram:\n  - {op: barrier}\n%s",
+             bad_cases[_i].program);
+    snprintf(name, sizeof(name), "bad%d.yaml", _i);
+    char *path = write_file(name, sc);
+    snprintf(out, sizeof(out), "%s/out%d", g_tmp, _i);
+    const char *args[] = {"run",   "--transport", g_bad, "--devices", g_devs,
+                          "--out", out,           path,  NULL};
+    ck_assert_int_eq(railguard(bad_cases[_i].mode, args, 120), 1);
+    ck_assert_str_eq(last_line(), "0 passed, 1 failed");
+    expect_in(bad_cases[_i].detail);
+    expect_in("reproduce: ");
+    ck_assert_str_eq(json_verdicts(out), bad_cases[_i].verdicts);
+    if (!strcmp(bad_cases[_i].mode, "hang")) {
+        char bt[PATH_MAX + 64];
+        snprintf(bt, sizeof(bt), "%s/000-bad%d/rank0.backtrace", out, _i);
+        FILE *f = fopen(bt, "r");
+        ck_assert_msg(f, "no backtrace at %s", bt);
+        char buf[8192];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        /* gdb found the rank inside the transport's call. */
+        ck_assert_msg(strstr(buf, "bad_all_reduce") || strstr(buf, "act"), "backtrace:\n%s", buf);
+    }
+    char junit[PATH_MAX + 200];
+    snprintf(junit, sizeof(junit), "%s/junit.xml", out);
+    ck_assert_int_eq(access(junit, R_OK), 0);
+    free(path);
+}
+END_TEST
+
+START_TEST(test_bad_input_stops_the_run)
+{
+    char *good = write_file("good.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n");
+    char *typo = write_file("typo.yaml", "ranks: 2\nprogram:\n  - {op: barier}\n");
+    char *rule =
+        write_file("rule.yaml", "ranks: 2\nfaults:\n  - negpoll nth=1\n  - bogus x=1\nprogram:\n"
+                                "  - {op: barrier}\n");
+    char out[PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/never", g_tmp);
+    const char *a1[] = {"run", "--devices", g_devs, "--out", out, good, typo, NULL};
+    ck_assert_int_eq(railguard(NULL, a1, 60), 2);
+    const char *nl = strchr(g_out, '\n');
+    ck_assert_msg(strstr(g_out, "typo.yaml:3: ") && nl && !nl[1], "not one line:\n%s", g_out);
+    ck_assert_int_ne(access(out, F_OK), 0); /* nothing ran, nothing was written */
+    const char *a2[] = {"run", "--devices", g_devs, "--out", out, rule, NULL};
+    ck_assert_int_eq(railguard(NULL, a2, 60), 2);
+    expect_in("rule.yaml: faults item 2: railguard-fi: RG_FI_PLAN:1: unknown fault 'bogus'");
+    const char *a3[] = {"run", "--devices", g_devs, "-j", "0", good, NULL};
+    ck_assert_int_eq(railguard(NULL, a3, 60), 2);
+    expect_in("-j: must be 1..64 '0'");
+    const char *a4[] = {"run", "--devices", g_devs, "--bogus", good, NULL};
+    ck_assert_int_eq(railguard(NULL, a4, 60), 2);
+    expect_in("unknown or incomplete option '--bogus'");
+    free(good);
+    free(typo);
+    free(rule);
+}
+END_TEST
+
+/* The reference transport on rxe: a clean scenario and a flushed one pass, side by side. */
+START_TEST(test_reference_transport)
+{
+    char *a = write_file("clean.yaml", "ranks: 3\nprogram:\n"
+                                       "  - {op: all_reduce, dtype: float32, count: 1021}\n"
+                                       "  - {op: all_gather, dtype: int8, count: 3}\n"
+                                       "  - {op: broadcast, dtype: uint16, count: 9, root: 2}\n");
+    char *b = write_file("flush.yaml", "ranks: 2\ntimeout: 3\nfaults:\n"
+                                       "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=3\n"
+                                       "program:\n  - {op: all_reduce, count: 20000, repeat: 3}\n"
+                                       "expect:\n  all: any\n  1: detected\n");
+    char out[PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/ref", g_tmp);
+    const char *args[] = {"run", "--devices", g_devs, "--out", out, "-j", "2", a, b, NULL};
+    ck_assert_int_eq(railguard(NULL, args, 240), 0);
+    ck_assert_str_eq(last_line(), "2 passed, 0 failed");
+    expect_in("PASS  clean");
+    expect_in("PASS  flush");
+    /* The flushed rank's events name the injected fault. */
+    char ev[PATH_MAX + 64];
+    snprintf(ev, sizeof(ev), "%s/001-flush/rank1.events.jsonl", out);
+    FILE *f = fopen(ev, "r");
+    ck_assert_msg(f, "no %s", ev);
+    char line[2048];
+    bool seen = false;
+    while (fgets(line, sizeof(line), f))
+        seen = seen || (strstr(line, "\"fault\":\"error\"") && strstr(line, "WR_FLUSH_ERR"));
+    fclose(f);
+    ck_assert_msg(seen, "no injected-fault event in %s", ev);
+    free(a);
+    free(b);
+}
+END_TEST
+
+Suite *rg_suite_it_run(void)
+{
+    Suite *s = suite_create("it_run");
+    TCase *t = tcase_create("run");
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 300);
+    tcase_add_loop_test(t, test_bad_transport_verdicts, 0,
+                        (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+    tcase_add_test(t, test_bad_input_stops_the_run);
+    tcase_add_test(t, test_reference_transport);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/* Verdict logic and the report writers: JSON round trip, JUnit XML, the table's last line. */
+#include "common/rg_check.h"
+#include "rg_harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static rg_result mk(int ranks, const rg_verdict *v, const rg_sc_expect *e)
+{
+    rg_result r;
+    memset(&r, 0, sizeof(r));
+    snprintf(r.name, sizeof(r.name), "case");
+    r.ranks = ranks;
+    for (int i = 0; i < ranks; i++) {
+        r.rank[i].verdict = v[i];
+        r.expect[i] = e[i];
+        snprintf(r.rank[i].where, sizeof(r.rank[i].where), "all_reduce float32 sum count 3");
+        snprintf(r.rank[i].detail, sizeof(r.rank[i].detail), "detail %d", i);
+    }
+    return r;
+}
+
+START_TEST(test_judge)
+{
+    const rg_sc_expect ok2[] = {RG_SC_EXPECT_OK, RG_SC_EXPECT_OK};
+    const rg_sc_expect flush[] = {RG_SC_EXPECT_ANY, RG_SC_EXPECT_DETECTED, RG_SC_EXPECT_ANY};
+    struct {
+        int ranks;
+        rg_verdict v[3];
+        const rg_sc_expect *e;
+        bool pass;
+        const char *why;
+    } cases[] = {
+        {2, {RG_V_OK, RG_V_OK}, ok2, true, ""},
+        {2, {RG_V_OK, RG_V_DETECTED}, ok2, false, "rank 1: detected, expected ok: detail 1"},
+        {3, {RG_V_OK, RG_V_DETECTED, RG_V_DETECTED}, flush, true, ""},
+        {3,
+         {RG_V_DETECTED, RG_V_OK, RG_V_OK},
+         flush,
+         false,
+         "rank 1: ok, expected detected: detail 1"},
+        /* The hard failures win over a plain mismatch reported earlier in rank order. */
+        {3,
+         {RG_V_OK, RG_V_OK, RG_V_SILENT_CORRUPTION},
+         flush,
+         false,
+         "rank 2: SILENT_CORRUPTION in all_reduce float32 sum count 3: detail 2"},
+        {3,
+         {RG_V_DEADLOCK, RG_V_DETECTED, RG_V_OK},
+         flush,
+         false,
+         "rank 0: DEADLOCK in all_reduce float32 sum count 3: detail 0"},
+        {2,
+         {RG_V_CRASH, RG_V_OK},
+         ok2,
+         false,
+         "rank 0: CRASH in all_reduce float32 sum count 3: detail 0"},
+        {3,
+         {RG_V_ERROR, RG_V_DETECTED, RG_V_OK},
+         flush,
+         false,
+         "rank 0: ERROR in all_reduce float32 sum count 3: detail 0"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rg_result r = mk(cases[i].ranks, cases[i].v, cases[i].e);
+        ck_assert_msg(rg_judge(&r) == cases[i].pass, "case %zu", i);
+        ck_assert_int_eq(r.passed, cases[i].pass);
+        ck_assert_str_eq(r.why, cases[i].why);
+    }
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_json_round_trip)
+{
+    const rg_verdict v[] = {RG_V_DETECTED, RG_V_DEADLOCK, RG_V_OK};
+    const rg_sc_expect e[] = {RG_SC_EXPECT_DETECTED, RG_SC_EXPECT_ANY, RG_SC_EXPECT_OK};
+    rg_result r = mk(3, v, e), back;
+    char path[] = "/tmp/rg-report-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    r.rank[1].step = 4;
+    r.rank[1].rep = 2;
+    snprintf(r.repro, sizeof(r.repro), "railguard run --seed 3 x.yaml");
+    r.seconds = 1.5;
+    rg_judge(&r);
+    ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(back.ranks, 3);
+    ck_assert_int_eq(back.passed, 0);
+    ck_assert_str_eq(back.why, r.why);
+    ck_assert_str_eq(back.repro, r.repro);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(back.rank[i].verdict, v[i]);
+        ck_assert_int_eq(back.expect[i], e[i]);
+        ck_assert_str_eq(back.rank[i].detail, r.rank[i].detail);
+    }
+    ck_assert_int_eq(back.rank[1].step, 4);
+    ck_assert_int_eq(back.rank[1].rep, 2);
+    ck_assert(back.seconds == 1.5);
+    /* A damaged file is an error naming it, not a half-filled result. */
+    FILE *f = fopen(path, "w");
+    fputs("{\"ranks\": [{\"verdict\": \"maybe\"}]}", f);
+    fclose(f);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, path) && strstr(err, "rank 0"), "%s", err);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_junit)
+{
+    const rg_verdict v[] = {RG_V_OK, RG_V_SILENT_CORRUPTION};
+    const rg_sc_expect e[] = {RG_SC_EXPECT_OK, RG_SC_EXPECT_OK};
+    rg_result res[2] = {mk(2, v, e), mk(2, v, e)};
+    res[0].rank[1].verdict = RG_V_OK;
+    snprintf(res[1].name, sizeof(res[1].name), "bad<&>\"name");
+    snprintf(res[1].rank[1].detail, sizeof(res[1].rank[1].detail), "element 3 is <0x1> & \x01");
+    rg_judge(&res[0]);
+    rg_judge(&res[1]);
+    char path[] = "/tmp/rg-junit-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    close(fd);
+    ck_assert_int_eq(rg_report_junit(res, 2, 3.25, path, err, sizeof(err)), 0);
+    const char *x = slurp(path);
+    ck_assert_msg(strstr(x, "<testsuites tests=\"2\" failures=\"1\" time=\"3.250\">"), "%s", x);
+    ck_assert_msg(strstr(x, "<testcase classname=\"railguard.scenarios\" name=\"case\""), "%s", x);
+    ck_assert_msg(strstr(x, "name=\"bad&lt;&amp;&gt;&quot;name\""), "%s", x);
+    ck_assert_msg(strstr(x, "element 3 is &lt;0x1&gt; &amp; ?"), "%s", x);
+    ck_assert_msg(strstr(x, "<failure message=\"rank 1: SILENT_CORRUPTION"), "%s", x);
+    ck_assert_ptr_null(strchr(x, '\x01'));
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_table_last_line)
+{
+    const rg_verdict v[] = {RG_V_OK, RG_V_DETECTED};
+    const rg_sc_expect e[] = {RG_SC_EXPECT_OK, RG_SC_EXPECT_ANY};
+    rg_result res[3] = {mk(2, v, e), mk(2, v, e), mk(2, v, e)};
+    res[2].expect[1] = RG_SC_EXPECT_OK;
+    for (int i = 0; i < 3; i++)
+        rg_judge(&res[i]);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rg_report_table(f, res, 3, 12.0);
+    fclose(f);
+    const char *last = buf + len - 1;
+    while (last > buf && last[-1] != '\n')
+        last--;
+    ck_assert_str_eq(last, "2 passed, 1 failed\n");
+    ck_assert_msg(strstr(buf, "ranks: ok 3, detected 3,"), "%s", buf);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+    ck_assert_str_eq(rg_verdict_name(RG_V_SILENT_CORRUPTION), "SILENT_CORRUPTION");
+    ck_assert_str_eq(rg_verdict_name(RG_V_DEADLOCK), "DEADLOCK");
+    ck_assert_str_eq(rg_verdict_name((rg_verdict)77), "?");
+}
+END_TEST
+
+Suite *rg_suite_report(void)
+{
+    Suite *s = suite_create("report");
+    TCase *t = tcase_create("report");
+    tcase_add_test(t, test_judge);
+    tcase_add_test(t, test_json_round_trip);
+    tcase_add_test(t, test_junit);
+    tcase_add_test(t, test_table_last_line);
+    tcase_add_test(t, test_names);
+    suite_add_tcase(s, t);
+    return s;
+}
