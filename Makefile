@@ -9,11 +9,11 @@ BUILD    ?= build
 RAILS    ?= 2
 SOFTROCE  = ci/softroce
 CC       ?= cc
-PKGS      = check libibverbs jansson
+PKGS      = check libibverbs jansson yaml-0.1
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Ifaultinject -Itests \
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Ifaultinject -Iharness -Itests \
                -Itests/transport -MMD -MP
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -26,6 +26,11 @@ FLAVOUR_cov  := -O0 --coverage
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c))
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
 FI_PURE_SRC   := faultinject/fi_plan.c
+# The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
+# linked into the unit tests. The `railguard` command links these and its runner, never the
+# transport or the shim: it reaches them through dlopen and the environment.
+HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c
+HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/main.c
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
@@ -35,8 +40,8 @@ SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
 DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c
 
 ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
-                $(wildcard faultinject/*.c tests/faultinject/*.c))
-ALL_H  = $(wildcard transport/*.h faultinject/*.h tests/*/*.h)
+                $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c))
+ALL_H  = $(wildcard transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-unit check-integration coverage format format-check \
         softroce-up softroce-shell softroce-down clean distclean help
@@ -45,7 +50,7 @@ ALL_H  = $(wildcard transport/*.h faultinject/*.h tests/*/*.h)
 all: build
 
 help:
-	@echo "make run            main job on soft-RoCE (installs what is missing)"
+	@echo "make run            the conformance suite on soft-RoCE (installs what is missing)"
 	@echo "make check          unit tests (plain, ASan+UBSan) and integration tests on rxe"
 	@echo "make coverage       lcov HTML report over unit and integration tests"
 	@echo "make format-check   clang-format over every C file"
@@ -68,7 +73,8 @@ $$($(1)_LIB): $$(call obj_$(1),$(TRANSPORT_SRC))
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
 
-$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_SRC)) \
+$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_SRC) \
+                                          $(HARNESS_PURE_SRC)) \
                           $$($(1)_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
@@ -109,6 +115,15 @@ $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
 
+$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC))
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl
+
+# A transport that misbehaves on purpose, for the runner's own tests.
+$(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plugin.o
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^
+
 # The same probe resolving every verb with dlsym on its own dlopen handle, as NCCL does.
 $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_dl.o: $(PROBE_SRC)
 	@mkdir -p $$(@D)
@@ -119,9 +134,9 @@ $(BUILD)/$(1)/bin/rg-fi-probe-dl: $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_d
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -ldl
 
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
-            $(BUILD)/$(1)/bin/rg-drive \
+            $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
-                $(BUILD)/$(1)/lib/railguard-transport.so \
+                $(BUILD)/$(1)/lib/railguard-transport.so $(BUILD)/$(1)/lib/rg-test-bad-plugin.so \
                 $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl)
 .PHONY: build-$(1)
 endef
@@ -133,9 +148,12 @@ build: deps
 	@$(MAKE) --no-print-directory build-rel
 
 # --- the main job ----------------------------------------------------------------------------
+# The conformance suite: every scenario under scenarios/ against the reference transport, each
+# rank under the fault-injection shim. Logs, events, JUnit and JSON reports land in build/run.
 run: deps
 	@$(MAKE) --no-print-directory build-rel
-	$(SOFTROCE) exec --rails $(RAILS) -- $(BUILD)/rel/bin/rg-smoke
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- $(BUILD)/rel/bin/railguard run \
+	    --out $(BUILD)/run scenarios/
 
 # --- tests -----------------------------------------------------------------------------------
 # Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and
