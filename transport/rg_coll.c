@@ -9,6 +9,12 @@
  *
  * Ring all_reduce is reduce-scatter then all-gather, 2(n-1) steps with the segment each rank
  * ends up owning chosen so rank r owns segment r after the reduce-scatter.
+ *
+ * Mesh uses the same engine with a different plan: in step s every rank sends to r + s and
+ * receives from r - s, so no step waits for another's data except the all-gather, which waits
+ * for the rank's own segment to be complete. Sends race ahead as far as credits allow: fewer
+ * hops in sequence than the ring's 2(n-1), for the same bytes per rank. Each segment is
+ * reduced by one rank only, so every rank ends with the same bits.
  */
 #include "rg_comm.h"
 #include "rg_reduce.h"
@@ -23,7 +29,7 @@ struct step {
     size_t send_off, send_len; /* elements of the work buffer */
     size_t recv_off, recv_len;
     int act;
-    int dep; /* sends what the previous step received */
+    int dep; /* -1, or the step whose chunk j must have arrived before this one sends chunk j */
 };
 
 struct plan {
@@ -122,9 +128,10 @@ static rg_status run(struct plan *p)
             }
             while (snd[k].t < p->nsteps) {
                 const struct step *s = &p->st[snd[k].t];
-                /* A forwarded chunk must have arrived (and been reduced) first. */
-                if (s->dep &&
-                    (rcv[k].t < snd[k].t - 1 || (rcv[k].t == snd[k].t - 1 && rcv[k].j <= snd[k].j)))
+                /* A forwarded chunk must have arrived (and been reduced) first. The receive
+                 * cursor walks steps in order, so steps before s->dep are complete too. */
+                if (s->dep >= 0 &&
+                    (rcv[k].t < s->dep || (rcv[k].t == s->dep && rcv[k].j <= snd[k].j)))
                     break;
                 struct rg_conn *x = conn(c, s->send_peer, k);
                 if (!rg__can_send(c, x))
@@ -209,6 +216,35 @@ static rg_status ring_setup(struct plan *p, size_t bytes, const char *what)
     return RG_OK;
 }
 
+/*
+ * Which algorithm a call uses. Mesh needs a link to every peer and at most RG_MESH_MAX_RANKS
+ * ranks (one QP per peer per rail); auto picks it for messages up to RG_MESH_AUTO_BYTES, where
+ * the ring's 2(n-1) hops in sequence cost more than its bandwidth saves.
+ */
+#define RG_MESH_MAX_RANKS 9
+#define RG_MESH_AUTO_BYTES (256u * 1024u)
+
+static int use_mesh(const struct rg_comm *c, size_t bytes)
+{
+    if (c->algo == RG_ALGO_RING || c->size > RG_MESH_MAX_RANKS)
+        return 0;
+    for (int q = 0; q < c->size; q++)
+        if (q != c->rank && c->nrails[q] == 0)
+            return 0;
+    return c->algo == RG_ALGO_MESH || bytes <= RG_MESH_AUTO_BYTES;
+}
+
+/* Mesh: the rail count every peer has; a message that fits one chunk takes one wire. */
+static void mesh_setup(struct plan *p, size_t bytes)
+{
+    struct rg_comm *c = p->c;
+    int r = RG_MAX_RAILS;
+    for (int q = 0; q < c->size; q++)
+        if (q != c->rank && c->nrails[q] < r)
+            r = c->nrails[q];
+    p->nrails = bytes <= c->chunk_bytes ? 1 : r;
+}
+
 static struct step *add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
                              size_t roff, size_t rlen, int act, int dep)
 {
@@ -229,10 +265,29 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
     int n = c->size, r = c->rank;
     if (n == 1 || count == 0)
         return RG_OK;
+    p.work = recv;
+    if (use_mesh(c, count * p.esz)) {
+        /* Reduce-scatter: send each rank its segment of my input, reduce mine as they come.
+         * All-gather: send my finished segment to everyone, after the last reduce-scatter step
+         * (n - 2) delivered each of its chunks. */
+        size_t mo, ml;
+        rg__seg(count, n, r, &mo, &ml);
+        mesh_setup(&p, count * p.esz);
+        for (int s = 1; s < n; s++) {
+            size_t so, sl;
+            rg__seg(count, n, mod(r + s, n), &so, &sl);
+            add_step(&p, mod(r + s, n), so, sl, mod(r - s, n), mo, ml, ACT_REDUCE, -1);
+        }
+        for (int s = 1; s < n; s++) {
+            size_t ro, rl;
+            rg__seg(count, n, mod(r - s, n), &ro, &rl);
+            add_step(&p, mod(r + s, n), mo, ml, mod(r - s, n), ro, rl, ACT_COPY, n - 2);
+        }
+        return run(&p);
+    }
     st = ring_setup(&p, count * p.esz, "all_reduce");
     if (st)
         return st;
-    p.work = recv;
     /* Reduce-scatter leaves segment r complete on rank r; all-gather then passes it on. */
     for (int t = 0; t < 2 * (n - 1); t++) {
         int rs = t < n - 1, s = rs ? t + 1 : t - (n - 1);
@@ -241,7 +296,7 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
         rg__seg(count, n, sseg, &so, &sl);
         rg__seg(count, n, rseg, &ro, &rl);
         add_step(&p, mod(r + 1, n), so, sl, mod(r - 1, n), ro, rl, rs ? ACT_REDUCE : ACT_COPY,
-                 t > 0);
+                 t - 1);
     }
     return run(&p);
 }
@@ -258,13 +313,20 @@ rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count,
         memmove(mine, send, count * p.esz);
     if (n == 1 || count == 0)
         return RG_OK;
+    p.work = recv;
+    if (use_mesh(c, (size_t)n * count * p.esz)) {
+        mesh_setup(&p, count * p.esz);
+        for (int s = 1; s < n; s++)
+            add_step(&p, mod(r + s, n), (size_t)r * count, count, mod(r - s, n),
+                     (size_t)mod(r - s, n) * count, count, ACT_COPY, -1);
+        return run(&p);
+    }
     st = ring_setup(&p, count * p.esz, "all_gather");
     if (st)
         return st;
-    p.work = recv;
     for (int t = 0; t < n - 1; t++)
         add_step(&p, mod(r + 1, n), (size_t)mod(r - t, n) * count, count, mod(r - 1, n),
-                 (size_t)mod(r - t - 1, n) * count, count, ACT_COPY, t > 0);
+                 (size_t)mod(r - t - 1, n) * count, count, ACT_COPY, t - 1);
     return run(&p);
 }
 
@@ -282,9 +344,12 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
             memmove(recv, send, bytes);
         return RG_OK;
     }
-    st = ring_setup(&p, bytes, "reduce_scatter");
+    int mesh = use_mesh(c, bytes * (size_t)n);
+    st = mesh ? RG_OK : ring_setup(&p, bytes, "reduce_scatter");
     if (st)
         return st;
+    if (mesh)
+        mesh_setup(&p, bytes);
     /* The input is const: reduce in a private copy, then hand over block r. */
     p.work = malloc(bytes * (size_t)n);
     if (!p.work) {
@@ -293,9 +358,12 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
         return rg__fail(c, RG_ERR_NOMEM);
     }
     memcpy(p.work, send, bytes * (size_t)n);
-    for (int t = 0; t < n - 1; t++)
+    for (int s = 1; mesh && s < n; s++)
+        add_step(&p, mod(r + s, n), (size_t)mod(r + s, n) * count, count, mod(r - s, n),
+                 (size_t)r * count, count, ACT_REDUCE, -1);
+    for (int t = 0; !mesh && t < n - 1; t++)
         add_step(&p, mod(r + 1, n), (size_t)mod(r - t - 1, n) * count, count, mod(r - 1, n),
-                 (size_t)mod(r - t - 2, n) * count, count, ACT_REDUCE, t > 0);
+                 (size_t)mod(r - t - 2, n) * count, count, ACT_REDUCE, t - 1);
     st = run(&p);
     if (!st)
         memmove(recv, p.work + (size_t)r * bytes, bytes);
@@ -317,16 +385,27 @@ rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int ro
                            r, root, n - 1);
     if (n == 1 || count == 0)
         return RG_OK;
-    st = ring_setup(&p, count * p.esz, "broadcast");
-    if (st)
+    int mesh = use_mesh(c, count * p.esz);
+    if (mesh)
+        mesh_setup(&p, count * p.esz);
+    else if ((st = ring_setup(&p, count * p.esz, "broadcast")))
         return st;
     p.work = buf;
     /* A chain from the root around the ring; each rank forwards chunks as they arrive. */
     int d = mod(r - root, n);
+    if (mesh) {
+        /* The root sends to every rank directly; the others receive once. */
+        if (d == 0)
+            for (int s = 1; s < n; s++)
+                add_step(&p, mod(r + s, n), 0, count, -1, 0, 0, ACT_COPY, -1);
+        else
+            add_step(&p, -1, 0, 0, root, 0, count, ACT_COPY, -1);
+        return run(&p);
+    }
     if (d > 0)
-        add_step(&p, -1, 0, 0, mod(r - 1, n), 0, count, ACT_COPY, 0);
+        add_step(&p, -1, 0, 0, mod(r - 1, n), 0, count, ACT_COPY, -1);
     if (d < n - 1)
-        add_step(&p, mod(r + 1, n), 0, count, -1, 0, 0, ACT_COPY, d > 0);
+        add_step(&p, mod(r + 1, n), 0, count, -1, 0, 0, ACT_COPY, d > 0 ? 0 : -1);
     return run(&p);
 }
 
@@ -343,9 +422,9 @@ static rg_status p2p(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int peer
     p.work = buf;
     p.nrails = count * p.esz <= c->chunk_bytes ? 1 : c->nrails[peer];
     if (send)
-        add_step(&p, peer, 0, count, -1, 0, 0, ACT_COPY, 0);
+        add_step(&p, peer, 0, count, -1, 0, 0, ACT_COPY, -1);
     else
-        add_step(&p, -1, 0, 0, peer, 0, count, ACT_COPY, 0);
+        add_step(&p, -1, 0, 0, peer, 0, count, ACT_COPY, -1);
     return run(&p);
 }
 

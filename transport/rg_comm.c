@@ -590,6 +590,7 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     c->cfg = *cfg;
     c->rank = cfg->rank;
     c->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
+    c->algo = cfg->algo;
     double deadline = rg__now() + c->timeout_s;
     c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, &c->err);
     c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, &c->err);

@@ -66,6 +66,7 @@ struct rg_comm {
     int rank, size;
     rg_config cfg;
     double timeout_s;
+    rg_algo algo; /* as configured; rg_coll.c decides per call what auto means */
     size_t chunk_bytes;
     unsigned slots;
     unsigned tag;

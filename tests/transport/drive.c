@@ -316,6 +316,7 @@ static void run_rank(const struct drive_opts *o, int rank, const char *devfile, 
     snprintf(cfg.coordinator, sizeof(cfg.coordinator), "%s", coord);
     snprintf(cfg.devices_file, sizeof(cfg.devices_file), "%s", devfile);
     cfg.qp_type = o->qp;
+    cfg.algo = o->algo;
     cfg.timeout_s = o->timeout_s;
     for (int cyc = 0; cyc < o->cycles; cyc++) {
         rg_status st = rg_comm_create(&cfg, &x.comm, err, sizeof(err));

@@ -18,6 +18,7 @@ struct drive_opts {
     int ranks; /* 2..8 */
     int rails; /* 1..RG_MAX_RAILS, taken from $RG_SOFTROCE_DEVICES in order */
     rg_qp_type qp;
+    rg_algo algo;     /* RG_ALGO_AUTO by default */
     size_t counts[8]; /* element counts to run, 0-terminated */
     int all_dtypes;   /* every dtype x op; otherwise float32 sum and int32 max only */
     int cycles;       /* communicator create/destroy cycles in each rank */

@@ -63,6 +63,15 @@ int main(int argc, char **argv)
             if (num(a, val, 1, 3600, &v))
                 return 2;
             o.timeout_s = (double)v;
+        } else if (!strcmp(a, "--algo")) {
+            if (!val || (strcmp(val, "ring") && strcmp(val, "mesh") && strcmp(val, "auto"))) {
+                fprintf(stderr, "rg-drive: --algo '%s' must be ring, mesh or auto\n",
+                        val ? val : "");
+                return 2;
+            }
+            o.algo = !strcmp(val, "ring")   ? RG_ALGO_RING
+                     : !strcmp(val, "mesh") ? RG_ALGO_MESH
+                                            : RG_ALGO_AUTO;
         } else if (!strcmp(a, "--qp")) {
             if (!val || (strcmp(val, "uc") && strcmp(val, "rc"))) {
                 fprintf(stderr, "rg-drive: --qp '%s' must be uc or rc\n", val ? val : "");
@@ -71,7 +80,7 @@ int main(int argc, char **argv)
             o.qp = !strcmp(val, "rc") ? RG_QPT_RC : RG_QPT_UC;
         } else {
             fprintf(stderr,
-                    "rg-drive: unknown option '%s' (--ranks --rails --qp --count "
+                    "rg-drive: unknown option '%s' (--ranks --rails --qp --algo --count "
                     "--cycles --timeout --lean)\n",
                     a);
             return 2;

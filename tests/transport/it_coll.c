@@ -15,20 +15,22 @@ static void expect_ok(struct drive_opts *o)
 {
     struct drive_result r;
     int rc = drive_run(o, &r);
-    ck_assert_msg(rc == 0, "%d ranks %d rails: %s", o->ranks, o->rails, r.msg);
+    static const char *const algos[] = {"auto", "ring", "mesh"};
+    ck_assert_msg(rc == 0, "%d ranks %d rails %s: %s", o->ranks, o->rails, algos[o->algo], r.msg);
     ck_assert_int_gt(r.checks, 0);
-    printf("  %d ranks, %d rail(s), %s: %d results verified in %.2f s\n", o->ranks, o->rails,
-           o->qp == RG_QPT_RC ? "RC" : "UC", r.checks, r.seconds);
+    printf("  %d ranks, %d rail(s), %s, %s: %d results verified in %.2f s\n", o->ranks, o->rails,
+           o->qp == RG_QPT_RC ? "RC" : "UC", algos[o->algo], r.checks, r.seconds);
 }
 
 START_TEST(test_every_dtype_and_op)
 {
-    /* _i: 2 ranks/1 rail, 3 ranks/2 rails, 4 ranks/2 rails */
+    /* _i / 2: 2 ranks/1 rail, 3 ranks/2 rails, 4 ranks/2 rails; _i % 2: ring or mesh */
     static const int shape[3][2] = {{2, 1}, {3, 2}, {4, 2}};
     struct drive_opts o;
     drive_opts_default(&o);
-    o.ranks = shape[_i][0];
-    o.rails = shape[_i][1];
+    o.ranks = shape[_i / 2][0];
+    o.rails = shape[_i / 2][1];
+    o.algo = _i % 2 ? RG_ALGO_MESH : RG_ALGO_RING;
     o.counts[0] = 1;
     o.counts[1] = 3;
     o.counts[2] = 1021;
@@ -45,6 +47,7 @@ START_TEST(test_large_prime_multirail)
     drive_opts_default(&o);
     o.ranks = 3;
     o.rails = 2;
+    o.algo = _i ? RG_ALGO_MESH : RG_ALGO_RING;
     o.all_dtypes = 0;
     o.counts[0] = 1000003;
     o.counts[1] = 0;
@@ -90,8 +93,8 @@ Suite *rg_suite_it_coll(void)
     Suite *s = suite_create("it_coll");
     TCase *tc = tcase_create("collectives");
     tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_every_dtype_and_op, 0, 3);
-    tcase_add_test(tc, test_large_prime_multirail);
+    tcase_add_loop_test(tc, test_every_dtype_and_op, 0, 6);
+    tcase_add_loop_test(tc, test_large_prime_multirail, 0, 2);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
     suite_add_tcase(s, tc);
