@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "rg_check.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
 {
@@ -45,4 +49,31 @@ int rg_check_devices(char names[][64], int max)
         s += strspn(s, " ");
     }
     return n;
+}
+
+void rg_check_build_file(char *out, size_t len, const char *rel)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_msg(n > 0, "cannot read /proc/self/exe");
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    ck_assert_ptr_nonnull(slash);
+    *slash = '\0';
+    int w = snprintf(out, len, "%s/../%s", exe, rel);
+    ck_assert_msg(w > 0 && (size_t)w < len, "path of %s too long", rel);
+}
+
+int rg_check_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
 }

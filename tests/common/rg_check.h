@@ -33,6 +33,16 @@ Suite *rg_suite_it_run(void);
  */
 int rg_check_main(const char *label, Suite *(*const *suites)(void), int n);
 
+/*
+ * A file of this build: `rel` ("bin/railguard", "lib/railguard-fi.so") relative to the build
+ * flavour's directory, found from the test binary's own path (<flavour>/tests/<binary>).
+ * Fails the test when the path does not fit.
+ */
+void rg_check_build_file(char *out, size_t len, const char *rel);
+
+/* A free loopback TCP port (bound to 0, read back, closed); -1 when none could be had. */
+int rg_check_free_port(void);
+
 /* The rxe devices of this run ($RG_SOFTROCE_DEVICES), split; 0 when there are none. */
 int rg_check_devices(char names[][64], int max);
 

@@ -21,22 +21,18 @@
 #include <time.h>
 #include <unistd.h>
 
-static char g_shim[PATH_MAX], g_probe[PATH_MAX], g_probe_dl[PATH_MAX], g_log[PATH_MAX];
+static char g_shim[PATH_MAX], g_probe[PATH_MAX], g_probe_dl[PATH_MAX], g_threads[PATH_MAX],
+    g_log[PATH_MAX];
 static char devs[8][64];
 static int ndevs;
 
 /* The build's bin/ and lib/ sit beside tests/, where this binary is. */
 static void setup(void)
 {
-    char exe[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    *slash = '\0';
-    snprintf(g_shim, sizeof(g_shim), "%s/../lib/railguard-fi.so", exe);
-    snprintf(g_probe, sizeof(g_probe), "%s/../bin/rg-fi-probe", exe);
-    snprintf(g_probe_dl, sizeof(g_probe_dl), "%s/../bin/rg-fi-probe-dl", exe);
+    rg_check_build_file(g_shim, sizeof(g_shim), "lib/railguard-fi.so");
+    rg_check_build_file(g_probe, sizeof(g_probe), "bin/rg-fi-probe");
+    rg_check_build_file(g_probe_dl, sizeof(g_probe_dl), "bin/rg-fi-probe-dl");
+    rg_check_build_file(g_threads, sizeof(g_threads), "bin/rg-fi-threads");
     snprintf(g_log, sizeof(g_log), "/tmp/rg-fi-events.%ld.jsonl", (long)getpid());
     ck_assert_msg(access(g_shim, R_OK) == 0, "no shim at %s", g_shim);
     ck_assert_msg(access(g_probe, X_OK) == 0, "no probe at %s", g_probe);
@@ -383,9 +379,10 @@ START_TEST(test_swap_rails)
 {
     struct proc p;
     ck_assert_msg(ndevs >= 2, "needs two rails");
-    ck_assert_int_eq(probe(&p, "swap_rails rank=1", ARGS("--msgs", "1", "--list")), 0);
+    ck_assert_int_eq(probe(&p, "swap_rails rank=1 perm=1,0", ARGS("--msgs", "1", "--list")), 0);
     ck_assert_msg(strstr(p.out, "device 0 rxe0 10.9.0.1"), "no rank: no swap\n%s", p.out);
-    const char *env[] = {"RG_FI_RANK=1", "RG_FI_PLAN=swap_rails rank=1", NULL};
+    /* perm=1,0 crosses the first two rails whatever the guest has (make check-full has 4). */
+    const char *env[] = {"RG_FI_RANK=1", "RG_FI_PLAN=swap_rails rank=1 perm=1,0", NULL};
     unlink(g_log);
     ck_assert_int_eq(
         run(&p, true, env, ARGS(g_probe, "--dev", "rxe0", "--msgs", "1", "--list"), 60), 0);
@@ -433,6 +430,47 @@ START_TEST(test_bad_plan)
     ck_assert_msg(strstr(p.out, "railguard-fi: RG_FI_PLAN_FILE: cannot open '/nonexistent/plan'"),
                   "%s", p.out);
     ck_assert_msg(strchr(p.out, '\n') == p.out + p.len - 1, "not one line:\n%s", p.out);
+}
+END_TEST
+
+/* Four threads on one context: each thread's traffic is counted on its own QPs, and a fault
+ * aimed at one thread's receiver breaks that thread only. */
+START_TEST(test_threads)
+{
+    struct proc p;
+    const char *count[] = {"RG_FI_PLAN=count", NULL};
+    unlink(g_log);
+    ck_assert_int_eq(run(&p, true, count, ARGS(g_threads, "4", "200", devs[0]), 120), 0);
+    for (int t = 0; t < 4; t++) {
+        char want[64];
+        snprintf(want, sizeof(want), "thread %d: ok=200 err=0 timeouts=0", t);
+        ck_assert_msg(strstr(p.out, want), "'%s' not in:\n%s", want, p.out);
+    }
+    json_t *qps = events("qp"), *o;
+    size_t i;
+    ck_assert_uint_eq(json_array_size(qps), 8);
+    json_array_foreach(qps, i, o)
+    {
+        long ord = ev_int(o, "qp_ord");
+        ck_assert_int_eq(ev_int(o, ord % 2 ? "posts_recv" : "posts_send"), 200);
+        ck_assert_int_eq(ev_int(o, ord % 2 ? "cqe_recv" : "cqe_send"), 200);
+        ck_assert_int_eq(ev_int(o, "cqe_err"), 0);
+    }
+    json_decref(qps);
+
+    const char *fault[] = {"RG_FI_PLAN=error op=recv qp=#3 nth=50", NULL};
+    unlink(g_log);
+    ck_assert_int_eq(run(&p, true, fault, ARGS(g_threads, "4", "200", devs[0]), 120), 1);
+    ck_assert_msg(strstr(p.out, "thread 1: ok=49 err=1 timeouts=0"), "%s", p.out);
+    for (int t = 0; t < 4; t++) {
+        char want[64];
+        snprintf(want, sizeof(want), "thread %d: ok=200 err=0 timeouts=0", t);
+        ck_assert_msg(t == 1 || strstr(p.out, want), "'%s' not in:\n%s", want, p.out);
+    }
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "qp_ord"), 3);
+    json_decref(f);
 }
 END_TEST
 
@@ -556,6 +594,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_dlopen_program);
     tcase_add_test(t, test_cq_ex);
     tcase_add_test(t, test_bad_plan);
+    tcase_add_test(t, test_threads);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
     tcase_add_test(t, test_pingpong_flush);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);

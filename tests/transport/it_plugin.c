@@ -8,15 +8,12 @@
 #include "common/rg_check.h"
 #include "railguard.h"
 
-#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,26 +21,8 @@ static char g_so[PATH_MAX], g_devfile[PATH_MAX], g_coord[64], devs[8][64];
 
 static void setup(void)
 {
-    char exe[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    *strrchr(exe, '/') = '\0';
-    snprintf(g_so, sizeof(g_so), "%s/../lib/railguard-transport.so", exe);
+    rg_check_build_file(g_so, sizeof(g_so), "lib/railguard-transport.so");
     ck_assert_int_gt(rg_check_devices(devs, 8), 0);
-}
-
-/* A free loopback port: bound to 0, read back, released. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
 }
 
 static void write_devices(int n)
@@ -60,7 +39,7 @@ static void write_devices(int n)
     }
     fputs("]\n", f);
     fclose(f);
-    snprintf(g_coord, sizeof(g_coord), "127.0.0.1:%d", free_port());
+    snprintf(g_coord, sizeof(g_coord), "127.0.0.1:%d", rg_check_free_port());
 }
 
 static const rg_plugin_ops *load(void)
