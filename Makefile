@@ -43,7 +43,8 @@ ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC
                 $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c))
 ALL_H  = $(wildcard transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
-.PHONY: all deps build run check check-unit check-integration coverage format format-check \
+.PHONY: all deps build run check check-full check-unit check-integration coverage format \
+        format-check \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
 
@@ -52,6 +53,7 @@ all: build
 help:
 	@echo "make run            the conformance suite on soft-RoCE (installs what is missing)"
 	@echo "make check          unit tests (plain, ASan+UBSan) and integration tests on rxe"
+	@echo "make check-full     the full transport matrix on 4 rails (sizes to 64 MiB)"
 	@echo "make coverage       lcov HTML report over unit and integration tests"
 	@echo "make format-check   clang-format over every C file"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
@@ -124,6 +126,10 @@ $(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plu
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^
 
+$(BUILD)/$(1)/bin/rg-fi-threads: $$(call obj_$(1),tests/faultinject/fi_threads.c)
+	@mkdir -p $$(@D)
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs -lpthread
+
 # The same probe resolving every verb with dlsym on its own dlopen handle, as NCCL does.
 $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_dl.o: $(PROBE_SRC)
 	@mkdir -p $$(@D)
@@ -137,7 +143,8 @@ build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(
             $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
                 $(BUILD)/$(1)/lib/railguard-transport.so $(BUILD)/$(1)/lib/rg-test-bad-plugin.so \
-                $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl)
+                $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl \
+                $(BUILD)/$(1)/bin/rg-fi-threads)
 .PHONY: build-$(1)
 endef
 $(foreach f,rel asan cov,$(eval $(call FLAVOUR,$(f))))
@@ -175,6 +182,15 @@ check: deps
 	 echo "== summary"; \
 	 ci/tally $(TALLY) unit unit-asan integration || st=1; \
 	 exit $$st
+
+# The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
+# counts), every dtype over four rails. Needs a guest with 4 rails; not part of CI.
+check-full: deps
+	@$(MAKE) --no-print-directory build-rel
+	@rm -f $(TALLY).full && mkdir -p $(BUILD)
+	@st=0; RG_CHECK_FULL=1 RG_TALLY=$(abspath $(TALLY).full) \
+	    $(SOFTROCE) exec --rails 4 --timeout 5400 -- $(BUILD)/rel/tests/integration || st=1; \
+	 ci/tally $(TALLY).full integration || st=1; exit $$st
 
 check-unit: deps
 	@$(MAKE) --no-print-directory build-rel build-asan

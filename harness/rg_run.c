@@ -45,6 +45,10 @@ struct run_opts {
     int jobs;
     bool seed_set;
     uint64_t seed;
+    /* external launch: one rank per process, started by mpirun/srun */
+    bool external;
+    char coordinator[256];
+    char devices_file[PATH_MAX];
 };
 
 /* snprintf for messages and paths that are cut short rather than refused when too long. */
@@ -69,7 +73,10 @@ static int usage(const char *msg)
     fprintf(stderr,
             "railguard run: %s\n"
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
-            "                     [--junit FILE] [--json FILE] [--seed N] [-j N] SCENARIO|DIR...\n",
+            "                     [--junit FILE] [--json FILE] [--seed N] [-j N] SCENARIO|DIR...\n"
+            "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
+            "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
+            "                     (one rank per process, under mpirun or srun)\n",
             msg);
     return 2;
 }
@@ -134,6 +141,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"json", required_argument, NULL, 'S'},
                                           {"seed", required_argument, NULL, 'e'},
                                           {"jobs", required_argument, NULL, 'j'},
+                                          {"external", no_argument, NULL, 'x'},
+                                          {"coordinator", required_argument, NULL, 'c'},
+                                          {"devices-file", required_argument, NULL, 'f'},
                                           {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
     const char *devs_from = "RG_SOFTROCE_DEVICES";
@@ -177,6 +187,17 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             devs = optarg;
             devs_from = "--devices";
             break;
+        case 'x':
+            o->external = true;
+            break;
+        case 'c':
+            if (set_path(o->coordinator, sizeof(o->coordinator), optarg, "--coordinator"))
+                return 2;
+            break;
+        case 'f':
+            if (set_path(o->devices_file, sizeof(o->devices_file), optarg, "--devices-file"))
+                return 2;
+            break;
         case 'e':
             errno = 0;
             o->seed = strtoull(optarg, &end, 0);
@@ -199,13 +220,31 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             return 2;
         }
     }
-    if (!devs || !*devs) {
+    if (o->external) {
+        /* The devices file is the site's: every rank must name the same links. */
+        if (!o->coordinator[0] || !o->devices_file[0]) {
+            fprintf(stderr, "railguard run: --external needs --coordinator HOST:PORT (rank 0's "
+                            "address) and --devices-file FILE\n");
+            return 2;
+        }
+        if (access(o->devices_file, R_OK)) {
+            fprintf(stderr, "railguard run: --devices-file: cannot read '%s': %s\n",
+                    o->devices_file, strerror(errno));
+            return 2;
+        }
+        snprintf(o->devlist, sizeof(o->devlist), "(devices file)");
+        o->ndevices = RG_MAX_RAILS; /* the devices file decides the rails */
+    } else if (o->coordinator[0] || o->devices_file[0]) {
+        fprintf(stderr, "railguard run: --coordinator and --devices-file are for --external; "
+                        "a local run makes its own\n");
+        return 2;
+    } else if (!devs || !*devs) {
         fprintf(stderr, "railguard run: no devices: pass --devices rxe0,rxe1 or set "
                         "RG_SOFTROCE_DEVICES (ci/softroce exec does)\n");
         return 2;
-    }
-    if (parse_devices(o, devs, devs_from))
+    } else if (parse_devices(o, devs, devs_from)) {
         return 2;
+    }
     if (access(o->transport, R_OK) || access(o->shim, R_OK)) {
         fprintf(stderr, "railguard run: cannot read %s\n",
                 access(o->transport, R_OK) ? o->transport : o->shim);
@@ -493,30 +532,18 @@ static void backtrace(const char *dir, int rank, pid_t pid)
     run_cmd(argv, NULL, out, RG_BACKTRACE_S, NULL, 0);
 }
 
-static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_result *res)
+/*
+ * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
+ * local, this process's one rank when launched externally.
+ */
+static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
+                      int hi, const char *coord, const char *devfile)
 {
     const rg_scenario *sc = &e->sc;
-    char devfile[1200], coord[64];
     struct rankproc procs[RG_MAX_RANKS];
     double t0 = now_s();
 
-    snprintf(devfile, sizeof(devfile), "%s/devices.json", res->dir);
-    int port = free_port();
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
-    for (int r = 0; r < sc->ranks; r++) {
-        res->rank[r].verdict = RG_V_CRASH;
-        res->rank[r].step = -1;
-        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
-    }
-    if (port < 0 || write_devices(o, sc, devfile) != 0) {
-        for (int r = 0; r < sc->ranks; r++) {
-            res->rank[r].verdict = RG_V_ERROR;
-            fmt(res->rank[r].detail, sizeof(res->rank[r].detail), "could not set up (port %d, %s)",
-                port, devfile);
-        }
-        goto judge;
-    }
-    for (int r = 0; r < sc->ranks; r++) {
+    for (int r = lo; r < hi; r++) {
         int fds[2];
         procs[r] = (struct rankproc){.pid = -1, .fd = -1};
         if (pipe(fds) != 0)
@@ -552,9 +579,9 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
                             "--rank",
                             rank,
                             "--coordinator",
-                            coord,
+                            (char *)coord,
                             "--devices-file",
-                            devfile,
+                            (char *)devfile,
                             "--transport",
                             (char *)o->transport,
                             "--status-fd",
@@ -579,7 +606,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     for (;;) {
         struct pollfd pfds[RG_MAX_RANKS];
         int np = 0, live = 0;
-        for (int r = 0; r < sc->ranks; r++) {
+        for (int r = lo; r < hi; r++) {
             if (procs[r].fd >= 0)
                 pfds[np++] = (struct pollfd){.fd = procs[r].fd, .events = POLLIN};
             live += procs[r].pid > 0 && !procs[r].exited;
@@ -590,7 +617,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
         if (left <= 0)
             break;
         poll(pfds, (nfds_t)np, left > 0.2 ? 200 : (int)(left * 1000) + 1);
-        for (int r = 0; r < sc->ranks; r++) {
+        for (int r = lo; r < hi; r++) {
             drain(&res->rank[r], &procs[r]);
             if (procs[r].pid > 0 && !procs[r].exited &&
                 waitpid(procs[r].pid, &procs[r].status, WNOHANG) == procs[r].pid) {
@@ -600,7 +627,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
         }
     }
     /* Whoever is still running at the deadline is deadlocked: say where, then stop it. */
-    for (int r = 0; r < sc->ranks; r++) {
+    for (int r = lo; r < hi; r++) {
         struct rankproc *p = &procs[r];
         rg_rank_result *k = &res->rank[r];
         if (p->pid > 0 && !p->exited) {
@@ -631,8 +658,31 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
         if (p->fd >= 0)
             close(p->fd);
     }
-judge:
     res->seconds = now_s() - t0;
+}
+
+static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_result *res)
+{
+    const rg_scenario *sc = &e->sc;
+    char devfile[1200], coord[64];
+
+    fmt(devfile, sizeof(devfile), "%s/devices.json", res->dir);
+    int port = free_port();
+    snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
+    for (int r = 0; r < sc->ranks; r++) {
+        res->rank[r].verdict = RG_V_CRASH;
+        res->rank[r].step = -1;
+        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
+    }
+    if (port < 0 || write_devices(o, sc, devfile) != 0) {
+        for (int r = 0; r < sc->ranks; r++) {
+            res->rank[r].verdict = RG_V_ERROR;
+            fmt(res->rank[r].detail, sizeof(res->rank[r].detail), "could not set up (port %d, %s)",
+                port, devfile);
+        }
+    } else {
+        run_ranks(o, e, res, 0, sc->ranks, coord, devfile);
+    }
     rg_judge(res);
 }
 
@@ -664,6 +714,90 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
         _exit(1);
     }
     _exit(0);
+}
+
+/* The launcher's rank and size: Open MPI, PMI (MPICH, srun --mpi=pmi2), then Slurm. */
+static int launcher_rank(int *rank, int *size, const char **from)
+{
+    static const char *const vars[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                          {"PMI_RANK", "PMI_SIZE"},
+                                          {"SLURM_PROCID", "SLURM_NTASKS"}};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *r = getenv(vars[i][0]), *n = getenv(vars[i][1]);
+        char *e1 = NULL, *e2 = NULL;
+        if (!r || !*r)
+            continue;
+        *from = vars[i][0];
+        if (!n || !*n) {
+            fprintf(stderr, "railguard run: %s is set but %s is not\n", vars[i][0], vars[i][1]);
+            return -1;
+        }
+        errno = 0;
+        long rv = strtol(r, &e1, 10), nv = strtol(n, &e2, 10);
+        if (errno || *e1 || *e2 || rv < 0 || nv < 1 || rv >= nv || nv > RG_MAX_RANKS) {
+            fprintf(stderr, "railguard run: %s=%s, %s=%s: not a rank within a size of 1..%d\n",
+                    vars[i][0], r, vars[i][1], n, RG_MAX_RANKS);
+            return -1;
+        }
+        *rank = (int)rv;
+        *size = (int)nv;
+        return 0;
+    }
+    fprintf(stderr, "railguard run: --external: no launcher rank (OMPI_COMM_WORLD_RANK, "
+                    "PMI_RANK or SLURM_PROCID); start it with mpirun or srun\n");
+    return -1;
+}
+
+/*
+ * External launch: this process is one rank, started by mpirun or srun on some node. It runs
+ * its rank under the shim as a local run would, judges it against the scenario's expectation
+ * for that rank, and exits 0 or 1, so the launcher's exit status is the scenario's verdict.
+ * Each rank writes <out>/<name>/rankR.* (on a shared file system, one directory holds all).
+ */
+static int run_external(const struct run_opts *o, const struct sc_entry *e)
+{
+    static rg_result res, view;
+    int rank, size;
+    const char *from = "";
+    char err[512], path[PATH_MAX + 64];
+
+    if (launcher_rank(&rank, &size, &from))
+        return 2;
+    if (size != e->sc.ranks) {
+        fprintf(stderr, "%s: the scenario has %d ranks, the launcher started %d (%s)\n", e->path,
+                e->sc.ranks, size, from);
+        return 2;
+    }
+    memset(&res, 0, sizeof(res));
+    res.ranks = e->sc.ranks;
+    fmt(res.dir, sizeof(res.dir), "%s/%s", o->out, e->sc.name);
+    mkdir(res.dir, 0755);
+    res.rank[rank].verdict = RG_V_CRASH;
+    res.rank[rank].step = -1;
+    snprintf(res.rank[rank].where, sizeof(res.rank[rank].where), "start");
+    run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file);
+
+    memset(&view, 0, sizeof(view));
+    fmt(view.name, sizeof(view.name), "%s[rank %d]", e->sc.name, rank);
+    snprintf(view.path, sizeof(view.path), "%s", e->path);
+    snprintf(view.dir, sizeof(view.dir), "%s", res.dir);
+    view.ranks = 1;
+    view.rank[0] = res.rank[rank];
+    view.expect[0] = e->sc.expect[rank];
+    view.seconds = res.seconds;
+    fmt(view.repro, sizeof(view.repro),
+        "(rank %d of %d, under the same launcher) %s run --external --coordinator %s "
+        "--devices-file %s --seed %llu --transport %s --shim %s --out %s %s",
+        rank, size, o->self, o->coordinator, o->devices_file,
+        (unsigned long long)(o->seed_set ? o->seed : e->sc.seed), o->transport, o->shim, o->out,
+        e->path);
+    rg_judge(&view);
+    fmt(path, sizeof(path), "%s/rank%d.result.json", res.dir, rank);
+    if (rg_result_save(&view, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard run: %s\n", err);
+    rg_report_line(stdout, &view);
+    printf("%d passed, %d failed\n", view.passed, !view.passed);
+    return view.passed ? 0 : 1;
 }
 
 static char *abs_path(const char *p)
@@ -709,6 +843,10 @@ int rg_run_main(int argc, char **argv)
         if (check_faults(&o, e) != 0)
             goto out;
     }
+    if (o.external && n != 1) {
+        fprintf(stderr, "railguard run: --external runs one scenario per launch (%d given)\n", n);
+        goto out;
+    }
     if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "railguard run: %s: %s\n", o.out, strerror(errno));
         goto out;
@@ -717,6 +855,10 @@ int rg_run_main(int argc, char **argv)
         char *ao = abs_path(o.out);
         snprintf(o.out, sizeof(o.out), "%s", ao);
         free(ao);
+    }
+    if (o.external) {
+        st = run_external(&o, &entries[0]);
+        goto out;
     }
     printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", n,
            o.transport, o.devlist, o.jobs, o.out);

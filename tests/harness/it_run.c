@@ -10,6 +10,7 @@
 #include "common/rg_check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
@@ -28,13 +29,8 @@ static char g_out[65536];
 
 static void setup(void)
 {
-    char exe[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    *strrchr(exe, '/') = '\0';
-    snprintf(g_bin, sizeof(g_bin), "%s/../bin/railguard", exe);
-    snprintf(g_bad, sizeof(g_bad), "%s/../lib/rg-test-bad-plugin.so", exe);
+    rg_check_build_file(g_bin, sizeof(g_bin), "bin/railguard");
+    rg_check_build_file(g_bad, sizeof(g_bad), "lib/rg-test-bad-plugin.so");
     snprintf(g_tmp, sizeof(g_tmp), "/tmp/rg-it-run.%ld", (long)getpid());
     mkdir(g_tmp, 0755);
     const char *d = getenv("RG_SOFTROCE_DEVICES");
@@ -260,6 +256,100 @@ START_TEST(test_reference_transport)
 }
 END_TEST
 
+/* ---- external launch: ranks started by a launcher (here by hand, with srun's PMI names) ---- */
+static pid_t launch_rank(int rank, int size, const char *const *args, const char *log)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char r[16], n[16];
+        const char *argv[32] = {g_bin};
+        int a = 1;
+        for (int i = 0; args[i] && a < 31; i++)
+            argv[a++] = args[i];
+        argv[a] = NULL;
+        snprintf(r, sizeof(r), "%d", rank);
+        snprintf(n, sizeof(n), "%d", size);
+        setenv("PMI_RANK", r, 1);
+        setenv("PMI_SIZE", n, 1);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(g_bin, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_rank(pid_t pid, const char *log)
+{
+    int st;
+    for (int i = 0; i < 2400 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        usleep(50000);
+    if (waitpid(pid, &st, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        ck_abort_msg("rank did not finish in 120 s (log %s)", log);
+    }
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void read_log(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(g_out, 1, sizeof(g_out) - 1, f);
+    g_out[n] = '\0';
+    fclose(f);
+}
+
+START_TEST(test_external_launch)
+{
+    char *devs = write_file("ext-devices.json", "[[null, \"rxe0\"], [\"rxe0\", null]]\n");
+    char *clean = write_file("ext-clean.yaml", "ranks: 2\nprogram:\n"
+                                               "  - {op: all_reduce, count: 1021}\n"
+                                               "  - {op: broadcast, count: 9, root: 1}\n");
+    char *flush =
+        write_file("ext-flush.yaml", "ranks: 2\ntimeout: 3\nfaults:\n"
+                                     "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=2\n"
+                                     "program:\n  - {op: all_reduce, count: 20000, repeat: 3}\n"
+                                     "expect:\n  all: any\n  1: detected\n");
+    char out[PATH_MAX + 32], coord[64], logs[2][PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/ext", g_tmp);
+    for (int pass = 0; pass < 2; pass++) {
+        /* A port nobody holds: both ranks are told rank 0's address, as a launcher would. */
+        snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+        const char *args[] = {
+            "run",   "--external", "--coordinator",      coord, "--devices-file", devs,
+            "--out", out,          pass ? flush : clean, NULL};
+        pid_t pids[2];
+        for (int r = 0; r < 2; r++) {
+            snprintf(logs[r], sizeof(logs[r]), "%s/ext%d-rank%d.log", g_tmp, pass, r);
+            pids[r] = launch_rank(r, 2, args, logs[r]);
+        }
+        for (int r = 0; r < 2; r++) {
+            int st = wait_rank(pids[r], logs[r]);
+            read_log(logs[r]);
+            ck_assert_msg(st == 0, "rank %d exited %d:\n%s", r, st, g_out);
+            ck_assert_str_eq(last_line(), "1 passed, 0 failed");
+        }
+        read_log(logs[1]);
+        expect_in(pass ? "detected" : "ok");
+    }
+    /* A launcher whose size is not the scenario's is refused before anything runs. */
+    const char *bad[] = {
+        "run", "--external", "--coordinator", "127.0.0.1:1", "--devices-file", devs, clean, NULL};
+    pid_t pid = launch_rank(0, 3, bad, logs[0]);
+    ck_assert_int_eq(wait_rank(pid, logs[0]), 2);
+    read_log(logs[0]);
+    expect_in("the scenario has 2 ranks, the launcher started 3 (PMI_RANK)");
+    free(devs);
+    free(clean);
+    free(flush);
+}
+END_TEST
+
 Suite *rg_suite_it_run(void)
 {
     Suite *s = suite_create("it_run");
@@ -270,6 +360,7 @@ Suite *rg_suite_it_run(void)
                         (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(t, test_bad_input_stops_the_run);
     tcase_add_test(t, test_reference_transport);
+    tcase_add_test(t, test_external_launch);
     suite_add_tcase(s, t);
     return s;
 }

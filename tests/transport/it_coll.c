@@ -9,6 +9,7 @@
 #include "drive.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void expect_ok(struct drive_opts *o)
@@ -88,6 +89,68 @@ START_TEST(test_crossed_rails_fail_at_init)
 }
 END_TEST
 
+/* ---- the full matrix (make check-full: RG_CHECK_FULL=1, a guest with 4 rails) ---------- */
+static int full_rails(void)
+{
+    char devs[8][64];
+    int n = rg_check_devices(devs, 8);
+    return n < RG_MAX_RAILS ? n : RG_MAX_RAILS;
+}
+
+/* _i: ranks 2..4 x ring/mesh x rails 1..4; sizes from one element to primes past a million. */
+START_TEST(test_full_sizes)
+{
+    struct drive_opts o;
+    drive_opts_default(&o);
+    o.ranks = 2 + _i / 8;
+    o.algo = (_i / 4) % 2 ? RG_ALGO_MESH : RG_ALGO_RING;
+    o.rails = 1 + _i % 4;
+    /* Too few devices is a failure, not a skip: check-full promises four rails. */
+    ck_assert_msg(o.rails <= full_rails(),
+                  "check-full needs %d rails, %d devices; boot the guest "
+                  "with --rails 4",
+                  o.rails, full_rails());
+    o.all_dtypes = 0;
+    static const size_t counts[] = {1, 2, 7, 4099, 65537, 1000003, 0};
+    memcpy(o.counts, counts, sizeof(counts));
+    o.timeout_s = 120;
+    expect_ok(&o);
+}
+END_TEST
+
+/* Every dtype and op over all four rails, each algorithm, 2 to 4 ranks. */
+START_TEST(test_full_dtypes_four_rails)
+{
+    struct drive_opts o;
+    drive_opts_default(&o);
+    o.ranks = 2 + _i / 2;
+    o.algo = _i % 2 ? RG_ALGO_MESH : RG_ALGO_RING;
+    o.rails = full_rails();
+    o.counts[0] = 1;
+    o.counts[1] = 3;
+    o.counts[2] = 1021;
+    o.counts[3] = 0;
+    o.timeout_s = 120;
+    expect_ok(&o);
+}
+END_TEST
+
+/* 64 MiB and a bit (a prime count of float32) on every rail, each algorithm, 2 and 3 ranks. */
+START_TEST(test_full_64mib)
+{
+    struct drive_opts o;
+    drive_opts_default(&o);
+    o.ranks = 2 + _i / 2;
+    o.algo = _i % 2 ? RG_ALGO_MESH : RG_ALGO_RING;
+    o.rails = full_rails();
+    o.all_dtypes = 0;
+    o.counts[0] = 16777259; /* the first prime above 64 MiB / 4 */
+    o.counts[1] = 0;
+    o.timeout_s = 600;
+    expect_ok(&o);
+}
+END_TEST
+
 Suite *rg_suite_it_coll(void)
 {
     Suite *s = suite_create("it_coll");
@@ -98,5 +161,14 @@ Suite *rg_suite_it_coll(void)
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
     suite_add_tcase(s, tc);
+    const char *full = getenv("RG_CHECK_FULL");
+    if (full && *full && strcmp(full, "0")) {
+        TCase *f = tcase_create("full");
+        tcase_set_timeout(f, 1800);
+        tcase_add_loop_test(f, test_full_sizes, 0, 24);
+        tcase_add_loop_test(f, test_full_dtypes_four_rails, 0, 6);
+        tcase_add_loop_test(f, test_full_64mib, 0, 4);
+        suite_add_tcase(s, f);
+    }
     return s;
 }
