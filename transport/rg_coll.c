@@ -39,12 +39,22 @@ struct plan {
     rg_dtype dt;
     rg_redop op;
     int nrails;
-    int nsteps;
-    struct step st[2 * RG_MAX_RANKS];
+    /*
+     * One list of steps per direction. A bidirectional ring runs two independent rings, one
+     * each way round; each (direction, rail) pair is a pipeline of its own, so a direction's
+     * traffic on a rail never waits for the other's. Both use the same connections, each in
+     * one sense only: clockwise data leaves on the right connection and arrives on the left.
+     */
+    int ndirs;
+    int dir; /* where add_step appends */
+    int nsteps[2];
+    struct step st[2][2 * RG_MAX_RANKS];
 };
 
-/* A cursor over the (step, chunk) pairs one rail carries, on the send or the receive side. */
+/* A cursor over the (step, chunk) pairs one rail of one direction carries, on the send or the
+ * receive side. */
 struct cursor {
+    int d;
     int t;
     size_t j;
 };
@@ -62,8 +72,8 @@ static int has_side(const struct step *s, int send)
 /* Moves cur to the first valid (t, j) at or after it for rail k; t == nsteps at the end. */
 static void settle(const struct plan *p, int send, int k, struct cursor *cur)
 {
-    while (cur->t < p->nsteps) {
-        const struct step *s = &p->st[cur->t];
+    while (cur->t < p->nsteps[cur->d]) {
+        const struct step *s = &p->st[cur->d][cur->t];
         if (has_side(s, send) && cur->j < rg__nchunks(side_len(s, send), p->esz, p->c->chunk_bytes))
             return;
         cur->t++;
@@ -86,20 +96,23 @@ static rg_status run(struct plan *p)
 {
     struct rg_comm *c = p->c;
     double deadline = rg__now() + c->timeout_s;
-    struct cursor snd[RG_MAX_RAILS], rcv[RG_MAX_RAILS];
+    struct cursor snd[2 * RG_MAX_RAILS], rcv[2 * RG_MAX_RAILS];
+    int nv = (p->ndirs ? p->ndirs : 1) * p->nrails; /* (direction, rail) pipelines */
 
-    for (int k = 0; k < p->nrails; k++) {
-        snd[k] = (struct cursor){0, (size_t)k};
-        rcv[k] = (struct cursor){0, (size_t)k};
-        settle(p, 1, k, &snd[k]);
-        settle(p, 0, k, &rcv[k]);
+    for (int v = 0; v < nv; v++) {
+        int k = v % p->nrails;
+        snd[v] = (struct cursor){v / p->nrails, 0, (size_t)k};
+        rcv[v] = (struct cursor){v / p->nrails, 0, (size_t)k};
+        settle(p, 1, k, &snd[v]);
+        settle(p, 0, k, &rcv[v]);
     }
     for (;;) {
         int pending = 0;
-        for (int k = 0; k < p->nrails; k++) {
+        for (int v = 0; v < nv; v++) {
+            int k = v % p->nrails, d = v / p->nrails, nst = p->nsteps[d];
             /* Receive first: it frees slots, grants credits and unblocks forwarding. */
-            while (rcv[k].t < p->nsteps) {
-                const struct step *s = &p->st[rcv[k].t];
+            while (rcv[v].t < nst) {
+                const struct step *s = &p->st[d][rcv[v].t];
                 struct rg_conn *x = conn(c, s->recv_peer, k);
                 const void *data;
                 size_t len, off, n;
@@ -108,12 +121,12 @@ static rg_status run(struct plan *p)
                     return c->err.st;
                 if (r == 0)
                     break;
-                rg__chunk(s->recv_len, p->esz, c->chunk_bytes, rcv[k].j, &off, &n);
+                rg__chunk(s->recv_len, p->esz, c->chunk_bytes, rcv[v].j, &off, &n);
                 if (len != n * p->esz) {
                     rg__err_set(&c->err, RG_ERR_PROTOCOL,
                                 "rank %d: recv from rank %d rail %d (qp 0x%x): chunk %zu of step "
                                 "%d has %zu bytes, expected %zu",
-                                c->rank, x->peer, k, x->qp->qp_num, rcv[k].j, rcv[k].t, len,
+                                c->rank, x->peer, k, x->qp->qp_num, rcv[v].j, rcv[v].t, len,
                                 n * p->esz);
                     return rg__fail(c, RG_ERR_PROTOCOL);
                 }
@@ -124,25 +137,25 @@ static rg_status run(struct plan *p)
                     memcpy(dst, data, len);
                 if (rg__release(c, x))
                     return c->err.st;
-                advance(p, 0, k, &rcv[k]);
+                advance(p, 0, k, &rcv[v]);
             }
-            while (snd[k].t < p->nsteps) {
-                const struct step *s = &p->st[snd[k].t];
+            while (snd[v].t < nst) {
+                const struct step *s = &p->st[d][snd[v].t];
                 /* A forwarded chunk must have arrived (and been reduced) first. The receive
                  * cursor walks steps in order, so steps before s->dep are complete too. */
                 if (s->dep >= 0 &&
-                    (rcv[k].t < s->dep || (rcv[k].t == s->dep && rcv[k].j <= snd[k].j)))
+                    (rcv[v].t < s->dep || (rcv[v].t == s->dep && rcv[v].j <= snd[v].j)))
                     break;
                 struct rg_conn *x = conn(c, s->send_peer, k);
                 if (!rg__can_send(c, x))
                     break;
                 size_t off, n;
-                rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[k].j, &off, &n);
+                rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[v].j, &off, &n);
                 if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz))
                     return c->err.st;
-                advance(p, 1, k, &snd[k]);
+                advance(p, 1, k, &snd[v]);
             }
-            pending |= snd[k].t < p->nsteps || rcv[k].t < p->nsteps;
+            pending |= snd[v].t < nst || rcv[v].t < nst;
         }
         if (!pending)
             break;
@@ -248,9 +261,26 @@ static void mesh_setup(struct plan *p, size_t bytes)
 static struct step *add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
                              size_t roff, size_t rlen, int act, int dep)
 {
-    struct step *s = &p->st[p->nsteps++];
+    struct step *s = &p->st[p->dir][p->nsteps[p->dir]++];
     *s = (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep};
     return s;
+}
+
+/*
+ * Ring all_reduce of elements [base, base + cnt) at ring position pos: reduce-scatter leaves
+ * segment pos complete at position pos, then all-gather passes it on.
+ */
+static void ring_all_reduce_steps(struct plan *p, size_t base, size_t cnt, int pos, int n,
+                                  int right, int left)
+{
+    for (int t = 0; t < 2 * (n - 1); t++) {
+        int rs = t < n - 1, s = rs ? t + 1 : t - (n - 1);
+        int sseg = mod(pos - s, n), rseg = mod(pos - s - 1, n);
+        size_t so, sl, ro, rl;
+        rg__seg(cnt, n, sseg, &so, &sl);
+        rg__seg(cnt, n, rseg, &ro, &rl);
+        add_step(p, right, base + so, sl, left, base + ro, rl, rs ? ACT_REDUCE : ACT_COPY, t - 1);
+    }
 }
 
 rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
@@ -288,16 +318,21 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
     st = ring_setup(&p, count * p.esz, "all_reduce");
     if (st)
         return st;
-    /* Reduce-scatter leaves segment r complete on rank r; all-gather then passes it on. */
-    for (int t = 0; t < 2 * (n - 1); t++) {
-        int rs = t < n - 1, s = rs ? t + 1 : t - (n - 1);
-        int sseg = mod(r - s, n), rseg = mod(r - s - 1, n);
-        size_t so, sl, ro, rl;
-        rg__seg(count, n, sseg, &so, &sl);
-        rg__seg(count, n, rseg, &ro, &rl);
-        add_step(&p, mod(r + 1, n), so, sl, mod(r - 1, n), ro, rl, rs ? ACT_REDUCE : ACT_COPY,
-                 t - 1);
+    /*
+     * Both directions when there are three ranks or more (with two, both neighbours are the same
+     * link) and the message spans more than one chunk: the first half goes clockwise, the second
+     * counter-clockwise, so every link carries data both ways at once.
+     */
+    if (c->ring_bidir && n >= 3 && count >= 2 && count * p.esz > c->chunk_bytes) {
+        size_t h = count / 2;
+        p.ndirs = 2;
+        ring_all_reduce_steps(&p, 0, h, r, n, mod(r + 1, n), mod(r - 1, n));
+        p.dir = 1;
+        /* The same ring walked backwards: rank r sits at position -r. */
+        ring_all_reduce_steps(&p, h, count - h, mod(-r, n), n, mod(r - 1, n), mod(r + 1, n));
+        return run(&p);
     }
+    ring_all_reduce_steps(&p, 0, count, r, n, mod(r + 1, n), mod(r - 1, n));
     return run(&p);
 }
 

@@ -594,6 +594,7 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     double deadline = rg__now() + c->timeout_s;
     c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, &c->err);
     c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, &c->err);
+    c->ring_bidir = env_uint("RG_RING_BIDIR", 1, 0, 1, &c->err);
     if (c->err.st) {
         st = c->err.st;
         goto fail;

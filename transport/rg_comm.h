@@ -69,6 +69,7 @@ struct rg_comm {
     rg_algo algo; /* as configured; rg_coll.c decides per call what auto means */
     size_t chunk_bytes;
     unsigned slots;
+    unsigned ring_bidir; /* RG_RING_BIDIR: 1 (default) runs long ring all_reduces both ways */
     unsigned tag;
     uint64_t seed;
     uint32_t op_seq;

@@ -57,6 +57,25 @@ START_TEST(test_large_prime_multirail)
 }
 END_TEST
 
+/* Small chunks put even 1021 elements over many chunks, so the ring runs both directions (3
+ * and 4 ranks) for every dtype and op, halves and segments that do not divide included. */
+START_TEST(test_bidirectional_ring_small_chunks)
+{
+    struct drive_opts o;
+    drive_opts_default(&o);
+    setenv("RG_CHUNK_BYTES", "4096", 1); /* the forked ranks inherit it */
+    o.ranks = 3 + _i;
+    o.rails = 2;
+    o.algo = RG_ALGO_RING;
+    o.counts[0] = 3;
+    o.counts[1] = 1021;
+    o.counts[2] = 4099;
+    o.counts[3] = 0;
+    o.timeout_s = 30;
+    expect_ok(&o);
+}
+END_TEST
+
 START_TEST(test_rc_create_destroy_cycles)
 {
     struct drive_opts o;
@@ -158,6 +177,7 @@ Suite *rg_suite_it_coll(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_every_dtype_and_op, 0, 6);
     tcase_add_loop_test(tc, test_large_prime_multirail, 0, 2);
+    tcase_add_loop_test(tc, test_bidirectional_ring_small_chunks, 0, 2);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
     suite_add_tcase(s, tc);
