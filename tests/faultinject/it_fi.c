@@ -536,11 +536,12 @@ END_TEST
 
 START_TEST(test_pingpong_flush)
 {
+    const char *tool = _i ? "ibv_rc_pingpong" : "ibv_uc_pingpong";
     char port[16];
     struct proc s, c;
-    snprintf(port, sizeof(port), "%d", g_port + 20);
-    pair(ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "200", "-p", port),
-         ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "200", "-p", port, "127.0.0.1"),
+    snprintf(port, sizeof(port), "%d", g_port + 20 + _i);
+    pair(ARGS(tool, "-d", devs[0], "-g", "1", "-n", "200", "-p", port),
+         ARGS(tool, "-d", devs[0], "-g", "1", "-n", "200", "-p", port, "127.0.0.1"),
          "error status=WR_FLUSH_ERR op=recv nth=50", &s, &c, atoi(port), 10);
     /* Both sides run the plan: whichever reaches its 50th receive first reports the flush. */
     ck_assert_msg(s.status != 0 || c.status != 0, "no side failed:\n%s\n%s", s.out, c.out);
@@ -596,7 +597,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_bad_plan);
     tcase_add_test(t, test_threads);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
-    tcase_add_test(t, test_pingpong_flush);
+    tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
     suite_add_tcase(s, t);
     return s;
