@@ -121,8 +121,8 @@ static const char *const key_names[K__N] = {FI__KEYS(FI__KEY_NAME)};
  *   delay_first  fires once, on the rank's first post of any kind: a trigger or an op/QP filter
  *                could only stop it from ever firing, so it takes rank= and ms= alone.
  *   swap_rails   acts once, on the device list, before any QP or CQ exists: rank= and perm=.
- *   count        injects nothing, so it has nothing to trigger: it takes the filters, which
- *                choose what is counted, and nothing else.
+ *   count        injects nothing and turns counting on for every QP and CQ: it takes no key
+ *                (a filter would read as narrowing the counts, which it cannot).
  */
 static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS), [FI_NEGPOLL] = FILTERS | TRIGGERS | B(K_RET),

@@ -11,7 +11,9 @@
  * on that handle (NCCL, JACCL) would bypass a plain preload, so dlopen of libibverbs returns the
  * shim's own handle: a lookup there finds the wrappers first, then libibverbs as a dependency.
  *
- * With no plan every wrapper is one atomic load and a tail call. With a plan, the datapath does
+ * With no plan and one provider, ibv_poll_cq, ibv_post_send and ibv_post_recv are one atomic
+ * load, a test and a tail call (the extended-CQ/QP wrappers and SRQ posts still look their
+ * object up). With a plan, the datapath does
  * relaxed atomic counting and table lookups and never allocates: QP and CQ state lives in fixed
  * tables filled when the objects are created.
  */
@@ -386,11 +388,12 @@ static enum fi_op fi_wr_op(enum ibv_wr_opcode op)
     }
 }
 
-static void fi_site_qp(struct fi_site *s, struct fi_qp *q, struct ibv_context *ctx, uint32_t qpn)
+/* The QP's own record names its device: no context lookup on the datapath. */
+static void fi_site_qp(struct fi_site *s, const struct fi_qp *q)
 {
-    s->dev = fi_dev_of(ctx);
-    s->qpn = qpn;
-    s->qp_ord = q ? q->ord : -1;
+    s->dev = q->c ? q->c->dev : "?";
+    s->qpn = q->qpn;
+    s->qp_ord = q->ord;
     s->cq_ord = -1;
     s->op = FI_OP_ANY;
     s->verb = FI_VERB_NONE;
@@ -412,7 +415,7 @@ static bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx)
     uint64_t nth;
     for (uint32_t m = lp->m_verb; m; m &= m - 1) {
         int i = __builtin_ctz(m);
-        if (lp->plan.rules[i].verb == v && fi_fire(lp, i, &s, &nth)) {
+        if (fi_fire(lp, i, &s, &nth)) { /* fi_filter matches the rule's verb= against v */
             fi_event_fault(lp, i, &s, nth, "\"errno\":\"ENOMEM\"");
             fail = true;
         }
@@ -534,7 +537,7 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
 {
     struct fi_site s;
     uint64_t nth;
-    fi_site_qp(&s, q, q->ctx, q->qpn);
+    fi_site_qp(&s, q);
     s.cq_ord = c ? c->ord : -1;
     s.op = fi_wc_op(opcode);
     for (uint32_t m = lp->m_cqe; m; m &= m - 1) {
@@ -625,8 +628,13 @@ static int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
     }
     if (result > 0) {
         uint64_t until = atomic_load_explicit(&c->stall_until_ns, memory_order_relaxed);
-        if (until && fi_now_ns() < until)
-            result = 0;
+        if (until) {
+            /* Once over, the stall is forgotten, so later polls read no clock for it. */
+            if (fi_now_ns() < until)
+                result = 0;
+            else
+                atomic_compare_exchange_strong(&c->stall_until_ns, &until, 0);
+        }
     }
     return result;
 }
@@ -654,17 +662,15 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
             continue; /* the shim made this request's flush when it broke the QP */
         if (q) {
             int status = (int)wc[k].status;
-            if (status == IBV_WC_SUCCESS) {
+            if (status == IBV_WC_SUCCESS && lp->m_cqe) {
                 struct fi_rent e;
                 bool recv = (wc[k].opcode & IBV_WC_RECV) != 0;
                 bool have = fi_retire(q, recv, wc[k].wr_id, &e);
-                if (lp->m_cqe) {
-                    uint32_t ve = wc[k].vendor_err;
-                    fi_on_cqe(lp, q, c, &status, &ve, wc[k].opcode, wc[k].wr_id, wc[k].byte_len,
-                              have ? &e : NULL);
-                    wc[k].vendor_err = ve;
-                    wc[k].status = (enum ibv_wc_status)status;
-                }
+                uint32_t ve = wc[k].vendor_err;
+                fi_on_cqe(lp, q, c, &status, &ve, wc[k].opcode, wc[k].wr_id, wc[k].byte_len,
+                          have ? &e : NULL);
+                wc[k].vendor_err = ve;
+                wc[k].status = (enum ibv_wc_status)status;
             }
             fi_count_cqe(q, status, wc[k].opcode);
         }
@@ -706,8 +712,7 @@ static int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
     return fi_poll_cq_slow(cq, ne, wc);
 }
 
-static void fi_first_post(struct fi_live *lp, struct fi_qp *q, struct ibv_context *ctx,
-                          uint32_t qpn, enum fi_op op)
+static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
 {
     if (!lp->m_first || atomic_load_explicit(&g_first_done, memory_order_relaxed))
         return;
@@ -715,7 +720,7 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, struct ibv_contex
         return;
     struct fi_site s;
     uint64_t nth;
-    fi_site_qp(&s, q, ctx, qpn);
+    fi_site_qp(&s, q);
     s.op = op;
     for (uint32_t m = lp->m_first; m; m &= m - 1) {
         int i = __builtin_ctz(m);
@@ -750,9 +755,10 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
     if (!q)
         return cx->post_send(qp, wr, bad);
-    fi_first_post(lp, q, qp->context, qp->qp_num, wr ? fi_wr_op(wr->opcode) : FI_OP_ANY);
-    struct fi_cq *sc = fi_cq_find(qp->send_cq);
-    if (atomic_load_explicit(&q->faulted, memory_order_relaxed) && sc && !sc->is_ex) {
+    fi_first_post(lp, q, wr ? fi_wr_op(wr->opcode) : FI_OP_ANY);
+    struct fi_cq *sc =
+        atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->send_cq) : NULL;
+    if (sc && !sc->is_ex) {
         /* A QP in error takes the request and completes it flushed, signaled or not. (With an
          * extended CQ the provider, which holds the QP in error, does what it does.) */
         for (struct ibv_send_wr *w = wr; w; w = w->next) {
@@ -763,11 +769,11 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     }
 
     struct ibv_send_wr *head = wr, *prev = NULL;
+    struct fi_site s;
+    fi_site_qp(&s, q);
     for (struct ibv_send_wr *w = wr; w; w = w->next) {
         bool drop = false;
-        struct fi_site s;
         uint64_t nth;
-        fi_site_qp(&s, q, qp->context, qp->qp_num);
         s.op = fi_wr_op(w->opcode);
         for (uint32_t m = lp->m_send; m; m &= m - 1) {
             int i = __builtin_ctz(m);
@@ -818,7 +824,8 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
             fi_lose(q, w);
             head = w->next;
         } else {
-            fi_track_send(q, w);
+            if (lp->m_cqe) /* only a break (error) or corrupt reads the rings */
+                fi_track_send(q, w);
             if (q->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED))
                 atomic_fetch_add_explicit(&q->sig_posted, 1, memory_order_relaxed);
         }
@@ -846,20 +853,21 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
     struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
     if (!q)
         return cx->post_recv(qp, wr, bad);
-    fi_first_post(lp, q, qp->context, qp->qp_num, FI_OP_RECV);
-    struct fi_cq *rcq = fi_cq_find(qp->recv_cq);
-    if (atomic_load_explicit(&q->faulted, memory_order_relaxed) && rcq && !rcq->is_ex) {
+    fi_first_post(lp, q, FI_OP_RECV);
+    struct fi_cq *rcq =
+        atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->recv_cq) : NULL;
+    if (rcq && !rcq->is_ex) {
         for (struct ibv_recv_wr *w = wr; w; w = w->next) {
             atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
             fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
         }
         return 0;
     }
+    struct fi_site s;
+    fi_site_qp(&s, q);
+    s.op = FI_OP_RECV;
     for (struct ibv_recv_wr *w = wr; w && lp->m_recv; w = w->next) {
-        struct fi_site s;
         uint64_t nth;
-        fi_site_qp(&s, q, qp->context, qp->qp_num);
-        s.op = FI_OP_RECV;
         for (uint32_t m = lp->m_recv; m; m &= m - 1) {
             int i = __builtin_ctz(m);
             const struct fi_rule *r = &lp->plan.rules[i];
@@ -879,7 +887,8 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
                     p->next = NULL;
                     for (struct ibv_recv_wr *x = wr; x != w; x = x->next) {
                         atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
-                        fi_track_recv(q, x);
+                        if (lp->m_cqe)
+                            fi_track_recv(q, x);
                     }
                     rc = cx->post_recv(qp, wr, bad);
                     p->next = w;
@@ -897,7 +906,8 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
     /* Tracked before posting: the completion may be polled by another thread at once. */
     for (struct ibv_recv_wr *w = wr; w; w = w->next) {
         atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
-        fi_track_recv(q, w);
+        if (lp->m_cqe)
+            fi_track_recv(q, w);
     }
     return cx->post_recv(qp, wr, bad);
 }
@@ -937,13 +947,12 @@ static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
      * completions are shown, successes turned into flushes. */
     if (status == IBV_WC_SUCCESS && atomic_load(&q->faulted)) {
         status = IBV_WC_WR_FLUSH_ERR;
-    } else if (status == IBV_WC_SUCCESS) {
+    } else if (status == IBV_WC_SUCCESS && lp->m_cqe) {
         struct fi_rent e;
         bool have = fi_retire(q, (op & IBV_WC_RECV) != 0, cq->wr_id, &e);
         uint32_t ve = 0;
-        if (lp->m_cqe)
-            fi_on_cqe(lp, q, c, &status, &ve, op, cq->wr_id,
-                      cq->read_byte_len ? cq->read_byte_len(cq) : 0, have ? &e : NULL);
+        fi_on_cqe(lp, q, c, &status, &ve, op, cq->wr_id,
+                  cq->read_byte_len ? cq->read_byte_len(cq) : 0, have ? &e : NULL);
     }
     fi_count_cqe(q, status, op);
     cq->status = (enum ibv_wc_status)status;
@@ -984,7 +993,7 @@ static void fi_qpx_start(struct ibv_qp_ex *qx)
     struct fi_qp *q = fi_qpx(qx);
     struct fi_live *lp = fi_live();
     if (q && lp)
-        fi_first_post(lp, q, qx->qp_base.context, qx->qp_base.qp_num, FI_OP_SEND);
+        fi_first_post(lp, q, FI_OP_SEND);
     if (q)
         q->wr_start(qx);
 }
@@ -1016,7 +1025,7 @@ static int fi_qpx_complete(struct ibv_qp_ex *qx)
     if (lp && lp->m_send) {
         struct fi_site s;
         uint64_t nth;
-        fi_site_qp(&s, q, qx->qp_base.context, qx->qp_base.qp_num);
+        fi_site_qp(&s, q);
         s.verb = FI_VERB_POST_SEND;
         for (uint32_t m = lp->m_send; m; m &= m - 1) {
             int i = __builtin_ctz(m);

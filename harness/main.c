@@ -62,9 +62,6 @@ int main(int argc, char **argv)
         return rg_run_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "worker"))
         return worker(argc, argv);
-    fprintf(stderr, "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] "
-                    "[--out DIR]\n"
-                    "                     [--junit FILE] [--json FILE] [--seed N] [-j N] "
-                    "SCENARIO|DIR...\n");
+    rg_run_usage(stderr);
     return argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
 }

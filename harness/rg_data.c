@@ -8,31 +8,37 @@
 
 #include <string.h>
 
-static const struct {
-    const char *name;
-    size_t size;
-} g_types[RG_DTYPE_COUNT] = {
-    [RG_BOOL] = {"bool", 1},       [RG_INT8] = {"int8", 1},           [RG_UINT8] = {"uint8", 1},
-    [RG_INT16] = {"int16", 2},     [RG_UINT16] = {"uint16", 2},       [RG_INT32] = {"int32", 4},
-    [RG_UINT32] = {"uint32", 4},   [RG_INT64] = {"int64", 8},         [RG_UINT64] = {"uint64", 8},
-    [RG_FLOAT16] = {"float16", 2}, [RG_BFLOAT16] = {"bfloat16", 2},   [RG_FLOAT32] = {"float32", 4},
-    [RG_FLOAT64] = {"float64", 8}, [RG_COMPLEX64] = {"complex64", 8},
+/* Keyed by the enum values, so a reordering in railguard.h cannot skew a name. */
+const char *const rg_data_dtype_names[RG_DTYPE_COUNT] = {
+    [RG_BOOL] = "bool",       [RG_INT8] = "int8",           [RG_UINT8] = "uint8",
+    [RG_INT16] = "int16",     [RG_UINT16] = "uint16",       [RG_INT32] = "int32",
+    [RG_UINT32] = "uint32",   [RG_INT64] = "int64",         [RG_UINT64] = "uint64",
+    [RG_FLOAT16] = "float16", [RG_BFLOAT16] = "bfloat16",   [RG_FLOAT32] = "float32",
+    [RG_FLOAT64] = "float64", [RG_COMPLEX64] = "complex64",
+};
+
+const char *const rg_data_redop_names[RG_REDOP_COUNT] = {
+    [RG_SUM] = "sum", [RG_PROD] = "prod", [RG_MAX] = "max", [RG_MIN] = "min"};
+
+static const uint8_t g_sizes[RG_DTYPE_COUNT] = {
+    [RG_BOOL] = 1,     [RG_INT8] = 1,    [RG_UINT8] = 1,   [RG_INT16] = 2,     [RG_UINT16] = 2,
+    [RG_INT32] = 4,    [RG_UINT32] = 4,  [RG_INT64] = 8,   [RG_UINT64] = 8,    [RG_FLOAT16] = 2,
+    [RG_BFLOAT16] = 2, [RG_FLOAT32] = 4, [RG_FLOAT64] = 8, [RG_COMPLEX64] = 8,
 };
 
 size_t rg_data_size(rg_dtype dt)
 {
-    return (unsigned)dt < RG_DTYPE_COUNT ? g_types[dt].size : 0;
+    return (unsigned)dt < RG_DTYPE_COUNT ? g_sizes[dt] : 0;
 }
 
 const char *rg_data_dtype_name(rg_dtype dt)
 {
-    return (unsigned)dt < RG_DTYPE_COUNT ? g_types[dt].name : "?";
+    return (unsigned)dt < RG_DTYPE_COUNT ? rg_data_dtype_names[dt] : "?";
 }
 
 const char *rg_data_redop_name(rg_redop op)
 {
-    static const char *const names[RG_REDOP_COUNT] = {"sum", "prod", "max", "min"};
-    return (unsigned)op < RG_REDOP_COUNT ? names[op] : "?";
+    return (unsigned)op < RG_REDOP_COUNT ? rg_data_redop_names[op] : "?";
 }
 
 static uint64_t mix(uint64_t x)
@@ -96,7 +102,7 @@ static uint16_t f16_of(int64_t v)
 
 static void put(void *buf, size_t i, rg_dtype dt, int64_t v)
 {
-    uint8_t *p = (uint8_t *)buf + i * g_types[dt].size;
+    uint8_t *p = (uint8_t *)buf + i * g_sizes[dt];
     switch (dt) {
     case RG_BOOL:
     case RG_INT8:

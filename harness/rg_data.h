@@ -22,7 +22,12 @@ typedef struct rg_data_key {
     uint32_t rep;
 } rg_data_key;
 
-/* Bytes per element of dt (the harness's own table: it does not link the transport). */
+/* The dtype and redop names, by enum value: the scenario grammar's words and the reports'
+ * (the harness's own tables: it does not link the transport). */
+extern const char *const rg_data_dtype_names[RG_DTYPE_COUNT];
+extern const char *const rg_data_redop_names[RG_REDOP_COUNT];
+
+/* Bytes per element of dt. */
 size_t rg_data_size(rg_dtype dt);
 const char *rg_data_dtype_name(rg_dtype dt);
 const char *rg_data_redop_name(rg_redop op);

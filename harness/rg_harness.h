@@ -82,5 +82,6 @@ int rg_worker_main(const rg_worker_args *a);
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
+void rg_run_usage(FILE *f);
 
 #endif

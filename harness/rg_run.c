@@ -68,16 +68,41 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int usage(const char *msg)
+static char *abs_path(const char *p)
 {
-    fprintf(stderr,
-            "railguard run: %s\n"
+    char *r = realpath(p, NULL);
+    return r ? r : strdup(p);
+}
+
+/* Absolute, so the reproduce line works from anywhere; left as it is if it can't be. */
+static void make_abs(char *path, size_t len)
+{
+    char *a = abs_path(path);
+    if (a)
+        snprintf(path, len, "%s", a);
+    free(a);
+}
+
+/* The seed a scenario runs with: --seed when given, else the scenario's own. */
+static uint64_t scenario_seed(const struct run_opts *o, const rg_scenario *sc)
+{
+    return o->seed_set ? o->seed : sc->seed;
+}
+
+void rg_run_usage(FILE *f)
+{
+    fprintf(f,
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
             "                     [--junit FILE] [--json FILE] [--seed N] [-j N] SCENARIO|DIR...\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
-            "                     (one rank per process, under mpirun or srun)\n",
-            msg);
+            "                     (one rank per process, under mpirun or srun)\n");
+}
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "railguard run: %s\n", msg);
+    rg_run_usage(stderr);
     return 2;
 }
 
@@ -233,7 +258,6 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             return 2;
         }
         snprintf(o->devlist, sizeof(o->devlist), "(devices file)");
-        o->ndevices = RG_MAX_RAILS; /* the devices file decides the rails */
     } else if (o->coordinator[0] || o->devices_file[0]) {
         fprintf(stderr, "railguard run: --coordinator and --devices-file are for --external; "
                         "a local run makes its own\n");
@@ -250,14 +274,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                 access(o->transport, R_OK) ? o->transport : o->shim);
         return 2;
     }
-    /* Absolute, so the reproduce line works from anywhere. */
-    char *t = realpath(o->transport, NULL), *sh = realpath(o->shim, NULL);
-    if (t)
-        snprintf(o->transport, sizeof(o->transport), "%s", t);
-    if (sh)
-        snprintf(o->shim, sizeof(o->shim), "%s", sh);
-    free(t);
-    free(sh);
+    make_abs(o->transport, sizeof(o->transport));
+    make_abs(o->shim, sizeof(o->shim));
     if (optind >= argc)
         return usage("no scenario named");
     *first = optind;
@@ -545,6 +563,10 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
 
     for (int r = lo; r < hi; r++) {
         int fds[2];
+        /* Until a rank says otherwise it is where it started, and silence is a crash. */
+        res->rank[r].verdict = RG_V_CRASH;
+        res->rank[r].step = -1;
+        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
         procs[r] = (struct rankproc){.pid = -1, .fd = -1};
         if (pipe(fds) != 0)
             continue;
@@ -554,7 +576,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, r);
             snprintf(ev, sizeof(ev), "%s/rank%d.events.jsonl", res->dir, r);
             snprintf(rank, sizeof(rank), "%d", r);
-            snprintf(seed, sizeof(seed), "%llu", (unsigned long long)o->seed);
+            snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, sc));
             snprintf(pre, sizeof(pre), "%s", o->shim);
             int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
             if (lfd >= 0) {
@@ -586,7 +608,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                             (char *)o->transport,
                             "--status-fd",
                             "3",
-                            o->seed_set ? "--seed" : NULL,
+                            "--seed",
                             seed,
                             NULL};
             execv(o->self, argv);
@@ -669,14 +691,11 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     fmt(devfile, sizeof(devfile), "%s/devices.json", res->dir);
     int port = free_port();
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
-    for (int r = 0; r < sc->ranks; r++) {
-        res->rank[r].verdict = RG_V_CRASH;
-        res->rank[r].step = -1;
-        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
-    }
     if (port < 0 || write_devices(o, sc, devfile) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
             res->rank[r].verdict = RG_V_ERROR;
+            res->rank[r].step = -1;
+            snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
             fmt(res->rank[r].detail, sizeof(res->rank[r].detail), "could not set up (port %d, %s)",
                 port, devfile);
         }
@@ -704,8 +723,8 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
     fmt(res.repro, sizeof(res.repro),
         "%s run --seed %llu --transport %s --shim %s --devices %s --out %s/repro %s", o->self,
-        (unsigned long long)(o->seed_set ? o->seed : e->sc.seed), o->transport, o->shim, o->devlist,
-        o->out, e->path);
+        (unsigned long long)scenario_seed(o, &e->sc), o->transport, o->shim, o->devlist, o->out,
+        e->path);
     mkdir(dir, 0755);
     run_scenario(o, e, &res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
@@ -772,9 +791,6 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     res.ranks = e->sc.ranks;
     fmt(res.dir, sizeof(res.dir), "%s/%s", o->out, e->sc.name);
     mkdir(res.dir, 0755);
-    res.rank[rank].verdict = RG_V_CRASH;
-    res.rank[rank].step = -1;
-    snprintf(res.rank[rank].where, sizeof(res.rank[rank].where), "start");
     run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file);
 
     memset(&view, 0, sizeof(view));
@@ -789,8 +805,7 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
         "(rank %d of %d, under the same launcher) %s run --external --coordinator %s "
         "--devices-file %s --seed %llu --transport %s --shim %s --out %s %s",
         rank, size, o->self, o->coordinator, o->devices_file,
-        (unsigned long long)(o->seed_set ? o->seed : e->sc.seed), o->transport, o->shim, o->out,
-        e->path);
+        (unsigned long long)scenario_seed(o, &e->sc), o->transport, o->shim, o->out, e->path);
     rg_judge(&view);
     fmt(path, sizeof(path), "%s/rank%d.result.json", res.dir, rank);
     if (rg_result_save(&view, path, err, sizeof(err)) != 0)
@@ -798,12 +813,6 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     rg_report_line(stdout, &view);
     printf("%d passed, %d failed\n", view.passed, !view.passed);
     return view.passed ? 0 : 1;
-}
-
-static char *abs_path(const char *p)
-{
-    char *r = realpath(p, NULL);
-    return r ? r : strdup(p);
 }
 
 int rg_run_main(int argc, char **argv)
@@ -835,7 +844,8 @@ int rg_run_main(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             goto out;
         }
-        if (e->sc.rails > o.ndevices) {
+        /* External runs take their rails from the site's devices file. */
+        if (!o.external && e->sc.rails > o.ndevices) {
             fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", paths[i],
                     e->sc.rails, o.ndevices, o.devlist);
             goto out;

@@ -6,6 +6,7 @@
  * public header's enums.
  */
 #include "rg_scenario.h"
+#include "rg_data.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -43,21 +44,6 @@
  * Keyed by the enum values, so a reordering in railguard.h cannot skew a name. A value added
  * there and not here stays NULL and cannot be named in a scenario until it is added.
  */
-static const char *const dtype_names[RG_DTYPE_COUNT] = {
-    [RG_BOOL] = "bool",       [RG_INT8] = "int8",           [RG_UINT8] = "uint8",
-    [RG_INT16] = "int16",     [RG_UINT16] = "uint16",       [RG_INT32] = "int32",
-    [RG_UINT32] = "uint32",   [RG_INT64] = "int64",         [RG_UINT64] = "uint64",
-    [RG_FLOAT16] = "float16", [RG_BFLOAT16] = "bfloat16",   [RG_FLOAT32] = "float32",
-    [RG_FLOAT64] = "float64", [RG_COMPLEX64] = "complex64",
-};
-
-static const char *const redop_names[RG_REDOP_COUNT] = {
-    [RG_SUM] = "sum",
-    [RG_PROD] = "prod",
-    [RG_MAX] = "max",
-    [RG_MIN] = "min",
-};
-
 static const char *const qp_names[] = {[RG_QPT_UC] = "uc", [RG_QPT_RC] = "rc"};
 
 static const char *const algo_names[] = {
@@ -495,12 +481,12 @@ static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op
             return bad(c, key, "%s does not take", kind);
         switch (k) {
         case S_DTYPE:
-            if (get_name(c, val, "dtype", dtype_names, RG_DTYPE_COUNT, &i))
+            if (get_name(c, val, "dtype", rg_data_dtype_names, RG_DTYPE_COUNT, &i))
                 return -1;
             op->dtype = (rg_dtype)i;
             break;
         case S_REDOP:
-            if (get_name(c, val, "redop", redop_names, RG_REDOP_COUNT, &i))
+            if (get_name(c, val, "redop", rg_data_redop_names, RG_REDOP_COUNT, &i))
                 return -1;
             op->redop = (rg_redop)i;
             break;

@@ -278,18 +278,15 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                 rc = check(a.data, want.data, cnt, op->dtype, false, "received", 0, detail, dlen);
         }
         break;
-    default:
+    default: /* create, destroy and barrier returned above; the parser admits no other */
         snprintf(detail, dlen, "unknown step kind %d", (int)op->kind);
-        rc = -2;
-        break;
+        return -1;
     }
     if (err) {
         snprintf(detail, dlen, "%s", p->last_error(w->h));
         rc = 1;
     } else if (rc == -1) {
         rc = 2;
-    } else if (rc == -2) {
-        rc = -1;
     } else if ((broken = a.base ? gbuf_broken(&a) : NULL) ||
                (broken = b.base ? gbuf_broken(&b) : NULL)) {
         snprintf(detail, dlen, "returned success but %s", broken);

@@ -97,7 +97,7 @@ static rg_status run(struct plan *p)
     struct rg_comm *c = p->c;
     double deadline = rg__now() + c->timeout_s;
     struct cursor snd[2 * RG_MAX_RAILS], rcv[2 * RG_MAX_RAILS];
-    int nv = (p->ndirs ? p->ndirs : 1) * p->nrails; /* (direction, rail) pipelines */
+    int nv = p->ndirs * p->nrails; /* (direction, rail) pipelines */
 
     for (int v = 0; v < nv; v++) {
         int k = v % p->nrails;
@@ -187,6 +187,7 @@ static rg_status begin(struct rg_comm *c, struct plan *p, rg_dtype dt, rg_redop 
     c->op_seq++;
     memset(p, 0, offsetof(struct plan, st));
     p->c = c;
+    p->ndirs = 1;
     p->dt = dt;
     p->op = op;
     p->esz = rg_dtype_size(dt);
@@ -214,7 +215,13 @@ static rg_status need_link(struct rg_comm *c, int peer, const char *what)
     return RG_OK;
 }
 
-/* Ring neighbours' rail count; a message that fits one chunk takes one wire. */
+/* How many rails a step of `bytes` uses: a message that fits one chunk takes one wire. */
+static int wires(const struct rg_comm *c, size_t bytes, int rails)
+{
+    return bytes <= c->chunk_bytes ? 1 : rails;
+}
+
+/* Ring neighbours' rail count. */
 static rg_status ring_setup(struct plan *p, size_t bytes, const char *what)
 {
     struct rg_comm *c = p->c;
@@ -225,7 +232,7 @@ static rg_status ring_setup(struct plan *p, size_t bytes, const char *what)
     if (st)
         return st;
     int r = c->nrails[right] < c->nrails[left] ? c->nrails[right] : c->nrails[left];
-    p->nrails = bytes <= c->chunk_bytes ? 1 : r;
+    p->nrails = wires(c, bytes, r);
     return RG_OK;
 }
 
@@ -237,33 +244,25 @@ static rg_status ring_setup(struct plan *p, size_t bytes, const char *what)
 #define RG_MESH_MAX_RANKS 9
 #define RG_MESH_AUTO_BYTES (256u * 1024u)
 
+/* 0 when this call takes the ring, else the rail count every peer has (what the mesh uses). */
 static int use_mesh(const struct rg_comm *c, size_t bytes)
 {
+    int r = RG_MAX_RAILS;
     if (c->algo == RG_ALGO_RING || c->size > RG_MESH_MAX_RANKS)
         return 0;
-    for (int q = 0; q < c->size; q++)
-        if (q != c->rank && c->nrails[q] == 0)
-            return 0;
-    return c->algo == RG_ALGO_MESH || bytes <= RG_MESH_AUTO_BYTES;
-}
-
-/* Mesh: the rail count every peer has; a message that fits one chunk takes one wire. */
-static void mesh_setup(struct plan *p, size_t bytes)
-{
-    struct rg_comm *c = p->c;
-    int r = RG_MAX_RAILS;
+    if (c->algo != RG_ALGO_MESH && bytes > RG_MESH_AUTO_BYTES)
+        return 0;
     for (int q = 0; q < c->size; q++)
         if (q != c->rank && c->nrails[q] < r)
             r = c->nrails[q];
-    p->nrails = bytes <= c->chunk_bytes ? 1 : r;
+    return r;
 }
 
-static struct step *add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
-                             size_t roff, size_t rlen, int act, int dep)
+static void add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
+                     size_t roff, size_t rlen, int act, int dep)
 {
-    struct step *s = &p->st[p->dir][p->nsteps[p->dir]++];
-    *s = (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep};
-    return s;
+    p->st[p->dir][p->nsteps[p->dir]++] =
+        (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep};
 }
 
 /*
@@ -296,13 +295,14 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
     if (n == 1 || count == 0)
         return RG_OK;
     p.work = recv;
-    if (use_mesh(c, count * p.esz)) {
+    int mesh = use_mesh(c, count * p.esz);
+    if (mesh) {
         /* Reduce-scatter: send each rank its segment of my input, reduce mine as they come.
          * All-gather: send my finished segment to everyone, after the last reduce-scatter step
          * (n - 2) delivered each of its chunks. */
         size_t mo, ml;
         rg__seg(count, n, r, &mo, &ml);
-        mesh_setup(&p, count * p.esz);
+        p.nrails = wires(c, count * p.esz, mesh);
         for (int s = 1; s < n; s++) {
             size_t so, sl;
             rg__seg(count, n, mod(r + s, n), &so, &sl);
@@ -323,7 +323,7 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
      * link) and the message spans more than one chunk: the first half goes clockwise, the second
      * counter-clockwise, so every link carries data both ways at once.
      */
-    if (c->ring_bidir && n >= 3 && count >= 2 && count * p.esz > c->chunk_bytes) {
+    if (c->ring_bidir && n >= 3 && count * p.esz > c->chunk_bytes) {
         size_t h = count / 2;
         p.ndirs = 2;
         ring_all_reduce_steps(&p, 0, h, r, n, mod(r + 1, n), mod(r - 1, n));
@@ -349,8 +349,9 @@ rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count,
     if (n == 1 || count == 0)
         return RG_OK;
     p.work = recv;
-    if (use_mesh(c, (size_t)n * count * p.esz)) {
-        mesh_setup(&p, count * p.esz);
+    int mesh = use_mesh(c, (size_t)n * count * p.esz);
+    if (mesh) {
+        p.nrails = wires(c, count * p.esz, mesh);
         for (int s = 1; s < n; s++)
             add_step(&p, mod(r + s, n), (size_t)r * count, count, mod(r - s, n),
                      (size_t)mod(r - s, n) * count, count, ACT_COPY, -1);
@@ -380,11 +381,10 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
         return RG_OK;
     }
     int mesh = use_mesh(c, bytes * (size_t)n);
-    st = mesh ? RG_OK : ring_setup(&p, bytes, "reduce_scatter");
-    if (st)
-        return st;
     if (mesh)
-        mesh_setup(&p, bytes);
+        p.nrails = wires(c, bytes, mesh);
+    else if ((st = ring_setup(&p, bytes, "reduce_scatter")))
+        return st;
     /* The input is const: reduce in a private copy, then hand over block r. */
     p.work = malloc(bytes * (size_t)n);
     if (!p.work) {
@@ -393,12 +393,14 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
         return rg__fail(c, RG_ERR_NOMEM);
     }
     memcpy(p.work, send, bytes * (size_t)n);
-    for (int s = 1; mesh && s < n; s++)
-        add_step(&p, mod(r + s, n), (size_t)mod(r + s, n) * count, count, mod(r - s, n),
-                 (size_t)r * count, count, ACT_REDUCE, -1);
-    for (int t = 0; !mesh && t < n - 1; t++)
-        add_step(&p, mod(r + 1, n), (size_t)mod(r - t - 1, n) * count, count, mod(r - 1, n),
-                 (size_t)mod(r - t - 2, n) * count, count, ACT_REDUCE, t - 1);
+    if (mesh)
+        for (int s = 1; s < n; s++)
+            add_step(&p, mod(r + s, n), (size_t)mod(r + s, n) * count, count, mod(r - s, n),
+                     (size_t)r * count, count, ACT_REDUCE, -1);
+    else
+        for (int t = 0; t < n - 1; t++)
+            add_step(&p, mod(r + 1, n), (size_t)mod(r - t - 1, n) * count, count, mod(r - 1, n),
+                     (size_t)mod(r - t - 2, n) * count, count, ACT_REDUCE, t - 1);
     st = run(&p);
     if (!st)
         memmove(recv, p.work + (size_t)r * bytes, bytes);
@@ -420,16 +422,11 @@ rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int ro
                            r, root, n - 1);
     if (n == 1 || count == 0)
         return RG_OK;
-    int mesh = use_mesh(c, count * p.esz);
-    if (mesh)
-        mesh_setup(&p, count * p.esz);
-    else if ((st = ring_setup(&p, count * p.esz, "broadcast")))
-        return st;
     p.work = buf;
-    /* A chain from the root around the ring; each rank forwards chunks as they arrive. */
-    int d = mod(r - root, n);
+    int d = mod(r - root, n), mesh = use_mesh(c, count * p.esz);
     if (mesh) {
         /* The root sends to every rank directly; the others receive once. */
+        p.nrails = wires(c, count * p.esz, mesh);
         if (d == 0)
             for (int s = 1; s < n; s++)
                 add_step(&p, mod(r + s, n), 0, count, -1, 0, 0, ACT_COPY, -1);
@@ -437,6 +434,9 @@ rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int ro
             add_step(&p, -1, 0, 0, root, 0, count, ACT_COPY, -1);
         return run(&p);
     }
+    /* A chain from the root around the ring; each rank forwards chunks as they arrive. */
+    if ((st = ring_setup(&p, count * p.esz, "broadcast")))
+        return st;
     if (d > 0)
         add_step(&p, -1, 0, 0, mod(r - 1, n), 0, count, ACT_COPY, -1);
     if (d < n - 1)
@@ -455,7 +455,7 @@ static rg_status p2p(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int peer
     if (st || count == 0)
         return st;
     p.work = buf;
-    p.nrails = count * p.esz <= c->chunk_bytes ? 1 : c->nrails[peer];
+    p.nrails = wires(c, count * p.esz, c->nrails[peer]);
     if (send)
         add_step(&p, peer, 0, count, -1, 0, 0, ACT_COPY, -1);
     else

@@ -209,10 +209,12 @@ rg_status rg__progress(struct rg_comm *c, double deadline)
                 return c->err.st;
         any |= n;
     }
-    for (int i = 0; i < c->nconns; i++)
-        if (grant_credit(c, &c->conns[i]))
-            return c->err.st;
     if (any) {
+        /* A credit left ungranted by rg__release waits for a credit write to complete, so
+         * only a pass that saw completions can have new ones to grant. */
+        for (int i = 0; i < c->nconns; i++)
+            if (grant_credit(c, &c->conns[i]))
+                return c->err.st;
         c->idle = 0;
         return RG_OK;
     }

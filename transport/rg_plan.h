@@ -26,9 +26,10 @@ size_t rg__nchunks(size_t len, size_t esz, size_t chunk_bytes);
 void rg__chunk(size_t len, size_t esz, size_t chunk_bytes, size_t j, size_t *off_p, size_t *n_p);
 
 /*
- * Of nchunks chunks striped round-robin over nrails rails, how many land on rail k. The
- * receiver prefills and reposts from this per-wire count, never from an absolute offset, so
- * a wire is never over-posted (RMLX#87) nor starved on the second wire (mlx#3654).
+ * Of nchunks chunks striped round-robin over nrails rails, how many land on rail k: the
+ * chunks j = k, k + nrails, ... that rail k's cursors in rg_coll.c walk. The engine itself
+ * never needs the count (receives are prefilled per connection and paced by credits, see
+ * docs/transport.md); the unit tests use it to pin the striping rule.
  */
 size_t rg__rail_chunks(size_t nchunks, int nrails, int k);
 

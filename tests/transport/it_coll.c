@@ -57,8 +57,9 @@ START_TEST(test_large_prime_multirail)
 }
 END_TEST
 
-/* Small chunks put even 1021 elements over many chunks, so the ring runs both directions (3
- * and 4 ranks) for every dtype and op, halves and segments that do not divide included. */
+/* Small chunks put 4099 elements of every dtype (and 1021 of the 8-byte ones) over many
+ * chunks, so the ring runs both directions (3 and 4 ranks) for every dtype and op, halves and
+ * segments that do not divide included. */
 START_TEST(test_bidirectional_ring_small_chunks)
 {
     struct drive_opts o;

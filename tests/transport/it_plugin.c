@@ -34,7 +34,8 @@ static void write_devices(int n)
     for (int i = 0; i < n; i++) {
         fputs(i ? ",[" : "[", f);
         for (int j = 0; j < n; j++)
-            fprintf(f, "%s%s", j ? "," : "", i == j ? "null" : "\"rxe0\"");
+            fprintf(f, "%s%s%s%s", j ? "," : "", i == j ? "null" : "\"", i == j ? "" : devs[0],
+                    i == j ? "" : "\"");
         fputc(']', f);
     }
     fputs("]\n", f);
