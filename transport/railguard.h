@@ -157,6 +157,29 @@ rg_status rg_send(rg_comm_h comm, const void *buf, size_t count, rg_dtype dt, in
 rg_status rg_recv(rg_comm_h comm, void *buf, size_t count, rg_dtype dt, int peer);
 rg_status rg_barrier(rg_comm_h comm);
 
+/*
+ * Zero-copy sends from registered memory. rg_mem_register registers [buf, buf + len) on every
+ * device the communicator uses. From then on a call whose outgoing block lies inside such a
+ * region, is at least RG_ZCOPY_MIN bytes (default 32 KiB) and is not written again by the same
+ * call goes to the wire straight from these pages instead of through a staging copy: all_gather,
+ * broadcast, send, and the all-gather half of all_reduce. The reduce-scatter half of
+ * all_reduce rewrites what it sent, and reduce_scatter works in a private copy, so those copy.
+ * The work happens in the output buffer (all_reduce's recv, all_gather's recv, broadcast's
+ * buf, send's buf), so that is the one to register. Receives always land in staging, where
+ * each message's header is checked before its data reaches the caller.
+ *
+ * A call returns only after every send it posted completed, on error too: a connection with a
+ * send still in flight when a call fails is torn down before the call returns, so the NIC
+ * never reads a buffer its caller has got back. Keep the memory mapped until
+ * rg_mem_deregister (also after errors); rg_comm_destroy deregisters what is left. Regions
+ * may overlap; at most RG_MEM_MAX per communicator. Registration is local: no peer takes part,
+ * and a failure (RG_ERR_INVALID, RG_ERR_NOMEM, RG_ERR_VERBS) does not poison the communicator.
+ */
+#define RG_MEM_MAX 16
+typedef struct rg_mem *rg_mem_h;
+rg_status rg_mem_register(rg_comm_h comm, void *buf, size_t len, rg_mem_h *mem_p);
+rg_status rg_mem_deregister(rg_comm_h comm, rg_mem_h mem);
+
 /* --- plugin ABI ---------------------------------------------------------------------------- */
 /*
  * How the scenario runner drives a transport: a shared object exporting one table under the

@@ -30,6 +30,7 @@ struct step {
     size_t recv_off, recv_len;
     int act;
     int dep; /* -1, or the step whose chunk j must have arrived before this one sends chunk j */
+    struct rg_mem *zc; /* the registered region the send block lies in, or NULL: copy it */
 };
 
 struct plan {
@@ -46,7 +47,8 @@ struct plan {
      * one sense only: clockwise data leaves on the right connection and arrives on the left.
      */
     int ndirs;
-    int dir; /* where add_step appends */
+    int dir;   /* where add_step appends */
+    int zcopy; /* some step sends from the caller's memory in place */
     int nsteps[2];
     struct step st[2][2 * RG_MAX_RANKS];
 };
@@ -92,7 +94,53 @@ static struct rg_conn *conn(struct rg_comm *c, int peer, int rail)
     return &c->conns[c->conn_of[peer][rail]];
 }
 
-static rg_status run(struct plan *p)
+static int overlap(size_t a, size_t alen, size_t b, size_t blen)
+{
+    return alen && blen && a < b + blen && b < a + alen;
+}
+
+/*
+ * Does any receive that may still land after step t of direction d starts sending write into
+ * its send block? In this direction that is step t itself and every later one (an earlier
+ * receive into the block has happened before the block is sent: that is the plan's dep
+ * rule, zero-copy or not); in the other direction, which runs alongside, any step.
+ */
+static int rewritten(const struct plan *p, int d, int t)
+{
+    const struct step *s = &p->st[d][t];
+    for (int d2 = 0; d2 < p->ndirs; d2++)
+        for (int t2 = d2 == d ? t : 0; t2 < p->nsteps[d2]; t2++) {
+            const struct step *o = &p->st[d2][t2];
+            if (o->recv_peer >= 0 && overlap(s->send_off, s->send_len, o->recv_off, o->recv_len))
+                return 1;
+        }
+    return 0;
+}
+
+/* Which sends go from registered memory in place: see rg_mem_register in railguard.h. */
+static void plan_zcopy(struct plan *p)
+{
+    struct rg_comm *c = p->c;
+    for (int d = 0; d < p->ndirs; d++)
+        for (int t = 0; t < p->nsteps[d]; t++) {
+            struct step *s = &p->st[d][t];
+            const uint8_t *a = p->work + s->send_off * p->esz;
+            size_t len = s->send_len * p->esz;
+            s->zc = NULL;
+            if (s->send_peer < 0 || !len || len < c->zcopy_min)
+                continue;
+            for (int i = 0; i < RG_MEM_MAX && !s->zc; i++) {
+                struct rg_mem *m = c->mem[i];
+                if (m && a >= m->base && len <= m->len && (size_t)(a - m->base) <= m->len - len)
+                    s->zc = m;
+            }
+            if (s->zc && rewritten(p, d, t))
+                s->zc = NULL;
+            p->zcopy |= s->zc != NULL;
+        }
+}
+
+static rg_status run_steps(struct plan *p)
 {
     struct rg_comm *c = p->c;
     double deadline = rg__now() + c->timeout_s;
@@ -151,7 +199,8 @@ static rg_status run(struct plan *p)
                     break;
                 size_t off, n;
                 rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[v].j, &off, &n);
-                if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz))
+                if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz,
+                             s->zc ? s->zc->mr[x->dev - c->devs] : NULL))
                     return c->err.st;
                 advance(p, 1, k, &snd[v]);
             }
@@ -164,6 +213,17 @@ static rg_status run(struct plan *p)
     }
     /* Every send of this operation completes inside it, so its errors are its own. */
     return rg__drain_sends(c, deadline);
+}
+
+static rg_status run(struct plan *p)
+{
+    rg_status st;
+    if (p->c->nmem)
+        plan_zcopy(p);
+    st = run_steps(p);
+    if (st && p->zcopy && p->c->poisoned)
+        rg__quiesce(p->c);
+    return st;
 }
 
 static int mod(int a, int n)
@@ -262,24 +322,92 @@ static void add_step(struct plan *p, int send_peer, size_t soff, size_t slen, in
                      size_t roff, size_t rlen, int act, int dep)
 {
     p->st[p->dir][p->nsteps[p->dir]++] =
-        (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep};
+        (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep, NULL};
 }
 
 /*
- * Ring all_reduce of elements [base, base + cnt) at ring position pos: reduce-scatter leaves
- * segment pos complete at position pos, then all-gather passes it on.
+ * One way round the ring, seen from this rank. Clockwise, rank r sits at position r and
+ * sends right (r + 1); counter-clockwise the same ring is walked backwards, so rank r sits at
+ * position -r and "right" is r - 1. Position q holds rank sign * q either way, which lets one
+ * plan builder serve both directions.
  */
-static void ring_all_reduce_steps(struct plan *p, size_t base, size_t cnt, int pos, int n,
-                                  int right, int left)
+struct ring {
+    int n, pos, sign, right, left;
+};
+
+static struct ring ring_way(const struct rg_comm *c, int way)
 {
+    int n = c->size, r = c->rank;
+    if (way == 0)
+        return (struct ring){n, r, 1, mod(r + 1, n), mod(r - 1, n)};
+    return (struct ring){n, mod(-r, n), -1, mod(r - 1, n), mod(r + 1, n)};
+}
+
+static int ring_rank(const struct ring *g, int q)
+{
+    return mod(g->sign * q, g->n);
+}
+
+/*
+ * How many ways round a ring call runs, given the bytes one step moves: both when there are
+ * three ranks or more (with two, both neighbours are the same link, so nothing is gained) and
+ * a step spans more than one chunk; the first half of every block then goes clockwise and the
+ * second half counter-clockwise, so every link carries data both ways at once.
+ */
+static int ring_ways(const struct rg_comm *c, size_t step_bytes)
+{
+    return c->ring_bidir && c->size >= 3 && step_bytes > c->chunk_bytes ? 2 : 1;
+}
+
+/* The part of a block of cnt elements that way w of `ways` carries. */
+static void ring_half(size_t cnt, int ways, int w, size_t *lo, size_t *len)
+{
+    size_t h = ways == 2 ? cnt / 2 : cnt;
+    *lo = w ? h : 0;
+    *len = w ? cnt - h : h;
+}
+
+/*
+ * Ring all_reduce of elements [base, base + cnt): reduce-scatter leaves segment pos complete
+ * at position pos, then all-gather passes it on. The segments are interchangeable, so which
+ * rank owns which one needs no mapping back to ranks.
+ */
+static void ring_all_reduce_steps(struct plan *p, size_t base, size_t cnt, const struct ring *g)
+{
+    int n = g->n;
     for (int t = 0; t < 2 * (n - 1); t++) {
         int rs = t < n - 1, s = rs ? t + 1 : t - (n - 1);
-        int sseg = mod(pos - s, n), rseg = mod(pos - s - 1, n);
+        int sseg = mod(g->pos - s, n), rseg = mod(g->pos - s - 1, n);
         size_t so, sl, ro, rl;
         rg__seg(cnt, n, sseg, &so, &sl);
         rg__seg(cnt, n, rseg, &ro, &rl);
-        add_step(p, right, base + so, sl, left, base + ro, rl, rs ? ACT_REDUCE : ACT_COPY, t - 1);
+        add_step(p, g->right, base + so, sl, g->left, base + ro, rl, rs ? ACT_REDUCE : ACT_COPY,
+                 t - 1);
     }
+}
+
+/*
+ * Ring all_gather (first = 0) or reduce_scatter (first = 1) over blocks of cnt elements, of
+ * which this way carries [lo, lo + len): in step t the block `first + t` positions behind is
+ * passed on and the next one received. After n - 1 steps all_gather holds every block and
+ * reduce_scatter's last receive completes this rank's own block.
+ */
+static void ring_pass_steps(struct plan *p, size_t cnt, size_t lo, size_t len, const struct ring *g,
+                            int first, int act)
+{
+    for (int t = 0; t < g->n - 1; t++)
+        add_step(p, g->right, (size_t)ring_rank(g, g->pos - first - t) * cnt + lo, len, g->left,
+                 (size_t)ring_rank(g, g->pos - first - t - 1) * cnt + lo, len, act, t - 1);
+}
+
+/* Ring broadcast of [lo, lo + len): a chain from the root's position along this way. */
+static void ring_chain_steps(struct plan *p, size_t lo, size_t len, const struct ring *g, int root)
+{
+    int d = mod(g->pos - g->sign * root, g->n);
+    if (d > 0)
+        add_step(p, -1, 0, 0, g->left, lo, len, ACT_COPY, -1);
+    if (d < g->n - 1)
+        add_step(p, g->right, lo, len, -1, 0, 0, ACT_COPY, d > 0 ? 0 : -1);
 }
 
 rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
@@ -318,21 +446,14 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
     st = ring_setup(&p, count * p.esz, "all_reduce");
     if (st)
         return st;
-    /*
-     * Both directions when there are three ranks or more (with two, both neighbours are the same
-     * link) and the message spans more than one chunk: the first half goes clockwise, the second
-     * counter-clockwise, so every link carries data both ways at once.
-     */
-    if (c->ring_bidir && n >= 3 && count * p.esz > c->chunk_bytes) {
-        size_t h = count / 2;
-        p.ndirs = 2;
-        ring_all_reduce_steps(&p, 0, h, r, n, mod(r + 1, n), mod(r - 1, n));
-        p.dir = 1;
-        /* The same ring walked backwards: rank r sits at position -r. */
-        ring_all_reduce_steps(&p, h, count - h, mod(-r, n), n, mod(r - 1, n), mod(r + 1, n));
-        return run(&p);
+    p.ndirs = ring_ways(c, count * p.esz);
+    for (int w = 0; w < p.ndirs; w++) {
+        struct ring g = ring_way(c, w);
+        size_t lo, len;
+        ring_half(count, p.ndirs, w, &lo, &len);
+        p.dir = w;
+        ring_all_reduce_steps(&p, lo, len, &g);
     }
-    ring_all_reduce_steps(&p, 0, count, r, n, mod(r + 1, n), mod(r - 1, n));
     return run(&p);
 }
 
@@ -360,9 +481,14 @@ rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count,
     st = ring_setup(&p, count * p.esz, "all_gather");
     if (st)
         return st;
-    for (int t = 0; t < n - 1; t++)
-        add_step(&p, mod(r + 1, n), (size_t)mod(r - t, n) * count, count, mod(r - 1, n),
-                 (size_t)mod(r - t - 1, n) * count, count, ACT_COPY, t - 1);
+    p.ndirs = ring_ways(c, count * p.esz);
+    for (int w = 0; w < p.ndirs; w++) {
+        struct ring g = ring_way(c, w);
+        size_t lo, len;
+        ring_half(count, p.ndirs, w, &lo, &len);
+        p.dir = w;
+        ring_pass_steps(&p, count, lo, len, &g, 0, ACT_COPY);
+    }
     return run(&p);
 }
 
@@ -397,10 +523,16 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
         for (int s = 1; s < n; s++)
             add_step(&p, mod(r + s, n), (size_t)mod(r + s, n) * count, count, mod(r - s, n),
                      (size_t)r * count, count, ACT_REDUCE, -1);
-    else
-        for (int t = 0; t < n - 1; t++)
-            add_step(&p, mod(r + 1, n), (size_t)mod(r - t - 1, n) * count, count, mod(r - 1, n),
-                     (size_t)mod(r - t - 2, n) * count, count, ACT_REDUCE, t - 1);
+    else {
+        p.ndirs = ring_ways(c, bytes);
+        for (int w = 0; w < p.ndirs; w++) {
+            struct ring g = ring_way(c, w);
+            size_t lo, len;
+            ring_half(count, p.ndirs, w, &lo, &len);
+            p.dir = w;
+            ring_pass_steps(&p, count, lo, len, &g, 1, ACT_REDUCE);
+        }
+    }
     st = run(&p);
     if (!st)
         memmove(recv, p.work + (size_t)r * bytes, bytes);
@@ -434,13 +566,18 @@ rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int ro
             add_step(&p, -1, 0, 0, root, 0, count, ACT_COPY, -1);
         return run(&p);
     }
-    /* A chain from the root around the ring; each rank forwards chunks as they arrive. */
+    /* A chain from the root around the ring (both ways, half each, for long messages); each
+     * rank forwards chunks as they arrive. */
     if ((st = ring_setup(&p, count * p.esz, "broadcast")))
         return st;
-    if (d > 0)
-        add_step(&p, -1, 0, 0, mod(r - 1, n), 0, count, ACT_COPY, -1);
-    if (d < n - 1)
-        add_step(&p, mod(r + 1, n), 0, count, -1, 0, 0, ACT_COPY, d > 0 ? 0 : -1);
+    p.ndirs = ring_ways(c, count * p.esz);
+    for (int w = 0; w < p.ndirs; w++) {
+        struct ring g = ring_way(c, w);
+        size_t lo, len;
+        ring_half(count, p.ndirs, w, &lo, &len);
+        p.dir = w;
+        ring_chain_steps(&p, lo, len, &g, root);
+    }
     return run(&p);
 }
 

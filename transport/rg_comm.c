@@ -12,6 +12,7 @@
 #define DEFAULT_TIMEOUT_S 60.0
 #define DEFAULT_CHUNK (64u << 10)
 #define DEFAULT_SLOTS 8u
+#define DEFAULT_ZCOPY_MIN (32u << 10)
 
 /* What rank i tells everyone about its end of connection (i, peer, rail). */
 struct conn_info {
@@ -254,18 +255,28 @@ int rg__can_send(struct rg_comm *c, struct rg_conn *x)
     return x->send_posted < x->peer_credit;
 }
 
-rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p, size_t len)
+rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p, size_t len,
+                   const struct ibv_mr *mr)
 {
     uint8_t *slot = rg__send_slot(x, c->slots, x->send_posted);
     struct rg_hdr h = {RG_HDR_MAGIC, (uint8_t)kind, (uint8_t)x->rail,
                        x->tx_seq,    c->op_seq,     (uint32_t)len};
+    uint64_t id = rg__wrid(RG_WR_SEND, c->tag, (unsigned)x->idx, (uint32_t)x->send_posted);
+    rg_status st;
     memcpy(slot, &h, sizeof(h));
-    if (len)
-        memcpy(slot + sizeof(h), p, len);
-    if (rg_vpost_send(x->qp,
-                      rg__wrid(RG_WR_SEND, c->tag, (unsigned)x->idx, (uint32_t)x->send_posted),
-                      slot, (uint32_t)(sizeof(h) + len), x->mr->lkey, &c->err))
-        return rg__fail(c, c->err.st);
+    if (mr) {
+        const struct ibv_sge sge[2] = {
+            {.addr = (uintptr_t)slot, .length = (uint32_t)sizeof(h), .lkey = x->mr->lkey},
+            {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = mr->lkey}};
+        st = rg_vpost_send2(x->qp, id, sge, &c->err);
+        c->zcopy_sends++;
+    } else {
+        if (len)
+            memcpy(slot + sizeof(h), p, len);
+        st = rg_vpost_send(x->qp, id, slot, (uint32_t)(sizeof(h) + len), x->mr->lkey, &c->err);
+    }
+    if (st)
+        return rg__fail(c, st);
     x->send_posted++;
     x->tx_seq++;
     return RG_OK;
@@ -328,6 +339,86 @@ rg_status rg__drain_sends(struct rg_comm *c, double deadline)
         if (rg__progress(c, deadline))
             return c->err.st;
     }
+}
+
+void rg__quiesce(struct rg_comm *c)
+{
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        if (x->qp && x->send_posted != x->send_done) {
+            /* Once ibv_destroy_qp returns, the device touches none of its work requests'
+             * memory. The counters stay as they were, for RG_DEBUG's report. */
+            rg_vqp_destroy(x->qp);
+            x->qp = NULL;
+        }
+    }
+}
+
+/* --- registered memory ---------------------------------------------------------------------- */
+
+static void mem_free(struct rg_comm *c, struct rg_mem *m)
+{
+    for (int d = 0; d < c->ndevs; d++)
+        rg_vmr_dereg(m->mr[d]);
+    free(m);
+}
+
+rg_status rg_mem_register(rg_comm_h c, void *buf, size_t len, rg_mem_h *mem_p)
+{
+    if (!c || !mem_p)
+        return RG_ERR_INVALID;
+    if (c->poisoned)
+        return c->err.st;
+    rg__err_clear(&c->err);
+    if (!buf || !len)
+        return rg__err_set(&c->err, RG_ERR_INVALID, "rank %d: rg_mem_register: %s", c->rank,
+                           buf ? "an empty region" : "a NULL buffer");
+    int slot = 0;
+    while (slot < RG_MEM_MAX && c->mem[slot])
+        slot++;
+    if (slot == RG_MEM_MAX)
+        return rg__err_set(&c->err, RG_ERR_INVALID,
+                           "rank %d: rg_mem_register: %d regions are registered already, the "
+                           "most a communicator keeps",
+                           c->rank, RG_MEM_MAX);
+    struct rg_mem *m = calloc(1, sizeof(*m));
+    if (!m)
+        return rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: rg_mem_register: no memory", c->rank);
+    m->base = buf;
+    m->len = len;
+    for (int d = 0; d < c->ndevs; d++) {
+        /* Read by the local device only: read-only pages (a const input) register too. */
+        rg_status st = rg_vmr_reg(&c->devs[d].v, buf, len, 0, &m->mr[d], &c->err);
+        if (st) {
+            mem_free(c, m);
+            return st;
+        }
+    }
+    c->mem[slot] = m;
+    c->nmem++;
+    *mem_p = m;
+    return RG_OK;
+}
+
+rg_status rg_mem_deregister(rg_comm_h c, rg_mem_h m)
+{
+    if (!c)
+        return RG_ERR_INVALID;
+    for (int i = 0; i < RG_MEM_MAX; i++)
+        if (m && c->mem[i] == m) {
+            c->mem[i] = NULL;
+            c->nmem--;
+            mem_free(c, m);
+            return RG_OK;
+        }
+    /* Not an error that poisons: nothing was sent. A poisoned communicator keeps its error. */
+    if (c->poisoned)
+        return RG_ERR_INVALID;
+    rg__err_clear(&c->err);
+    rg__err_set(&c->err, RG_ERR_INVALID,
+                "rank %d: rg_mem_deregister: %p is no region of this communicator", c->rank,
+                (void *)m);
+    return RG_ERR_INVALID;
 }
 
 /* --- set-up ---------------------------------------------------------------------------------- */
@@ -498,7 +589,7 @@ static rg_status hello(struct rg_comm *c, double deadline)
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
         int32_t who[2] = {c->rank, x->peer};
-        if (rg__send(c, x, RG_MSG_HELLO, who, sizeof(who)))
+        if (rg__send(c, x, RG_MSG_HELLO, who, sizeof(who), NULL))
             return c->err.st;
     }
     char done[RG_MAX_RANKS * RG_MAX_RAILS] = {0};
@@ -572,6 +663,10 @@ static void comm_free(struct rg_comm *c)
         free(c->conns[i].mem);
     }
     free(c->conns);
+    /* After the QPs: no work request can still read a region. */
+    for (int i = 0; i < RG_MEM_MAX; i++)
+        if (c->mem[i])
+            mem_free(c, c->mem[i]);
     for (int d = 0; d < c->ndevs; d++) {
         rg_vcq_destroy(c->devs[d].cq);
         rg_vdev_close(&c->devs[d].v);
@@ -597,6 +692,7 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, &c->err);
     c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, &c->err);
     c->ring_bidir = env_uint("RG_RING_BIDIR", 1, 0, 1, &c->err);
+    c->zcopy_min = env_uint("RG_ZCOPY_MIN", DEFAULT_ZCOPY_MIN, 0, 1u << 30, &c->err);
     if (c->err.st) {
         st = c->err.st;
         goto fail;
@@ -706,4 +802,29 @@ int rg_comm_size(rg_comm_h c)
 const char *rg_comm_error(rg_comm_h c)
 {
     return c ? c->err.msg : "no communicator";
+}
+
+uint64_t rg__comm_sends_to(rg_comm_h c, int peer)
+{
+    uint64_t n = 0;
+    if (!c || peer < 0 || peer >= c->size)
+        return 0;
+    for (int k = 0; k < c->nrails[peer]; k++)
+        n += c->conns[c->conn_of[peer][k]].send_posted;
+    return n;
+}
+
+size_t rg__comm_chunk_bytes(rg_comm_h c)
+{
+    return c ? c->chunk_bytes : 0;
+}
+
+uint64_t rg__comm_zcopy_sends(rg_comm_h c)
+{
+    return c ? c->zcopy_sends : 0;
+}
+
+size_t rg__comm_zcopy_min(rg_comm_h c)
+{
+    return c ? c->zcopy_min : 0;
 }

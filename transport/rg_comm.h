@@ -62,6 +62,14 @@ struct rg_conn {
     uint32_t remote_rkey;
 };
 
+/* A caller's region registered on every device of the communicator (mr[d] on devs[d]). */
+struct rg_mem {
+    uint8_t *base;
+    size_t len;
+    int used;
+    struct ibv_mr *mr[RG_MAX_RANKS * RG_MAX_RAILS];
+};
+
 struct rg_comm {
     int rank, size;
     rg_config cfg;
@@ -70,6 +78,10 @@ struct rg_comm {
     size_t chunk_bytes;
     unsigned slots;
     unsigned ring_bidir; /* RG_RING_BIDIR: 1 (default) runs long ring all_reduces both ways */
+    size_t zcopy_min;    /* RG_ZCOPY_MIN: smallest block sent from registered memory in place */
+    uint64_t zcopy_sends;
+    struct rg_mem *mem[RG_MEM_MAX];
+    int nmem;
     unsigned tag;
     uint64_t seed;
     uint32_t op_seq;
@@ -104,8 +116,13 @@ rg_status rg__progress(struct rg_comm *c, double deadline);
 
 /* May connection x take another message now (a free send slot and a peer credit)? */
 int rg__can_send(struct rg_comm *c, struct rg_conn *x);
-/* Copies len bytes (<= chunk_bytes) behind a header into the next send slot and posts it. */
-rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p, size_t len);
+/*
+ * Sends len bytes (<= chunk_bytes) behind a header in the next send slot. With mr NULL the
+ * bytes are copied into the slot; otherwise they go from p itself, which lies in mr (a region
+ * registered on x's device) and must stay untouched until the send completes.
+ */
+rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p, size_t len,
+                   const struct ibv_mr *mr);
 /*
  * The next message that arrived on x, in order, after checking its header: kind, sequence
  * (a gap means a lost message), rail and length. Returns 1 with *p and *len set, 0 if
@@ -116,6 +133,13 @@ int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, siz
 rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
 /* Waits until every posted send on every connection has completed. */
 rg_status rg__drain_sends(struct rg_comm *c, double deadline);
+
+/*
+ * After a failed call that sent from the caller's memory: tears down every connection with a
+ * send still in flight, so the NIC is done with the caller's buffers when the call returns.
+ * The communicator is poisoned already, so nothing uses those connections again.
+ */
+void rg__quiesce(struct rg_comm *c);
 
 /* Records the first error, poisons the communicator and tells the peers. Returns st. */
 rg_status rg__fail(struct rg_comm *c, rg_status st);

@@ -6,6 +6,7 @@
 #include "railguard.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define RG__PRINTF(f, a) __attribute__((format(printf, f, a)))
 
@@ -21,5 +22,15 @@ void rg__err_clear(struct rg_err *e);
 
 /* CLOCK_MONOTONIC in seconds: every deadline in the transport is measured against it. */
 double rg__now(void);
+
+/*
+ * For tests that check a plan's shape from outside: messages posted to a peer so far (all
+ * rails, data and hello alike; compare two readings), and the chunk size in force.
+ */
+uint64_t rg__comm_sends_to(rg_comm_h c, int peer);
+size_t rg__comm_chunk_bytes(rg_comm_h c);
+/* Sends that went from registered memory in place, so far; the RG_ZCOPY_MIN in force. */
+uint64_t rg__comm_zcopy_sends(rg_comm_h c);
+size_t rg__comm_zcopy_min(rg_comm_h c);
 
 #endif /* RG_INTERNAL_H */

@@ -197,7 +197,7 @@ rg_status rg_vqp_create(struct rg_vdev *d, enum rg_qp_kind kind, struct ibv_cq *
         .recv_cq = recv_cq,
         .cap = {.max_send_wr = max_send,
                 .max_recv_wr = max_recv,
-                .max_send_sge = 1,
+                .max_send_sge = 2, /* a header from staging + a payload in place */
                 .max_recv_sge = 1},
         .qp_type = kind == RG_QP_RC ? IBV_QPT_RC : IBV_QPT_UC,
         .sq_sig_all = 1,
@@ -340,6 +340,24 @@ rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const void *addr, uin
         return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
                            "qp 0x%x: post_send of %u bytes (wr_id 0x%llx) failed: %s", qp->qp_num,
                            len, (unsigned long long)wr_id, strerror(rc));
+    return RG_OK;
+}
+
+rg_status rg_vpost_send2(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge sge[2],
+                         struct rg_err *e)
+{
+    struct ibv_send_wr wr = {.wr_id = wr_id,
+                             .sg_list = (struct ibv_sge *)(uintptr_t)sge,
+                             .num_sge = 2,
+                             .opcode = IBV_WR_SEND,
+                             .send_flags = IBV_SEND_SIGNALED};
+    struct ibv_send_wr *bad;
+    int rc = ibv_post_send(qp, &wr, &bad);
+    if (rc)
+        return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
+                           "qp 0x%x: post_send of %u + %u bytes in place (wr_id 0x%llx) failed: %s",
+                           qp->qp_num, sge[0].length, sge[1].length, (unsigned long long)wr_id,
+                           strerror(rc));
     return RG_OK;
 }
 

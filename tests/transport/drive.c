@@ -229,23 +229,77 @@ static int check(struct ctx *x, const char *what, rg_dtype dt, rg_redop op, size
     return 0;
 }
 
+/*
+ * The ring runs both ways round when there are 3+ ranks and a step moves more than one chunk,
+ * unless RG_RING_BIDIR=0. Counter-clockwise traffic is the only traffic a ring rank sends to
+ * its left neighbour, so a count of those sends shows which plan ran. sent_left is the number
+ * of messages sent left during the call; `sender` is 0 for a rank with nothing to send left
+ * even when both ways run (a broadcast chain's end).
+ */
+static int ring_both_ways(const struct ctx *x, size_t step_bytes)
+{
+    const char *bidir = getenv("RG_RING_BIDIR");
+    return x->o->algo == RG_ALGO_RING && x->n >= 3 && !(bidir && !strcmp(bidir, "0")) &&
+           step_bytes > rg__comm_chunk_bytes(x->comm);
+}
+
+static int check_ways(struct ctx *x, const char *what, size_t step_bytes, uint64_t sent_left,
+                      int sender)
+{
+    if (x->o->algo != RG_ALGO_RING || x->n < 3 || !sender)
+        return 0;
+    int both = ring_both_ways(x, step_bytes);
+    if (both == (sent_left > 0))
+        return 0;
+    snprintf(x->out->msg, sizeof(x->out->msg),
+             "rank %d: %s of %zu bytes a step: %llu messages to the left neighbour, expected %s",
+             x->rank, what, step_bytes, (unsigned long long)sent_left, both ? "some" : "none");
+    return -1;
+}
+
+/*
+ * With registered buffers, a block of at least RG_ZCOPY_MIN bytes that the call does not
+ * rewrite goes in place: all_gather's and send's blocks always qualify, so zero-copy sends
+ * must be seen exactly when the block is that large. Without registration there are none.
+ */
+static int check_zcopy(struct ctx *x, const char *what, size_t block_bytes, uint64_t zc)
+{
+    int want = x->o->zcopy && block_bytes >= rg__comm_zcopy_min(x->comm);
+    if (want == (zc > 0))
+        return 0;
+    snprintf(x->out->msg, sizeof(x->out->msg),
+             "rank %d: %s of %zu-byte blocks made %llu sends in place, expected %s", x->rank, what,
+             block_bytes, (unsigned long long)zc, want ? "some" : "none");
+    return -1;
+}
+
 static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int cycle)
 {
     size_t esz = rg_dtype_size(dt), bytes = count * esz, nb = bytes * (size_t)x->n;
     uint64_t seed = x->o->seed + (uint64_t)cycle;
     uint8_t *in = malloc(nb + 1), *out = malloc(nb + 1), *want = malloc(nb + 1);
-    int rc = -1, n = x->n, r = x->rank;
+    int rc = -1, n = x->n, r = x->rank, left = (r + n - 1) % n;
+    uint64_t l0, z0;
+    rg_mem_h min = NULL, mout = NULL;
     rg_status st;
     if (!in || !out || !want) {
         snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: out of memory", r);
+        goto out;
+    }
+    if (x->o->zcopy && ((st = rg_mem_register(x->comm, in, nb + 1, &min)) ||
+                        (st = rg_mem_register(x->comm, out, nb + 1, &mout)))) {
+        snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: rg_mem_register: %s: %.400s", r,
+                 rg_err_name(st), rg_comm_error(x->comm));
         goto out;
     }
     /* all_reduce, out of place then in place */
     fill_input(dt, op, r, seed, in, count);
     fill_reduced(dt, op, n, seed, want, count, 0);
     memset(out, 0xa5, bytes);
+    l0 = rg__comm_sends_to(x->comm, left);
     st = rg_all_reduce(x->comm, in, out, count, dt, op);
-    if (check(x, "all_reduce", dt, op, count, st, out, want, bytes))
+    if (check(x, "all_reduce", dt, op, count, st, out, want, bytes) ||
+        check_ways(x, "all_reduce", bytes, rg__comm_sends_to(x->comm, left) - l0, 1))
         goto out;
     fill_input(dt, op, r, seed, out, count);
     st = rg_all_reduce(x->comm, out, out, count, dt, op);
@@ -255,8 +309,10 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     fill_input(dt, op, r, seed, in, count * (size_t)n);
     fill_reduced(dt, op, n, seed, want, count, (size_t)r * count);
     memset(out, 0xa5, bytes);
+    l0 = rg__comm_sends_to(x->comm, left);
     st = rg_reduce_scatter(x->comm, in, out, count, dt, op);
-    if (check(x, "reduce_scatter", dt, op, count, st, out, want, bytes))
+    if (check(x, "reduce_scatter", dt, op, count, st, out, want, bytes) ||
+        check_ways(x, "reduce_scatter", bytes, rg__comm_sends_to(x->comm, left) - l0, 1))
         goto out;
     if (op != RG_SUM) {
         rc = 0;
@@ -267,8 +323,13 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         fill_input(dt, op, q, seed, want + (size_t)q * bytes, count);
     fill_input(dt, op, r, seed, in, count);
     memset(out, 0xa5, nb);
+    l0 = rg__comm_sends_to(x->comm, left);
+    z0 = rg__comm_zcopy_sends(x->comm);
     st = rg_all_gather(x->comm, in, out, count, dt);
-    if (check(x, "all_gather", dt, op, count, st, out, want, nb))
+    if (check(x, "all_gather", dt, op, count, st, out, want, nb) ||
+        check_ways(x, "all_gather", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
+        check_zcopy(x, "all_gather", ring_both_ways(x, bytes) ? (count - count / 2) * esz : bytes,
+                    rg__comm_zcopy_sends(x->comm) - z0))
         goto out;
     /* broadcast from a root that moves with the cycle */
     int root = cycle % n;
@@ -277,14 +338,18 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         memcpy(out, want, bytes);
     else
         memset(out, 0xa5, bytes);
+    l0 = rg__comm_sends_to(x->comm, left);
     st = rg_broadcast(x->comm, out, count, dt, root);
-    if (check(x, "broadcast", dt, op, count, st, out, want, bytes))
+    /* Every rank but the chain's ends passes data on both ways; the root surely does. */
+    if (check(x, "broadcast", dt, op, count, st, out, want, bytes) ||
+        check_ways(x, "broadcast", bytes, rg__comm_sends_to(x->comm, left) - l0, r == root))
         goto out;
     /* send to the right, receive from the left; even ranks send first */
-    int right = (r + 1) % n, left = (r + n - 1) % n;
+    int right = (r + 1) % n;
     fill_input(dt, op, r, seed + 7, in, count);
     fill_input(dt, op, left, seed + 7, want, count);
     memset(out, 0xa5, bytes);
+    z0 = rg__comm_zcopy_sends(x->comm);
     if (r % 2 == 0) {
         st = rg_send(x->comm, in, count, dt, right);
         if (!st)
@@ -294,14 +359,57 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         if (!st)
             st = rg_send(x->comm, in, count, dt, right);
     }
-    if (check(x, "send/recv", dt, op, count, st, out, want, bytes))
+    if (check(x, "send/recv", dt, op, count, st, out, want, bytes) ||
+        check_zcopy(x, "send", bytes, rg__comm_zcopy_sends(x->comm) - z0))
         goto out;
     rc = 0;
 out:
+    if (((mout && rg_mem_deregister(x->comm, mout)) | (min && rg_mem_deregister(x->comm, min))) &&
+        !rc) {
+        snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: rg_mem_deregister: %.400s", r,
+                 rg_comm_error(x->comm));
+        rc = -1;
+    }
     free(in);
     free(out);
     free(want);
     return rc;
+}
+
+/*
+ * rg_mem_register's refusals: a NULL or empty region, a seventeenth region, a handle given
+ * back twice. Each is RG_ERR_INVALID with a message saying which, and none poisons the
+ * communicator (the collectives that follow prove it).
+ */
+static int check_mem_api(struct ctx *x)
+{
+    static char buf[4096];
+    rg_mem_h m[RG_MEM_MAX + 1];
+    const char *bad = NULL;
+    int n = 0;
+    if (rg_mem_register(x->comm, NULL, 8, &m[0]) != RG_ERR_INVALID ||
+        !strstr(rg_comm_error(x->comm), "NULL"))
+        bad = "a NULL buffer";
+    else if (rg_mem_register(x->comm, buf, 0, &m[0]) != RG_ERR_INVALID ||
+             !strstr(rg_comm_error(x->comm), "empty"))
+        bad = "an empty region";
+    for (; !bad && n < RG_MEM_MAX; n++)
+        if (rg_mem_register(x->comm, buf, sizeof(buf) - (size_t)n, &m[n]))
+            bad = "overlapping regions up to the limit";
+    if (!bad && (rg_mem_register(x->comm, buf, sizeof(buf), &m[n]) != RG_ERR_INVALID ||
+                 !strstr(rg_comm_error(x->comm), "regions are registered already")))
+        bad = "one region too many";
+    while (!bad && n > 0)
+        if (rg_mem_deregister(x->comm, m[--n]))
+            bad = "deregistering a region";
+    if (!bad && (rg_mem_deregister(x->comm, m[0]) != RG_ERR_INVALID ||
+                 !strstr(rg_comm_error(x->comm), "no region of this communicator")))
+        bad = "a region given back twice";
+    if (!bad)
+        return 0;
+    snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: rg_mem_register/deregister: %s: %.400s",
+             x->rank, bad, rg_comm_error(x->comm));
+    return -1;
 }
 
 static void run_rank(const struct drive_opts *o, int rank, const char *devfile, const char *coord,
@@ -325,17 +433,28 @@ static void run_rank(const struct drive_opts *o, int rank, const char *devfile, 
                      rg_err_name(st), err);
             return;
         }
+        if (o->zcopy && cyc == 0 && check_mem_api(&x)) {
+            rg_comm_abort(x.comm, out->msg);
+            rg_comm_destroy(x.comm);
+            return;
+        }
         if (o->bench_iters > 0) {
             /* Timed, not verified: the verified runs are the other mode. */
             float *buf = calloc(o->counts[0], sizeof(float));
-            rg_status bs = buf ? rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM)
-                               : RG_ERR_NOMEM;
+            rg_mem_h m = NULL;
+            rg_status bs = buf ? RG_OK : RG_ERR_NOMEM;
+            if (!bs && o->zcopy)
+                bs = rg_mem_register(x.comm, buf, o->counts[0] * sizeof(float), &m);
+            if (!bs)
+                bs = rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM);
             if (!bs)
                 bs = rg_barrier(x.comm);
             double t0 = rg__now();
             for (int it = 0; it < o->bench_iters && !bs; it++)
                 bs = rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM);
             out->op_seconds = (rg__now() - t0) / o->bench_iters;
+            if (m && !bs)
+                bs = rg_mem_deregister(x.comm, m);
             free(buf);
             if (bs) {
                 snprintf(out->msg, sizeof(out->msg), "rank %d: bench: %s: %.400s", rank,

@@ -34,6 +34,10 @@ int main(int argc, char **argv)
             o.all_dtypes = 0;
             continue;
         }
+        if (!strcmp(a, "--zcopy")) {
+            o.zcopy = 1;
+            continue;
+        }
         i++;
         if (!strcmp(a, "--ranks")) {
             if (num(a, val, 1, 8, &v))
@@ -81,7 +85,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "rg-drive: unknown option '%s' (--ranks --rails --qp --algo --count "
-                    "--cycles --timeout --lean)\n",
+                    "--cycles --timeout --lean --zcopy --bench)\n",
                     a);
             return 2;
         }

@@ -57,20 +57,55 @@ START_TEST(test_large_prime_multirail)
 }
 END_TEST
 
-/* Small chunks put 4099 elements of every dtype (and 1021 of the 8-byte ones) over many
- * chunks, so the ring runs both directions (3 and 4 ranks) for every dtype and op, halves and
- * segments that do not divide included. */
+/*
+ * Small chunks put 4099 elements of every dtype (and 1021 of the 8-byte ones) over many
+ * chunks, so every ring collective runs both directions (3 and 4 ranks) for every dtype and
+ * op, halves and segments that do not divide included; 3 elements stay one way. drive checks
+ * each call's direction from the messages each rank sent its left neighbour. _i == 2 turns
+ * both ways off, so that check must then see one way only.
+ */
 START_TEST(test_bidirectional_ring_small_chunks)
 {
     struct drive_opts o;
     drive_opts_default(&o);
     setenv("RG_CHUNK_BYTES", "4096", 1); /* the forked ranks inherit it */
-    o.ranks = 3 + _i;
+    if (_i == 2)
+        setenv("RG_RING_BIDIR", "0", 1);
+    o.ranks = 3 + _i % 2;
     o.rails = 2;
     o.algo = RG_ALGO_RING;
     o.counts[0] = 3;
     o.counts[1] = 1021;
     o.counts[2] = 4099;
+    o.counts[3] = 0;
+    o.timeout_s = 30;
+    expect_ok(&o);
+}
+END_TEST
+
+/*
+ * Zero-copy sends: every call's buffers registered. 3 elements stay under RG_ZCOPY_MIN and
+ * copy; 12289 float32 (48 KiB) and 262147 go in place wherever the block is not rewritten.
+ * drive checks the results bit-exact and counts the in-place sends of all_gather and send.
+ * _i: 2 ranks/1 rail ring, 3 ranks/2 rails ring (both ways round), 3 ranks/2 rails mesh,
+ * 2 ranks/2 rails RC.
+ */
+START_TEST(test_zero_copy_registered)
+{
+    static const int shape[4][3] = {
+        {2, 1, RG_ALGO_RING}, {3, 2, RG_ALGO_RING}, {3, 2, RG_ALGO_MESH}, {2, 2, RG_ALGO_RING}};
+    struct drive_opts o;
+    drive_opts_default(&o);
+    o.ranks = shape[_i][0];
+    o.rails = shape[_i][1];
+    o.algo = (rg_algo)shape[_i][2];
+    o.qp = _i == 3 ? RG_QPT_RC : RG_QPT_UC;
+    o.zcopy = 1;
+    o.all_dtypes = 0;
+    o.cycles = 2;
+    o.counts[0] = 3;
+    o.counts[1] = 12289;
+    o.counts[2] = 262147;
     o.counts[3] = 0;
     o.timeout_s = 30;
     expect_ok(&o);
@@ -178,7 +213,8 @@ Suite *rg_suite_it_coll(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_every_dtype_and_op, 0, 6);
     tcase_add_loop_test(tc, test_large_prime_multirail, 0, 2);
-    tcase_add_loop_test(tc, test_bidirectional_ring_small_chunks, 0, 2);
+    tcase_add_loop_test(tc, test_bidirectional_ring_small_chunks, 0, 3);
+    tcase_add_loop_test(tc, test_zero_copy_registered, 0, 4);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
     suite_add_tcase(s, tc);
