@@ -94,6 +94,7 @@ enum {
     T_FAULTS,
     T_PROGRAM,
     T_EXPECT,
+    T_ZERO_COPY,
     T_KEYS
 };
 
@@ -103,7 +104,7 @@ static const char *const top_keys[T_KEYS] = {
     [T_ALGORITHM] = "algorithm", [T_TIMEOUT] = "timeout",
     [T_DEADLINE] = "deadline",   [T_SEED] = "seed",
     [T_FAULTS] = "faults",       [T_PROGRAM] = "program",
-    [T_EXPECT] = "expect",
+    [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
 };
 
 enum { S_OP, S_DTYPE, S_COUNT, S_REDOP, S_ROOT, S_FROM, S_TO, S_REPEAT, S_INPLACE, S_KEYS };
@@ -675,6 +676,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     sc->deadline_s = 60;
     sc->seed = 1;
     sc->faults[0] = '\0';
+    sc->zero_copy = false;
     for (int r = 0; r < RG_MAX_RANKS; r++)
         sc->expect[r] = RG_SC_EXPECT_OK;
 
@@ -732,6 +734,11 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
             break;
         case T_EXPECT:
             rc = parse_expect(c, val);
+            break;
+        case T_ZERO_COPY:
+            if (!is_plain(val) || !(scalar_is(val, "true") || scalar_is(val, "false")))
+                return bad(c, val, "zero_copy must be true or false");
+            sc->zero_copy = scalar_is(val, "true");
             break;
         default: /* T_RANKS, read above */
             break;

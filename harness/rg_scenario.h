@@ -12,6 +12,8 @@
  *   timeout: 10                        # the transport's deadline per wait, seconds, default 10
  *   deadline: 60                       # the runner's for the whole scenario, default 60
  *   seed: 7                            # inputs and probabilistic faults, default 1
+ *   zero_copy: true                    # register each call's buffers with the transport
+ *                                      #   (mem_register) so it may send in place; default false
  *   faults:                            # the shim's plan, one rule per item (optional)
  *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
  *   program:                           # at least one step
@@ -77,6 +79,7 @@ typedef struct rg_scenario {
     double timeout_s;
     double deadline_s;
     uint64_t seed;
+    bool zero_copy;
     char faults[RG_SC_FAULTS_MAX]; /* the rules joined with "; ", "" when none */
     int nops;
     rg_sc_op ops[RG_SC_OPS_MAX];

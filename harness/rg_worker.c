@@ -135,6 +135,38 @@ static const char *op_label(const rg_sc_op *op, char *buf, size_t len)
     return buf;
 }
 
+/* Does the table reach past the optional mem_register/mem_deregister, and fill them? */
+static bool has_mem(const rg_plugin_ops *p)
+{
+    return p->size >= offsetof(rg_plugin_ops, mem_deregister) + sizeof(p->mem_deregister) &&
+           p->mem_register && p->mem_deregister;
+}
+
+/*
+ * zero_copy scenarios: the call's buffers (not the reference) are registered just before the
+ * call and given back just after it, on error too, so a transport that sends in place is
+ * tested with the buffers it really sends from. A refusal is the transport's error (detected).
+ */
+static int zc_on(struct worker *w, const struct gbuf *a, const struct gbuf *b, void *m[2])
+{
+    m[0] = m[1] = NULL;
+    if (!w->sc->zero_copy)
+        return 0;
+    if (a->base && a->len && !(m[0] = w->p->mem_register(w->h, a->data, a->len)))
+        return 1;
+    if (b->base && b->len && !(m[1] = w->p->mem_register(w->h, b->data, b->len)))
+        return 1;
+    return 0;
+}
+
+static int zc_off(struct worker *w, void *m[2], int err)
+{
+    for (int i = 0; i < 2; i++)
+        if (m[i] && w->p->mem_deregister(w->h, m[i]))
+            err = 1;
+    return err;
+}
+
 /* Runs one step once. Returns 0 ok, 1 detected (message in detail), 2 corrupt, -1 error. */
 static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, char *detail,
                     size_t dlen)
@@ -144,6 +176,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
     size_t sz = rg_data_size(op->dtype), cnt = op->count;
     struct gbuf a = {0}, b = {0}, want = {0};
     uint8_t *copy = NULL;
+    void *m[2] = {NULL, NULL};
     const char *broken;
 
 #define NEED(fn)                                                                                   \
@@ -192,7 +225,10 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                 goto oom;
             memcpy(copy, a.data, cnt * sz);
         }
-        err = p->all_reduce(w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype, op->redop);
+        if (!(err = zc_on(w, &a, &b, m)))
+            err = p->all_reduce(w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype,
+                                op->redop);
+        err = zc_off(w, m, err);
         if (err)
             break;
         rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, 0);
@@ -210,12 +246,16 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             rg_data_fill(want.data + (size_t)q * cnt * sz, cnt, op->dtype, -1, k, q, 0);
         if (op->inplace) {
             memcpy(b.data + (size_t)r * cnt * sz, want.data + (size_t)r * cnt * sz, cnt * sz);
-            err = p->all_gather(w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype);
+            if (!(err = zc_on(w, &a, &b, m)))
+                err = p->all_gather(w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype);
+            err = zc_off(w, m, err);
         } else {
             if (gbuf_alloc(&a, cnt * sz))
                 goto oom;
             memcpy(a.data, want.data + (size_t)r * cnt * sz, cnt * sz);
-            err = p->all_gather(w->h, a.data, b.data, cnt, op->dtype);
+            if (!(err = zc_on(w, &a, &b, m)))
+                err = p->all_gather(w->h, a.data, b.data, cnt, op->dtype);
+            err = zc_off(w, m, err);
             if (!err)
                 rc = check(a.data, want.data + (size_t)r * cnt * sz, cnt, op->dtype, false,
                            "the send buffer changed:", 0, detail, dlen);
@@ -230,13 +270,17 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             goto oom;
         rg_data_fill(a.data, (size_t)n * cnt, op->dtype, (int)op->redop, k, r, 0);
         if (op->inplace) {
-            err = p->reduce_scatter(w->h, a.data, a.data + (size_t)r * cnt * sz, cnt, op->dtype,
-                                    op->redop);
+            if (!(err = zc_on(w, &a, &b, m)))
+                err = p->reduce_scatter(w->h, a.data, a.data + (size_t)r * cnt * sz, cnt, op->dtype,
+                                        op->redop);
+            err = zc_off(w, m, err);
         } else {
             if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc((size_t)n * cnt * sz)))
                 goto oom;
             memcpy(copy, a.data, (size_t)n * cnt * sz);
-            err = p->reduce_scatter(w->h, a.data, b.data, cnt, op->dtype, op->redop);
+            if (!(err = zc_on(w, &a, &b, m)))
+                err = p->reduce_scatter(w->h, a.data, b.data, cnt, op->dtype, op->redop);
+            err = zc_off(w, m, err);
             if (!err)
                 rc = check(a.data, copy, (size_t)n * cnt, op->dtype, false,
                            "the send buffer changed:", 0, detail, dlen);
@@ -254,7 +298,9 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         rg_data_fill(want.data, cnt, op->dtype, -1, k, op->root, 0);
         if (r == op->root)
             memcpy(a.data, want.data, cnt * sz);
-        err = p->broadcast(w->h, a.data, cnt, op->dtype, op->root);
+        if (!(err = zc_on(w, &a, &b, m)))
+            err = p->broadcast(w->h, a.data, cnt, op->dtype, op->root);
+        err = zc_off(w, m, err);
         if (!err)
             rc = check(a.data, want.data, cnt, op->dtype, false, "broadcast", 0, detail, dlen);
         break;
@@ -268,12 +314,16 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         rg_data_fill(want.data, cnt, op->dtype, -1, k, op->from, 0);
         if (r == op->from) {
             memcpy(a.data, want.data, cnt * sz);
-            err = p->send(w->h, a.data, cnt, op->dtype, op->to);
+            if (!(err = zc_on(w, &a, &b, m)))
+                err = p->send(w->h, a.data, cnt, op->dtype, op->to);
+            err = zc_off(w, m, err);
             if (!err)
                 rc = check(a.data, want.data, cnt, op->dtype, false, "the send buffer changed:", 0,
                            detail, dlen);
         } else {
-            err = p->recv(w->h, a.data, cnt, op->dtype, op->from);
+            if (!(err = zc_on(w, &a, &b, m)))
+                err = p->recv(w->h, a.data, cnt, op->dtype, op->from);
+            err = zc_off(w, m, err);
             if (!err)
                 rc = check(a.data, want.data, cnt, op->dtype, false, "received", 0, detail, dlen);
         }
@@ -330,10 +380,17 @@ int rg_worker_main(const rg_worker_args *wa)
         return 3;
     }
     w.p = dlsym(so, RG_PLUGIN_SYMBOL);
-    if (!w.p || w.p->abi_version != RG_PLUGIN_ABI_VERSION || w.p->size < sizeof(rg_plugin_ops) ||
+    if (!w.p || w.p->abi_version != RG_PLUGIN_ABI_VERSION || w.p->size < RG_PLUGIN_V1_MIN_SIZE ||
         !w.p->init || !w.p->finalize || !w.p->last_error) {
         say(&w, "verdict error %s: no usable %s table (ABI version %d)", wa->transport,
             RG_PLUGIN_SYMBOL, RG_PLUGIN_ABI_VERSION);
+        return 3;
+    }
+    if (sc.zero_copy && !has_mem(w.p)) {
+        say(&w,
+            "verdict error %s: zero_copy needs mem_register and mem_deregister, which "
+            "transport '%s' does not have",
+            wa->scenario, w.p->name);
         return 3;
     }
     w.args = (rg_plugin_args){.size = sizeof(rg_plugin_args),

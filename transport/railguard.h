@@ -226,7 +226,20 @@ typedef struct rg_plugin_v1 {
     int (*finalize)(void *h);
     /* The handle's first error ("" while none); valid until finalize. Never NULL. */
     const char *(*last_error)(void *h);
+    /*
+     * Optional, and present only when `size` reaches past them (a table built before they
+     * existed is still a valid v1 table): register [buf, buf + len) so the transport may send
+     * from it in place (rg_mem_register), returning a handle or NULL with last_error set; and
+     * give the handle back, 0 or nonzero. The runner registers a call's buffers just before
+     * the call and gives them back just after it, on error too.
+     */
+    void *(*mem_register)(void *h, void *buf, size_t len);
+    int (*mem_deregister)(void *h, void *mem);
 } rg_plugin_ops;
+
+/* The smallest `size` a v1 table may have: up to last_error. */
+#define RG_PLUGIN_V1_MIN_SIZE                                                                      \
+    (offsetof(rg_plugin_ops, last_error) + sizeof(((rg_plugin_ops *)0)->last_error))
 
 #ifdef __cplusplus
 }

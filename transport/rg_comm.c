@@ -343,6 +343,7 @@ rg_status rg__drain_sends(struct rg_comm *c, double deadline)
 
 void rg__quiesce(struct rg_comm *c)
 {
+    int n = 0;
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
         if (x->qp && x->send_posted != x->send_done) {
@@ -350,8 +351,14 @@ void rg__quiesce(struct rg_comm *c)
              * memory. The counters stay as they were, for RG_DEBUG's report. */
             rg_vqp_destroy(x->qp);
             x->qp = NULL;
+            n++;
         }
     }
+    if (n && getenv("RG_DEBUG"))
+        fprintf(stderr,
+                "rank %d op %u: tore down %d connection(s) with sends from the caller's memory "
+                "in flight\n",
+                c->rank, c->op_seq, n);
 }
 
 /* --- registered memory ---------------------------------------------------------------------- */

@@ -105,6 +105,17 @@ static const char *plugin_last_error(void *h)
     return h ? rg_comm_error(((struct rg_plugin_handle *)h)->comm) : "";
 }
 
+static void *plugin_mem_register(void *h, void *buf, size_t len)
+{
+    rg_mem_h m = NULL;
+    return rg_mem_register(((struct rg_plugin_handle *)h)->comm, buf, len, &m) ? NULL : m;
+}
+
+static int plugin_mem_deregister(void *h, void *m)
+{
+    return rg_mem_deregister(((struct rg_plugin_handle *)h)->comm, m) != RG_OK;
+}
+
 /* The one symbol the shared object exports (transport/rg_plugin.map). */
 extern const rg_plugin_ops rg_plugin_v1;
 const rg_plugin_ops rg_plugin_v1 = {
@@ -121,4 +132,6 @@ const rg_plugin_ops rg_plugin_v1 = {
     .barrier = plugin_barrier,
     .finalize = plugin_finalize,
     .last_error = plugin_last_error,
+    .mem_register = plugin_mem_register,
+    .mem_deregister = plugin_mem_deregister,
 };

@@ -12,6 +12,8 @@
  *
  * barrier succeeds without communicating; all_gather and reduce_scatter are missing (NULL),
  * which the runner must report as an error. Only the runner's judgement is under test here.
+ * The table is as long as a v1 table built before mem_register existed, which must still load
+ * (and a zero_copy scenario must then be refused as an error).
  */
 #include "railguard.h"
 
@@ -136,7 +138,7 @@ static const char *bad_last_error(void *h)
 extern const rg_plugin_ops rg_plugin_v1;
 const rg_plugin_ops rg_plugin_v1 = {
     .abi_version = RG_PLUGIN_ABI_VERSION,
-    .size = sizeof(rg_plugin_ops),
+    .size = RG_PLUGIN_V1_MIN_SIZE,
     .name = "bad",
     .init = bad_init,
     .all_reduce = bad_all_reduce,

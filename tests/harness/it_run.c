@@ -157,6 +157,8 @@ static const struct {
      "still running after the 3 s deadline"},
     {"stale", "  - {op: all_gather, count: 10}\n", "ERROR,ERROR",
      "transport 'bad' has no all_gather"},
+    {"error", "  - {op: all_reduce, count: 10}\nzero_copy: true\n", "ERROR,ERROR",
+     "zero_copy needs mem_register and mem_deregister, which transport 'bad' does not have"},
 };
 
 START_TEST(test_bad_transport_verdicts)
@@ -233,13 +235,24 @@ START_TEST(test_reference_transport)
                                        "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=3\n"
                                        "program:\n  - {op: all_reduce, count: 20000, repeat: 3}\n"
                                        "expect:\n  all: any\n  1: detected\n");
+    /* Zero-copy: rank 0's sends go from its registered buffers until one's completion is
+     * flushed (the 12th; 4 hellos come first); the call must return an error only after
+     * nothing reads them any more, which RG_DEBUG has the transport say. */
+    setenv("RG_DEBUG", "1", 1);
+    char *z = write_file("zflush.yaml",
+                         "ranks: 3\ntimeout: 3\nalgorithm: ring\nzero_copy: true\nfaults:\n"
+                         "  - error status=WR_FLUSH_ERR op=send rank=0 nth=12\n"
+                         "program:\n  - {op: all_gather, count: 100003}\n"
+                         "  - {op: broadcast, count: 50021, root: 0}\n"
+                         "expect:\n  all: any\n  0: detected\n");
     char out[PATH_MAX + 32];
     snprintf(out, sizeof(out), "%s/ref", g_tmp);
-    const char *args[] = {"run", "--devices", g_devs, "--out", out, "-j", "2", a, b, NULL};
+    const char *args[] = {"run", "--devices", g_devs, "--out", out, "-j", "2", a, b, z, NULL};
     ck_assert_int_eq(railguard(NULL, args, 240), 0);
-    ck_assert_str_eq(last_line(), "2 passed, 0 failed");
+    ck_assert_str_eq(last_line(), "3 passed, 0 failed");
     expect_in("PASS  clean");
     expect_in("PASS  flush");
+    expect_in("PASS  zflush");
     /* The flushed rank's events name the injected fault. */
     char ev[PATH_MAX + 64];
     snprintf(ev, sizeof(ev), "%s/001-flush/rank1.events.jsonl", out);
@@ -251,8 +264,19 @@ START_TEST(test_reference_transport)
         seen = seen || (strstr(line, "\"fault\":\"error\"") && strstr(line, "WR_FLUSH_ERR"));
     fclose(f);
     ck_assert_msg(seen, "no injected-fault event in %s", ev);
+    /* The flush hit a collective sending in place (the connect's hellos never do), and the
+     * transport tore the connection down before the call returned. */
+    snprintf(ev, sizeof(ev), "%s/002-zflush/rank0.log", out);
+    f = fopen(ev, "r");
+    ck_assert_msg(f, "no %s", ev);
+    seen = false;
+    while (fgets(line, sizeof(line), f))
+        seen = seen || strstr(line, "connection(s) with sends from the caller's memory in flight");
+    fclose(f);
+    ck_assert_msg(seen, "%s: no zero-copy teardown after the flush", ev);
     free(a);
     free(b);
+    free(z);
 }
 END_TEST
 

@@ -157,7 +157,8 @@ static const char full_text[] =
     "expect:\n" /* 27 */
     "  all: any\n"
     "  1: detected\n"
-    "  3: ok\n";
+    "  3: ok\n"
+    "zero_copy: true\n";
 
 START_TEST(test_full)
 {
@@ -222,6 +223,7 @@ START_TEST(test_full)
     ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_DETECTED);
     ck_assert_int_eq(sc.expect[2], RG_SC_EXPECT_ANY);
     ck_assert_int_eq(sc.expect[3], RG_SC_EXPECT_OK);
+    ck_assert(sc.zero_copy);
 }
 END_TEST
 
@@ -242,6 +244,7 @@ START_TEST(test_defaults)
     ck_assert(sc.deadline_s == 60);
     ck_assert_uint_eq(sc.seed, 1);
     ck_assert_str_eq(sc.faults, "");
+    ck_assert(!sc.zero_copy);
     ck_assert_int_eq(sc.nops, 2);
     for (int r = 0; r < RG_MAX_RANKS; r++)
         ck_assert_int_eq(sc.expect[r], RG_SC_EXPECT_OK);
@@ -685,6 +688,9 @@ static const struct bad_case {
     {R "seed: 0x" P, "x.yaml:2: seed must be 0..2^64-1 (decimal or 0x hex) '0x'"},
     {R "seed: 0x1g" P, "x.yaml:2: seed must be 0..2^64-1 (decimal or 0x hex) '0x1g'"},
     {R "seed: 1.0" P, "x.yaml:2: seed must be 0..2^64-1 (decimal or 0x hex) '1.0'"},
+    {R "zero_copy: yes" P, "x.yaml:2: zero_copy must be true or false 'yes'"},
+    {R "zero_copy: [true]" P, "x.yaml:2: zero_copy must be true or false '[...]'"},
+    {R "zero_copy: \"true\"" P, "x.yaml:2: zero_copy must be true or false 'true'"},
     {R "name: a b" P, "x.yaml:2: name must be 1..127 characters of [A-Za-z0-9._-] 'a b'"},
     {R "name: ''" P, "x.yaml:2: name must be 1..127 characters of [A-Za-z0-9._-] ''"},
     {R "name: .." P, "x.yaml:2: name must be 1..127 characters of [A-Za-z0-9._-] '..'"},
