@@ -143,7 +143,7 @@ static void plan_zcopy(struct plan *p)
 static rg_status run_steps(struct plan *p)
 {
     struct rg_comm *c = p->c;
-    double deadline = rg__now() + c->timeout_s;
+    double deadline = 0; /* the communicator's timeout, from the first wait (rg__progress) */
     struct cursor snd[2 * RG_MAX_RAILS], rcv[2 * RG_MAX_RAILS];
     int nv = p->ndirs * p->nrails; /* (direction, rail) pipelines */
 
@@ -208,11 +208,11 @@ static rg_status run_steps(struct plan *p)
         }
         if (!pending)
             break;
-        if (rg__progress(c, deadline))
+        if (rg__progress(c, &deadline))
             return c->err.st;
     }
     /* Every send of this operation completes inside it, so its errors are its own. */
-    return rg__drain_sends(c, deadline);
+    return rg__drain_sends(c, &deadline);
 }
 
 static rg_status run(struct plan *p)
@@ -410,6 +410,39 @@ static void ring_chain_steps(struct plan *p, size_t lo, size_t len, const struct
         add_step(p, g->right, lo, len, -1, 0, 0, ACT_COPY, d > 0 ? 0 : -1);
 }
 
+/*
+ * A small all_reduce under auto, when the mesh is possible: one hop instead of the mesh's two
+ * (or the ring's 2(n-1)). Every rank sends its whole input to every peer, gathers all n inputs
+ * in a scratch buffer, and reduces them in rank order. Every rank thus evaluates the same
+ * expression, x0 op x1 op ... op x(n-1), and ends with the same bits: the order, not the
+ * operation's symmetry, is what makes ranks agree (max with a NaN is not symmetric).
+ */
+static rg_status all_reduce_one_shot(struct plan *p, uint8_t *recv, size_t count, int rails)
+{
+    struct rg_comm *c = p->c;
+    int n = c->size, r = c->rank;
+    size_t bytes = count * p->esz;
+    p->work = malloc(bytes * (size_t)n);
+    if (!p->work) {
+        rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: all_reduce: no memory for %zu bytes", r,
+                    bytes * (size_t)n);
+        return rg__fail(c, RG_ERR_NOMEM);
+    }
+    memcpy(p->work + (size_t)r * bytes, recv, bytes);
+    p->nrails = wires(c, bytes, rails);
+    for (int s = 1; s < n; s++)
+        add_step(p, mod(r + s, n), (size_t)r * count, count, mod(r - s, n),
+                 (size_t)mod(r - s, n) * count, count, ACT_COPY, -1);
+    rg_status st = run(p);
+    if (!st) {
+        memcpy(recv, p->work, bytes);
+        for (int q = 1; q < n; q++)
+            rg__reduce(recv, p->work + (size_t)q * bytes, count, p->dt, p->op);
+    }
+    free(p->work);
+    return st;
+}
+
 rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
                         rg_redop op)
 {
@@ -424,6 +457,8 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
         return RG_OK;
     p.work = recv;
     int mesh = use_mesh(c, count * p.esz);
+    if (mesh && c->algo == RG_ALGO_AUTO && count * p.esz <= c->oneshot_bytes)
+        return all_reduce_one_shot(&p, recv, count, mesh);
     if (mesh) {
         /* Reduce-scatter: send each rank its segment of my input, reduce mine as they come.
          * All-gather: send my finished segment to everyone, after the last reduce-scatter step

@@ -77,8 +77,11 @@ struct rg_comm {
     rg_algo algo; /* as configured; rg_coll.c decides per call what auto means */
     size_t chunk_bytes;
     unsigned slots;
-    unsigned ring_bidir; /* RG_RING_BIDIR: 1 (default) runs long ring all_reduces both ways */
-    size_t zcopy_min;    /* RG_ZCOPY_MIN: smallest block sent from registered memory in place */
+    unsigned ring_bidir;   /* RG_RING_BIDIR: 1 (default) runs long ring all_reduces both ways */
+    unsigned credit_batch; /* RG_CREDIT_BATCH: consumed messages per credit write */
+    unsigned poll_yield;   /* RG_POLL_YIELD: empty polls before yielding the CPU, 0 never */
+    size_t oneshot_bytes;  /* RG_ONESHOT_BYTES: auto's one-hop all_reduce up to this size */
+    size_t zcopy_min;      /* RG_ZCOPY_MIN: smallest block sent from registered memory in place */
     uint64_t zcopy_sends;
     struct rg_mem *mem[RG_MEM_MAX];
     int nmem;
@@ -110,9 +113,10 @@ static inline uint8_t *rg__send_slot(struct rg_conn *c, unsigned slots, uint64_t
 /*
  * One pass of the progress engine: polls every CQ, files completions with their
  * connections, grants credits, and every so often checks the deadline and the side channel.
+ * *deadline == 0 means "the timeout from the first idle check on"; it is then set.
  * Returns RG_OK or the error that poisoned the communicator.
  */
-rg_status rg__progress(struct rg_comm *c, double deadline);
+rg_status rg__progress(struct rg_comm *c, double *deadline);
 
 /* May connection x take another message now (a free send slot and a peer credit)? */
 int rg__can_send(struct rg_comm *c, struct rg_conn *x);
@@ -132,7 +136,7 @@ int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, siz
 /* Gives the peeked slot back: reposts its receive and grants the credit. */
 rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
 /* Waits until every posted send on every connection has completed. */
-rg_status rg__drain_sends(struct rg_comm *c, double deadline);
+rg_status rg__drain_sends(struct rg_comm *c, double *deadline);
 
 /*
  * After a failed call that sent from the caller's memory: tears down every connection with a

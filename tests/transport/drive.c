@@ -273,13 +273,42 @@ static int check_zcopy(struct ctx *x, const char *what, size_t block_bytes, uint
     return -1;
 }
 
+static void sends_to_each(struct ctx *x, uint64_t *out)
+{
+    for (int q = 0; q < x->n; q++)
+        out[q] = rg__comm_sends_to(x->comm, q);
+}
+
+/*
+ * Under auto, an all_reduce of at most RG_ONESHOT_BYTES (within one chunk) is one hop: each
+ * peer gets exactly one message. With count >= ranks every mesh or ring segment is non-empty,
+ * and both of those plans send some peer two, so the count tells which plan ran.
+ */
+static int check_one_shot(struct ctx *x, size_t bytes, size_t count, const uint64_t *before)
+{
+    uint64_t after[8];
+    if (x->o->algo != RG_ALGO_AUTO || count < (size_t)x->n ||
+        bytes > rg__comm_oneshot_bytes(x->comm) || bytes > rg__comm_chunk_bytes(x->comm))
+        return 0;
+    sends_to_each(x, after);
+    for (int q = 0; q < x->n; q++)
+        if (q != x->rank && after[q] - before[q] != 1) {
+            snprintf(x->out->msg, sizeof(x->out->msg),
+                     "rank %d: all_reduce of %zu bytes under auto sent rank %d %llu messages, "
+                     "expected the one-shot plan's 1",
+                     x->rank, bytes, q, (unsigned long long)(after[q] - before[q]));
+            return -1;
+        }
+    return 0;
+}
+
 static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int cycle)
 {
     size_t esz = rg_dtype_size(dt), bytes = count * esz, nb = bytes * (size_t)x->n;
     uint64_t seed = x->o->seed + (uint64_t)cycle;
     uint8_t *in = malloc(nb + 1), *out = malloc(nb + 1), *want = malloc(nb + 1);
     int rc = -1, n = x->n, r = x->rank, left = (r + n - 1) % n;
-    uint64_t l0, z0;
+    uint64_t l0, z0, each[8];
     rg_mem_h min = NULL, mout = NULL;
     rg_status st;
     if (!in || !out || !want) {
@@ -297,9 +326,11 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     fill_reduced(dt, op, n, seed, want, count, 0);
     memset(out, 0xa5, bytes);
     l0 = rg__comm_sends_to(x->comm, left);
+    sends_to_each(x, each);
     st = rg_all_reduce(x->comm, in, out, count, dt, op);
     if (check(x, "all_reduce", dt, op, count, st, out, want, bytes) ||
-        check_ways(x, "all_reduce", bytes, rg__comm_sends_to(x->comm, left) - l0, 1))
+        check_ways(x, "all_reduce", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
+        check_one_shot(x, bytes, count, each))
         goto out;
     fill_input(dt, op, r, seed, out, count);
     st = rg_all_reduce(x->comm, out, out, count, dt, op);
