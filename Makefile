@@ -156,9 +156,11 @@ build: deps
 
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each
-# rank under the fault-injection shim. Logs, events, JUnit and JSON reports land in build/run.
+# rank under the fault-injection shim. Logs, events, JUnit and JSON reports land in build/run,
+# emptied first: the runner numbers its directories per run, so an old run's would mix in.
 run: deps
 	@$(MAKE) --no-print-directory build-rel
+	rm -rf $(BUILD)/run
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- $(BUILD)/rel/bin/railguard run \
 	    --out $(BUILD)/run scenarios/
 

@@ -168,9 +168,10 @@ rg_status rg_barrier(rg_comm_h comm);
  * buf, send's buf), so that is the one to register. Receives always land in staging, where
  * each message's header is checked before its data reaches the caller.
  *
- * A call returns only after every send it posted completed, on error too: a connection with a
- * send still in flight when a call fails is torn down before the call returns, so the NIC
- * never reads a buffer its caller has got back. Keep the memory mapped until
+ * A call that succeeds returns after every send it posted completed. A call that sent from
+ * registered memory and fails tears down every connection with a send still in flight before
+ * it returns, so the NIC never reads a buffer its caller has got back (should the device
+ * refuse, stderr says so). Keep the memory mapped until
  * rg_mem_deregister (also after errors); rg_comm_destroy deregisters what is left. Regions
  * may overlap; at most RG_MEM_MAX per communicator. Registration is local: no peer takes part,
  * and a failure (RG_ERR_INVALID, RG_ERR_NOMEM, RG_ERR_VERBS) does not poison the communicator.

@@ -24,8 +24,11 @@ struct conn_info {
     uint32_t rkey;
     uint32_t slots;
     uint32_t chunk;
+    uint32_t oneshot; /* plan-shaping settings: every rank must pick the same plan */
     uint8_t valid;
-    uint8_t pad[3];
+    uint8_t algo;
+    uint8_t ring_bidir;
+    uint8_t pad;
     char dev[RG_DEVNAME_MAX];
 };
 
@@ -130,17 +133,12 @@ static void read_credit(struct rg_comm *c, struct rg_conn *x)
 }
 
 /*
- * Credits go back in batches of credit_batch (RG_CREDIT_BATCH, default half the slots): a
- * credit write costs the link as much as a small message, and one per message doubled the
- * traffic of small calls. Withholding fewer than credit_batch can never stall a sender: a
- * blocked sender has had all its messages granted, and once the receiver consumed all but
- * slots - credit_batch of them, the batch is due. The receiver consumes every message as it
- * arrives, whatever else it waits for, so that point always comes.
+ * Writes the receive count into the peer's mailbox, unless every credit source is in flight
+ * (a completion then brings rg__progress back here).
  */
-static rg_status grant_credit(struct rg_comm *c, struct rg_conn *x)
+static rg_status write_credit(struct rg_comm *c, struct rg_conn *x)
 {
-    if (x->recv_posted - x->credit_granted < c->credit_batch ||
-        x->credit_writes - x->credit_done >= RG_CREDIT_SRC)
+    if (x->credit_writes - x->credit_done >= RG_CREDIT_SRC)
         return RG_OK;
     /* Each write has its own source slot, untouched until its completion. */
     uint64_t *src = credit_src(c, x, x->credit_writes);
@@ -160,6 +158,23 @@ static rg_status grant_credit(struct rg_comm *c, struct rg_conn *x)
     x->credit_writes++;
     x->credit_granted = x->recv_posted;
     return RG_OK;
+}
+
+/*
+ * Credits go back in batches of credit_batch (RG_CREDIT_BATCH, default half the slots): a
+ * credit write costs rxe as much as a small message, and one per message doubled the traffic
+ * of small calls. A sender blocked on a connection has had every message granted except at
+ * most credit_batch - 1 the receiver consumed, so at least slots - credit_batch + 1 >= 1 of
+ * its messages wait at the receiver, whose plan consumes them in step order; the plans need
+ * only one message in flight per connection to make progress (it_coll runs them with two
+ * slots and a batch of two). What batching takes away is eagerness: an rg_send may now need
+ * the peer's rg_recv once more than slots - credit_batch + 1 chunks are outstanding.
+ */
+static rg_status grant_credit(struct rg_comm *c, struct rg_conn *x)
+{
+    if (x->recv_posted - x->credit_granted < c->credit_batch)
+        return RG_OK;
+    return write_credit(c, x);
 }
 
 static rg_status on_completion(struct rg_comm *c, const struct ibv_wc *wc)
@@ -375,15 +390,23 @@ void rg__quiesce(struct rg_comm *c)
         if (x->qp && x->send_posted != x->send_done) {
             /* Once ibv_destroy_qp returns, the device touches none of its work requests'
              * memory. The counters stay as they were, for RG_DEBUG's report. */
-            rg_vqp_destroy(x->qp);
+            int rc = rg_vqp_destroy(x->qp);
+            if (rc) {
+                /* Nothing else stops the device; say so, whatever RG_DEBUG says. */
+                fprintf(stderr,
+                        "railguard: rank %d: ibv_destroy_qp(qp 0x%x) failed: %s; a send may "
+                        "still read the caller's buffer\n",
+                        c->rank, x->qp->qp_num, strerror(rc));
+                continue; /* comm_free tries again */
+            }
             x->qp = NULL;
             n++;
         }
     }
     if (n && getenv("RG_DEBUG"))
         fprintf(stderr,
-                "rank %d op %u: tore down %d connection(s) with sends from the caller's memory "
-                "in flight\n",
+                "rank %d op %u: tore down %d connection(s) with sends in flight after a call "
+                "that sent from the caller's memory failed\n",
                 c->rank, c->op_seq, n);
 }
 
@@ -564,6 +587,9 @@ static rg_status exchange_and_connect(struct rg_comm *c, double deadline)
         ci->rkey = x->mr->rkey;
         ci->slots = c->slots;
         ci->chunk = (uint32_t)c->chunk_bytes;
+        ci->oneshot = (uint32_t)c->oneshot_bytes;
+        ci->algo = (uint8_t)c->algo;
+        ci->ring_bidir = (uint8_t)c->ring_bidir;
         ci->valid = 1;
         snprintf(ci->dev, sizeof(ci->dev), "%s", x->dev->v.name);
     }
@@ -587,6 +613,19 @@ static rg_status exchange_and_connect(struct rg_comm *c, double deadline)
                              "rank %d: rank %d uses %u slots of %u bytes, this rank %u of %zu "
                              "(set RG_SLOTS and RG_CHUNK_BYTES alike everywhere)",
                              c->rank, x->peer, them->slots, them->chunk, c->slots, c->chunk_bytes);
+            goto out;
+        }
+        /* Ranks that disagree here would run different plans: with message sizes that
+         * happen to match, that is a wrong result, not an error. */
+        if (them->algo != (uint8_t)c->algo || them->oneshot != c->oneshot_bytes ||
+            them->ring_bidir != c->ring_bidir) {
+            static const char *const an[] = {"auto", "ring", "mesh"};
+            st = rg__err_set(&c->err, RG_ERR_CONFIG,
+                             "rank %d: rank %d runs algorithm %s, one-shot up to %u bytes, ring "
+                             "both ways %u; this rank %s, %zu, %u (set the algorithm, "
+                             "RG_ONESHOT_BYTES and RG_RING_BIDIR alike everywhere)",
+                             c->rank, x->peer, them->algo < 3 ? an[them->algo] : "?", them->oneshot,
+                             them->ring_bidir, an[c->algo], c->oneshot_bytes, c->ring_bidir);
             goto out;
         }
         if (!same_link(me->a.gid, them->a.gid)) {
@@ -672,6 +711,10 @@ static rg_status hello(struct rg_comm *c, double deadline)
         if (rg__progress(c, &grace))
             return c->err.st;
     }
+    /* Every connection starts with all its slots granted, the hello's included. */
+    for (int i = 0; i < c->nconns; i++)
+        if (c->conns[i].recv_posted != c->conns[i].credit_granted && write_credit(c, &c->conns[i]))
+            return c->err.st;
     return rg__drain_sends(c, &deadline);
 }
 

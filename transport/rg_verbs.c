@@ -211,10 +211,9 @@ rg_status rg_vqp_create(struct rg_vdev *d, enum rg_qp_kind kind, struct ibv_cq *
     return RG_OK;
 }
 
-void rg_vqp_destroy(struct ibv_qp *qp)
+int rg_vqp_destroy(struct ibv_qp *qp)
 {
-    if (qp)
-        ibv_destroy_qp(qp);
+    return qp ? ibv_destroy_qp(qp) : 0;
 }
 
 void rg_vqp_local_addr(const struct rg_vdev *d, const struct ibv_qp *qp, uint32_t psn,

@@ -77,7 +77,8 @@ void rg_vcq_destroy(struct ibv_cq *cq);
 rg_status rg_vqp_create(struct rg_vdev *d, enum rg_qp_kind kind, struct ibv_cq *send_cq,
                         struct ibv_cq *recv_cq, uint32_t max_send, uint32_t max_recv,
                         struct ibv_qp **qp_p, struct rg_err *e);
-void rg_vqp_destroy(struct ibv_qp *qp);
+/* 0, or ibv_destroy_qp's error number (the QP then still exists). */
+int rg_vqp_destroy(struct ibv_qp *qp);
 void rg_vqp_local_addr(const struct rg_vdev *d, const struct ibv_qp *qp, uint32_t psn,
                        struct rg_vqp_addr *addr);
 /* RESET -> INIT; receives may be posted from here on, before the QP is connected. */

@@ -12,8 +12,10 @@
  *
  * barrier succeeds without communicating; all_gather and reduce_scatter are missing (NULL),
  * which the runner must report as an error. Only the runner's judgement is under test here.
- * The table is as long as a v1 table built before mem_register existed, which must still load
- * (and a zero_copy scenario must then be refused as an error).
+ * The table's size says it ends at last_error, as a v1 table built before mem_register
+ * existed does: it must still load, and a zero_copy scenario must be refused as an error. Its
+ * mem_register and mem_deregister are set all the same, and abort: a runner that read them
+ * past the size would crash the rank instead.
  */
 #include "railguard.h"
 
@@ -135,6 +137,20 @@ static const char *bad_last_error(void *h)
     return h ? ((struct bad *)h)->err : "";
 }
 
+static void *bad_mem_register(void *h, void *buf, size_t len)
+{
+    (void)h, (void)buf, (void)len;
+    fprintf(stderr, "bad plugin: mem_register called past the table's size\n");
+    abort();
+}
+
+static int bad_mem_deregister(void *h, void *mem)
+{
+    (void)h, (void)mem;
+    fprintf(stderr, "bad plugin: mem_deregister called past the table's size\n");
+    abort();
+}
+
 extern const rg_plugin_ops rg_plugin_v1;
 const rg_plugin_ops rg_plugin_v1 = {
     .abi_version = RG_PLUGIN_ABI_VERSION,
@@ -148,4 +164,6 @@ const rg_plugin_ops rg_plugin_v1 = {
     .barrier = bad_barrier,
     .finalize = bad_finalize,
     .last_error = bad_last_error,
+    .mem_register = bad_mem_register,
+    .mem_deregister = bad_mem_deregister,
 };

@@ -32,6 +32,7 @@ void drive_opts_default(struct drive_opts *o)
     o->seed = 1;
     o->timeout_s = 30;
     o->cross_rank = -1;
+    o->env_rank = -1;
 }
 
 /* --- the reference: logical integer values, combined in int64, then encoded ------------------ */
@@ -602,6 +603,8 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
     for (int r = 0; r < o->ranks; r++) {
         pids[r] = fork();
         if (pids[r] == 0) {
+            if (r == o->env_rank && o->env_set)
+                putenv((char *)(uintptr_t)o->env_set);
             run_rank(o, r, devfile, coord, &outs[r]);
             outs[r].done = 1;
             _exit(outs[r].ok ? 0 : 1);

@@ -28,6 +28,8 @@ struct drive_opts {
     int cross_rank;  /* >= 0: this rank's devices file row lists its rails reversed */
     int bench_iters; /* > 0: time this many float32 sum all_reduces of counts[0] instead */
     int zcopy;       /* register each call's buffers (rg_mem_register): sends go in place */
+    int env_rank;    /* >= 0: this rank alone puts env_set ("NAME=VALUE") in its environment */
+    const char *env_set;
 };
 
 struct drive_result {

@@ -134,6 +134,49 @@ START_TEST(test_one_shot_auto)
 }
 END_TEST
 
+/*
+ * The fewest credits flow control allows: 2 slots, credits back only every 2 messages, 4 KiB
+ * chunks, so every connection runs on one guaranteed message in flight. _i: ring, mesh, auto
+ * (one-shot at 3 elements), 4 ranks over 2 rails.
+ */
+START_TEST(test_minimal_credits)
+{
+    struct drive_opts o;
+    drive_opts_default(&o);
+    setenv("RG_SLOTS", "2", 1);
+    setenv("RG_CREDIT_BATCH", "2", 1);
+    setenv("RG_CHUNK_BYTES", "4096", 1);
+    o.ranks = 4;
+    o.rails = 2;
+    o.algo = _i == 0 ? RG_ALGO_RING : _i == 1 ? RG_ALGO_MESH : RG_ALGO_AUTO;
+    o.all_dtypes = 0;
+    o.counts[0] = 3;
+    o.counts[1] = 4099;
+    o.counts[2] = 0;
+    o.timeout_s = 30;
+    expect_ok(&o);
+}
+END_TEST
+
+/* Settings that shape the plan must agree: one rank without the one-shot plan fails connect
+ * on both sides, naming the setting, instead of reducing the wrong messages. */
+START_TEST(test_plan_settings_must_agree)
+{
+    struct drive_opts o;
+    struct drive_result r;
+    drive_opts_default(&o);
+    o.env_rank = 1;
+    o.env_set = "RG_ONESHOT_BYTES=0";
+    o.timeout_s = 10;
+    o.quiet = 1;
+    ck_assert_int_ne(drive_run(&o, &r), 0);
+    ck_assert_int_eq(r.failed_ranks, 2);
+    ck_assert_msg(strstr(r.msg, "RG_ERR_CONFIG") && strstr(r.msg, "RG_ONESHOT_BYTES"),
+                  "message: %s", r.msg);
+    printf("  plan settings differ: %s\n", r.msg);
+}
+END_TEST
+
 START_TEST(test_rc_create_destroy_cycles)
 {
     struct drive_opts o;
@@ -238,6 +281,8 @@ Suite *rg_suite_it_coll(void)
     tcase_add_loop_test(tc, test_bidirectional_ring_small_chunks, 0, 3);
     tcase_add_loop_test(tc, test_zero_copy_registered, 0, 4);
     tcase_add_loop_test(tc, test_one_shot_auto, 0, 2);
+    tcase_add_loop_test(tc, test_minimal_credits, 0, 3);
+    tcase_add_test(tc, test_plan_settings_must_agree);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
     suite_add_tcase(s, tc);
