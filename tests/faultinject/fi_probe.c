@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "rg_faultinject.h"
+
 #ifdef FI_PROBE_DLOPEN
 #include <dlfcn.h>
 #define V(name) v_##name
@@ -437,12 +439,14 @@ static int run(const struct opts *o)
         }
     }
     double ms = (now_s() - t0) * 1e3;
+    /* shim=1 when railguard-fi.so is in the process (its control table resolves), so a test
+     * of the pass-through can tell "shim loaded, did nothing" from "shim never loaded". */
     printf("probe: msgs=%d send_ok=%d send_err=%d recv_ok=%d recv_err=%d corrupt=%d "
            "post_send_err=%d post_recv_err=%d poll_neg=%d timeouts=%d first_err='%s' qp0=%u "
-           "qp1=%u elapsed_ms=%.0f\n",
+           "qp1=%u shim=%d elapsed_ms=%.0f\n",
            o->msgs, t.send_ok, t.send_err, t.recv_ok, t.recv_err, t.corrupt, t.post_send_err,
            t.post_recv_err, t.poll_neg, t.timeouts, t.first_err, s[0].qp->qp_num, s[1].qp->qp_num,
-           ms);
+           rg_fi_control() != NULL, ms);
     fflush(stdout);
     rc = t.recv_ok == o->msgs && t.send_ok == o->msgs && !t.poll_neg ? 0 : 1;
 out:

@@ -198,13 +198,17 @@ START_TEST(test_passthrough)
         const char *kind = qp ? "rc" : "uc";
         ck_assert_int_eq(run(&p, false, NULL, ARGS(g_probe, "--dev", devs[0], "--qp", kind), 60),
                          0);
+        expect(&p, "shim", 0);
         ck_assert_int_eq(probe(&p, NULL, ARGS("--qp", kind)), 0);
         expect(&p, "recv_ok", 4);
+        expect(&p, "shim", 1); /* loaded, and with no plan it changed nothing */
         ck_assert_int_eq(probe(&p, "count", ARGS("--qp", kind, "--msgs", "7")), 0);
         expect(&p, "recv_ok", 7);
+        expect(&p, "shim", 1);
     }
     ck_assert_int_eq(run(&p, true, NULL, ARGS(g_probe_dl, "--dev", devs[0]), 60), 0);
     expect(&p, "recv_ok", 4);
+    expect(&p, "shim", 1);
 }
 END_TEST
 

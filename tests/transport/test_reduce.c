@@ -543,9 +543,11 @@ START_TEST(test_reduce_against_reference)
         want[MAXV * MAXV * 8];
     fmt16_init();
 
+    /* The library's own table says which ops apply; the count below checks that table
+     * against what this test expects (complex64 has no ordering, so no max or min). */
     int ops_run = 0;
     for (int op = 0; op < RG_REDOP_COUNT; op++) {
-        if (c->dt == RG_COMPLEX64 && (op == RG_MAX || op == RG_MIN))
+        if (!rg_redop_supported(c->dt, (rg_redop)op))
             continue;
         for (int i = 0; i < n; i++) {
             for (int j = 0; j < n; j++) {
