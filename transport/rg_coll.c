@@ -653,8 +653,7 @@ rg_status rg_barrier(rg_comm_h c)
     if (c->poisoned)
         return c->err.st;
     rg__err_clear(&c->err);
-    char one = 1, all[RG_MAX_RANKS];
-    if (rg__sc_allgather(c->sc, &one, 1, all, rg__now() + c->timeout_s, &c->err))
+    if (rg__sc_barrier(c->sc, rg__now() + c->timeout_s, &c->err))
         return rg__fail(c, c->err.st);
     return RG_OK;
 }

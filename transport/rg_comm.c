@@ -822,8 +822,7 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     if (st)
         goto fail_abort;
     /* Every QP of every rank is at RTR with its receives posted before anyone sends. */
-    char one = 1, all[RG_MAX_RANKS];
-    st = rg__sc_allgather(c->sc, &one, 1, all, deadline, &c->err);
+    st = rg__sc_barrier(c->sc, deadline, &c->err);
     if (st)
         goto fail_abort;
     st = hello(c, deadline);
@@ -853,9 +852,8 @@ void rg_comm_destroy(rg_comm_h c)
      */
     if (!c->poisoned) {
         double deadline = rg__now() + c->timeout_s;
-        char one = 1, all[RG_MAX_RANKS];
         if (rg__drain_sends(c, &deadline) == RG_OK)
-            rg__sc_allgather(c->sc, &one, 1, all, deadline, &c->err);
+            rg__sc_barrier(c->sc, deadline, &c->err);
     }
     comm_free(c);
 }

@@ -531,3 +531,9 @@ void rg__sc_abort(struct rg_sc *sc, const char *reason)
             send_frame(sc, sc->fd[r], SC_ABORT, sc->abort_msg, (uint32_t)strlen(sc->abort_msg),
                        deadline);
 }
+
+rg_status rg__sc_barrier(struct rg_sc *sc, double deadline, struct rg_err *e)
+{
+    char one = 1, all[RG_MAX_RANKS];
+    return rg__sc_allgather(sc, &one, 1, all, deadline, e);
+}

@@ -31,6 +31,9 @@ void rg__sc_close(struct rg_sc *sc);
 rg_status rg__sc_allgather(struct rg_sc *sc, const void *mine, size_t len, void *all,
                            double deadline, struct rg_err *e);
 
+/* Returns once every rank has called it (an allgather of one byte each). */
+rg_status rg__sc_barrier(struct rg_sc *sc, double deadline, struct rg_err *e);
+
 /* Tells every rank that this one failed and why. Best effort, never blocks long. */
 void rg__sc_abort(struct rg_sc *sc, const char *reason);
 
