@@ -179,6 +179,14 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
     void *m[2] = {NULL, NULL};
     const char *broken;
 
+/* A transport call, between registering the call's buffers and giving them back. */
+#define CALL(expr)                                                                                 \
+    do {                                                                                           \
+        if (!(err = zc_on(w, &a, &b, m)))                                                          \
+            err = (expr);                                                                          \
+        err = zc_off(w, m, err);                                                                   \
+    } while (0)
+
 #define NEED(fn)                                                                                   \
     do {                                                                                           \
         if (!p->fn) {                                                                              \
@@ -225,10 +233,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                 goto oom;
             memcpy(copy, a.data, cnt * sz);
         }
-        if (!(err = zc_on(w, &a, &b, m)))
-            err = p->all_reduce(w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype,
-                                op->redop);
-        err = zc_off(w, m, err);
+        CALL(p->all_reduce(w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype, op->redop));
         if (err)
             break;
         rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, 0);
@@ -246,16 +251,12 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             rg_data_fill(want.data + (size_t)q * cnt * sz, cnt, op->dtype, -1, k, q, 0);
         if (op->inplace) {
             memcpy(b.data + (size_t)r * cnt * sz, want.data + (size_t)r * cnt * sz, cnt * sz);
-            if (!(err = zc_on(w, &a, &b, m)))
-                err = p->all_gather(w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype);
-            err = zc_off(w, m, err);
+            CALL(p->all_gather(w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype));
         } else {
             if (gbuf_alloc(&a, cnt * sz))
                 goto oom;
             memcpy(a.data, want.data + (size_t)r * cnt * sz, cnt * sz);
-            if (!(err = zc_on(w, &a, &b, m)))
-                err = p->all_gather(w->h, a.data, b.data, cnt, op->dtype);
-            err = zc_off(w, m, err);
+            CALL(p->all_gather(w->h, a.data, b.data, cnt, op->dtype));
             if (!err)
                 rc = check(a.data, want.data + (size_t)r * cnt * sz, cnt, op->dtype, false,
                            "the send buffer changed:", 0, detail, dlen);
@@ -270,17 +271,13 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             goto oom;
         rg_data_fill(a.data, (size_t)n * cnt, op->dtype, (int)op->redop, k, r, 0);
         if (op->inplace) {
-            if (!(err = zc_on(w, &a, &b, m)))
-                err = p->reduce_scatter(w->h, a.data, a.data + (size_t)r * cnt * sz, cnt, op->dtype,
-                                        op->redop);
-            err = zc_off(w, m, err);
+            CALL(p->reduce_scatter(w->h, a.data, a.data + (size_t)r * cnt * sz, cnt, op->dtype,
+                                   op->redop));
         } else {
             if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc((size_t)n * cnt * sz)))
                 goto oom;
             memcpy(copy, a.data, (size_t)n * cnt * sz);
-            if (!(err = zc_on(w, &a, &b, m)))
-                err = p->reduce_scatter(w->h, a.data, b.data, cnt, op->dtype, op->redop);
-            err = zc_off(w, m, err);
+            CALL(p->reduce_scatter(w->h, a.data, b.data, cnt, op->dtype, op->redop));
             if (!err)
                 rc = check(a.data, copy, (size_t)n * cnt, op->dtype, false,
                            "the send buffer changed:", 0, detail, dlen);
@@ -298,9 +295,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         rg_data_fill(want.data, cnt, op->dtype, -1, k, op->root, 0);
         if (r == op->root)
             memcpy(a.data, want.data, cnt * sz);
-        if (!(err = zc_on(w, &a, &b, m)))
-            err = p->broadcast(w->h, a.data, cnt, op->dtype, op->root);
-        err = zc_off(w, m, err);
+        CALL(p->broadcast(w->h, a.data, cnt, op->dtype, op->root));
         if (!err)
             rc = check(a.data, want.data, cnt, op->dtype, false, "broadcast", 0, detail, dlen);
         break;
@@ -314,16 +309,12 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         rg_data_fill(want.data, cnt, op->dtype, -1, k, op->from, 0);
         if (r == op->from) {
             memcpy(a.data, want.data, cnt * sz);
-            if (!(err = zc_on(w, &a, &b, m)))
-                err = p->send(w->h, a.data, cnt, op->dtype, op->to);
-            err = zc_off(w, m, err);
+            CALL(p->send(w->h, a.data, cnt, op->dtype, op->to));
             if (!err)
                 rc = check(a.data, want.data, cnt, op->dtype, false, "the send buffer changed:", 0,
                            detail, dlen);
         } else {
-            if (!(err = zc_on(w, &a, &b, m)))
-                err = p->recv(w->h, a.data, cnt, op->dtype, op->from);
-            err = zc_off(w, m, err);
+            CALL(p->recv(w->h, a.data, cnt, op->dtype, op->from));
             if (!err)
                 rc = check(a.data, want.data, cnt, op->dtype, false, "received", 0, detail, dlen);
         }
@@ -358,6 +349,7 @@ no_comm:
     snprintf(detail, dlen, "no communicator (destroyed and not created again)");
     return -1;
 #undef NEED
+#undef CALL
 }
 
 int rg_worker_main(const rg_worker_args *wa)

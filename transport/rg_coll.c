@@ -410,6 +410,61 @@ static void ring_chain_steps(struct plan *p, size_t lo, size_t len, const struct
         add_step(p, g->right, lo, len, -1, 0, 0, ACT_COPY, d > 0 ? 0 : -1);
 }
 
+enum ring_kind { RING_ALL_REDUCE, RING_ALL_GATHER, RING_REDUCE_SCATTER, RING_BROADCAST };
+
+/* The ring plan of a call over blocks of count elements, one way round or both. */
+static void ring_plan(struct plan *p, enum ring_kind kind, size_t count, int root)
+{
+    p->ndirs = ring_ways(p->c, count * p->esz);
+    for (int w = 0; w < p->ndirs; w++) {
+        struct ring g = ring_way(p->c, w);
+        size_t lo, len;
+        ring_half(count, p->ndirs, w, &lo, &len);
+        p->dir = w;
+        switch (kind) {
+        case RING_ALL_REDUCE:
+            ring_all_reduce_steps(p, lo, len, &g);
+            break;
+        case RING_ALL_GATHER:
+            ring_pass_steps(p, count, lo, len, &g, 0, ACT_COPY);
+            break;
+        case RING_REDUCE_SCATTER:
+            ring_pass_steps(p, count, lo, len, &g, 1, ACT_REDUCE);
+            break;
+        case RING_BROADCAST:
+            ring_chain_steps(p, lo, len, &g, root);
+            break;
+        }
+    }
+}
+
+/* Mesh all-gather of blocks of count elements: my block to every peer, theirs into place. */
+static void mesh_gather_steps(struct plan *p, size_t count)
+{
+    int n = p->c->size, r = p->c->rank;
+    for (int s = 1; s < n; s++)
+        add_step(p, mod(r + s, n), (size_t)r * count, count, mod(r - s, n),
+                 (size_t)mod(r - s, n) * count, count, ACT_COPY, -1);
+}
+
+/* A private work buffer of n blocks, the caller's n blocks or its own one at block r. */
+static rg_status scratch(struct plan *p, const void *src, size_t bytes, int whole, const char *what)
+{
+    struct rg_comm *c = p->c;
+    size_t total = bytes * (size_t)c->size;
+    p->work = malloc(total);
+    if (!p->work) {
+        rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: %s: no memory for %zu bytes", c->rank, what,
+                    total);
+        return rg__fail(c, RG_ERR_NOMEM);
+    }
+    if (whole)
+        memcpy(p->work, src, total);
+    else
+        memcpy(p->work + (size_t)c->rank * bytes, src, bytes);
+    return RG_OK;
+}
+
 /*
  * A small all_reduce under auto, when the mesh is possible: one hop instead of the mesh's two
  * (or the ring's 2(n-1)). Every rank sends its whole input to every peer, gathers all n inputs
@@ -419,24 +474,16 @@ static void ring_chain_steps(struct plan *p, size_t lo, size_t len, const struct
  */
 static rg_status all_reduce_one_shot(struct plan *p, uint8_t *recv, size_t count, int rails)
 {
-    struct rg_comm *c = p->c;
-    int n = c->size, r = c->rank;
     size_t bytes = count * p->esz;
-    p->work = malloc(bytes * (size_t)n);
-    if (!p->work) {
-        rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: all_reduce: no memory for %zu bytes", r,
-                    bytes * (size_t)n);
-        return rg__fail(c, RG_ERR_NOMEM);
-    }
-    memcpy(p->work + (size_t)r * bytes, recv, bytes);
-    p->nrails = wires(c, bytes, rails);
-    for (int s = 1; s < n; s++)
-        add_step(p, mod(r + s, n), (size_t)r * count, count, mod(r - s, n),
-                 (size_t)mod(r - s, n) * count, count, ACT_COPY, -1);
-    rg_status st = run(p);
+    rg_status st = scratch(p, recv, bytes, 0, "all_reduce");
+    if (st)
+        return st;
+    p->nrails = wires(p->c, bytes, rails);
+    mesh_gather_steps(p, count);
+    st = run(p);
     if (!st) {
         memcpy(recv, p->work, bytes);
-        for (int q = 1; q < n; q++)
+        for (int q = 1; q < p->c->size; q++)
             rg__reduce(recv, p->work + (size_t)q * bytes, count, p->dt, p->op);
     }
     free(p->work);
@@ -481,14 +528,7 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
     st = ring_setup(&p, count * p.esz, "all_reduce");
     if (st)
         return st;
-    p.ndirs = ring_ways(c, count * p.esz);
-    for (int w = 0; w < p.ndirs; w++) {
-        struct ring g = ring_way(c, w);
-        size_t lo, len;
-        ring_half(count, p.ndirs, w, &lo, &len);
-        p.dir = w;
-        ring_all_reduce_steps(&p, lo, len, &g);
-    }
+    ring_plan(&p, RING_ALL_REDUCE, count, 0);
     return run(&p);
 }
 
@@ -508,22 +548,13 @@ rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count,
     int mesh = use_mesh(c, (size_t)n * count * p.esz);
     if (mesh) {
         p.nrails = wires(c, count * p.esz, mesh);
-        for (int s = 1; s < n; s++)
-            add_step(&p, mod(r + s, n), (size_t)r * count, count, mod(r - s, n),
-                     (size_t)mod(r - s, n) * count, count, ACT_COPY, -1);
+        mesh_gather_steps(&p, count);
         return run(&p);
     }
     st = ring_setup(&p, count * p.esz, "all_gather");
     if (st)
         return st;
-    p.ndirs = ring_ways(c, count * p.esz);
-    for (int w = 0; w < p.ndirs; w++) {
-        struct ring g = ring_way(c, w);
-        size_t lo, len;
-        ring_half(count, p.ndirs, w, &lo, &len);
-        p.dir = w;
-        ring_pass_steps(&p, count, lo, len, &g, 0, ACT_COPY);
-    }
+    ring_plan(&p, RING_ALL_GATHER, count, 0);
     return run(&p);
 }
 
@@ -547,27 +578,14 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
     else if ((st = ring_setup(&p, bytes, "reduce_scatter")))
         return st;
     /* The input is const: reduce in a private copy, then hand over block r. */
-    p.work = malloc(bytes * (size_t)n);
-    if (!p.work) {
-        rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: reduce_scatter: no memory for %zu bytes", r,
-                    bytes * (size_t)n);
-        return rg__fail(c, RG_ERR_NOMEM);
-    }
-    memcpy(p.work, send, bytes * (size_t)n);
+    if ((st = scratch(&p, send, bytes, 1, "reduce_scatter")))
+        return st;
     if (mesh)
         for (int s = 1; s < n; s++)
             add_step(&p, mod(r + s, n), (size_t)mod(r + s, n) * count, count, mod(r - s, n),
                      (size_t)r * count, count, ACT_REDUCE, -1);
-    else {
-        p.ndirs = ring_ways(c, bytes);
-        for (int w = 0; w < p.ndirs; w++) {
-            struct ring g = ring_way(c, w);
-            size_t lo, len;
-            ring_half(count, p.ndirs, w, &lo, &len);
-            p.dir = w;
-            ring_pass_steps(&p, count, lo, len, &g, 1, ACT_REDUCE);
-        }
-    }
+    else
+        ring_plan(&p, RING_REDUCE_SCATTER, count, 0);
     st = run(&p);
     if (!st)
         memmove(recv, p.work + (size_t)r * bytes, bytes);
@@ -605,14 +623,7 @@ rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int ro
      * rank forwards chunks as they arrive. */
     if ((st = ring_setup(&p, count * p.esz, "broadcast")))
         return st;
-    p.ndirs = ring_ways(c, count * p.esz);
-    for (int w = 0; w < p.ndirs; w++) {
-        struct ring g = ring_way(c, w);
-        size_t lo, len;
-        ring_half(count, p.ndirs, w, &lo, &len);
-        p.dir = w;
-        ring_chain_steps(&p, lo, len, &g, root);
-    }
+    ring_plan(&p, RING_BROADCAST, count, root);
     return run(&p);
 }
 

@@ -302,22 +302,21 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
     uint8_t *slot = rg__send_slot(x, c->slots, x->send_posted);
     struct rg_hdr h = {RG_HDR_MAGIC, (uint8_t)kind, (uint8_t)x->rail,
                        x->tx_seq,    c->op_seq,     (uint32_t)len};
-    uint64_t id = rg__wrid(RG_WR_SEND, c->tag, (unsigned)x->idx, (uint32_t)x->send_posted);
-    rg_status st;
+    /* Header and payload in the slot, or the header there and the payload in place. */
+    struct ibv_sge sge[2] = {
+        {.addr = (uintptr_t)slot, .length = (uint32_t)(sizeof(h) + len), .lkey = x->mr->lkey},
+        {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = mr ? mr->lkey : 0}};
     memcpy(slot, &h, sizeof(h));
     if (mr) {
-        const struct ibv_sge sge[2] = {
-            {.addr = (uintptr_t)slot, .length = (uint32_t)sizeof(h), .lkey = x->mr->lkey},
-            {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = mr->lkey}};
-        st = rg_vpost_send2(x->qp, id, sge, &c->err);
+        sge[0].length = (uint32_t)sizeof(h);
         c->zcopy_sends++;
-    } else {
-        if (len)
-            memcpy(slot + sizeof(h), p, len);
-        st = rg_vpost_send(x->qp, id, slot, (uint32_t)(sizeof(h) + len), x->mr->lkey, &c->err);
+    } else if (len) {
+        memcpy(slot + sizeof(h), p, len);
     }
-    if (st)
-        return rg__fail(c, st);
+    if (rg_vpost_send(x->qp,
+                      rg__wrid(RG_WR_SEND, c->tag, (unsigned)x->idx, (uint32_t)x->send_posted), sge,
+                      mr ? 2 : 1, &c->err))
+        return rg__fail(c, c->err.st);
     x->send_posted++;
     x->tx_seq++;
     return RG_OK;

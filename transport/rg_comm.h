@@ -66,7 +66,6 @@ struct rg_conn {
 struct rg_mem {
     uint8_t *base;
     size_t len;
-    int used;
     struct ibv_mr *mr[RG_MAX_RANKS * RG_MAX_RAILS];
 };
 
@@ -77,7 +76,7 @@ struct rg_comm {
     rg_algo algo; /* as configured; rg_coll.c decides per call what auto means */
     size_t chunk_bytes;
     unsigned slots;
-    unsigned ring_bidir;   /* RG_RING_BIDIR: 1 (default) runs long ring all_reduces both ways */
+    unsigned ring_bidir;   /* RG_RING_BIDIR: 1 (default) runs multi-chunk ring calls both ways */
     unsigned credit_batch; /* RG_CREDIT_BATCH: consumed messages per credit write */
     unsigned poll_yield;   /* RG_POLL_YIELD: empty polls before yielding the CPU, 0 never */
     size_t oneshot_bytes;  /* RG_ONESHOT_BYTES: auto's one-hop all_reduce up to this size */

@@ -324,39 +324,24 @@ void rg_vmr_dereg(struct ibv_mr *mr)
         ibv_dereg_mr(mr);
 }
 
-rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const void *addr, uint32_t len,
-                        uint32_t lkey, struct rg_err *e)
-{
-    struct ibv_sge sge = {.addr = (uintptr_t)addr, .length = len, .lkey = lkey};
-    struct ibv_send_wr wr = {.wr_id = wr_id,
-                             .sg_list = &sge,
-                             .num_sge = 1,
-                             .opcode = IBV_WR_SEND,
-                             .send_flags = IBV_SEND_SIGNALED};
-    struct ibv_send_wr *bad;
-    int rc = ibv_post_send(qp, &wr, &bad);
-    if (rc)
-        return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
-                           "qp 0x%x: post_send of %u bytes (wr_id 0x%llx) failed: %s", qp->qp_num,
-                           len, (unsigned long long)wr_id, strerror(rc));
-    return RG_OK;
-}
-
-rg_status rg_vpost_send2(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge sge[2],
-                         struct rg_err *e)
+rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge *sge, int nsge,
+                        struct rg_err *e)
 {
     struct ibv_send_wr wr = {.wr_id = wr_id,
                              .sg_list = (struct ibv_sge *)(uintptr_t)sge,
-                             .num_sge = 2,
+                             .num_sge = nsge,
                              .opcode = IBV_WR_SEND,
                              .send_flags = IBV_SEND_SIGNALED};
     struct ibv_send_wr *bad;
+    uint32_t len = 0;
     int rc = ibv_post_send(qp, &wr, &bad);
-    if (rc)
+    if (rc) {
+        for (int i = 0; i < nsge; i++)
+            len += sge[i].length;
         return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
-                           "qp 0x%x: post_send of %u + %u bytes in place (wr_id 0x%llx) failed: %s",
-                           qp->qp_num, sge[0].length, sge[1].length, (unsigned long long)wr_id,
-                           strerror(rc));
+                           "qp 0x%x: post_send of %u bytes (wr_id 0x%llx) failed: %s", qp->qp_num,
+                           len, (unsigned long long)wr_id, strerror(rc));
+    }
     return RG_OK;
 }
 

@@ -92,11 +92,9 @@ rg_status rg_vmr_reg(struct rg_vdev *d, void *buf, size_t len, int access, struc
                      struct rg_err *e);
 void rg_vmr_dereg(struct ibv_mr *mr);
 
-rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const void *addr, uint32_t len,
-                        uint32_t lkey, struct rg_err *e);
-/* A send gathered from two buffers (each sge names its own lkey). */
-rg_status rg_vpost_send2(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge sge[2],
-                         struct rg_err *e);
+/* A signaled send gathered from nsge buffers (each sge names its own lkey). */
+rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge *sge, int nsge,
+                        struct rg_err *e);
 /* Posts one prepared work request (an RDMA write, say). */
 rg_status rg_vpost_send_wr(struct ibv_qp *qp, struct ibv_send_wr *wr, struct rg_err *e);
 rg_status rg_vpost_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey,

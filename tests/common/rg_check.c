@@ -2,6 +2,7 @@
 #include "rg_check.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +77,18 @@ int rg_check_free_port(void)
     if (fd >= 0)
         close(fd);
     return port;
+}
+
+void rg_check_write_temp(char *path, const char *data, size_t len)
+{
+    strcpy(path, "/tmp/rg_test_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        ck_assert_msg(w > 0, "write %s: %s", path, strerror(errno));
+        off += (size_t)w;
+    }
+    ck_assert_int_eq(close(fd), 0);
 }

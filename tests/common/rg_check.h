@@ -40,6 +40,9 @@ int rg_check_main(const char *label, Suite *(*const *suites)(void), int n);
  */
 void rg_check_build_file(char *out, size_t len, const char *rel);
 
+/* Writes len bytes into a new temporary file; its path goes to path (at least 64 bytes). */
+void rg_check_write_temp(char *path, const char *data, size_t len);
+
 /* A free loopback TCP port (bound to 0, read back, closed); -1 when none could be had. */
 int rg_check_free_port(void);
 

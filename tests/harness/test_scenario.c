@@ -96,21 +96,6 @@ static void check_invariants(const rg_scenario *sc)
         ck_assert_int_le(sc->expect[r], RG_SC_EXPECT_ANY);
 }
 
-/* Writes len bytes into a new temporary file; its path goes to path (at least 64 bytes). */
-static void write_temp(char *path, const char *data, size_t len)
-{
-    strcpy(path, "/tmp/rg_test_scenario_XXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        ck_assert_msg(w > 0, "write %s: %s", path, strerror(errno));
-        off += (size_t)w;
-    }
-    ck_assert_int_eq(close(fd), 0);
-}
-
 /* A small deterministic generator (splitmix64): a failing case can be replayed. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -1005,7 +990,7 @@ START_TEST(test_load_round_trip)
     rg_scenario sc;
     char err[256];
 
-    write_temp(path, full_text, strlen(full_text));
+    rg_check_write_temp(path, full_text, strlen(full_text));
     ck_assert_int_eq(rg_scenario_load(path, &sc, err, sizeof(err)), 0);
     ck_assert_str_eq(err, "");
     ck_assert_str_eq(sc.name, "full-scenario_1.0");
@@ -1014,7 +999,7 @@ START_TEST(test_load_round_trip)
 
     /* Without a name: key, the temporary file's own name. */
     static const char text[] = "ranks: 2\nprogram: [{op: barrier}]\n";
-    write_temp(path, text, strlen(text));
+    rg_check_write_temp(path, text, strlen(text));
     ck_assert_int_eq(rg_scenario_load(path, &sc, err, sizeof(err)), 0);
     ck_assert_str_eq(sc.name, strrchr(path, '/') + 1);
     unlink(path);
@@ -1027,7 +1012,7 @@ START_TEST(test_load_errors_name_path)
     char path[64], want[128], err[256];
     rg_scenario sc;
 
-    write_temp(path, text, strlen(text));
+    rg_check_write_temp(path, text, strlen(text));
     memset(&sc, 0x5a, sizeof(sc));
     ck_assert_int_eq(rg_scenario_load(path, &sc, err, sizeof(err)), -1);
     snprintf(want, sizeof(want), "%s:3: barrier does not take 'count'", path);
@@ -1072,14 +1057,14 @@ START_TEST(test_load_size_limit)
     memset(text, 'c', max + 1);
     memcpy(text, head, strlen(head));
     text[max - 1] = '\n';
-    write_temp(path, text, max);
+    rg_check_write_temp(path, text, max);
     ck_assert_int_eq(rg_scenario_load(path, &sc, err, sizeof(err)), 0);
     ck_assert_int_eq(sc.ranks, 2);
     unlink(path);
 
     text[max - 1] = 'c';
     text[max] = '\n';
-    write_temp(path, text, max + 1);
+    rg_check_write_temp(path, text, max + 1);
     memset(&sc, 0x5a, sizeof(sc));
     ck_assert_int_eq(rg_scenario_load(path, &sc, err, sizeof(err)), -1);
     snprintf(want, sizeof(want), "%s: larger than 1 MiB", path);

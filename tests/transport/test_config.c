@@ -285,28 +285,13 @@ END_TEST
 
 /* --- rg__devices_load ---------------------------------------------------------------------- */
 
-/* Writes len bytes into a new temporary file; its path goes to path (at least 64 bytes). */
-static void write_temp(char *path, const char *data, size_t len)
-{
-    strcpy(path, "/tmp/rg_test_devices_XXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        ck_assert_msg(w > 0, "write %s: %s", path, strerror(errno));
-        off += (size_t)w;
-    }
-    ck_assert_int_eq(close(fd), 0);
-}
-
 START_TEST(test_load_round_trip)
 {
     char path[64];
     struct rg_devices d;
     struct rg_err e;
 
-    write_temp(path, mixed_4x4, strlen(mixed_4x4));
+    rg_check_write_temp(path, mixed_4x4, strlen(mixed_4x4));
     for (int rank = 0; rank < 4; rank++) {
         rg__err_clear(&e);
         ck_assert_int_eq(rg__devices_load(path, rank, &d, &e), RG_OK);
@@ -329,7 +314,7 @@ START_TEST(test_load_bad_json_names_path)
     struct rg_devices d;
     struct rg_err e;
 
-    write_temp(path, text, strlen(text));
+    rg_check_write_temp(path, text, strlen(text));
     rg__err_clear(&e);
     ck_assert_int_eq(rg__devices_load(path, 0, &d, &e), RG_ERR_CONFIG);
     snprintf(want, sizeof(want), "%s:3:", path);
@@ -397,13 +382,13 @@ START_TEST(test_load_size_limit)
     struct rg_err e;
     char *s = padded_json(mib + 1);
 
-    write_temp(path, s, mib);
+    rg_check_write_temp(path, s, mib);
     rg__err_clear(&e);
     ck_assert_int_eq(rg__devices_load(path, 1, &d, &e), RG_OK);
     ck_assert_str_eq(d.names[0][0], "b");
     unlink(path);
 
-    write_temp(path, s, mib + 1);
+    rg_check_write_temp(path, s, mib + 1);
     rg__err_clear(&e);
     ck_assert_int_eq(rg__devices_load(path, 1, &d, &e), RG_ERR_CONFIG);
     ck_assert_msg(strncmp(e.msg, path, strlen(path)) == 0, "'%s'", e.msg);
@@ -421,7 +406,7 @@ START_TEST(test_load_nul_byte)
     struct rg_devices d;
     struct rg_err e;
 
-    write_temp(path, text, sizeof(text) - 1);
+    rg_check_write_temp(path, text, sizeof(text) - 1);
     rg__err_clear(&e);
     ck_assert_int_eq(rg__devices_load(path, 0, &d, &e), RG_ERR_CONFIG);
     ck_assert_msg(strstr(e.msg, "NUL byte at offset 26") != NULL, "'%s'", e.msg);

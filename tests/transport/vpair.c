@@ -264,8 +264,10 @@ static void run_sender(const struct vpair_opts *o, int fd, struct vpair_result *
         if (have_result && res.st != RG_OK)
             goto out; /* the receiver failed first; its message is the one to report */
         while (sent < nchunks && credits > 0 && sent - acked < o->window) {
-            if (rg_vpost_send(s.qp, sent, s.buf + sent * o->chunk, (uint32_t)chunk_len(o, sent),
-                              s.mr->lkey, &s.err))
+            struct ibv_sge sge = {.addr = (uintptr_t)(s.buf + sent * o->chunk),
+                                  .length = (uint32_t)chunk_len(o, sent),
+                                  .lkey = s.mr->lkey};
+            if (rg_vpost_send(s.qp, sent, &sge, 1, &s.err))
                 goto out;
             sent++;
             credits--;
