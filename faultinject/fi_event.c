@@ -49,10 +49,11 @@ int fi_event_open(char *err, size_t errlen)
 void fi_event(const char *name, const char *fmt, ...)
 {
     char line[1024];
+    int saved = errno; /* events are written inside wrapped calls: the program's errno stays */
     int n = snprintf(line, sizeof(line), "{\"event\":\"%s\",\"rank\":%d,\"pid\":%ld,\"t_ms\":%.3f",
                      name, fi_rank(), (long)getpid(), fi_elapsed_ms());
     if (n < 0 || (size_t)n >= sizeof(line) - 3)
-        return;
+        goto out;
     if (fmt && *fmt) {
         va_list ap;
         line[n++] = ',';
@@ -60,7 +61,7 @@ void fi_event(const char *name, const char *fmt, ...)
         int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 2, fmt, ap);
         va_end(ap);
         if (m < 0)
-            return;
+            goto out;
         /* A truncated body would be broken JSON: cut back to the header instead. */
         if ((size_t)m >= sizeof(line) - (size_t)n - 2)
             m = -1;
@@ -73,7 +74,9 @@ void fi_event(const char *name, const char *fmt, ...)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return;
+            goto out;
         off += (size_t)w;
     }
+out:
+    errno = saved;
 }

@@ -203,7 +203,7 @@ static void fi_read_rank(void)
     static const char *const names[] = {
         "RG_FI_RANK",           "RG_RANK",  "MLX_RANK",    "JACCL_RANK",
         "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-    int rank = -1;
+    int rank = -1, saved = errno; /* strtol sets errno: the caller's must survive */
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const char *v = getenv(names[i]);
         char *end;
@@ -217,13 +217,16 @@ static void fi_read_rank(void)
         }
     }
     atomic_store(&g_rank, rank);
+    errno = saved;
 }
 
 static void fi_sleep_ms(uint64_t ms)
 {
     struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L};
+    int saved = errno;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+    errno = saved;
 }
 
 static struct fi_live *fi_live(void)
@@ -518,7 +521,9 @@ static void fi_qp_break(struct fi_qp *q)
     q->rring.head = q->rring.tail;
     pthread_mutex_unlock(&q->rlock);
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+    int saved = errno; /* the program's poll must not see our modify_qp's errno */
     int err = real.modify_qp(q->qp, &a, IBV_QP_STATE);
+    errno = saved;
     if (err)
         fi_event("note", "\"what\":\"modify_qp to ERR failed\",\"qp\":%u,\"errno\":%d", q->qpn,
                  err);
@@ -655,7 +660,7 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
     int got = cx->poll(cq, ne, wc);
     if (got < 0)
         return got;
-    int kept = 0;
+    int saved = errno, kept = 0;
     for (int k = 0; k < got; k++) {
         struct fi_qp *q = fi_qp_find(cq->context, wc[k].qp_num);
         if (q && atomic_load_explicit(&q->faulted, memory_order_relaxed))
@@ -700,6 +705,7 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
     }
     if (c)
         atomic_fetch_add_explicit(&c->cqe, (uint64_t)got, memory_order_relaxed);
+    errno = saved;
     return got;
 }
 
@@ -1065,7 +1071,7 @@ static void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, b
                       int sq_sig_all, struct ibv_qp_ex *qx)
 {
     struct fi_ctx *cx = fi_ctx_of(qp->context);
-    int ord = atomic_fetch_add(&g_qp_ord, 1);
+    int ord = atomic_fetch_add(&g_qp_ord, 1), saved = errno;
     pthread_mutex_lock(&g_lock);
     uint32_t h = fi_hash((uintptr_t)qp->context, qp->qp_num);
     struct fi_qp *q = NULL;
@@ -1077,6 +1083,7 @@ static void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, b
     if (!q) {
         pthread_mutex_unlock(&g_lock);
         fi_event("note", "\"what\":\"QP table full: qp %u is not watched\"", qp->qp_num);
+        errno = saved;
         return;
     }
     free(q->sring.e);
@@ -1115,11 +1122,12 @@ static void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, b
         if (qx->wr_rdma_write)
             qx->wr_rdma_write = fi_qpx_write;
     }
+    errno = saved; /* the program sees the errno ibv_create_qp left, not calloc's */
 }
 
 static void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx)
 {
-    int ord = atomic_fetch_add(&g_cq_ord, 1);
+    int ord = atomic_fetch_add(&g_cq_ord, 1), saved = errno;
     pthread_mutex_lock(&g_lock);
     uint32_t h = fi_hash((uintptr_t)cq, 0);
     struct fi_cq *c = NULL;
@@ -1131,6 +1139,7 @@ static void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx)
     if (!c) {
         pthread_mutex_unlock(&g_lock);
         fi_event("note", "\"what\":\"CQ table full: cq %d is not watched\"", ord);
+        errno = saved;
         return;
     }
     free(c->pend);
@@ -1154,6 +1163,7 @@ static void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx)
         cqx->start_poll = fi_cqx_start;
         cqx->next_poll = fi_cqx_next;
     }
+    errno = saved; /* the program sees the errno ibv_create_cq left, not calloc's */
 }
 
 /* ---- exported wrappers: devices and contexts ---------------------------------------------- */
@@ -1199,6 +1209,7 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     struct ibv_context *ctx = real.open_device(dev);
     if (!ctx)
         return NULL;
+    int saved = errno; /* a success may still have set errno; the program sees the real one */
     fi_read_rank();
     pthread_mutex_lock(&g_lock);
     int n = atomic_load(&g_nctx), slot = -1;
@@ -1210,6 +1221,7 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     if (slot < 0) {
         pthread_mutex_unlock(&g_lock);
         fi_event("note", "\"what\":\"context table full: %s is not watched\"", dev->name);
+        errno = saved;
         return ctx;
     }
     struct fi_ctx *cx = &g_ctx[slot];
@@ -1247,6 +1259,7 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
         vctx->create_cq_ex = fi_create_cq_ex;
     if (vctx && vctx->create_qp_ex)
         vctx->create_qp_ex = fi_create_qp_ex;
+    errno = saved;
     return ctx;
 }
 
@@ -1266,12 +1279,15 @@ FI_EXPORT struct ibv_device **ibv_get_device_list(int *num)
 {
     int n = 0;
     struct ibv_device **list = real.get_device_list(&n);
+    /* Kept from here and put back before every return: a program that finds no list prints
+     * strerror(errno), which must name the real call's failure, not something of ours. */
+    int saved = errno;
     struct fi_live *lp = fi_live();
     if (num)
         *num = n;
     fi_read_rank();
     if (!list || !lp || !lp->m_swap)
-        return list;
+        goto out;
     struct fi_site s = {.dev = NULL, .qpn = -1, .qp_ord = -1, .cq_ord = -1};
     uint64_t nth;
     for (uint32_t m = lp->m_swap; m; m &= m - 1) {
@@ -1287,7 +1303,7 @@ FI_EXPORT struct ibv_device **ibv_get_device_list(int *num)
             continue;
         struct ibv_device **mine = calloc((size_t)n + 2, sizeof(*mine));
         if (!mine)
-            return list;
+            goto out;
         mine[0] = (struct ibv_device *)(void *)list;
         char names[FI_MAX_DEVS][IBV_SYSFS_NAME_MAX];
         for (int k = 0; k < np; k++)
@@ -1331,8 +1347,11 @@ FI_EXPORT struct ibv_device **ibv_get_device_list(int *num)
         char d[300];
         snprintf(d, sizeof(d), "\"map\":\"%s\"", map);
         fi_event_fault(lp, i, &s, nth, d);
-        return mine + 1;
+        list = mine + 1;
+        break;
     }
+out:
+    errno = saved;
     return list;
 }
 
@@ -1479,12 +1498,14 @@ static bool fi_is_verbs_lib(const char *file)
 FI_EXPORT void *dlopen(const char *file, int flags)
 {
     void *h = real.dlopen(file, flags);
+    int saved = errno;
     if (h && file && g_self_path[0] && fi_is_verbs_lib(file)) {
         /* The shim's handle: dlsym on it searches the shim, then its dependency libibverbs. */
         void *self = real.dlopen(g_self_path, RTLD_NOW | RTLD_NOLOAD);
         if (self)
-            return self; /* libibverbs stays loaded: the shim depends on it */
+            h = self; /* libibverbs stays loaded: the shim depends on it */
     }
+    errno = saved;
     return h;
 }
 

@@ -292,7 +292,12 @@ static int run(const struct opts *o)
     struct tally t = {0};
     union ibv_gid gid;
 
-    if (!list || !n) {
+    if (!list) {
+        /* errno is what ibv_get_device_list left: the shim must not have clobbered it. */
+        fprintf(stderr, "probe: cannot list RDMA devices: %s\n", strerror(errno));
+        goto out;
+    }
+    if (!n) {
         fprintf(stderr, "probe: no verbs devices\n");
         goto out;
     }

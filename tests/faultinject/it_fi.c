@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +56,9 @@ struct proc {
     int status; /* exit code, or 128 + signal, or -1 when killed at the deadline */
 };
 
+/* When set, the next child runs with only this many file descriptors (0: unlimited). */
+static int g_nofile;
+
 /* Starts argv with LD_PRELOAD=shim (when `shim`) and the given NAME=VALUE settings. */
 static void start(struct proc *p, bool shim, const char *const *env, const char *const *argv)
 {
@@ -77,6 +81,12 @@ static void start(struct proc *p, bool shim, const char *const *env, const char 
             setenv("LD_PRELOAD", g_shim, 1);
         for (int i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
+        if (g_nofile) {
+            struct rlimit rl = {(rlim_t)g_nofile, (rlim_t)g_nofile};
+            for (int fd = 3; fd < 1024; fd++)
+                close(fd);
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
         execvp(argv[0], (char *const *)argv);
         fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -399,6 +409,29 @@ START_TEST(test_swap_rails)
 }
 END_TEST
 
+/*
+ * When the real ibv_get_device_list fails, the program must see the real errno. With four file
+ * descriptors (standard streams and the shim's log) libibverbs can open neither its netlink
+ * socket nor its sysfs directory, so the list fails; a rank variable is set because reading it
+ * (strtol) is what used to leave errno 0 and the message "Success".
+ */
+START_TEST(test_errno_kept)
+{
+    static const char *const plans[] = {NULL, "RG_FI_PLAN=count"};
+    for (int k = 0; k < 2; k++) {
+        struct proc p;
+        const char *env[] = {"RG_FI_RANK=1", plans[k], NULL};
+        unlink(g_log);
+        g_nofile = 4;
+        int st = run(&p, true, env, ARGS(g_probe, "--dev", devs[0]), 60);
+        g_nofile = 0;
+        ck_assert_msg(st == 2, "status %d:\n%s", st, p.out);
+        ck_assert_msg(strstr(p.out, "probe: cannot list RDMA devices: "), "%s", p.out);
+        ck_assert_msg(!strstr(p.out, "devices: Success"), "errno clobbered:\n%s", p.out);
+    }
+}
+END_TEST
+
 /* Programs that dlopen libibverbs and use dlsym on that handle are covered too. */
 START_TEST(test_dlopen_program)
 {
@@ -598,6 +631,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_loop_test(t, test_nomem_verbs, 0, 4);
     tcase_add_test(t, test_corrupt);
     tcase_add_test(t, test_swap_rails);
+    tcase_add_test(t, test_errno_kept);
     tcase_add_test(t, test_dlopen_program);
     tcase_add_test(t, test_cq_ex);
     tcase_add_test(t, test_bad_plan);
