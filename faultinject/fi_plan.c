@@ -421,6 +421,9 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
         /* Only a send-side operation can vanish after completing locally. */
         if (r->kind == FI_LOSE && o != FI_OP_ANY && o != FI_OP_SEND && o != FI_OP_WRITE)
             return fail(c, "lose takes op=send or op=write '%s'", show(v, vn).s);
+        /* Only a received payload is there to flip: on any other op the rule would never fire. */
+        if (r->kind == FI_CORRUPT && o != FI_OP_ANY && o != FI_OP_RECV)
+            return fail(c, "corrupt takes op=recv '%s'", show(v, vn).s);
         r->op = (enum fi_op)o;
         return 0;
     }
@@ -473,6 +476,10 @@ static int finish_rule(const struct ctx *c, struct fi_rule *r, unsigned seen)
         return fail(c, "%s needs ms=", kind_names[r->kind]);
     if (r->kind == FI_NOMEM && !(seen & B(K_VERB)))
         return fail(c, "nomem needs verb=");
+    /* A success rewritten as a success injects nothing, yet would count as fired: a plan that
+     * does nothing must not read as one that does. */
+    if (r->kind == FI_ERROR && r->status == IBV_WC_SUCCESS)
+        return fail(c, "error status=SUCCESS injects nothing");
     /* Checked whenever either end is given: "before=0" alone is as empty as "after=5 before=5". */
     if (r->after_ms >= r->before_ms)
         return fail(c, "empty time window 'after=%" PRIu64 " before=%" PRIu64 "'", r->after_ms,
