@@ -14,7 +14,7 @@ PKGS      = check libibverbs jansson yaml-0.1
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Ifaultinject -Iharness -Itests \
-               -Itests/transport -MMD -MP
+               -Itests/transport -I$(BUILD)/gen -MMD -MP
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -27,10 +27,13 @@ TRANSPORT_SRC := $(sort $(wildcard transport/*.c))
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
 FI_PURE_SRC   := faultinject/fi_plan.c
 # The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
-# linked into the unit tests. The `railguard` command links these and its runner, never the
-# transport or the shim: it reaches them through dlopen and the environment.
-HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c
-HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/main.c
+# linked into the unit tests. The `railguard` command links these, its runner and the fault-plan
+# library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
+# transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
+HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
+                    harness/rg_evidence.c
+HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
+                 harness/main.c
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
@@ -61,11 +64,22 @@ help:
 deps:
 	@ci/deps
 
+# railguard's version for the reports, rewritten only when `git describe` changes.
+RG_VERSION_H := $(BUILD)/gen/rg_version.h
+$(RG_VERSION_H): FORCE
+	@mkdir -p $(@D); v=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
+	 printf '#define RG_VERSION "%s"\n' "$$v" > $@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+.PHONY: FORCE
+FORCE:
+
 # --- one rule set per flavour ----------------------------------------------------------------
 define FLAVOUR
 $(1)_DIR := $(BUILD)/$(1)
 $(1)_LIB := $(BUILD)/$(1)/lib/librailguard.a
 obj_$(1) = $$(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$$(1))
+
+$(BUILD)/$(1)/obj/harness/rg_preflight.o: $(RG_VERSION_H)
 
 $(BUILD)/$(1)/obj/%.o: %.c
 	@mkdir -p $$(@D)
@@ -117,9 +131,9 @@ $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	@mkdir -p $$(@D)
 	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
 
-$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC))
+$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC))
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl
+	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl
 
 # A transport that misbehaves on purpose, for the runner's own tests.
 $(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plugin.o

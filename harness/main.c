@@ -33,6 +33,8 @@ static int worker(int argc, char **argv)
             a.devices_file = v;
         } else if (!strcmp(k, "--transport")) {
             a.transport = v;
+        } else if (!strcmp(k, "--backtrace-file")) {
+            a.backtrace_file = v;
         } else if (!strcmp(k, "--status-fd")) {
             a.status_fd = (int)strtol(v, &end, 10);
         } else if (!strcmp(k, "--seed")) {

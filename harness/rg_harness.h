@@ -17,25 +17,73 @@
 #include <stdio.h>
 
 /* --- verdicts (ULFM/Jepsen style), per rank -------------------------------------------------- */
-typedef enum {
-    RG_V_OK,                /* returned success, data verified */
-    RG_V_DETECTED,          /* returned an error; the message is kept */
-    RG_V_SILENT_CORRUPTION, /* returned success with wrong data or a broken guard band */
-    RG_V_DEADLOCK,          /* did not finish by the deadline; killed after a backtrace */
-    RG_V_CRASH,             /* died by a signal, or exited without a verdict */
-    RG_V_ERROR,             /* the harness could not run it (bad transport, no memory) */
-    RG_V_COUNT
-} rg_verdict;
+/*
+ * The one verdict table, lowest precedence first. A rank can have several findings (it reported
+ * corruption, then crashed in finalize); its verdict is the finding of highest precedence, and
+ * every finding is kept beside it. Later verdicts join this table, never one beside it.
+ */
+#define RG_VERDICTS(X)                                                                             \
+    X(OK, "ok", "returned success; every output, guard band and send buffer was right")           \
+    X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")     \
+    X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing") \
+    X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                 \
+      "returned an error though no planned fault had fired before it")                            \
+    X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")    \
+    X(CRASH, "CRASH", "died by a signal, or exited without a verdict")                            \
+    X(DEADLOCK, "DEADLOCK", "still running at the deadline; backtrace taken, then killed")        \
+    X(SILENT_CORRUPTION, "SILENT_CORRUPTION",                                                     \
+      "returned success with wrong data, a broken guard band or a changed send buffer")
+
+#define RG__VERDICT_ENUM(id, name, what) RG_V_##id,
+typedef enum { RG_VERDICTS(RG__VERDICT_ENUM) RG_V_COUNT } rg_verdict;
+#undef RG__VERDICT_ENUM
 
 const char *rg_verdict_name(rg_verdict v);
+/* What the verdict means, one line (docs and --help use it). */
+const char *rg_verdict_meaning(rg_verdict v);
+/* The verdict named (as rg_verdict_name spells it), or -1. */
+int rg_verdict_of(const char *name);
+
+#define RG_MAX_FINDINGS 4
+
+typedef struct rg_finding {
+    rg_verdict verdict;
+    double t_s; /* seconds from the scenario's start; -1 when unknown */
+    char text[320];
+} rg_finding;
 
 typedef struct rg_rank_result {
-    rg_verdict verdict;
-    int step;        /* the program step it ended in (-1: init), or nops when it finished */
-    int rep;         /* the repetition of that step */
-    char where[160]; /* that step's description, e.g. "all_reduce float32 sum count 1021" */
-    char detail[1024];
+    rg_verdict verdict; /* the finding of highest precedence */
+    double t_s;         /* when it was found, seconds from the scenario's start; -1 unknown */
+    int step;           /* the program step it ended in (-1: init), or nops when it finished */
+    int rep;            /* the repetition of that step */
+    double step_t_s;    /* when that step began */
+    double left_t_s;    /* when the process ended (-1: still running at the deadline) */
+    char where[160];    /* that step's description, e.g. "all_reduce float32 sum count 1021" */
+    char detail[1024];  /* the verdict's finding, whole */
+    int nfindings;
+    rg_finding finding[RG_MAX_FINDINGS];
 } rg_rank_result;
+
+/*
+ * Adds a finding to a rank and makes the one of highest precedence its verdict (the first of
+ * equal ones stays). When the list is full the lowest finding gives way.
+ */
+void rg_rank_find(rg_rank_result *k, rg_verdict v, double t_s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Turns the rank's `from` findings into `to` (e.g. detected with no fault before it). */
+void rg_rank_recast(rg_rank_result *k, rg_verdict from, rg_verdict to, const char *prefix);
+
+/* One fault rule's evidence across the ranks. */
+typedef struct rg_rule_result {
+    char rule[RG_SC_RULE_MAX];
+    int line;
+    bool optional;
+    bool counting; /* "count": injects nothing, never fires */
+    uint64_t fired;
+    int64_t matched;              /* summed over the ranks that summarised; -1 when none did */
+    uint32_t fired_by[RG_MAX_RANKS]; /* per rank */
+} rg_rule_result;
 
 typedef struct rg_result {
     char name[RG_SC_NAME_MAX];
@@ -44,8 +92,11 @@ typedef struct rg_result {
     int ranks;
     rg_sc_expect expect[RG_MAX_RANKS];
     rg_rank_result rank[RG_MAX_RANKS];
+    int nrules;
+    rg_rule_result rule[FI_MAX_RULES];
     bool passed;
-    char why[1200]; /* the first reason it failed */
+    char why[1200];   /* the first failure in time, named */
+    char first[1200]; /* the first failing rank's line, "" when none failed */
     char repro[4096];
     double seconds;
 } rg_result;
@@ -53,14 +104,79 @@ typedef struct rg_result {
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
 bool rg_judge(rg_result *r);
 
+/* --- evidence: what the shim saw in one rank (rankN.events.jsonl) ------------------------- */
+typedef struct rg_evidence {
+    bool present;      /* the events file was there */
+    bool loaded;       /* the shim said it loaded */
+    bool totals;       /* it summarised (at exit, on a snapshot, or on request) */
+    bool snapshot;     /* that summary came from a snapshot (a rank killed at the deadline) */
+    uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
+    double first_fault_mono_ms; /* CLOCK_MONOTONIC of its first fired fault; -1 none */
+    int first_fault_rule;
+    uint64_t fired[FI_MAX_RULES];
+    int64_t matched[FI_MAX_RULES]; /* -1: no summary of that rule */
+    char queues[512]; /* QPs with work outstanding at the last summary, for a hang's detail */
+    char verbs[256];  /* the libibverbs the shim wrapped, as it reported at load */
+    int bad_lines;    /* lines that were not JSON objects (a torn write at a kill) */
+} rg_evidence;
+
+/* Reads one rank's events. A missing file is not an error (present stays false). */
+int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen);
+
+/*
+ * Applies the evidence of ranks lo..hi-1 (ev[i] for rank i) to their results: a rank the shim
+ * did not instrument gets ERROR; detected with no fault fired before it (on any rank, by
+ * CLOCK_MONOTONIC) becomes ERROR_WITHOUT_FAULT; a rule that fired on no rank makes every rank
+ * NOT_EXERCISED unless the scenario marks it optional. t0_mono_ms is the scenario's start.
+ * Those two rules look across ranks: with `whole` false (one rank of an external launch) they
+ * are left to `railguard report`, which sees every rank.
+ */
+void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *ev, int lo, int hi,
+                       double t0_mono_ms, bool whole);
+
+/* --- preflight, and what ran ---------------------------------------------------------------- */
+#define RG_RUN_GIDS 4
+
+typedef struct rg_run_device {
+    char name[64];
+    char state[32];
+    int ngids;
+    char gids[RG_RUN_GIDS][48];
+} rg_run_device;
+
+/* Enough to rerun the same thing elsewhere; report.json and JUnit's properties carry it. */
+typedef struct rg_run_info {
+    char railguard[64];
+    char kernel[256];
+    char verbs[1024]; /* the libibverbs object the shim wraps (its file name has the version) */
+    char shim[4096];
+    char shim_build_id[48];
+    char transport[4096];
+    char transport_build_id[48];
+    int ndevices;
+    rg_run_device dev[RG_MAX_RAILS];
+    char seed[32]; /* --seed, or "per scenario" */
+} rg_run_info;
+
+/*
+ * Checks that every device exists with an ACTIVE port 1, that the shim loads and has its
+ * control table, and that the transport loads and has a plugin table; fills `info`. Returns
+ * 0, or -1 with one line in err.
+ */
+int rg_preflight(const char *shim, const char *transport, char (*devices)[64], int ndevices,
+                 rg_run_info *info, char *err, size_t errlen);
+/* Whether the locked-memory limit allows `need` bytes registered per rank; -1 with a line. */
+int rg_preflight_memlock(uint64_t need, char *err, size_t errlen);
+
 /* --- reports ----------------------------------------------------------------------------- */
 /* One result as JSON (the supervisor hands results to the runner this way, too). */
 int rg_result_save(const rg_result *r, const char *path, char *err, size_t errlen);
 int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen);
-int rg_report_json(const rg_result *res, int n, double total_s, const char *path, char *err,
-                   size_t errlen);
-int rg_report_junit(const rg_result *res, int n, double total_s, const char *path, char *err,
-                    size_t errlen);
+/* `info` (what ran) may be NULL. */
+int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                   const char *path, char *err, size_t errlen);
+int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                    const char *path, char *err, size_t errlen);
 /* The summary table and the last line, "N passed, M failed". */
 void rg_report_table(FILE *f, const rg_result *res, int n, double total_s);
 /* The live line for one finished scenario. */
@@ -74,6 +190,7 @@ typedef struct rg_worker_args {
     const char *devices_file;
     const char *transport;
     int status_fd;
+    const char *backtrace_file; /* where a crash or RG_BACKTRACE_SIGNAL writes a backtrace */
     bool seed_set;
     uint64_t seed;
 } rg_worker_args;

@@ -12,72 +12,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *rg_verdict_name(rg_verdict v)
-{
-    static const char *const names[RG_V_COUNT] = {
-        [RG_V_OK] = "ok",
-        [RG_V_DETECTED] = "detected",
-        [RG_V_SILENT_CORRUPTION] = "SILENT_CORRUPTION",
-        [RG_V_DEADLOCK] = "DEADLOCK",
-        [RG_V_CRASH] = "CRASH",
-        [RG_V_ERROR] = "ERROR",
-    };
-    return (unsigned)v < RG_V_COUNT ? names[v] : "?";
-}
-
-static bool acceptable(rg_verdict v, rg_sc_expect e)
-{
-    switch (e) {
-    case RG_SC_EXPECT_OK:
-        return v == RG_V_OK;
-    case RG_SC_EXPECT_DETECTED:
-        return v == RG_V_DETECTED;
-    case RG_SC_EXPECT_ANY:
-        return v == RG_V_OK || v == RG_V_DETECTED;
-    }
-    return false;
-}
-
-bool rg_judge(rg_result *r)
-{
-    r->passed = true;
-    r->why[0] = '\0';
-    /* The failures that are never acceptable come first: they are what a reader must see. */
-    for (int pass = 0; pass < 2 && r->passed; pass++) {
-        for (int i = 0; i < r->ranks; i++) {
-            const rg_rank_result *k = &r->rank[i];
-            bool hard = k->verdict >= RG_V_SILENT_CORRUPTION;
-            if (pass == 0 ? !hard : acceptable(k->verdict, r->expect[i]))
-                continue;
-            r->passed = false;
-            if (pass == 0)
-                snprintf(r->why, sizeof(r->why), "rank %d: %s in %s: %s", i,
-                         rg_verdict_name(k->verdict), k->where, k->detail);
-            else
-                snprintf(r->why, sizeof(r->why), "rank %d: %s, expected %s%s%s", i,
-                         rg_verdict_name(k->verdict), rg_sc_expect_name(r->expect[i]),
-                         k->detail[0] ? ": " : "", k->detail);
-            break;
-        }
-    }
-    return r->passed;
-}
-
 /* --- JSON ---------------------------------------------------------------------------------- */
+static json_t *rank_json(const rg_result *r, int i)
+{
+    const rg_rank_result *k = &r->rank[i];
+    json_t *findings = json_array();
+    for (int f = 0; f < k->nfindings; f++)
+        json_array_append_new(findings, json_pack("{s:s,s:f,s:s}", "verdict",
+                                                  rg_verdict_name(k->finding[f].verdict), "t",
+                                                  k->finding[f].t_s, "text", k->finding[f].text));
+    return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:o}", "rank", i, "verdict",
+                     rg_verdict_name(k->verdict), "expect", rg_sc_expect_name(r->expect[i]), "t",
+                     k->t_s, "step", k->step, "rep", k->rep, "step_t", k->step_t_s, "left_t",
+                     k->left_t_s, "where", k->where, "detail", k->detail, "findings", findings);
+}
+
+static json_t *rule_json(const rg_result *r, int i)
+{
+    const rg_rule_result *u = &r->rule[i];
+    json_t *by = json_array();
+    for (int k = 0; k < r->ranks; k++)
+        json_array_append_new(by, json_integer(u->fired_by[k]));
+    return json_pack("{s:i,s:s,s:i,s:b,s:b,s:I,s:I,s:o}", "item", i + 1, "rule", u->rule, "line",
+                     u->line, "optional", u->optional, "counting", u->counting, "fired",
+                     (json_int_t)u->fired, "matched", (json_int_t)u->matched, "fired_by_rank", by);
+}
+
 static json_t *result_json(const rg_result *r)
 {
-    json_t *ranks = json_array();
-    for (int i = 0; i < r->ranks; i++) {
-        const rg_rank_result *k = &r->rank[i];
-        json_array_append_new(ranks,
-                              json_pack("{s:i,s:s,s:s,s:i,s:i,s:s,s:s}", "rank", i, "verdict",
-                                        rg_verdict_name(k->verdict), "expect",
-                                        rg_sc_expect_name(r->expect[i]), "step", k->step, "rep",
-                                        k->rep, "where", k->where, "detail", k->detail));
-    }
-    return json_pack("{s:s,s:s,s:s,s:b,s:s,s:s,s:f,s:o}", "name", r->name, "path", r->path, "dir",
-                     r->dir, "passed", r->passed, "why", r->why, "repro", r->repro, "seconds",
-                     r->seconds, "ranks", ranks);
+    json_t *ranks = json_array(), *rules = json_array();
+    for (int i = 0; i < r->ranks; i++)
+        json_array_append_new(ranks, rank_json(r, i));
+    for (int i = 0; i < r->nrules; i++)
+        json_array_append_new(rules, rule_json(r, i));
+    return json_pack("{s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:f,s:o,s:o}", "name", r->name, "path", r->path,
+                     "dir", r->dir, "passed", r->passed, "why", r->why, "first_failure", r->first,
+                     "repro", r->repro, "seconds", r->seconds, "ranks", ranks, "rules", rules);
 }
 
 static int write_json(json_t *j, const char *path, char *err, size_t errlen)
@@ -106,12 +76,10 @@ static void copy_str(char *dst, size_t len, json_t *o, const char *key)
     snprintf(dst, len, "%s", s ? s : "");
 }
 
-static int verdict_of(const char *name)
+static double num_or(json_t *o, const char *key, double dflt)
 {
-    for (int v = 0; v < RG_V_COUNT; v++)
-        if (name && !strcmp(name, rg_verdict_name((rg_verdict)v)))
-            return v;
-    return -1;
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
 static int expect_of(const char *name)
@@ -141,13 +109,14 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     copy_str(r->path, sizeof(r->path), j, "path");
     copy_str(r->dir, sizeof(r->dir), j, "dir");
     copy_str(r->why, sizeof(r->why), j, "why");
+    copy_str(r->first, sizeof(r->first), j, "first_failure");
     copy_str(r->repro, sizeof(r->repro), j, "repro");
     r->passed = json_is_true(json_object_get(j, "passed"));
     r->seconds = json_number_value(json_object_get(j, "seconds"));
     r->ranks = (int)json_array_size(ranks);
     for (int i = 0; i < r->ranks; i++) {
         json_t *k = json_array_get(ranks, (size_t)i);
-        int v = verdict_of(json_string_value(json_object_get(k, "verdict")));
+        int v = rg_verdict_of(json_string_value(json_object_get(k, "verdict")));
         int e = expect_of(json_string_value(json_object_get(k, "expect")));
         if (v < 0 || e < 0) {
             snprintf(err, errlen, "%s: rank %d has a bad verdict or expectation", path, i);
@@ -160,6 +129,34 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->rank[i].rep = (int)json_integer_value(json_object_get(k, "rep"));
         copy_str(r->rank[i].where, sizeof(r->rank[i].where), k, "where");
         copy_str(r->rank[i].detail, sizeof(r->rank[i].detail), k, "detail");
+        r->rank[i].t_s = num_or(k, "t", -1);
+        r->rank[i].step_t_s = num_or(k, "step_t", -1);
+        r->rank[i].left_t_s = num_or(k, "left_t", -1);
+        json_t *fs = json_object_get(k, "findings");
+        for (size_t f = 0; f < json_array_size(fs) && f < RG_MAX_FINDINGS; f++) {
+            json_t *fo = json_array_get(fs, f);
+            rg_finding *fd = &r->rank[i].finding[r->rank[i].nfindings];
+            int fv = rg_verdict_of(json_string_value(json_object_get(fo, "verdict")));
+            if (fv < 0)
+                continue;
+            fd->verdict = (rg_verdict)fv;
+            fd->t_s = num_or(fo, "t", -1);
+            copy_str(fd->text, sizeof(fd->text), fo, "text");
+            r->rank[i].nfindings++;
+        }
+    }
+    json_t *rules = json_object_get(j, "rules");
+    for (size_t i = 0; i < json_array_size(rules) && i < FI_MAX_RULES; i++) {
+        json_t *u = json_array_get(rules, i), *by = json_object_get(u, "fired_by_rank");
+        rg_rule_result *rr = &r->rule[r->nrules++];
+        copy_str(rr->rule, sizeof(rr->rule), u, "rule");
+        rr->line = (int)json_integer_value(json_object_get(u, "line"));
+        rr->optional = json_is_true(json_object_get(u, "optional"));
+        rr->counting = json_is_true(json_object_get(u, "counting"));
+        rr->fired = (uint64_t)json_integer_value(json_object_get(u, "fired"));
+        rr->matched = (int64_t)json_integer_value(json_object_get(u, "matched"));
+        for (size_t k = 0; k < json_array_size(by) && k < RG_MAX_RANKS; k++)
+            rr->fired_by[k] = (uint32_t)json_integer_value(json_array_get(by, k));
     }
     json_decref(j);
     return 0;
@@ -173,16 +170,35 @@ static int count_passed(const rg_result *res, int n)
     return p;
 }
 
-int rg_report_json(const rg_result *res, int n, double total_s, const char *path, char *err,
-                   size_t errlen)
+static json_t *info_json(const rg_run_info *info)
+{
+    json_t *devs = json_array();
+    for (int i = 0; i < info->ndevices; i++) {
+        json_t *gids = json_array();
+        for (int g = 0; g < info->dev[i].ngids; g++)
+            json_array_append_new(gids, json_string(info->dev[i].gids[g]));
+        json_array_append_new(devs, json_pack("{s:s,s:s,s:o}", "name", info->dev[i].name, "state",
+                                              info->dev[i].state, "gids", gids));
+    }
+    return json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s},s:o,s:s}", "railguard",
+                     info->railguard, "kernel", info->kernel, "libibverbs", info->verbs, "shim",
+                     "path", info->shim, "build_id", info->shim_build_id, "transport", "path",
+                     info->transport, "build_id", info->transport_build_id, "devices", devs,
+                     "seed", info->seed);
+}
+
+int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                   const char *path, char *err, size_t errlen)
 {
     json_t *all = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(all, result_json(&res[i]));
     int passed = count_passed(res, n);
-    return write_json(json_pack("{s:i,s:i,s:f,s:o}", "passed", passed, "failed", n - passed,
-                                "seconds", total_s, "scenarios", all),
-                      path, err, errlen);
+    json_t *top = json_pack("{s:i,s:i,s:f,s:o}", "passed", passed, "failed", n - passed,
+                            "seconds", total_s, "scenarios", all);
+    if (top && info)
+        json_object_set_new(top, "run", info_json(info));
+    return write_json(top, path, err, errlen);
 }
 
 /* --- JUnit XML ----------------------------------------------------------------------------- */
@@ -210,8 +226,39 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
-int rg_report_junit(const rg_result *res, int n, double total_s, const char *path, char *err,
-                    size_t errlen)
+static void junit_property(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, "      <property name=\"%s\" value=\"", name);
+    xml_text(f, value);
+    fputs("\"/>\n", f);
+}
+
+static void junit_properties(FILE *f, const rg_run_info *info)
+{
+    char name[64], gids[256];
+    fputs("    <properties>\n", f);
+    junit_property(f, "railguard", info->railguard);
+    junit_property(f, "kernel", info->kernel);
+    junit_property(f, "libibverbs", info->verbs);
+    junit_property(f, "shim", info->shim);
+    junit_property(f, "shim.build_id", info->shim_build_id);
+    junit_property(f, "transport", info->transport);
+    junit_property(f, "transport.build_id", info->transport_build_id);
+    junit_property(f, "seed", info->seed);
+    for (int i = 0; i < info->ndevices; i++) {
+        size_t o = 0;
+        gids[0] = '\0';
+        for (int g = 0; g < info->dev[i].ngids && o < sizeof(gids); g++)
+            o += (size_t)snprintf(gids + o, sizeof(gids) - o, "%s%s", g ? " " : "",
+                                  info->dev[i].gids[g]);
+        snprintf(name, sizeof(name), "device.%s", info->dev[i].name);
+        junit_property(f, name, gids);
+    }
+    fputs("    </properties>\n", f);
+}
+
+int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                    const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -223,6 +270,8 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const char *pat
     fprintf(f, "<testsuites tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", n, failed, total_s);
     fprintf(f, "  <testsuite name=\"railguard\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", n,
             failed, total_s);
+    if (info)
+        junit_properties(f, info);
     for (int i = 0; i < n; i++) {
         const rg_result *r = &res[i];
         fputs("    <testcase classname=\"railguard.scenarios\" name=\"", f);
@@ -267,14 +316,29 @@ static void verdicts(char *out, size_t len, const rg_result *r)
                               rg_verdict_name(r->rank[i].verdict));
 }
 
+/* Each injecting rule's fired count over all ranks, "1/3"; "-" when the plan injects nothing. */
+static const char *fired_list(char *out, size_t len, const rg_result *r)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < r->nrules && o < len; i++)
+        if (!r->rule[i].counting)
+            o += (size_t)snprintf(out + o, len - o, "%s%llu", o ? "/" : "",
+                                  (unsigned long long)r->rule[i].fired);
+    if (!out[0])
+        snprintf(out, len, "-");
+    return out;
+}
+
 void rg_report_line(FILE *f, const rg_result *r)
 {
-    char v[512];
+    char v[512], fired[256];
     verdicts(v, sizeof(v), r);
-    fprintf(f, "%s  %-36s %2d ranks %7.1f s  %s\n", r->passed ? "PASS" : "FAIL", r->name, r->ranks,
-            r->seconds, v);
+    fprintf(f, "%s  %-36s %2d ranks %7.1f s  %s  fired %s\n", r->passed ? "PASS" : "FAIL", r->name,
+            r->ranks, r->seconds, v, fired_list(fired, sizeof(fired), r));
     if (!r->passed) {
-        fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n", r->why, r->repro, r->dir);
+        fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n", r->first[0] ? r->first : r->why,
+                r->repro, r->dir);
     }
     fflush(f);
 }
@@ -283,13 +347,13 @@ void rg_report_table(FILE *f, const rg_result *res, int n, double total_s)
 {
     int passed = count_passed(res, n);
     int by[RG_V_COUNT] = {0};
-    fprintf(f, "\n%-36s %-6s %5s %8s  %s\n", "scenario", "result", "ranks", "seconds",
+    fprintf(f, "\n%-36s %-6s %5s %8s %-9s %s\n", "scenario", "result", "ranks", "seconds", "fired",
             "verdicts by rank");
     for (int i = 0; i < n; i++) {
-        char v[512];
+        char v[512], fired[256];
         verdicts(v, sizeof(v), &res[i]);
-        fprintf(f, "%-36s %-6s %5d %8.1f  %s\n", res[i].name, res[i].passed ? "pass" : "FAIL",
-                res[i].ranks, res[i].seconds, v);
+        fprintf(f, "%-36s %-6s %5d %8.1f %-9s %s\n", res[i].name, res[i].passed ? "pass" : "FAIL",
+                res[i].ranks, res[i].seconds, fired_list(fired, sizeof(fired), &res[i]), v);
         for (int k = 0; k < res[i].ranks; k++)
             by[res[i].rank[k].verdict]++;
     }

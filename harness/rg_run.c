@@ -30,7 +30,10 @@
 #include <unistd.h>
 
 #define RG_RUN_MAX_SCENARIOS 512
-#define RG_BACKTRACE_S 30.0
+/* gdb needs ~20 s per process under emulation; all hung ranks get theirs at once. */
+#define RG_BACKTRACE_S 60.0
+/* How long the ranks get to answer the snapshot and backtrace signals themselves. */
+#define RG_INPROC_WAIT_S 3.0
 
 struct run_opts {
     char self[PATH_MAX];
@@ -338,94 +341,27 @@ static int collect(const char *arg, char **paths, int *n)
     return 0;
 }
 
-/* Runs a program, its output to `out_path` (or discarded); -1 when killed at the deadline. */
-static int run_cmd(char *const argv[], char *const envp_extra[], const char *out_path,
-                   double timeout_s, char *capture, size_t caplen)
+/*
+ * The most a rank registers of the caller's memory at once: zero_copy scenarios register each
+ * call's buffers (input and output). The transport's own staging is its business; only what
+ * the scenarios add is checked against the locked-memory limit.
+ */
+static uint64_t registered_bytes(const struct sc_entry *e, int n)
 {
-    int fds[2] = {-1, -1};
-    if (capture && pipe(fds) != 0)
-        return -2;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -2;
-    if (pid == 0) {
-        int fd = capture
-                     ? fds[1]
-                     : open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        for (int i = 0; envp_extra && envp_extra[i]; i++)
-            putenv(envp_extra[i]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (capture)
-        close(fds[1]);
-    double end = now_s() + timeout_s;
-    size_t got = 0;
-    int st = 0;
-    for (;;) {
-        if (capture && fds[0] >= 0) {
-            struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-            if (poll(&pfd, 1, 50) > 0) {
-                ssize_t k = read(fds[0], capture + got, caplen - 1 - got);
-                if (k <= 0) {
-                    close(fds[0]);
-                    fds[0] = -1;
-                } else {
-                    got += (size_t)k;
-                }
-            }
-        } else {
-            usleep(20000);
-        }
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
-            break;
-        if (now_s() > end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            st = -1;
-            break;
+    uint64_t most = 0;
+    for (int i = 0; i < n; i++) {
+        const rg_scenario *sc = &e[i].sc;
+        for (int k = 0; sc->zero_copy && k < sc->nops; k++) {
+            const rg_sc_op *op = &sc->ops[k];
+            uint64_t one = (uint64_t)op->count * rg_data_size(op->dtype);
+            uint64_t wide = op->kind == RG_SC_ALL_GATHER || op->kind == RG_SC_REDUCE_SCATTER
+                                ? one * (uint64_t)sc->ranks
+                                : one;
+            if (one + wide > most)
+                most = one + wide;
         }
     }
-    if (capture) {
-        if (fds[0] >= 0)
-            close(fds[0]);
-        capture[got] = '\0';
-    }
-    return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Asks the shim whether each fault rule is well formed: the plan grammar has one owner. */
-static int check_faults(const struct run_opts *o, const struct sc_entry *e)
-{
-    char buf[RG_SC_FAULTS_MAX];
-    snprintf(buf, sizeof(buf), "%s", e->sc.faults);
-    int item = 0;
-    for (char *save = NULL, *rule = strtok_r(buf, ";", &save); rule;
-         rule = strtok_r(NULL, ";", &save)) {
-        char pre[PATH_MAX + 16], plan[RG_SC_FAULTS_MAX + 16], out[1024];
-        while (*rule == ' ')
-            rule++;
-        snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", o->shim);
-        snprintf(plan, sizeof(plan), "RG_FI_PLAN=%s", rule);
-        char *env[] = {pre, plan, "RG_FI_LOG=/dev/null", NULL};
-        char *argv[] = {"true", NULL};
-        int rc = run_cmd(argv, env, NULL, 30, out, sizeof(out));
-        if (rc != 0) {
-            char *nl = strchr(out, '\n');
-            if (nl)
-                *nl = '\0';
-            fprintf(stderr, "%s: faults item %d: %s\n", e->path, item + 1,
-                    out[0] ? out : "the shim refused the rule");
-            return -1;
-        }
-        item++;
-    }
-    return 0;
+    return most;
 }
 
 /* --- one scenario ---------------------------------------------------------------------------- */
@@ -437,6 +373,8 @@ struct rankproc {
     bool exited;
     bool verdict;
     int status;
+    bool gdb_needed;
+    pid_t gdb;
 };
 
 static int free_port(void)
@@ -452,6 +390,17 @@ static int free_port(void)
     if (fd >= 0)
         close(fd);
     return port;
+}
+
+/* The plan every rank reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked. */
+static int write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len)
+{
+    fmt(path, len, "%s/plan", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s\n", sc->faults[0] ? sc->faults : "count");
+    return fclose(f);
 }
 
 static int write_devices(const struct run_opts *o, const rg_scenario *sc, const char *path)
@@ -479,13 +428,25 @@ static int write_devices(const struct run_opts *o, const rg_scenario *sc, const 
     return fclose(f);
 }
 
-/* One status line from a rank. */
-static void take_line(rg_rank_result *k, struct rankproc *p, char *line)
+/* Seconds from t0 (CLOCK_MONOTONIC ms) to a rank's stamp, which the worker took on that clock. */
+static double since(double t0_ms, double at_ms)
+{
+    return (at_ms - t0_ms) / 1000.0;
+}
+
+/* One status line from a rank: "<mono ms> step ..." or "<mono ms> verdict ...". */
+static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double t0_ms)
 {
     int step, rep, off = 0;
+    double at;
+    if (sscanf(line, "%lf %n", &at, &off) != 1 || off <= 0)
+        return; /* not ours */
+    line += off;
+    double t = since(t0_ms, at);
     if (sscanf(line, "step %d %d %n", &step, &rep, &off) == 2 && off > 0) {
         k->step = step;
         k->rep = rep;
+        k->step_t_s = t;
         snprintf(k->where, sizeof(k->where), "%s", line + off);
         return;
     }
@@ -494,8 +455,7 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line)
     const char *v = line + 8;
     p->verdict = true;
     if (!strcmp(v, "ok")) {
-        k->verdict = RG_V_OK;
-        k->detail[0] = '\0';
+        rg_rank_find(k, RG_V_OK, t, "%s", "");
     } else if (!strncmp(v, "detected ", 9) || !strncmp(v, "corrupt ", 8)) {
         bool det = v[0] == 'd';
         int o2 = 0;
@@ -505,15 +465,13 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line)
             k->rep = rep;
             v += o2;
         }
-        k->verdict = det ? RG_V_DETECTED : RG_V_SILENT_CORRUPTION;
-        snprintf(k->detail, sizeof(k->detail), "%s", v);
+        rg_rank_find(k, det ? RG_V_DETECTED : RG_V_SILENT_CORRUPTION, t, "%s", v);
     } else if (!strncmp(v, "error ", 6)) {
-        k->verdict = RG_V_ERROR;
-        snprintf(k->detail, sizeof(k->detail), "%s", v + 6);
+        rg_rank_find(k, RG_V_ERROR, t, "%s", v + 6);
     }
 }
 
-static void drain(rg_rank_result *k, struct rankproc *p)
+static void drain(rg_rank_result *k, struct rankproc *p, double t0_ms)
 {
     for (;;) {
         if (p->fd < 0)
@@ -531,7 +489,7 @@ static void drain(rg_rank_result *k, struct rankproc *p)
         char *start = p->buf, *nl;
         while ((nl = strchr(start, '\n'))) {
             *nl = '\0';
-            take_line(k, p, start);
+            take_line(k, p, start, t0_ms);
             start = nl + 1;
         }
         p->len = strlen(start);
@@ -541,13 +499,160 @@ static void drain(rg_rank_result *k, struct rankproc *p)
     }
 }
 
-static void backtrace(const char *dir, int rank, pid_t pid)
+/* The signals a rank still running at the deadline is sent before it is killed: the shim
+ * writes its summary, the worker its backtrace. Real-time ones, which no verbs stack uses. */
+static int snapshot_signal(void)
+{
+    return SIGRTMIN + 2;
+}
+
+static int backtrace_signal(void)
+{
+    return SIGRTMIN + 3;
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+    char buf[65536];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return needle ? strstr(buf, needle) != NULL : n > 0;
+}
+
+/* The last `max` bytes of a rank's log, cut at a line start, made one line for a finding. */
+static void log_tail(const char *path, char *out, size_t max)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long end = ftell(f);
+        long from = end > (long)max - 1 ? end - (long)max + 1 : 0;
+        if (fseek(f, from, SEEK_SET) == 0) {
+            size_t n = fread(out, 1, max - 1, f);
+            out[n] = '\0';
+        }
+    }
+    fclose(f);
+    char *p = out;
+    if (strlen(out) == max - 1 && (p = strchr(out, '\n')))
+        memmove(out, p + 1, strlen(p + 1) + 1);
+    size_t n = strlen(out);
+    while (n && (out[n - 1] == '\n' || out[n - 1] == ' '))
+        out[--n] = '\0';
+    for (p = out; *p; p++)
+        if (*p == '\n')
+            *p = '|';
+        else if ((unsigned char)*p < 0x20)
+            *p = '?';
+}
+
+/* gdb in batch mode on one process, in the background: the fallback when the rank gave no
+ * backtrace of its own (a stopped process, a handler replaced by the transport). */
+static pid_t gdb_start(const char *dir, int rank, pid_t pid)
 {
     char out[1200], pidstr[32];
     snprintf(out, sizeof(out), "%s/rank%d.backtrace", dir, rank);
     snprintf(pidstr, sizeof(pidstr), "%ld", (long)pid);
-    char *argv[] = {"gdb", "-batch", "-nx", "-p", pidstr, "-ex", "thread apply all bt", NULL};
-    run_cmd(argv, NULL, out, RG_BACKTRACE_S, NULL, 0);
+    pid_t g = fork();
+    if (g == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execlp("gdb", "gdb", "-batch", "-nx", "-p", pidstr, "-ex", "thread apply all bt",
+               (char *)NULL);
+        _exit(127);
+    }
+    return g;
+}
+
+/*
+ * Every rank still running at the deadline is asked, all at once, for the shim's summary and
+ * its own backtrace; those that gave no backtrace within a few seconds get gdb, all in
+ * parallel. Then they are killed. A hang's report so comes seconds after the deadline, however
+ * many ranks hang.
+ */
+static void stop_hung(struct rankproc *procs, int lo, int hi, const char *dir)
+{
+    char path[1200];
+    int hung = 0;
+    for (int r = lo; r < hi; r++) {
+        if (procs[r].pid <= 0 || procs[r].exited)
+            continue;
+        hung++;
+        kill(procs[r].pid, snapshot_signal());
+        kill(procs[r].pid, backtrace_signal());
+    }
+    if (!hung)
+        return;
+    double until = now_s() + RG_INPROC_WAIT_S;
+    for (bool all = false; !all && now_s() < until;) {
+        usleep(50000);
+        all = true;
+        for (int r = lo; r < hi; r++) {
+            if (procs[r].pid <= 0 || procs[r].exited)
+                continue;
+            snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
+            char ev[1200];
+            snprintf(ev, sizeof(ev), "%s/rank%d.events.jsonl", dir, r);
+            all = all && file_has(path, NULL) && file_has(ev, "\"why\":\"snapshot\"");
+        }
+    }
+    for (int r = lo; r < hi; r++) {
+        struct rankproc *p = &procs[r];
+        p->gdb = -1;
+        if (p->pid <= 0 || p->exited)
+            continue;
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
+        if (!file_has(path, NULL))
+            p->gdb = gdb_start(dir, r, p->pid);
+    }
+    until = now_s() + RG_BACKTRACE_S;
+    for (int r = lo; r < hi; r++) {
+        struct rankproc *p = &procs[r];
+        while (p->gdb > 0) {
+            int st;
+            if (waitpid(p->gdb, &st, WNOHANG) == p->gdb)
+                break;
+            if (now_s() > until) {
+                kill(p->gdb, SIGKILL);
+                waitpid(p->gdb, &st, 0);
+                break;
+            }
+            usleep(50000);
+        }
+    }
+    for (int r = lo; r < hi; r++) {
+        struct rankproc *p = &procs[r];
+        if (p->pid <= 0 || p->exited)
+            continue;
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, &p->status, 0);
+    }
+}
+
+/* "rank 1 left with SILENT_CORRUPTION at 0.42 s in all_reduce ...": the first peer to end. */
+static void first_to_leave(const rg_result *res, int lo, int hi, int self, char *out, size_t len)
+{
+    int first = -1;
+    out[0] = '\0';
+    for (int r = lo; r < hi; r++) {
+        if (r == self || res->rank[r].left_t_s < 0)
+            continue;
+        if (first < 0 || res->rank[r].left_t_s < res->rank[first].left_t_s)
+            first = r;
+    }
+    if (first >= 0)
+        snprintf(out, len, "; waiting since rank %d left with %s at %.2f s in %s", first,
+                 rg_verdict_name(res->rank[first].verdict), res->rank[first].left_t_s,
+                 res->rank[first].where);
 }
 
 /*
@@ -555,26 +660,31 @@ static void backtrace(const char *dir, int rank, pid_t pid)
  * local, this process's one rank when launched externally.
  */
 static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
-                      int hi, const char *coord, const char *devfile)
+                      int hi, const char *coord, const char *devfile, const char *planfile,
+                      bool whole)
 {
     const rg_scenario *sc = &e->sc;
-    struct rankproc procs[RG_MAX_RANKS];
-    double t0 = now_s();
+    static struct rankproc procs[RG_MAX_RANKS];
+    static rg_evidence ev[RG_MAX_RANKS];
+    double t0 = now_s(), t0_ms = t0 * 1000.0;
+    char snapsig[16], btsig[16];
 
+    snprintf(snapsig, sizeof(snapsig), "%d", snapshot_signal());
+    snprintf(btsig, sizeof(btsig), "%d", backtrace_signal());
     for (int r = lo; r < hi; r++) {
         int fds[2];
-        /* Until a rank says otherwise it is where it started, and silence is a crash. */
-        res->rank[r].verdict = RG_V_CRASH;
-        res->rank[r].step = -1;
+        /* Until a rank says otherwise it is where it started. */
+        res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1};
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
         procs[r] = (struct rankproc){.pid = -1, .fd = -1};
         if (pipe(fds) != 0)
             continue;
         pid_t pid = fork();
         if (pid == 0) {
-            char log[1200], ev[1200], rank[16], seed[32], pre[PATH_MAX + 16];
+            char log[1200], evp[1200], bt[1200], rank[16], seed[32], pre[PATH_MAX + 16];
             snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, r);
-            snprintf(ev, sizeof(ev), "%s/rank%d.events.jsonl", res->dir, r);
+            snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+            snprintf(bt, sizeof(bt), "%s/rank%d.backtrace", res->dir, r);
             snprintf(rank, sizeof(rank), "%d", r);
             snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, sc));
             snprintf(pre, sizeof(pre), "%s", o->shim);
@@ -588,12 +698,17 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 dup2(fds[1], 3);
                 close(fds[1]);
             }
+            unlink(evp); /* a rerun into the same directory must not read old evidence */
+            unlink(bt);
             setenv("LD_PRELOAD", pre, 1);
-            /* No faults still counts: the events then say what each rank did. */
-            setenv("RG_FI_PLAN", sc->faults[0] ? sc->faults : "count", 1);
-            unsetenv("RG_FI_PLAN_FILE");
-            setenv("RG_FI_LOG", ev, 1);
+            /* The plan as the runner checked it, from one file: no faults still counts, and the
+             * events then say what each rank did. */
+            unsetenv("RG_FI_PLAN");
+            setenv("RG_FI_PLAN_FILE", planfile, 1);
+            setenv("RG_FI_LOG", evp, 1);
             setenv("RG_FI_RANK", rank, 1);
+            setenv("RG_FI_SNAPSHOT_SIGNAL", snapsig, 1);
+            setenv("RG_BACKTRACE_SIGNAL", btsig, 1);
             char *argv[] = {(char *)o->self,
                             "worker",
                             "--scenario",
@@ -608,6 +723,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                             (char *)o->transport,
                             "--status-fd",
                             "3",
+                            "--backtrace-file",
+                            bt,
                             "--seed",
                             seed,
                             NULL};
@@ -640,67 +757,90 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             break;
         poll(pfds, (nfds_t)np, left > 0.2 ? 200 : (int)(left * 1000) + 1);
         for (int r = lo; r < hi; r++) {
-            drain(&res->rank[r], &procs[r]);
+            drain(&res->rank[r], &procs[r], t0_ms);
             if (procs[r].pid > 0 && !procs[r].exited &&
                 waitpid(procs[r].pid, &procs[r].status, WNOHANG) == procs[r].pid) {
                 procs[r].exited = true;
-                drain(&res->rank[r], &procs[r]);
+                res->rank[r].left_t_s = now_s() - t0;
+                drain(&res->rank[r], &procs[r], t0_ms);
             }
         }
     }
-    /* Whoever is still running at the deadline is deadlocked: say where, then stop it. */
+    stop_hung(procs, lo, hi, res->dir);
     for (int r = lo; r < hi; r++) {
         struct rankproc *p = &procs[r];
         rg_rank_result *k = &res->rank[r];
+        char logp[1200], tail[400];
+        snprintf(logp, sizeof(logp), "%s/rank%d.log", res->dir, r);
         if (p->pid > 0 && !p->exited) {
-            char had[64] = "";
-            if (p->verdict)
-                snprintf(had, sizeof(had), " (after reporting %s)", rg_verdict_name(k->verdict));
-            backtrace(res->dir, r, p->pid);
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, &p->status, 0);
             p->exited = true;
-            drain(k, p);
-            k->verdict = RG_V_DEADLOCK;
-            fmt(k->detail, sizeof(k->detail),
-                "still running after the %.0f s deadline%s; backtrace in %s/rank%d.backtrace",
-                sc->deadline_s, had, res->dir, r);
+            drain(k, p, t0_ms);
+            /* Its detail is written below, once the evidence says what its queues held. */
+            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s, "still running after the deadline");
         } else if (p->pid < 0) {
-            k->verdict = RG_V_ERROR;
-            snprintf(k->detail, sizeof(k->detail), "could not start the rank");
+            rg_rank_find(k, RG_V_ERROR, 0, "could not start the rank");
         } else if (WIFSIGNALED(p->status)) {
-            k->verdict = RG_V_CRASH;
-            snprintf(k->detail, sizeof(k->detail), "killed by signal %d (%s)", WTERMSIG(p->status),
-                     strsignal(WTERMSIG(p->status)));
+            log_tail(logp, tail, sizeof(tail));
+            rg_rank_find(k, RG_V_CRASH, k->left_t_s,
+                         "killed by signal %d (%s); backtrace in %s/rank%d.backtrace%s%s",
+                         WTERMSIG(p->status), strsignal(WTERMSIG(p->status)), res->dir, r,
+                         tail[0] ? "; last output: " : "", tail);
         } else if (!p->verdict) {
-            k->verdict = RG_V_CRASH;
-            snprintf(k->detail, sizeof(k->detail), "exited with status %d without a verdict",
-                     WEXITSTATUS(p->status));
+            log_tail(logp, tail, sizeof(tail));
+            rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d without a verdict%s%s",
+                         WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
         }
         if (p->fd >= 0)
             close(p->fd);
     }
     res->seconds = now_s() - t0;
+
+    /* The shim's evidence, now that every rank has ended: what it saw, what fired and when. */
+    for (int r = lo; r < hi; r++) {
+        char evp[1200], err[512];
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
+            rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
+    }
+    rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole);
+
+    /* A hang is explained by who left first, and by the work its queues still held. */
+    for (int r = lo; r < hi; r++) {
+        rg_rank_result *k = &res->rank[r];
+        if (k->verdict != RG_V_DEADLOCK)
+            continue;
+        char peer[400], text[sizeof(k->detail)];
+        first_to_leave(res, lo, hi, r, peer, sizeof(peer));
+        fmt(text, sizeof(text),
+                 "still running after the %.0f s deadline, in %s since %.2f s%s%s%s; backtrace "
+                 "in %s/rank%d.backtrace",
+                 sc->deadline_s, k->where, k->step_t_s, peer, ev[r].queues[0] ? "; " : "",
+                 ev[r].queues, res->dir, r);
+        for (int f = 0; f < k->nfindings; f++)
+            if (k->finding[f].verdict == RG_V_DEADLOCK)
+                fmt(k->finding[f].text, sizeof(k->finding[f].text), "%s", text);
+        fmt(k->detail, sizeof(k->detail), "%s", text);
+    }
 }
 
 static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_result *res)
 {
     const rg_scenario *sc = &e->sc;
-    char devfile[1200], coord[64];
+    char devfile[1200], coord[64], plan[1200];
 
     fmt(devfile, sizeof(devfile), "%s/devices.json", res->dir);
     int port = free_port();
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
-    if (port < 0 || write_devices(o, sc, devfile) != 0) {
+    if (port < 0 || write_devices(o, sc, devfile) != 0 ||
+        write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
-            res->rank[r].verdict = RG_V_ERROR;
-            res->rank[r].step = -1;
+            res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};
             snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
-            fmt(res->rank[r].detail, sizeof(res->rank[r].detail), "could not set up (port %d, %s)",
-                port, devfile);
+            rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "could not set up (port %d, %s, %s): %s",
+                         port, devfile, plan, strerror(errno));
         }
     } else {
-        run_ranks(o, e, res, 0, sc->ranks, coord, devfile);
+        run_ranks(o, e, res, 0, sc->ranks, coord, devfile, plan, true);
     }
     rg_judge(res);
 }
@@ -791,7 +931,15 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     res.ranks = e->sc.ranks;
     fmt(res.dir, sizeof(res.dir), "%s/%s", o->out, e->sc.name);
     mkdir(res.dir, 0755);
-    run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file);
+    char plan[PATH_MAX + 64], pdir[PATH_MAX + 32];
+    /* Each rank its own plan file: ranks may share the directory on a shared file system. */
+    fmt(pdir, sizeof(pdir), "%s/rank%d", res.dir, rank);
+    mkdir(pdir, 0755);
+    if (write_plan(pdir, &e->sc, plan, sizeof(plan)) != 0) {
+        fprintf(stderr, "railguard run: %s: cannot write the plan: %s\n", plan, strerror(errno));
+        return 2;
+    }
+    run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file, plan, false);
 
     memset(&view, 0, sizeof(view));
     fmt(view.name, sizeof(view.name), "%s[rank %d]", e->sc.name, rank);
@@ -850,13 +998,24 @@ int rg_run_main(int argc, char **argv)
                     e->sc.rails, o.ndevices, o.devlist);
             goto out;
         }
-        if (check_faults(&o, e) != 0)
-            goto out;
     }
     if (o.external && n != 1) {
         fprintf(stderr, "railguard run: --external runs one scenario per launch (%d given)\n", n);
         goto out;
     }
+    /* Preflight: a run that cannot inject or cannot reach a device stops here, before any
+     * scenario could pass for the wrong reason. */
+    static rg_run_info info;
+    if (rg_preflight(o.shim, o.transport, o.devices, o.external ? 0 : o.ndevices, &info, err,
+                     sizeof(err)) != 0 ||
+        rg_preflight_memlock(registered_bytes(entries, n), err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard run: preflight: %s\n", err);
+        goto out;
+    }
+    if (o.seed_set)
+        snprintf(info.seed, sizeof(info.seed), "%llu", (unsigned long long)o.seed);
+    else
+        snprintf(info.seed, sizeof(info.seed), "per scenario");
     if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "railguard run: %s: %s\n", o.out, strerror(errno));
         goto out;
@@ -915,10 +1074,12 @@ int rg_run_main(int argc, char **argv)
     double total = now_s() - t0;
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/report.json", o.out);
-    if (rg_report_json(results, n, total, o.json[0] ? o.json : path, err, sizeof(err)) != 0)
+    if (rg_report_json(results, n, total, &info, o.json[0] ? o.json : path, err, sizeof(err)) !=
+        0)
         fprintf(stderr, "railguard run: %s\n", err);
     snprintf(path, sizeof(path), "%s/junit.xml", o.out);
-    if (rg_report_junit(results, n, total, o.junit[0] ? o.junit : path, err, sizeof(err)) != 0)
+    if (rg_report_junit(results, n, total, &info, o.junit[0] ? o.junit : path, err,
+                        sizeof(err)) != 0)
         fprintf(stderr, "railguard run: %s\n", err);
     rg_report_table(stdout, results, n, total);
     st = 0;

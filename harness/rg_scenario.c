@@ -7,6 +7,7 @@
  */
 #include "rg_scenario.h"
 #include "rg_data.h"
+#include "fi_plan.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -573,42 +574,110 @@ static int parse_program(const struct ctx *c, const yaml_node_t *n)
 
 /* --- faults, expect ------------------------------------------------------------------------ */
 
+/* The one fault rule an item holds, checked alone by the plan library (the shim's own parser). */
+static int parse_fault_rule(const struct ctx *c, const yaml_node_t *f, int item, rg_sc_fault *out)
+{
+    struct fi_plan plan;
+    char err[320];
+    const char *v = (const char *)f->data.scalar.value;
+    size_t len = f->data.scalar.length;
+    bool blank = true;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)v[i];
+        /* Items are joined one per line: any of these would end or cut a rule of the plan. */
+        if (ch == ';')
+            return bad(c, f, "faults item %d: one rule per item, no ';' in", item);
+        if (ch < 0x20 || ch == 0x7f)
+            return bad(c, f, "faults item %d: control character in", item);
+        if (ch == '#' && (i == 0 || v[i - 1] == ' '))
+            return bad(c, f, "faults item %d: no comments in a rule ('#' starts one)", item);
+        blank = blank && ch == ' ';
+    }
+    if (blank)
+        return bad(c, f, "faults item %d: empty rule", item);
+    if (len >= sizeof(out->rule))
+        return bad(c, f, "faults item %d: longer than %zu characters", item, sizeof(out->rule) - 1);
+    memcpy(out->rule, v, len);
+    out->rule[len] = '\0';
+    out->line = (int)line_of(f);
+    if (fi_plan_parse(out->rule, "", &plan, err, sizeof(err)) != 0) {
+        /* The library says ":1: what 'token'"; the line that matters is the file's. */
+        const char *what = strstr(err, ": ");
+        return fail(c, line_of(f), "faults item %d: %s", item, what ? what + 2 : err);
+    }
+    if (plan.nrules != 1)
+        return bad(c, f, "faults item %d: one rule per item, not %d in", item, plan.nrules);
+    return 0;
+}
+
 /*
- * The rules, joined with "; " as the shim reads them. Their grammar is the shim's to check (the
- * runner asks it); here only what would let one item smuggle in a second rule or cut the plan.
+ * Each item is one rule: a string, or a mapping {rule: STRING, optional: true|false} for a rule
+ * the scenario allows never to fire. The rules are joined one per line, as the plan file each
+ * rank is given holds them, and the joined plan is parsed whole once more, so a limit that only
+ * the whole plan can break (the number of rules) is caught here, before anything runs.
  */
 static int parse_faults(const struct ctx *c, const yaml_node_t *n)
 {
-    char *out = c->sc->faults;
+    rg_scenario *sc = c->sc;
+    char *out = sc->faults;
     size_t used = 0;
+    struct fi_plan plan;
+    char err[320];
 
     if (n->type != YAML_SEQUENCE_NODE)
         return bad(c, n, "faults must be a sequence of rules, not");
+    sc->nfaults = 0;
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
-        const yaml_node_t *f = node_at(c, *it);
+        const yaml_node_t *f = node_at(c, *it), *rule = f;
+        int item = sc->nfaults + 1;
+        bool optional = false;
         if (!f)
             return fail(c, line_of(n), "YAML: broken document");
-        if (!is_scalar(f))
-            return bad(c, f, "a fault must be a string, not");
-        const char *v = (const char *)f->data.scalar.value;
-        size_t len = f->data.scalar.length;
-        if (len == 0)
-            return bad(c, f, "empty fault");
-        for (size_t i = 0; i < len; i++) {
-            if (v[i] == ';')
-                return bad(c, f, "one rule per item, no ';' in");
-            if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] == 0x7f)
-                return bad(c, f, "control character in fault");
+        if (sc->nfaults == FI_MAX_RULES)
+            return bad(c, f, "faults: at most %d rules, item %d is one more", FI_MAX_RULES, item);
+        if (f->type == YAML_MAPPING_NODE) {
+            rule = NULL;
+            for (yaml_node_pair_t *p = f->data.mapping.pairs.start; p < f->data.mapping.pairs.top;
+                 p++) {
+                const yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
+                if (!key || !val)
+                    return fail(c, line_of(f), "YAML: broken document");
+                if (scalar_is(key, "rule") && !rule) {
+                    rule = val;
+                } else if (scalar_is(key, "optional")) {
+                    if (!is_plain(val) || !(scalar_is(val, "true") || scalar_is(val, "false")))
+                        return bad(c, val, "faults item %d: optional must be true or false", item);
+                    optional = scalar_is(val, "true");
+                } else {
+                    return bad(c, key, "faults item %d: unknown or repeated key (rule, optional)",
+                               item);
+                }
+            }
+            if (!rule)
+                return fail(c, line_of(f), "faults item %d: missing key 'rule'", item);
         }
-        size_t sep = used ? 2 : 0;
+        if (!is_scalar(rule))
+            return bad(c, rule, "faults item %d: a rule must be a string, not", item);
+        rg_sc_fault *fl = &sc->fault[sc->nfaults];
+        if (parse_fault_rule(c, rule, item, fl))
+            return -1;
+        fl->optional = optional;
+        size_t len = strlen(fl->rule), sep = used ? 1 : 0;
         if (used + sep + len >= RG_SC_FAULTS_MAX)
-            return bad(c, f, "faults longer than %d characters in all at", RG_SC_FAULTS_MAX - 1);
-        memcpy(out + used, "; ", sep);
-        memcpy(out + used + sep, v, len);
+            return bad(c, rule, "faults longer than %d characters in all at", RG_SC_FAULTS_MAX - 1);
+        memcpy(out + used, "\n", sep);
+        memcpy(out + used + sep, fl->rule, len);
         used += sep + len;
         out[used] = '\0';
+        sc->nfaults++;
     }
+    if (fi_plan_parse(out, c->path, &plan, err, sizeof(err)) != 0)
+        return fail(c, line_of(n), "faults: the joined plan: %s", err);
+    if (plan.nrules != sc->nfaults)
+        return fail(c, line_of(n), "faults: the joined plan has %d rules for %d items",
+                    plan.nrules, sc->nfaults);
     return 0;
 }
 
@@ -676,6 +745,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     sc->deadline_s = 60;
     sc->seed = 1;
     sc->faults[0] = '\0';
+    sc->nfaults = 0;
     sc->zero_copy = false;
     for (int r = 0; r < RG_MAX_RANKS; r++)
         sc->expect[r] = RG_SC_EXPECT_OK;

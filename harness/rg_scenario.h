@@ -16,6 +16,7 @@
  *                                      #   (mem_register) so it may send in place; default false
  *   faults:                            # the shim's plan, one rule per item (optional)
  *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
+ *     - {rule: "delay ms=50 rank=0", optional: true}   # may fire nowhere without failing
  *   program:                           # at least one step
  *     - op: all_reduce                 # all_reduce | all_gather | reduce_scatter | broadcast |
  *       dtype: float32                 #   sendrecv | barrier | create | destroy
@@ -33,6 +34,7 @@
 #ifndef RG_SCENARIO_H
 #define RG_SCENARIO_H
 
+#include "fi_plan.h"
 #include "railguard.h"
 
 #include <stdbool.h>
@@ -40,7 +42,8 @@
 #include <stdint.h>
 
 #define RG_SC_NAME_MAX 128
-#define RG_SC_FAULTS_MAX 4096
+#define RG_SC_RULE_MAX 512
+#define RG_SC_FAULTS_MAX (FI_MAX_RULES * RG_SC_RULE_MAX)
 #define RG_SC_OPS_MAX 256
 #define RG_SC_COUNT_MAX (64u << 20) /* elements */
 
@@ -70,6 +73,13 @@ typedef struct rg_sc_op {
     int line; /* the line of the step's "op:" in the file */
 } rg_sc_op;
 
+/* One rule of the fault plan, as the file wrote it. */
+typedef struct rg_sc_fault {
+    char rule[RG_SC_RULE_MAX];
+    int line;      /* its line in the file */
+    bool optional; /* may fire on no rank without the scenario failing NOT_EXERCISED */
+} rg_sc_fault;
+
 typedef struct rg_scenario {
     char name[RG_SC_NAME_MAX];
     int ranks;
@@ -80,7 +90,9 @@ typedef struct rg_scenario {
     double deadline_s;
     uint64_t seed;
     bool zero_copy;
-    char faults[RG_SC_FAULTS_MAX]; /* the rules joined with "; ", "" when none */
+    char faults[RG_SC_FAULTS_MAX]; /* the rules one per line (rule i on line i+1), "" when none */
+    int nfaults;
+    rg_sc_fault fault[FI_MAX_RULES];
     int nops;
     rg_sc_op ops[RG_SC_OPS_MAX];
     rg_sc_expect expect[RG_MAX_RANKS];

@@ -4,24 +4,32 @@
  * preloaded). It loads the transport through the plugin ABI, runs the scenario's program,
  * checks every output bit-exact against rg_data's reference, every guard band and every send
  * buffer, and tells the runner where it is and how it ended, one line at a time on the status
- * descriptor:
+ * descriptor, each line led by the CLOCK_MONOTONIC time in milliseconds (the clock the shim's
+ * events carry, so the runner can tell whether a fault fired before an error):
  *
- *   step <i> <rep> <op>              about to run program step i, repetition rep
+ *   <ms> step <i> <rep> <op>              about to run program step i, repetition rep
  *   verdict ok
  *   verdict detected <i> <rep> <message>     the transport returned an error
  *   verdict corrupt <i> <rep> <detail>       it returned success with wrong data
  *   verdict error <message>                  the harness itself could not run the rank
  *
- * A rank that is killed, or exits without a verdict line, is judged by the runner.
+ * A rank that is killed, or exits without a verdict line, is judged by the runner. A crash
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) writes this process's backtrace to the backtrace
+ * file before the signal takes its course; so does RG_BACKTRACE_SIGNAL, which the runner sends
+ * to a rank still running at the deadline before it kills it.
  */
 #include "rg_harness.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct worker {
@@ -37,12 +45,17 @@ static void say(struct worker *w, const char *fmt, ...) __attribute__((format(pr
 static void say(struct worker *w, const char *fmt, ...)
 {
     char line[1024];
+    struct timespec ts;
     va_list ap;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int at = snprintf(line, sizeof(line), "%.3f ",
+                      (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    int n = vsnprintf(line + at, sizeof(line) - 1 - (size_t)at, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
+    n += at;
     if ((size_t)n > sizeof(line) - 2)
         n = (int)sizeof(line) - 2;
     for (int i = 0; i < n; i++)
@@ -352,12 +365,77 @@ no_comm:
 #undef CALL
 }
 
+/* --- backtraces: in process, so a hang's report comes within seconds, not gdb's minute --- */
+static char g_bt_path[1024];
+static char g_altstack[64 * 1024];
+
+/* Async-signal-safe: open, write and backtrace_symbols_fd (primed at start, so it loads
+ * nothing here). */
+static void bt_write(const char *why, int sig)
+{
+    void *frames[64];
+    char head[96];
+    int fd = open(g_bt_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    int n = snprintf(head, sizeof(head), "railguard worker pid %ld: %s (signal %d)\n",
+                     (long)getpid(), why, sig);
+    if (n > 0 && write(fd, head, (size_t)n) < 0)
+        n = 0;
+    int depth = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, depth, fd);
+    close(fd);
+}
+
+static void on_crash(int sig)
+{
+    bt_write("crashed", sig);
+    /* SA_RESETHAND put the default back: the signal ends the process as it would have. */
+    raise(sig);
+}
+
+static void on_backtrace(int sig)
+{
+    int saved = errno;
+    bt_write("asked for a backtrace at the deadline", sig);
+    errno = saved;
+}
+
+static void bt_install(const char *path)
+{
+    static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    void *prime[2];
+    struct sigaction sa;
+
+    if (!path || !*path)
+        return;
+    snprintf(g_bt_path, sizeof(g_bt_path), "%s", path);
+    backtrace(prime, 2); /* loads libgcc's unwinder now, outside any handler */
+    stack_t st = {.ss_sp = g_altstack, .ss_size = sizeof(g_altstack)};
+    sigaltstack(&st, NULL);
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_crash;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+        sigaction(crash[i], &sa, NULL);
+    const char *bs = getenv("RG_BACKTRACE_SIGNAL");
+    char *end = NULL;
+    long sig = bs ? strtol(bs, &end, 10) : 0;
+    if (bs && *end == '\0' && sig >= SIGRTMIN && sig <= SIGRTMAX) {
+        sa.sa_handler = on_backtrace;
+        sa.sa_flags = SA_ONSTACK | SA_RESTART;
+        sigaction((int)sig, &sa, NULL);
+    }
+}
+
 int rg_worker_main(const rg_worker_args *wa)
 {
     static rg_scenario sc;
     struct worker w = {.sc = &sc, .fd = wa->status_fd, .rank = wa->rank};
     char err[1024] = "";
 
+    bt_install(wa->backtrace_file);
     if (rg_scenario_load(wa->scenario, &sc, err, sizeof(err)) != 0) {
         say(&w, "verdict error %s", err);
         return 3;

@@ -9,6 +9,13 @@
  *   clobber   returns success, changes the input    -> SILENT_CORRUPTION (send buffer)
  *   hang      never returns                         -> DEADLOCK
  *   crash     dies of SIGSEGV                       -> CRASH
+ *   poll      polls its CQ once and returns its verdict: an error only when the poll fails
+ *             (a negpoll fault), as a correct transport would  -> ok, or detected
+ *
+ * So that the shim can instrument it, init opens the first RDMA device and creates a CQ,
+ * through libibverbs dlopen-ed under the name RG_BAD_VERBS (default libibverbs.so.1; a path or
+ * a symlink tests the shim's dlopen interception; "none" opens nothing, as a transport that
+ * reached verbs some other way would look to the shim).
  *
  * barrier succeeds without communicating; all_gather and reduce_scatter are missing (NULL),
  * which the runner must report as an error. Only the runner's judgement is under test here.
@@ -19,6 +26,8 @@
  */
 #include "railguard.h"
 
+#include <dlfcn.h>
+#include <infiniband/verbs.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +37,72 @@
 struct bad {
     int rank;
     char err[128];
+    void *lib;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    int (*destroy_cq)(struct ibv_cq *);
+    int (*dealloc_pd)(struct ibv_pd *);
+    int (*close_device)(struct ibv_context *);
 };
+
+/* The few verbs init needs, looked up on the library's own handle as NCCL and JACCL do. */
+static int open_verbs(struct bad *b, const char *name, char *err, size_t errlen)
+{
+    struct ibv_device **(*get_list)(int *);
+    void (*free_list)(struct ibv_device **);
+    struct ibv_context *(*open_dev)(struct ibv_device *);
+    struct ibv_pd *(*alloc_pd)(struct ibv_context *);
+    struct ibv_cq *(*create_cq)(struct ibv_context *, int, void *, struct ibv_comp_channel *, int);
+    int n = 0;
+
+    b->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!b->lib) {
+        snprintf(err, errlen, "bad plugin: dlopen %s: %s", name, dlerror());
+        return -1;
+    }
+    *(void **)&get_list = dlsym(b->lib, "ibv_get_device_list");
+    *(void **)&free_list = dlsym(b->lib, "ibv_free_device_list");
+    *(void **)&open_dev = dlsym(b->lib, "ibv_open_device");
+    *(void **)&alloc_pd = dlsym(b->lib, "ibv_alloc_pd");
+    *(void **)&create_cq = dlsym(b->lib, "ibv_create_cq");
+    *(void **)&b->destroy_cq = dlsym(b->lib, "ibv_destroy_cq");
+    *(void **)&b->dealloc_pd = dlsym(b->lib, "ibv_dealloc_pd");
+    *(void **)&b->close_device = dlsym(b->lib, "ibv_close_device");
+    if (!get_list || !free_list || !open_dev || !alloc_pd || !create_cq || !b->destroy_cq ||
+        !b->dealloc_pd || !b->close_device) {
+        snprintf(err, errlen, "bad plugin: %s lacks a verb", name);
+        return -1;
+    }
+    struct ibv_device **list = get_list(&n);
+    if (!list || n < 1) {
+        snprintf(err, errlen, "bad plugin: no RDMA device");
+        if (list)
+            free_list(list);
+        return -1;
+    }
+    b->ctx = open_dev(list[0]);
+    free_list(list);
+    b->pd = b->ctx ? alloc_pd(b->ctx) : NULL;
+    b->cq = b->pd ? create_cq(b->ctx, 16, NULL, NULL, 0) : NULL;
+    if (!b->cq) {
+        snprintf(err, errlen, "bad plugin: cannot open a device, PD and CQ");
+        return -1;
+    }
+    return 0;
+}
+
+static void close_verbs(struct bad *b)
+{
+    if (b->cq)
+        b->destroy_cq(b->cq);
+    if (b->pd)
+        b->dealloc_pd(b->pd);
+    if (b->ctx)
+        b->close_device(b->ctx);
+    if (b->lib)
+        dlclose(b->lib);
+}
 
 static const char *mode(void)
 {
@@ -44,6 +118,13 @@ static void *bad_init(const rg_plugin_args *a, char *err, size_t errlen)
         return NULL;
     }
     b->rank = a->rank;
+    const char *lib = getenv("RG_BAD_VERBS");
+    if (strcmp(lib ? lib : "", "none") != 0 &&
+        open_verbs(b, lib && *lib ? lib : "libibverbs.so.1", err, errlen) != 0) {
+        close_verbs(b);
+        free(b);
+        return NULL;
+    }
     return b;
 }
 
@@ -68,6 +149,15 @@ static int act(struct bad *b, void *out, size_t n, void *in, size_t m)
             pause();
     if (!strcmp(md, "crash"))
         raise(SIGSEGV);
+    if (!strcmp(md, "poll")) {
+        struct ibv_wc wc;
+        int got = b->cq ? ibv_poll_cq(b->cq, 1, &wc) : 0;
+        if (got < 0) {
+            snprintf(b->err, sizeof(b->err), "bad plugin: ibv_poll_cq returned %d", got);
+            return 1;
+        }
+        return 0; /* used with barriers only: no data to get right */
+    }
     return 0; /* stale: success, nothing written */
 }
 
@@ -120,14 +210,15 @@ static int bad_recv(void *h, void *buf, size_t count, rg_dtype dt, int peer)
     return act(h, buf, count * esize(dt), NULL, 0);
 }
 
+/* barrier communicates nothing, but in "poll" mode it polls as every call does. */
 static int bad_barrier(void *h)
 {
-    (void)h;
-    return 0;
+    return strcmp(mode(), "poll") ? 0 : act(h, NULL, 0, NULL, 0);
 }
 
 static int bad_finalize(void *h)
 {
+    close_verbs(h);
     free(h);
     return 0;
 }

@@ -9,8 +9,10 @@
  */
 #include "common/rg_check.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <infiniband/verbs.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
@@ -138,44 +140,102 @@ static const char *json_verdicts(const char *out)
     return v;
 }
 
+/* The real libibverbs' file, found from a symbol of it, and a symlink to it by another name. */
+static void verbs_symlink(char *link, size_t len)
+{
+    Dl_info info;
+    char *real;
+    ck_assert(dladdr((void *)&ibv_get_device_list, &info) && info.dli_fname);
+    real = realpath(info.dli_fname, NULL);
+    ck_assert_ptr_nonnull(real);
+    snprintf(link, len, "%s/libnot-verbs.so", g_tmp);
+    unlink(link);
+    ck_assert_int_eq(symlink(real, link), 0);
+    free(real);
+}
+
 static const struct {
     const char *mode;
+    const char *verbs; /* RG_BAD_VERBS: NULL default, "none", or "symlink" */
+    const char *faults;
     const char *program;
     const char *verdicts;
     const char *detail;
 } bad_cases[] = {
-    {"error", "  - {op: all_reduce, count: 10}\n", "detected,detected",
-     "bad plugin: injected error on rank 0"},
-    {"stale", "  - {op: all_reduce, count: 10}\n", "SILENT_CORRUPTION,SILENT_CORRUPTION",
-     "result element 0 is 0x5a5a5a5a"},
-    {"overrun", "  - {op: broadcast, dtype: int32, count: 10, root: 0}\n",
+    /* An error with no fault fired is the transport's own failure, not a detection. */
+    {"error", NULL, NULL, "  - {op: all_reduce, count: 10}\n",
+     "ERROR_WITHOUT_FAULT,ERROR_WITHOUT_FAULT",
+     "no planned fault fired on any rank: bad plugin: injected error on rank 0"},
+    {"stale", NULL, NULL, "  - {op: all_reduce, count: 10}\n",
+     "SILENT_CORRUPTION,SILENT_CORRUPTION", "result element 0 is 0x5a5a5a5a"},
+    {"overrun", NULL, NULL, "  - {op: broadcast, dtype: int32, count: 10, root: 0}\n",
      "SILENT_CORRUPTION,SILENT_CORRUPTION", "the guard band after it was overwritten"},
-    {"clobber", "  - {op: sendrecv, dtype: uint8, count: 10, from: 0, to: 1}\n",
+    {"clobber", NULL, NULL, "  - {op: sendrecv, dtype: uint8, count: 10, from: 0, to: 1}\n",
      "SILENT_CORRUPTION,SILENT_CORRUPTION", "the send buffer changed"},
-    {"crash", "  - {op: all_reduce, count: 10}\n", "CRASH,CRASH", "killed by signal 11"},
-    {"hang", "  - {op: all_reduce, count: 10}\n", "DEADLOCK,DEADLOCK",
-     "still running after the 3 s deadline"},
-    {"stale", "  - {op: all_gather, count: 10}\n", "ERROR,ERROR",
+    {"crash", NULL, NULL, "  - {op: all_reduce, count: 10}\n", "CRASH,CRASH",
+     "killed by signal 11"},
+    {"hang", NULL, NULL, "  - {op: all_reduce, count: 10}\n", "DEADLOCK,DEADLOCK",
+     "still running after the 3 s deadline, in all_reduce float32 sum count 10 since"},
+    {"stale", NULL, NULL, "  - {op: all_gather, count: 10}\n", "ERROR,ERROR",
      "transport 'bad' has no all_gather"},
-    {"error", "  - {op: all_reduce, count: 10}\nzero_copy: true\n", "ERROR,ERROR",
+    {"error", NULL, NULL, "  - {op: all_reduce, count: 10}\nzero_copy: true\n", "ERROR,ERROR",
      "zero_copy needs mem_register and mem_deregister, which transport 'bad' does not have"},
+    /* A poll failure the fault caused, reported: detected, with the fault's evidence. */
+    {"poll", NULL, "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\n", "detected,detected",
+     "bad plugin: ibv_poll_cq returned -1"},
+    /* A fault that never fires makes the run prove nothing, whatever the ranks returned. */
+    {"poll", NULL, "[count, negpoll nth=50, {rule: 'negpoll nth=60', optional: true}]",
+     "  - {op: barrier, repeat: 3}\n", "NOT_EXERCISED,NOT_EXERCISED",
+     "faults item 2 'negpoll nth=50' (line 4) matched 8 times, fired 0 times on every rank"},
+    /* Verbs the shim never saw: the rank is not instrumented, so its ok means nothing. */
+    {"poll", "none", "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\n", "ERROR,ERROR",
+     "not instrumented: the shim saw no verbs calls"},
+    /* libibverbs dlopen-ed under another name is still libibverbs: the fault fires. */
+    {"poll", "symlink", "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\n", "detected,detected",
+     "bad plugin: ibv_poll_cq returned -1"},
 };
 
 START_TEST(test_bad_transport_verdicts)
 {
-    char sc[512], out[PATH_MAX + 32], name[32];
-    snprintf(sc, sizeof(sc), "ranks: 2\ntimeout: 1\ndeadline: 3\nprogram:\n  - {op: barrier}\n%s",
+    char sc[1024], out[PATH_MAX + 32], name[32], link[PATH_MAX + 64];
+    snprintf(sc, sizeof(sc), "ranks: 2\ntimeout: 1\ndeadline: 3\n%s%s%sprogram:\n"
+                             "  - {op: barrier}\n%s",
+             bad_cases[_i].faults ? "faults: " : "",
+             bad_cases[_i].faults ? bad_cases[_i].faults : "", bad_cases[_i].faults ? "\n" : "",
              bad_cases[_i].program);
     snprintf(name, sizeof(name), "bad%d.yaml", _i);
     char *path = write_file(name, sc);
     snprintf(out, sizeof(out), "%s/out%d", g_tmp, _i);
+    if (bad_cases[_i].verbs && !strcmp(bad_cases[_i].verbs, "symlink")) {
+        verbs_symlink(link, sizeof(link));
+        setenv("RG_BAD_VERBS", link, 1);
+    } else if (bad_cases[_i].verbs) {
+        setenv("RG_BAD_VERBS", bad_cases[_i].verbs, 1);
+    }
     const char *args[] = {"run",   "--transport", g_bad, "--devices", g_devs,
                           "--out", out,           path,  NULL};
-    ck_assert_int_eq(railguard(bad_cases[_i].mode, args, 120), 1);
-    ck_assert_str_eq(last_line(), "0 passed, 1 failed");
-    expect_in(bad_cases[_i].detail);
-    expect_in("reproduce: ");
+    bool pass = strstr(bad_cases[_i].verdicts, "detected") != NULL;
+    ck_assert_int_eq(railguard(bad_cases[_i].mode, args, 120), pass ? 0 : 1);
+    ck_assert_str_eq(last_line(), pass ? "1 passed, 0 failed" : "0 passed, 1 failed");
     ck_assert_str_eq(json_verdicts(out), bad_cases[_i].verdicts);
+    if (!pass) {
+        expect_in(bad_cases[_i].detail);
+        expect_in("reproduce: ");
+        expect_in("first failure: rank ");
+    } else {
+        char detail[PATH_MAX + 200];
+        snprintf(detail, sizeof(detail), "%s/000-bad%d/result.json", out, _i);
+        FILE *f = fopen(detail, "r");
+        ck_assert_ptr_nonnull(f);
+        char buf[16384];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(buf, bad_cases[_i].detail), "%s not in %s", bad_cases[_i].detail,
+                      buf);
+        /* The live line says how often each rule fired: negpoll nth=2, once on each rank. */
+        expect_in("fired 2");
+    }
     if (!strcmp(bad_cases[_i].mode, "hang")) {
         char bt[PATH_MAX + 64];
         snprintf(bt, sizeof(bt), "%s/000-bad%d/rank0.backtrace", out, _i);
@@ -185,9 +245,21 @@ START_TEST(test_bad_transport_verdicts)
         size_t n = fread(buf, 1, sizeof(buf) - 1, f);
         buf[n] = '\0';
         fclose(f);
-        /* gdb found the rank inside the transport's call, in the plugin's source. */
-        ck_assert_msg(strstr(buf, "bad_plugin.c:") &&
-                          (strstr(buf, "bad_all_reduce") || strstr(buf, " act (")),
+        /* The rank wrote it itself, inside the transport's call, called from the worker. */
+        ck_assert_msg(strstr(buf, "asked for a backtrace at the deadline") &&
+                          strstr(buf, "rg-test-bad-plugin.so(") && strstr(buf, "rg_worker_main"),
+                      "backtrace:\n%s", buf);
+    }
+    if (!strcmp(bad_cases[_i].mode, "crash")) {
+        char bt[PATH_MAX + 64];
+        snprintf(bt, sizeof(bt), "%s/000-bad%d/rank1.backtrace", out, _i);
+        FILE *f = fopen(bt, "r");
+        ck_assert_msg(f, "no backtrace at %s", bt);
+        char buf[8192];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(buf, "crashed (signal 11)") && strstr(buf, "rg-test-bad-plugin.so("),
                       "backtrace:\n%s", buf);
     }
     char junit[PATH_MAX + 200];
@@ -213,7 +285,7 @@ START_TEST(test_bad_input_stops_the_run)
     ck_assert_int_ne(access(out, F_OK), 0); /* nothing ran, nothing was written */
     const char *a2[] = {"run", "--devices", g_devs, "--out", out, rule, NULL};
     ck_assert_int_eq(railguard(NULL, a2, 60), 2);
-    expect_in("rule.yaml: faults item 2: railguard-fi: RG_FI_PLAN:1: unknown fault 'bogus'");
+    expect_in("rule.yaml:4: faults item 2: unknown fault 'bogus'");
     const char *a3[] = {"run", "--devices", g_devs, "-j", "0", good, NULL};
     ck_assert_int_eq(railguard(NULL, a3, 60), 2);
     expect_in("-j: must be 1..64 '0'");
@@ -364,7 +436,8 @@ START_TEST(test_external_launch)
         /* Rank 1's own line and verdict, then its total. */
         read_log(logs[1]);
         expect_in(pass ? "ext-flush[rank 1]" : "ext-clean[rank 1]");
-        expect_in(pass ? "  detected\n1 passed, 0 failed" : "  ok\n1 passed, 0 failed");
+        expect_in(pass ? "  detected  fired 1\n1 passed, 0 failed"
+                       : "  ok  fired -\n1 passed, 0 failed");
     }
     /* A launcher whose size is not the scenario's is refused before anything runs. */
     const char *bad[] = {

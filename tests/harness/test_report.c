@@ -16,6 +16,7 @@ static rg_result mk(int ranks, const rg_verdict *v, const rg_sc_expect *e)
     r.ranks = ranks;
     for (int i = 0; i < ranks; i++) {
         r.rank[i].verdict = v[i];
+        r.rank[i].t_s = -1;
         r.expect[i] = e[i];
         snprintf(r.rank[i].where, sizeof(r.rank[i].where), "all_reduce float32 sum count 3");
         snprintf(r.rank[i].detail, sizeof(r.rank[i].detail), "detail %d", i);
@@ -135,7 +136,7 @@ START_TEST(test_junit)
     char path[] = "/tmp/rg-junit-XXXXXX", err[256];
     int fd = mkstemp(path);
     close(fd);
-    ck_assert_int_eq(rg_report_junit(res, 2, 3.25, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_report_junit(res, 2, 3.25, NULL, path, err, sizeof(err)), 0);
     const char *x = slurp(path);
     ck_assert_msg(strstr(x, "<testsuites tests=\"2\" failures=\"1\" time=\"3.250\">"), "%s", x);
     ck_assert_msg(strstr(x, "<testcase classname=\"railguard.scenarios\" name=\"case\""), "%s", x);

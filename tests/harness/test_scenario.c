@@ -72,7 +72,13 @@ static void check_invariants(const rg_scenario *sc)
     ck_assert(sc->timeout_s > 0 && sc->timeout_s <= 3600);
     ck_assert(sc->deadline_s > sc->timeout_s && sc->deadline_s <= 86400);
     ck_assert(memchr(sc->faults, '\0', sizeof(sc->faults)) != NULL);
-    ck_assert_ptr_null(strchr(sc->faults, '\n'));
+    ck_assert_int_le(sc->nfaults, FI_MAX_RULES);
+    {
+        int lines = sc->faults[0] ? 1 : 0;
+        for (const char *p = sc->faults; (p = strchr(p, '\n')); p++)
+            lines++;
+        ck_assert_int_eq(lines, sc->nfaults); /* one rule a line, rule i on line i + 1 */
+    }
     ck_assert_int_ge(sc->nops, 1);
     ck_assert_int_le(sc->nops, RG_SC_OPS_MAX);
     for (int i = 0; i < sc->nops; i++) {
@@ -160,7 +166,12 @@ START_TEST(test_full)
     ck_assert(sc.deadline_s == 30);
     ck_assert_uint_eq(sc.seed, 0xdeadbeefu);
     ck_assert_str_eq(sc.faults,
-                     "error status=WR_FLUSH_ERR op=recv rank=1 nth=3; delay ms=5 rank=2");
+                     "error status=WR_FLUSH_ERR op=recv rank=1 nth=3\ndelay ms=5 rank=2");
+    ck_assert_int_eq(sc.nfaults, 2);
+    ck_assert_int_eq(sc.fault[0].line, 11);
+    ck_assert_int_eq(sc.fault[1].line, 12);
+    ck_assert_str_eq(sc.fault[1].rule, "delay ms=5 rank=2");
+    ck_assert(!sc.fault[0].optional && !sc.fault[1].optional);
     ck_assert_int_eq(sc.nops, 8);
 
     const rg_sc_op *op = &sc.ops[0];
@@ -526,33 +537,46 @@ START_TEST(test_faults)
 
     parse_ok("ranks: 2\nfaults: []\nprogram: [{op: barrier}]\n", &sc);
     ck_assert_str_eq(sc.faults, "");
-    /* Folded lines are one line; the shim gets the rule as written, grammar unchecked here. */
-    parse_ok("ranks: 2\nfaults:\n  - lose op=send\n    rank=0\n  - 'not a fault at all'\n"
+    ck_assert_int_eq(sc.nfaults, 0);
+    /* Folded lines are one line; "qp=#2" is a key's value, not a comment. */
+    parse_ok("ranks: 2\nfaults:\n  - lose op=send\n    rank=0\n  - 'error qp=#2 nth=4'\n"
+             "  - {rule: 'delay ms=5 rank=1', optional: true}\n"
+             "  - {optional: false, rule: count}\n"
              "program: [{op: barrier}]\n",
              &sc);
-    ck_assert_str_eq(sc.faults, "lose op=send rank=0; not a fault at all");
+    ck_assert_str_eq(sc.faults, "lose op=send rank=0\nerror qp=#2 nth=4\ndelay ms=5 rank=1\ncount");
+    ck_assert_int_eq(sc.nfaults, 4);
+    ck_assert_int_eq(sc.fault[0].line, 3);
+    ck_assert_int_eq(sc.fault[1].line, 5);
+    ck_assert_int_eq(sc.fault[2].line, 6);
+    ck_assert(!sc.fault[0].optional && !sc.fault[1].optional && sc.fault[2].optional &&
+              !sc.fault[3].optional);
+    check_invariants(&sc);
 
-    /* Exactly RG_SC_FAULTS_MAX - 1 characters in all fit; one more does not. */
-    char *text = malloc(2 * RG_SC_FAULTS_MAX);
+    /* FI_MAX_RULES items fit; one more is refused at its own line, before anything runs. */
+    char *text = malloc(64 * 1024);
     ck_assert_ptr_nonnull(text);
-    char a[2000], b[RG_SC_FAULTS_MAX];
-    memset(a, 'a', sizeof(a) - 1);
-    a[sizeof(a) - 1] = '\0';
-    size_t blen = RG_SC_FAULTS_MAX - 1 - 2 * (sizeof(a) - 1) - 4;
-    memset(b, 'b', blen);
-    b[blen] = '\0';
-    snprintf(text, 2 * RG_SC_FAULTS_MAX,
-             "ranks: 2\nprogram: [{op: barrier}]\nfaults:\n  - %s\n  - %s\n  - %s\n", a, a, b);
+    size_t len = (size_t)snprintf(text, 64 * 1024, "ranks: 2\nprogram: [{op: barrier}]\nfaults:\n");
+    for (int i = 0; i < FI_MAX_RULES; i++)
+        len += (size_t)snprintf(text + len, 64 * 1024 - len, "  - error nth=%d\n", i + 1);
     parse_ok(text, &sc);
-    ck_assert_uint_eq(strlen(sc.faults), RG_SC_FAULTS_MAX - 1);
-    ck_assert_uint_eq((size_t)(strstr(sc.faults, "; b") - sc.faults), 2 * (sizeof(a) - 1) + 2);
+    ck_assert_int_eq(sc.nfaults, FI_MAX_RULES);
+    check_invariants(&sc);
+    snprintf(text + len, 64 * 1024 - len, "  - lose\n");
+    expect_bad(text, "x.yaml:36: faults: at most 32 rules, item 33 is one more 'lose'");
 
-    b[blen] = 'b';
-    b[blen + 1] = '\0';
-    snprintf(text, 2 * RG_SC_FAULTS_MAX,
-             "ranks: 2\nprogram: [{op: barrier}]\nfaults:\n  - %s\n  - %s\n  - %s\n", a, a, b);
-    expect_bad(text, "x.yaml:6: faults longer than 4095 characters in all at "
-                     "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb...'");
+    /* The longest rule fits whole; a longer one is refused, not cut. */
+    char rule[RG_SC_RULE_MAX + 1];
+    memset(rule, ' ', sizeof(rule));
+    memcpy(rule, "count", 5);
+    rule[RG_SC_RULE_MAX - 2] = 'x'; /* quoted, so YAML keeps the blanks before it */
+    rule[RG_SC_RULE_MAX - 1] = '\0';
+    snprintf(text, 64 * 1024, "ranks: 2\nprogram: [{op: barrier}]\nfaults: ['%s']\n", rule);
+    ck_assert_str_eq(parse_bad(text), "x.yaml:3: faults item 1: expected key=value 'x'");
+    rule[RG_SC_RULE_MAX - 1] = 'y';
+    rule[RG_SC_RULE_MAX] = '\0';
+    snprintf(text, 64 * 1024, "ranks: 2\nprogram: [{op: barrier}]\nfaults: ['%s']\n", rule);
+    ck_assert_ptr_nonnull(strstr(parse_bad(text), "faults item 1: longer than 511 characters"));
     free(text);
 }
 END_TEST
@@ -684,13 +708,34 @@ static const struct bad_case {
     /* faults */
     {R "faults: lose" P, "x.yaml:2: faults must be a sequence of rules, not 'lose'"},
     {R "faults:" P, "x.yaml:2: faults must be a sequence of rules, not ''"},
-    {R "faults: ['lose; stall']" P, "x.yaml:2: one rule per item, no ';' in 'lose; stall'"},
+    {R "faults: ['lose; stall']" P,
+     "x.yaml:2: faults item 1: one rule per item, no ';' in 'lose; stall'"},
     {R "faults:\n  - lose\n  - |\n    stall\n    ms=1" P,
-     "x.yaml:4: control character in fault 'stall?ms=1?'"},
-    {R "faults: [\"lose\\tx\"]" P, "x.yaml:2: control character in fault 'lose?x'"},
-    {R "faults: [\"lose\\0x\"]" P, "x.yaml:2: control character in fault 'lose?x'"},
-    {R "faults: ['']" P, "x.yaml:2: empty fault ''"},
-    {R "faults: [[lose]]" P, "x.yaml:2: a fault must be a string, not '[...]'"},
+     "x.yaml:4: faults item 2: control character in 'stall?ms=1?'"},
+    {R "faults: [\"lose\\tx\"]" P, "x.yaml:2: faults item 1: control character in 'lose?x'"},
+    {R "faults: [\"lose\\0x\"]" P, "x.yaml:2: faults item 1: control character in 'lose?x'"},
+    {R "faults: ['']" P, "x.yaml:2: faults item 1: empty rule ''"},
+    {R "faults: ['   ']" P, "x.yaml:2: faults item 1: empty rule '   '"},
+    {R "faults: [[lose]]" P, "x.yaml:2: faults item 1: a rule must be a string, not '[...]'"},
+    /* a '#' would comment out the items after it once they are joined */
+    {R "faults: ['count #note', 'error nth=5']" P,
+     "x.yaml:2: faults item 1: no comments in a rule ('#' starts one) 'count #note'"},
+    {R "faults: ['# only a comment']" P,
+     "x.yaml:2: faults item 1: no comments in a rule ('#' starts one) '# only a comment'"},
+    /* the plan library's own grammar, at the item's line */
+    {R "faults:\n  - lose\n  - flush op=recv" P, "x.yaml:4: faults item 2: unknown fault 'flush'"},
+    {R "faults: ['error status=SUCCESS']" P,
+     "x.yaml:2: faults item 1: error status=SUCCESS injects nothing"},
+    {R "faults: ['not a fault at all']" P, "x.yaml:2: faults item 1: unknown fault 'not'"},
+    {R "faults: [{optional: true}]" P, "x.yaml:2: faults item 1: missing key 'rule'"},
+    {R "faults: [{rule: lose, optional: yes}]" P,
+     "x.yaml:2: faults item 1: optional must be true or false 'yes'"},
+    {R "faults: [{rule: lose, why: x}]" P,
+     "x.yaml:2: faults item 1: unknown or repeated key (rule, optional) 'why'"},
+    {R "faults: [{rule: lose, rule: count}]" P,
+     "x.yaml:2: faults item 1: unknown or repeated key (rule, optional) 'rule'"},
+    {R "faults: [{rule: [lose]}]" P,
+     "x.yaml:2: faults item 1: a rule must be a string, not '[...]'"},
     /* program and steps */
     {R "program: []\n", "x.yaml:2: program must be a non-empty sequence of steps, not '[]'"},
     {R "program: {op: barrier}\n",

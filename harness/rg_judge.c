@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verdict table and the judgement: each rank's findings (what its worker reported, how its
+ * process ended, what the shim's evidence says), the precedence that picks its verdict, and the
+ * scenario's pass or fail with its first failure named. Pure: the unit tests drive every rule.
+ */
+#include "rg_harness.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RG__VERDICT_NAME(id, name, what) [RG_V_##id] = name,
+#define RG__VERDICT_WHAT(id, name, what) [RG_V_##id] = what,
+static const char *const verdict_names[RG_V_COUNT] = {RG_VERDICTS(RG__VERDICT_NAME)};
+static const char *const verdict_meanings[RG_V_COUNT] = {RG_VERDICTS(RG__VERDICT_WHAT)};
+
+const char *rg_verdict_name(rg_verdict v)
+{
+    return (unsigned)v < RG_V_COUNT ? verdict_names[v] : "?";
+}
+
+const char *rg_verdict_meaning(rg_verdict v)
+{
+    return (unsigned)v < RG_V_COUNT ? verdict_meanings[v] : "?";
+}
+
+int rg_verdict_of(const char *name)
+{
+    for (int v = 0; v < RG_V_COUNT; v++)
+        if (name && !strcmp(name, verdict_names[v]))
+            return v;
+    return -1;
+}
+
+/* --- findings ------------------------------------------------------------------------------ */
+
+/* Copies as much of src as fits: findings and lines are cut, never refused. */
+static void cut(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= len)
+        n = len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* The verdict is the first finding of highest precedence; detail is its text. */
+static void settle(rg_rank_result *k, const char *whole, int whole_at)
+{
+    int best = -1;
+    for (int i = 0; i < k->nfindings; i++)
+        if (best < 0 || k->finding[i].verdict > k->finding[best].verdict)
+            best = i;
+    if (best < 0)
+        return;
+    k->verdict = k->finding[best].verdict;
+    k->t_s = k->finding[best].t_s;
+    /* A finding's copy is cut to its field; the winner's whole text is kept when it is new. */
+    cut(k->detail, sizeof(k->detail), best == whole_at && whole ? whole : k->finding[best].text);
+}
+
+void rg_rank_find(rg_rank_result *k, rg_verdict v, double t_s, const char *fmt, ...)
+{
+    char text[sizeof(k->detail)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+
+    int at = k->nfindings;
+    if (at == RG_MAX_FINDINGS) {
+        /* Full: the lowest finding gives way, unless the new one is lower still. */
+        int low = 0;
+        for (int i = 1; i < RG_MAX_FINDINGS; i++)
+            if (k->finding[i].verdict < k->finding[low].verdict)
+                low = i;
+        if (k->finding[low].verdict > v)
+            return;
+        memmove(&k->finding[low], &k->finding[low + 1],
+                (size_t)(RG_MAX_FINDINGS - 1 - low) * sizeof(k->finding[0]));
+        at = RG_MAX_FINDINGS - 1;
+    } else {
+        k->nfindings++;
+    }
+    k->finding[at].verdict = v;
+    k->finding[at].t_s = t_s;
+    cut(k->finding[at].text, sizeof(k->finding[at].text), text);
+    settle(k, text, at);
+}
+
+void rg_rank_recast(rg_rank_result *k, rg_verdict from, rg_verdict to, const char *prefix)
+{
+    bool any = false;
+    for (int i = 0; i < k->nfindings; i++) {
+        rg_finding *f = &k->finding[i];
+        if (f->verdict != from)
+            continue;
+        char text[sizeof(f->text)];
+        snprintf(text, sizeof(text), "%s%s", prefix, f->text);
+        memcpy(f->text, text, sizeof(text));
+        f->verdict = to;
+        any = true;
+    }
+    if (any) {
+        /* The whole detail of a recast winner keeps its prefix too. */
+        char whole[sizeof(k->detail)];
+        snprintf(whole, sizeof(whole), "%s%s", prefix, k->detail);
+        bool was = k->verdict == from;
+        settle(k, NULL, -1);
+        if (was && k->verdict == to)
+            memcpy(k->detail, whole, sizeof(whole));
+    }
+}
+
+/* --- the scenario -------------------------------------------------------------------------- */
+
+static bool acceptable(rg_verdict v, rg_sc_expect e)
+{
+    switch (e) {
+    case RG_SC_EXPECT_OK:
+        return v == RG_V_OK;
+    case RG_SC_EXPECT_DETECTED:
+        return v == RG_V_DETECTED;
+    case RG_SC_EXPECT_ANY:
+        return v == RG_V_OK || v == RG_V_DETECTED;
+    }
+    return false;
+}
+
+static void fail_line(char *out, size_t len, const rg_result *r, int i)
+{
+    const rg_rank_result *k = &r->rank[i];
+    char at[48] = "";
+    if (k->t_s >= 0)
+        snprintf(at, sizeof(at), " at %.2f s", k->t_s);
+    if (k->verdict > RG_V_DETECTED)
+        snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(k->verdict), at, k->where,
+                 k->detail);
+    else
+        snprintf(out, len, "rank %d: %s%s, expected %s%s%s", i, rg_verdict_name(k->verdict), at,
+                 rg_sc_expect_name(r->expect[i]), k->detail[0] ? ": " : "", k->detail);
+}
+
+/*
+ * A failure is a rank whose verdict is not what the scenario expects. The one named is the
+ * first in time (a rank whose time is unknown comes after those that have one), ties going to
+ * the higher verdict, then the lower rank: the first thing to go wrong explains the rest.
+ */
+bool rg_judge(rg_result *r)
+{
+    int first = -1;
+    r->passed = true;
+    r->why[0] = '\0';
+    r->first[0] = '\0';
+    for (int i = 0; i < r->ranks; i++) {
+        const rg_rank_result *k = &r->rank[i];
+        if (acceptable(k->verdict, r->expect[i]))
+            continue;
+        r->passed = false;
+        if (first < 0) {
+            first = i;
+            continue;
+        }
+        const rg_rank_result *f = &r->rank[first];
+        double tk = k->t_s < 0 ? 1e300 : k->t_s, tf = f->t_s < 0 ? 1e300 : f->t_s;
+        if (tk < tf || (tk == tf && k->verdict > f->verdict))
+            first = i;
+    }
+    if (first >= 0) {
+        fail_line(r->why, sizeof(r->why), r, first);
+        char line[sizeof(r->first) + 16];
+        snprintf(line, sizeof(line), "first failure: %s", r->why);
+        cut(r->first, sizeof(r->first), line);
+    }
+    return r->passed;
+}
+
+/* --- evidence ------------------------------------------------------------------------------ */
+
+static const char *short_rule(const char *rule, char *buf, size_t len)
+{
+    size_t n = strlen(rule);
+    if (n < len) {
+        snprintf(buf, len, "%s", rule);
+    } else {
+        snprintf(buf, len, "%.*s...", (int)(len - 4), rule);
+    }
+    return buf;
+}
+
+void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *ev, int lo, int hi,
+                       double t0_mono_ms, bool whole)
+{
+    double first_fault = -1;
+    int first_rank = -1;
+
+    /* Each rule's fired and matched counts, summed over the ranks here. */
+    r->nrules = sc->nfaults;
+    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
+        rg_rule_result *u = &r->rule[i];
+        memset(u, 0, sizeof(*u));
+        snprintf(u->rule, sizeof(u->rule), "%s", sc->fault[i].rule);
+        u->line = sc->fault[i].line;
+        u->optional = sc->fault[i].optional;
+        u->counting = !strncmp(sc->fault[i].rule, "count", 5) &&
+                      (sc->fault[i].rule[5] == '\0' || sc->fault[i].rule[5] == ' ');
+        u->matched = -1;
+        for (int k = lo; k < hi; k++) {
+            u->fired += ev[k].fired[i];
+            u->fired_by[k] = (uint32_t)(ev[k].fired[i] > UINT32_MAX ? UINT32_MAX : ev[k].fired[i]);
+            if (ev[k].matched[i] >= 0)
+                u->matched = (u->matched < 0 ? 0 : u->matched) + ev[k].matched[i];
+        }
+    }
+    for (int k = lo; k < hi; k++) {
+        if (ev[k].first_fault_mono_ms >= 0 &&
+            (first_fault < 0 || ev[k].first_fault_mono_ms < first_fault)) {
+            first_fault = ev[k].first_fault_mono_ms;
+            first_rank = k;
+        }
+    }
+
+    for (int k = lo; k < hi; k++) {
+        rg_rank_result *res = &r->rank[k];
+        const rg_evidence *e = &ev[k];
+        /* Not instrumented: the shim never loaded, or saw no verbs object in a rank that got
+         * past its start, so any fault plan was a silent no-op there. */
+        if (!e->present || !e->loaded) {
+            rg_rank_find(res, RG_V_ERROR, -1,
+                         "not instrumented: the shim did not load (no 'load' event in its "
+                         "events file%s)",
+                         e->present ? "" : ", which is missing");
+        } else if (e->totals && e->contexts == 0 && e->qps == 0 && res->step >= 0) {
+            rg_rank_find(res, RG_V_ERROR, -1,
+                         "not instrumented: the shim saw no verbs calls (0 devices opened, 0 QPs) "
+                         "though the rank ran its program: the transport reached verbs some "
+                         "other way, or not at all");
+        }
+        /* detected counts only as the consequence of a fault that had already fired. */
+        for (int f = 0; whole && f < res->nfindings; f++) {
+            rg_finding *fd = &res->finding[f];
+            if (fd->verdict != RG_V_DETECTED)
+                continue;
+            double at = fd->t_s < 0 ? -1 : t0_mono_ms + fd->t_s * 1000.0;
+            if (first_fault >= 0 && (at < 0 || first_fault <= at))
+                continue;
+            char why[160];
+            if (first_fault < 0)
+                snprintf(why, sizeof(why), "no planned fault fired on any rank: ");
+            else
+                snprintf(why, sizeof(why),
+                         "the first fault (rank %d, faults item %d) fired %.3f s after this "
+                         "error: ",
+                         first_rank, ev[first_rank].first_fault_rule + 1,
+                         (first_fault - at) / 1000.0);
+            rg_rank_recast(res, RG_V_DETECTED, RG_V_ERROR_WITHOUT_FAULT, why);
+            break;
+        }
+    }
+
+    /* Every planned fault accounted for: one that fired nowhere proves nothing. */
+    for (int i = 0; whole && i < r->nrules; i++) {
+        const rg_rule_result *u = &r->rule[i];
+        if (u->fired || u->optional || u->counting)
+            continue;
+        char shown[96], matched[48];
+        if (u->matched >= 0)
+            snprintf(matched, sizeof(matched), "matched %lld times", (long long)u->matched);
+        else
+            snprintf(matched, sizeof(matched), "matched an unknown number of times");
+        for (int k = lo; k < hi; k++)
+            rg_rank_find(&r->rank[k], RG_V_NOT_EXERCISED, -1,
+                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank", i + 1,
+                         short_rule(u->rule, shown, sizeof(shown)), u->line, matched);
+    }
+}

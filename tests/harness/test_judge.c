@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verdict table and the evidence rules: findings and their precedence, the first failure
+ * in time, and what the shim's events make of a verdict (not instrumented, an error with no
+ * fault before it, a rule that never fired), read from real JSONL files.
+ */
+#include "common/rg_check.h"
+#include "rg_harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static rg_result g_r;
+static rg_scenario g_sc;
+static rg_evidence g_ev[4];
+
+/* A scenario of n ranks with the given rules, every rank ok at t=1 s and fully evidenced. */
+static void setup_case(int n, const char *const *rules, int nrules)
+{
+    memset(&g_r, 0, sizeof(g_r));
+    memset(&g_sc, 0, sizeof(g_sc));
+    memset(g_ev, 0, sizeof(g_ev));
+    g_r.ranks = g_sc.ranks = n;
+    g_sc.nfaults = nrules;
+    for (int i = 0; i < nrules; i++) {
+        snprintf(g_sc.fault[i].rule, sizeof(g_sc.fault[i].rule), "%s", rules[i]);
+        g_sc.fault[i].line = 10 + i;
+    }
+    for (int k = 0; k < n; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = 1.0};
+        snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), "all_reduce");
+        rg_rank_find(&g_r.rank[k], RG_V_OK, 1.0, "%s", "");
+        g_r.expect[k] = RG_SC_EXPECT_ANY;
+        g_ev[k].present = g_ev[k].loaded = g_ev[k].totals = true;
+        g_ev[k].contexts = 2;
+        g_ev[k].qps = 2;
+        g_ev[k].first_fault_mono_ms = -1;
+        g_ev[k].first_fault_rule = -1;
+        for (int i = 0; i < FI_MAX_RULES; i++)
+            g_ev[k].matched[i] = -1;
+    }
+}
+
+START_TEST(test_precedence)
+{
+    rg_rank_result k = {.t_s = -1};
+    rg_rank_find(&k, RG_V_SILENT_CORRUPTION, 0.5, "result element 3 is 0x1, expected 0x2");
+    rg_rank_find(&k, RG_V_CRASH, 0.9, "killed by signal 11 (Segmentation fault)");
+    /* Corruption reported, then a crash in finalize: the corruption is the verdict. */
+    ck_assert_int_eq(k.verdict, RG_V_SILENT_CORRUPTION);
+    ck_assert(k.t_s == 0.5);
+    ck_assert_str_eq(k.detail, "result element 3 is 0x1, expected 0x2");
+    ck_assert_int_eq(k.nfindings, 2);
+    ck_assert_int_eq(k.finding[1].verdict, RG_V_CRASH);
+    /* Every verdict outranks the ones before it in the table. */
+    for (int v = 1; v < RG_V_COUNT; v++) {
+        rg_rank_result q = {.t_s = -1};
+        rg_rank_find(&q, (rg_verdict)v, 1, "high");
+        rg_rank_find(&q, (rg_verdict)(v - 1), 0, "low");
+        ck_assert_int_eq(q.verdict, v);
+        ck_assert_str_eq(q.detail, "high");
+    }
+    /* A full list gives way at its lowest finding, never at a higher one. */
+    rg_rank_result f = {.t_s = -1};
+    rg_rank_find(&f, RG_V_OK, 0, "a");
+    rg_rank_find(&f, RG_V_DETECTED, 0, "b");
+    rg_rank_find(&f, RG_V_CRASH, 0, "c");
+    rg_rank_find(&f, RG_V_ERROR, 0, "d");
+    rg_rank_find(&f, RG_V_DEADLOCK, 0, "e");
+    ck_assert_int_eq(f.nfindings, RG_MAX_FINDINGS);
+    ck_assert_int_eq(f.verdict, RG_V_DEADLOCK);
+    for (int i = 0; i < f.nfindings; i++)
+        ck_assert_int_ne(f.finding[i].verdict, RG_V_OK);
+    rg_rank_find(&f, RG_V_OK, 0, "z");
+    for (int i = 0; i < f.nfindings; i++)
+        ck_assert_int_ne(f.finding[i].verdict, RG_V_OK);
+    /* Names and the table round-trip. */
+    for (int v = 0; v < RG_V_COUNT; v++)
+        ck_assert_int_eq(rg_verdict_of(rg_verdict_name((rg_verdict)v)), v);
+    ck_assert_int_eq(rg_verdict_of("maybe"), -1);
+    ck_assert_str_ne(rg_verdict_meaning(RG_V_NOT_EXERCISED), "?");
+}
+END_TEST
+
+START_TEST(test_first_failure_in_time)
+{
+    setup_case(3, NULL, 0);
+    g_r.expect[0] = g_r.expect[1] = g_r.expect[2] = RG_SC_EXPECT_OK;
+    rg_rank_find(&g_r.rank[0], RG_V_DEADLOCK, 3.0, "still running");
+    rg_rank_find(&g_r.rank[2], RG_V_SILENT_CORRUPTION, 0.42, "result element 0 is 0x0");
+    snprintf(g_r.rank[2].where, sizeof(g_r.rank[2].where), "all_reduce float32 sum count 3");
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 2: SILENT_CORRUPTION at 0.42 s in all_reduce float32 sum "
+                              "count 3: result element 0 is 0x0");
+    ck_assert_str_eq(g_r.first, "first failure: rank 2: SILENT_CORRUPTION at 0.42 s in all_reduce "
+                                "float32 sum count 3: result element 0 is 0x0");
+    /* A rank that passes is never named, however early. */
+    g_r.rank[2] = g_r.rank[1];
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_ptr_nonnull(strstr(g_r.why, "rank 0: DEADLOCK"));
+    setup_case(2, NULL, 0);
+    ck_assert(rg_judge(&g_r));
+    ck_assert_str_eq(g_r.first, "");
+}
+END_TEST
+
+START_TEST(test_not_instrumented)
+{
+    setup_case(3, NULL, 0);
+    g_ev[0].loaded = false;
+    g_ev[1].contexts = g_ev[1].qps = 0;
+    /* A rank that never got past its start has nothing the shim should have seen. */
+    g_ev[2].contexts = g_ev[2].qps = 0;
+    g_r.rank[2].step = -1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 0, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "not instrumented: the shim did not load"));
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[1].detail, "the shim saw no verbs calls"));
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_OK);
+    ck_assert(!rg_judge(&g_r));
+    /* Without a summary (a rank killed before it wrote one) nothing is claimed either way. */
+    setup_case(2, NULL, 0);
+    g_ev[0].totals = false;
+    g_ev[0].contexts = 0;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+}
+END_TEST
+
+START_TEST(test_detected_needs_a_fault_before)
+{
+    static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv rank=1 nth=3"};
+    /* t0 = 1000 ms; rank 0's error at 1.5 s (2500 ms), rank 1's at 1.2 s (2200 ms). */
+    setup_case(2, rules, 1);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 1.5, "peer failed");
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 1.2, "completion error WR_FLUSH_ERR");
+    g_ev[1].first_fault_mono_ms = 2100;
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED); /* rank 1's fault came first */
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rule[0].fired, 1);
+    ck_assert_int_eq(g_r.rule[0].fired_by[1], 1);
+    ck_assert(rg_judge(&g_r));
+
+    /* The fault fired after rank 0's error: that error had another cause. */
+    setup_case(2, rules, 1);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.5, "init: cannot list RDMA devices");
+    g_ev[1].first_fault_mono_ms = 2100;
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_str_eq(g_r.rank[0].detail,
+                     "the first fault (rank 1, faults item 1) fired 0.600 s after this error: "
+                     "init: cannot list RDMA devices");
+
+    /* No fault at all: every detected is an error without a cause, whatever `expect` says. */
+    setup_case(2, NULL, 0);
+    g_r.expect[0] = g_r.expect[1] = RG_SC_EXPECT_DETECTED;
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = -1};
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 0.1, "init: cannot list RDMA devices: Success");
+    }
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "no planned fault fired on any rank: init:"));
+    ck_assert(!rg_judge(&g_r));
+
+    /* One rank of an external launch cannot see the others: that rule waits for the merge. */
+    setup_case(2, NULL, 0);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.1, "peer failed");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 1, 0, false);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+}
+END_TEST
+
+START_TEST(test_not_exercised)
+{
+    static const char *const rules[] = {"count", "error status=WR_FLUSH_ERR op=recv nth=5",
+                                        "delay ms=5 rank=0", "negpoll nth=2"};
+    setup_case(2, rules, 4);
+    g_sc.fault[2].optional = true;
+    g_ev[0].matched[1] = 3;
+    g_ev[1].matched[1] = 0;
+    g_ev[0].fired[3] = 1;
+    g_ev[0].first_fault_mono_ms = 5;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(g_r.rank[k].verdict, RG_V_NOT_EXERCISED);
+        ck_assert_str_eq(g_r.rank[k].detail, "faults item 2 'error status=WR_FLUSH_ERR op=recv "
+                                             "nth=5' (line 11) matched 3 times, fired 0 times on "
+                                             "every rank");
+        ck_assert_int_eq(g_r.rank[k].nfindings, 2); /* ok, kept beside it */
+    }
+    ck_assert_int_eq(g_r.nrules, 4);
+    ck_assert(g_r.rule[0].counting && !g_r.rule[1].counting);
+    ck_assert_int_eq(g_r.rule[1].matched, 3);
+    ck_assert_int_eq(g_r.rule[2].matched, -1);
+    ck_assert(!rg_judge(&g_r));
+    /* The same with the rule fired somewhere passes; optional and count rules never count. */
+    setup_case(2, rules, 4);
+    g_sc.fault[2].optional = true;
+    g_ev[1].fired[1] = 1;
+    g_ev[0].fired[3] = 2;
+    g_ev[1].first_fault_mono_ms = 5;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert(rg_judge(&g_r));
+    /* A harder verdict keeps its place above it. */
+    setup_case(2, rules, 2);
+    rg_rank_find(&g_r.rank[1], RG_V_DEADLOCK, 9, "still running");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_NOT_EXERCISED);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
+}
+END_TEST
+
+static void write_lines(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_evidence_read)
+{
+    char path[] = "/tmp/rg-evidence-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    rg_evidence ev;
+
+    write_lines(path,
+                "{\"event\":\"load\",\"rank\":1,\"pid\":9,\"t_ms\":0.1,\"mono_ms\":100.5,"
+                "\"rules\":2,\"verbs\":\"/usr/lib/libibverbs.so.1.14.44.0\"}\n"
+                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":180.25,\"fault\":\"error\"}\n"
+                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":150.0,\"fault\":\"error\"}\n"
+                "{\"event\":\"fault\",\"rule\":99,\"mono_ms\":1.0}\n"
+                "not json at all\n"
+                "[1,2]\n"
+                "{\"event\":\"qp\",\"qp\":17,\"dev\":\"rxe0\",\"posts_send\":9,\"posts_recv\":4,"
+                "\"out_send\":2,\"out_recv\":1,\"why\":\"snapshot\"}\n"
+                "{\"event\":\"qp\",\"qp\":18,\"dev\":\"rxe1\",\"out_send\":0,\"out_recv\":0}\n"
+                "{\"event\":\"rule\",\"rule\":0,\"matched\":12,\"fired\":0}\n"
+                "{\"event\":\"rule\",\"rule\":1,\"matched\":7,\"fired\":5}\n"
+                "{\"event\":\"totals\",\"why\":\"snapshot\",\"contexts\":2,\"qps\":2,\"cqs\":2,"
+                "\"posts_send\":9,\"posts_recv\":4,\"polls\":-3,\"cqe\":\"x\"}\n"
+                "{\"event\":\"totals\",\"why\":\"snap");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(ev.present && ev.loaded && ev.totals && ev.snapshot);
+    ck_assert_str_eq(ev.verbs, "/usr/lib/libibverbs.so.1.14.44.0");
+    ck_assert(ev.first_fault_mono_ms == 1.0); /* rule 99 is nobody's, but it fired: earliest */
+    ck_assert_uint_eq(ev.fired[1], 5);        /* the summary's count beats the 2 events */
+    ck_assert_int_eq(ev.matched[0], 12);
+    ck_assert_int_eq(ev.matched[2], -1);
+    ck_assert_uint_eq(ev.contexts, 2);
+    ck_assert_uint_eq(ev.polls, 0); /* negative and mistyped numbers read as nothing */
+    ck_assert_uint_eq(ev.cqe, 0);
+    ck_assert_int_eq(ev.bad_lines, 3);
+    ck_assert_str_eq(ev.queues,
+                     "qp 17 (rxe0): 2 send(s) and 1 receive(s) outstanding of 9 and 4 posted");
+
+    /* A line far longer than any event is skipped whole, and reading goes on after it. */
+    char *big = malloc(20000);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'x', 19000);
+    snprintf(big + 19000, 1000, "\n{\"event\":\"load\"}\n");
+    write_lines(path, big);
+    free(big);
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(ev.loaded);
+    ck_assert_int_eq(ev.bad_lines, 1);
+
+    unlink(path);
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(!ev.present && !ev.loaded);
+}
+END_TEST
+
+START_TEST(test_result_round_trip)
+{
+    static const char *const rules[] = {"count", "error nth=3"};
+    char path[] = "/tmp/rg-result-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setup_case(2, rules, 2);
+    g_ev[1].fired[1] = 4;
+    g_ev[1].first_fault_mono_ms = 0;
+    rg_rank_find(&g_r.rank[1], RG_V_CRASH, 2.5, "killed by signal 11");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_judge(&g_r);
+    static rg_result back;
+    ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert_str_eq(back.first, g_r.first);
+    ck_assert_int_eq(back.rank[1].verdict, RG_V_CRASH);
+    ck_assert(back.rank[1].t_s == 2.5);
+    ck_assert_int_eq(back.rank[1].nfindings, 2);
+    ck_assert_int_eq(back.rank[1].finding[0].verdict, RG_V_OK);
+    ck_assert_int_eq(back.nrules, 2);
+    ck_assert_str_eq(back.rule[1].rule, "error nth=3");
+    ck_assert_uint_eq(back.rule[1].fired, 4);
+    ck_assert_uint_eq(back.rule[1].fired_by[1], 4);
+    ck_assert(back.rule[0].counting);
+    unlink(path);
+}
+END_TEST
+
+Suite *rg_suite_judge(void)
+{
+    Suite *s = suite_create("judge");
+    TCase *t = tcase_create("judge");
+    tcase_add_test(t, test_precedence);
+    tcase_add_test(t, test_first_failure_in_time);
+    tcase_add_test(t, test_not_instrumented);
+    tcase_add_test(t, test_detected_needs_a_fault_before);
+    tcase_add_test(t, test_not_exercised);
+    tcase_add_test(t, test_evidence_read);
+    tcase_add_test(t, test_result_round_trip);
+    suite_add_tcase(s, t);
+    return s;
+}
