@@ -118,16 +118,25 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* creation and destr
 /* ---- QPs and CQs -------------------------------------------------------------------------- */
 enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_DEAD = 2 };
 
-struct fi_rent { /* a posted work request: its id, and for receives the buffer it fills */
+struct fi_rent { /* a posted work request: its id, for receives the buffer it fills */
     uint64_t wr_id;
     uint64_t addr;
     uint32_t len;
+    bool signaled; /* sends: whether its completion is reported on success */
 };
 
-/* Work requests posted and not yet completed, in order (a QP completes each queue in order). */
+/*
+ * Work requests posted and not yet completed, in posting order. A queue completes in order, so
+ * a completion is matched to its request by position, never by wr_id (programs reuse wr_ids):
+ * a receive completion retires the head; a send completion retires every unsignaled request
+ * before it and the first signaled one. `exact` is false once the ring may be missing requests
+ * (posted while no plan was live, through ibv_qp_ex, or beyond its capacity); it then falls back
+ * to matching wr_ids and its count is reported as unknown.
+ */
 struct fi_ring {
     struct fi_rent *e;
     uint32_t cap, head, tail;
+    bool exact;
 };
 
 struct fi_qp {
@@ -139,6 +148,8 @@ struct fi_qp {
     int ord;
     int sq_sig_all;
     _Atomic int faulted;
+    bool srq;
+    bool sq_by_shim; /* after a break the provider could not move to error: the shim flushes */
     _Atomic uint64_t posts_send, posts_recv, cqe_send, cqe_recv, cqe_err;
     _Atomic uint64_t sig_posted, sig_done; /* signaled sends really posted / completed */
     /* qp_ex's own pointers, when the QP was created with send ops */
@@ -157,6 +168,7 @@ struct fi_pend {
     struct ibv_wc wc;
     struct fi_qp *q;
     uint64_t after; /* deliver once q->sig_done reaches this (lost sends keep their order) */
+    bool lost;      /* a lost signaled send: it counts in sig_done once delivered */
 };
 
 struct fi_cq {
@@ -426,57 +438,146 @@ static bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx)
     return fail;
 }
 
-static void fi_ring_push(struct fi_ring *r, uint64_t wr_id, uint64_t addr, uint32_t len)
+static uint32_t fi_ring_count(const struct fi_ring *r)
+{
+    return r->cap ? (r->tail + r->cap - r->head) % r->cap : 0;
+}
+
+static void fi_ring_push(struct fi_ring *r, const struct fi_rent *e)
 {
     uint32_t next;
-    if (!r->cap || (next = (r->tail + 1) % r->cap) == r->head)
+    if (!r->cap || (next = (r->tail + 1) % r->cap) == r->head) {
+        r->exact = false; /* one request missing: positions no longer line up */
         return;
-    r->e[r->tail] = (struct fi_rent){.wr_id = wr_id, .addr = addr, .len = len};
+    }
+    r->e[r->tail] = *e;
     r->tail = next;
 }
 
-/* Retires everything up to the request with this wr_id: a completion retires the unsignaled
- * sends before it, and entries from before the plan was set are dropped the same way. */
-static bool fi_ring_pop(struct fi_ring *r, uint64_t wr_id, struct fi_rent *out)
+/* The first entry from the head with this wr_id, or UINT32_MAX. */
+static uint32_t fi_ring_find(const struct fi_ring *r, uint64_t wr_id)
 {
-    for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap) {
-        if (r->e[h].wr_id == wr_id) {
-            if (out)
-                *out = r->e[h];
-            r->head = (h + 1) % r->cap;
-            return true;
-        }
+    for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap)
+        if (r->e[h].wr_id == wr_id)
+            return h;
+    return UINT32_MAX;
+}
+
+/* Retires the entries from the head up to and including position h. */
+static void fi_ring_take(struct fi_ring *r, uint32_t h, struct fi_rent *out)
+{
+    if (out)
+        *out = r->e[h];
+    r->head = (h + 1) % r->cap;
+}
+
+/*
+ * Retires the request a completion stands for (see struct fi_ring) and copies it to *out.
+ * `success` matters for sends: an error completion may belong to an unsignaled request, so it
+ * retires up to the first request with its wr_id instead. False when no entry stands for it.
+ */
+static bool fi_ring_retire(struct fi_ring *r, bool recv, bool success, uint64_t wr_id,
+                           struct fi_rent *out)
+{
+    uint32_t h = UINT32_MAX;
+    if (!r->cap || r->head == r->tail)
+        return false;
+    if (!r->exact || (!recv && !success)) {
+        h = fi_ring_find(r, wr_id);
+    } else if (recv) {
+        h = r->head;
+    } else {
+        for (uint32_t k = r->head; k != r->tail && h == UINT32_MAX; k = (k + 1) % r->cap)
+            if (r->e[k].signaled)
+                h = k;
     }
-    return false;
-}
-
-static void fi_track_send(struct fi_qp *q, const struct ibv_send_wr *w)
-{
-    pthread_mutex_lock(&q->rlock);
-    fi_ring_push(&q->sring, w->wr_id, 0, 0);
-    pthread_mutex_unlock(&q->rlock);
-}
-
-static void fi_track_recv(struct fi_qp *q, const struct ibv_recv_wr *w)
-{
-    pthread_mutex_lock(&q->rlock);
-    fi_ring_push(&q->rring, w->wr_id, w->num_sge > 0 ? w->sg_list[0].addr : 0,
-                 w->num_sge > 0 ? w->sg_list[0].length : 0);
-    pthread_mutex_unlock(&q->rlock);
+    if (h == UINT32_MAX)
+        return false;
+    fi_ring_take(r, h, out);
+    return true;
 }
 
 /* A completion for a posted request: drops it (and what it retires) from its ring. */
-static bool fi_retire(struct fi_qp *q, bool recv, uint64_t wr_id, struct fi_rent *out)
+static bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, struct fi_rent *out)
 {
     pthread_mutex_lock(&q->rlock);
-    bool found = fi_ring_pop(recv ? &q->rring : &q->sring, wr_id, out);
+    bool found = fi_ring_retire(recv ? &q->rring : &q->sring, recv, success, wr_id, out);
     pthread_mutex_unlock(&q->rlock);
     return found;
 }
 
+/* Whether a completion of q came from its receive queue. A successful one says so in its
+ * opcode; an error's opcode is undefined, so the CQ it came on, or the ring holding its wr_id,
+ * decides, and the opcode only when neither can. */
+static bool fi_cqe_is_recv(struct fi_qp *q, const struct ibv_cq *cq, int status,
+                           enum ibv_wc_opcode opcode, uint64_t wr_id)
+{
+    if (status == IBV_WC_SUCCESS)
+        return (opcode & IBV_WC_RECV) != 0;
+    if (q->qp->send_cq != q->qp->recv_cq)
+        return cq == q->qp->recv_cq;
+    pthread_mutex_lock(&q->rlock);
+    bool in_s = fi_ring_find(&q->sring, wr_id) != UINT32_MAX;
+    bool in_r = fi_ring_find(&q->rring, wr_id) != UINT32_MAX;
+    pthread_mutex_unlock(&q->rlock);
+    return in_s != in_r ? in_r : (opcode & IBV_WC_RECV) != 0;
+}
+
+static bool fi_signaled(const struct fi_qp *q, const struct ibv_send_wr *w)
+{
+    return q->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
+}
+
+/*
+ * Posts a run of sends to the provider and records them. The record is written first and the
+ * lock held across the post, so a completion polled at once on another thread finds its entry
+ * and two threads posting to one QP record in the provider's order. What the provider refused
+ * (from *bad on) leaves the record again.
+ */
+static int fi_send_run(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
+                       struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    uint64_t sig = 0;
+    pthread_mutex_lock(&q->rlock);
+    uint32_t tail0 = q->sring.tail, n = 0;
+    bool exact0 = q->sring.exact;
+    for (struct ibv_send_wr *w = wr; w; w = w->next)
+        fi_ring_push(&q->sring,
+                     &(struct fi_rent){.wr_id = w->wr_id, .signaled = fi_signaled(q, w)});
+    int rc = post(qp, wr, bad);
+    for (struct ibv_send_wr *w = wr; w && !(rc && w == *bad); w = w->next, n++)
+        sig += fi_signaled(q, w);
+    if (rc && exact0 && q->sring.exact)
+        q->sring.tail = (tail0 + n) % q->sring.cap;
+    pthread_mutex_unlock(&q->rlock);
+    atomic_fetch_add_explicit(&q->sig_posted, sig, memory_order_relaxed);
+    return rc;
+}
+
+/* The same for receives; the first SGE is kept for corrupt. */
+static int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp,
+                       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    pthread_mutex_lock(&q->rlock);
+    uint32_t tail0 = q->rring.tail, n = 0;
+    bool exact0 = q->rring.exact;
+    for (struct ibv_recv_wr *w = wr; w; w = w->next)
+        fi_ring_push(&q->rring,
+                     &(struct fi_rent){.wr_id = w->wr_id,
+                                       .addr = w->num_sge > 0 ? w->sg_list[0].addr : 0,
+                                       .len = w->num_sge > 0 ? w->sg_list[0].length : 0});
+    int rc = post(qp, wr, bad);
+    for (struct ibv_recv_wr *w = wr; rc && w && w != *bad; w = w->next)
+        n++;
+    if (rc && exact0 && q->rring.exact)
+        q->rring.tail = (tail0 + n) % q->rring.cap;
+    pthread_mutex_unlock(&q->rlock);
+    return rc;
+}
+
 /* Queues a completion the shim makes; false when the CQ can't take it (it would overrun). */
 static bool fi_pend_push(struct fi_cq *c, struct fi_qp *q, uint64_t wr_id, enum ibv_wc_status st,
-                         enum ibv_wc_opcode op, uint64_t after)
+                         enum ibv_wc_opcode op, uint64_t after, bool lost)
 {
     bool ok = false;
     if (!c || c->is_ex || !c->pend)
@@ -492,6 +593,7 @@ static bool fi_pend_push(struct fi_cq *c, struct fi_qp *q, uint64_t wr_id, enum 
         p->wc.qp_num = q->qpn;
         p->q = q;
         p->after = after;
+        p->lost = lost;
         atomic_store(&c->npend, n + 1);
         ok = true;
     }
@@ -501,10 +603,17 @@ static bool fi_pend_push(struct fi_cq *c, struct fi_qp *q, uint64_t wr_id, enum 
 
 /*
  * Breaks the QP as a real error does: it is moved to the error state, and every request still
- * outstanding completes with WR_FLUSH_ERR, as will every later one (see fi_post_*). The shim
- * makes those flushes itself and hides the provider's completions for the QP from then on: rxe
- * on Linux 6.1 flushes the send queue of a QP in error but leaves its receives uncompleted,
- * which a real NIC never does, and making them all here keeps one completion per request.
+ * outstanding completes with WR_FLUSH_ERR, as will every later one. The two queues differ:
+ *
+ * - Receives: rxe on Linux 6.1 never completes the receives of a QP in error, which no hardware
+ *   NIC does and which would turn an injected error into a hang. Receives always complete, so
+ *   the ring holds exactly the outstanding ones: the shim flushes those itself, flushes later
+ *   receives at once without posting them, and hides the provider's receive completions.
+ * - Sends: the provider flushes its own send queue, and only what is really outstanding (an
+ *   unsignaled send it already completed stays silent; the shim cannot know which those are).
+ *   So its send completions are let through, a success for the broken QP turned into a flush,
+ *   and later sends are posted to it and come back flushed, in order. Only when the move to the
+ *   error state failed does the shim flush the send ring itself, as its best guess.
  */
 static void fi_qp_break(struct fi_qp *q)
 {
@@ -512,24 +621,34 @@ static void fi_qp_break(struct fi_qp *q)
         return;
     struct fi_cq *sc = fi_cq_find(q->qp->send_cq), *rc = fi_cq_find(q->qp->recv_cq);
     int lost = 0;
-    pthread_mutex_lock(&q->rlock);
-    for (uint32_t h = q->sring.head; q->sring.cap && h != q->sring.tail; h = (h + 1) % q->sring.cap)
-        lost += !fi_pend_push(sc, q, q->sring.e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0);
-    for (uint32_t h = q->rring.head; q->rring.cap && h != q->rring.tail; h = (h + 1) % q->rring.cap)
-        lost += !fi_pend_push(rc, q, q->rring.e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
-    q->sring.head = q->sring.tail;
-    q->rring.head = q->rring.tail;
-    pthread_mutex_unlock(&q->rlock);
+    if (rc && !rc->is_ex) {
+        pthread_mutex_lock(&q->rlock);
+        struct fi_ring *r = &q->rring;
+        for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap)
+            lost += !fi_pend_push(rc, q, r->e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
+        r->head = r->tail;
+        pthread_mutex_unlock(&q->rlock);
+    }
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
     int saved = errno; /* the program's poll must not see our modify_qp's errno */
     int err = real.modify_qp(q->qp, &a, IBV_QP_STATE);
     errno = saved;
-    if (err)
+    if (err) {
         fi_event("note", "\"what\":\"modify_qp to ERR failed\",\"qp\":%u,\"errno\":%d", q->qpn,
                  err);
+        if (sc && !sc->is_ex) {
+            pthread_mutex_lock(&q->rlock);
+            struct fi_ring *r = &q->sring;
+            for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap)
+                lost +=
+                    !fi_pend_push(sc, q, r->e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
+            r->head = r->tail;
+            q->sq_by_shim = true;
+            pthread_mutex_unlock(&q->rlock);
+        }
+    }
     if (lost)
-        fi_event("note", "\"what\":\"%d flushes not made: extended or full CQ\",\"qp\":%u", lost,
-                 q->qpn);
+        fi_event("note", "\"what\":\"%d flushes not made: full CQ\",\"qp\":%u", lost, q->qpn);
 }
 
 /*
@@ -586,16 +705,42 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
 
 static void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
 {
-    if (status != IBV_WC_SUCCESS) {
+    if (status != IBV_WC_SUCCESS)
         atomic_fetch_add_explicit(&q->cqe_err, 1, memory_order_relaxed);
-        return;
-    }
-    if (opcode & IBV_WC_RECV) {
+    else if (opcode & IBV_WC_RECV)
         atomic_fetch_add_explicit(&q->cqe_recv, 1, memory_order_relaxed);
-    } else {
+    else
         atomic_fetch_add_explicit(&q->cqe_send, 1, memory_order_relaxed);
+}
+
+/*
+ * One completion from the provider for QP q, before the program sees it: retires its request,
+ * applies the completion rules, and after a break turns it into what a broken QP reports.
+ * Returns false when the program must not see it (a receive the shim already flushed).
+ */
+static bool fi_on_provider_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c,
+                               const struct ibv_cq *cq, int *status, uint32_t *vendor_err,
+                               enum ibv_wc_opcode opcode, uint64_t wr_id, uint32_t byte_len)
+{
+    bool recv = fi_cqe_is_recv(q, cq, *status, opcode, wr_id);
+    bool broken = atomic_load_explicit(&q->faulted, memory_order_relaxed);
+    if (broken && recv && !(c && c->is_ex))
+        return false;
+    if (broken && !recv && q->sq_by_shim)
+        return false;
+    struct fi_rent e;
+    bool have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, &e);
+    /* Lost sends wait for the signaled sends before them, whatever their status. */
+    if (!recv && (have ? e.signaled : *status == IBV_WC_SUCCESS))
         atomic_fetch_add_explicit(&q->sig_done, 1, memory_order_relaxed);
+    if (broken) {
+        if (*status == IBV_WC_SUCCESS)
+            *status = IBV_WC_WR_FLUSH_ERR;
+    } else if (*status == IBV_WC_SUCCESS && lp->m_cqe) {
+        fi_on_cqe(lp, q, c, status, vendor_err, opcode, wr_id, byte_len, have ? &e : NULL);
     }
+    fi_count_cqe(q, *status, opcode);
+    return true;
 }
 
 /* Poll-site rules (negpoll, stall) for CQ c. Returns 1 to go on, 0 to report an empty CQ, or
@@ -663,21 +808,14 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
     int saved = errno, kept = 0;
     for (int k = 0; k < got; k++) {
         struct fi_qp *q = fi_qp_find(cq->context, wc[k].qp_num);
-        if (q && atomic_load_explicit(&q->faulted, memory_order_relaxed))
-            continue; /* the shim made this request's flush when it broke the QP */
         if (q) {
             int status = (int)wc[k].status;
-            if (status == IBV_WC_SUCCESS && lp->m_cqe) {
-                struct fi_rent e;
-                bool recv = (wc[k].opcode & IBV_WC_RECV) != 0;
-                bool have = fi_retire(q, recv, wc[k].wr_id, &e);
-                uint32_t ve = wc[k].vendor_err;
-                fi_on_cqe(lp, q, c, &status, &ve, wc[k].opcode, wc[k].wr_id, wc[k].byte_len,
-                          have ? &e : NULL);
-                wc[k].vendor_err = ve;
-                wc[k].status = (enum ibv_wc_status)status;
-            }
-            fi_count_cqe(q, status, wc[k].opcode);
+            uint32_t ve = wc[k].vendor_err;
+            if (!fi_on_provider_cqe(lp, q, c, cq, &status, &ve, wc[k].opcode, wc[k].wr_id,
+                                    wc[k].byte_len))
+                continue;
+            wc[k].vendor_err = ve;
+            wc[k].status = (enum ibv_wc_status)status;
         }
         if (kept != k)
             wc[kept] = wc[k];
@@ -694,6 +832,8 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
                 wc[got] = p->wc;
                 if (p->wc.status == IBV_WC_SUCCESS && atomic_load(&p->q->faulted))
                     wc[got].status = IBV_WC_WR_FLUSH_ERR;
+                if (p->lost)
+                    atomic_fetch_add(&p->q->sig_done, 1);
                 fi_count_cqe(p->q, (int)wc[got].status, wc[got].opcode);
                 got++;
             } else {
@@ -742,13 +882,13 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
 /* Queues the local success completion of a send that is dropped instead of posted. */
 static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
 {
-    bool signaled = q->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
-    if (!signaled)
+    if (!fi_signaled(q, wr))
         return;
     /* It counts as posted and signaled: later sends' completions come after it. */
     uint64_t after = atomic_fetch_add(&q->sig_posted, 1);
     fi_pend_push(fi_cq_find(q->qp->send_cq), q, wr->wr_id, IBV_WC_SUCCESS,
-                 fi_wr_op(wr->opcode) == FI_OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, after);
+                 fi_wr_op(wr->opcode) == FI_OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, after,
+                 true);
 }
 
 __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct ibv_send_wr *wr,
@@ -762,16 +902,16 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     if (!q)
         return cx->post_send(qp, wr, bad);
     fi_first_post(lp, q, wr ? fi_wr_op(wr->opcode) : FI_OP_ANY);
-    struct fi_cq *sc =
-        atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->send_cq) : NULL;
-    if (sc && !sc->is_ex) {
-        /* A QP in error takes the request and completes it flushed, signaled or not. (With an
-         * extended CQ the provider, which holds the QP in error, does what it does.) */
+    if (atomic_load_explicit(&q->faulted, memory_order_relaxed)) {
+        /* A QP in error takes the request and completes it flushed, signaled or not: the
+         * provider does, its QP being in error, unless it could not be moved there. */
+        struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
         for (struct ibv_send_wr *w = wr; w; w = w->next) {
             atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
-            fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0);
+            if (sc)
+                fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
         }
-        return 0;
+        return sc ? 0 : fi_send_run(q, cx->post_send, qp, wr, bad);
     }
 
     struct ibv_send_wr *head = wr, *prev = NULL;
@@ -794,7 +934,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                 int rc = 0;
                 if (head != w) {
                     prev->next = NULL;
-                    rc = cx->post_send(qp, head, bad);
+                    rc = fi_send_run(q, cx->post_send, qp, head, bad);
                     prev->next = w;
                 }
                 if (!rc)
@@ -822,22 +962,17 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
             /* Post the run before this one, then skip it; the caller's list is restored. */
             if (head != w) {
                 prev->next = NULL;
-                int rc = cx->post_send(qp, head, bad);
+                int rc = fi_send_run(q, cx->post_send, qp, head, bad);
                 prev->next = w;
                 if (rc)
                     return rc;
             }
             fi_lose(q, w);
             head = w->next;
-        } else {
-            if (lp->m_cqe) /* only a break (error) or corrupt reads the rings */
-                fi_track_send(q, w);
-            if (q->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED))
-                atomic_fetch_add_explicit(&q->sig_posted, 1, memory_order_relaxed);
         }
         prev = w;
     }
-    return head ? cx->post_send(qp, head, bad) : 0;
+    return head ? fi_send_run(q, cx->post_send, qp, head, bad) : 0;
 }
 
 /* The pass-through: with no plan and one provider, a load, a test and a tail call. */
@@ -865,7 +1000,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
     if (rcq && !rcq->is_ex) {
         for (struct ibv_recv_wr *w = wr; w; w = w->next) {
             atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
-            fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
+            fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
         }
         return 0;
     }
@@ -891,12 +1026,9 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
                     while (p->next != w)
                         p = p->next;
                     p->next = NULL;
-                    for (struct ibv_recv_wr *x = wr; x != w; x = x->next) {
+                    for (struct ibv_recv_wr *x = wr; x; x = x->next)
                         atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
-                        if (lp->m_cqe)
-                            fi_track_recv(q, x);
-                    }
-                    rc = cx->post_recv(qp, wr, bad);
+                    rc = fi_recv_run(q, cx->post_recv, qp, wr, bad);
                     p->next = w;
                 }
                 if (!rc)
@@ -909,13 +1041,9 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
             fi_sleep_ms(r->ms);
         }
     }
-    /* Tracked before posting: the completion may be polled by another thread at once. */
-    for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+    for (struct ibv_recv_wr *w = wr; w; w = w->next)
         atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
-        if (lp->m_cqe)
-            fi_track_recv(q, w);
-    }
-    return cx->post_recv(qp, wr, bad);
+    return fi_recv_run(q, cx->post_recv, qp, wr, bad);
 }
 
 /* The pass-through: with no plan and one provider, a load, a test and a tail call. */
@@ -949,18 +1077,12 @@ static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
         return rc;
     int status = (int)cq->status;
     enum ibv_wc_opcode op = status == IBV_WC_SUCCESS ? cq->read_opcode(cq) : IBV_WC_SEND;
+    uint32_t ve = 0;
     /* An extended CQ's entry can't be hidden or added to, so after a break the provider's own
-     * completions are shown, successes turned into flushes. */
-    if (status == IBV_WC_SUCCESS && atomic_load(&q->faulted)) {
-        status = IBV_WC_WR_FLUSH_ERR;
-    } else if (status == IBV_WC_SUCCESS && lp->m_cqe) {
-        struct fi_rent e;
-        bool have = fi_retire(q, (op & IBV_WC_RECV) != 0, cq->wr_id, &e);
-        uint32_t ve = 0;
-        fi_on_cqe(lp, q, c, &status, &ve, op, cq->wr_id,
-                  cq->read_byte_len ? cq->read_byte_len(cq) : 0, have ? &e : NULL);
-    }
-    fi_count_cqe(q, status, op);
+     * completions are shown (fi_qp_break left the receive ring to them), successes turned into
+     * flushes. */
+    fi_on_provider_cqe(lp, q, c, ibv_cq_ex_to_cq(cq), &status, &ve, op, cq->wr_id,
+                       status == IBV_WC_SUCCESS && cq->read_byte_len ? cq->read_byte_len(cq) : 0);
     cq->status = (enum ibv_wc_status)status;
     atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
     return rc;
@@ -1004,11 +1126,20 @@ static void fi_qpx_start(struct ibv_qp_ex *qx)
         q->wr_start(qx);
 }
 
+/* ibv_qp_ex sends are counted, not recorded: the send ring no longer knows what is outstanding. */
+static void fi_qpx_untracked(struct fi_qp *q)
+{
+    atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+    pthread_mutex_lock(&q->rlock);
+    q->sring.exact = false;
+    pthread_mutex_unlock(&q->rlock);
+}
+
 static void fi_qpx_send(struct ibv_qp_ex *qx)
 {
     struct fi_qp *q = fi_qpx(qx);
     if (q && fi_live())
-        atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+        fi_qpx_untracked(q);
     if (q)
         q->wr_send(qx);
 }
@@ -1017,7 +1148,7 @@ static void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
 {
     struct fi_qp *q = fi_qpx(qx);
     if (q && fi_live())
-        atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+        fi_qpx_untracked(q);
     if (q)
         q->wr_rdma_write(qx, rkey, addr);
 }
@@ -1046,18 +1177,30 @@ static int fi_qpx_complete(struct ibv_qp_ex *qx)
 }
 
 /* ---- object tables ------------------------------------------------------------------------ */
+/* Outstanding requests of a ring, or -1 when its record is incomplete (see struct fi_ring). */
+static long long fi_outstanding(struct fi_qp *q, struct fi_ring *r, bool unknown)
+{
+    pthread_mutex_lock(&q->rlock);
+    long long n = unknown || !r->exact ? -1 : (long long)fi_ring_count(r);
+    pthread_mutex_unlock(&q->rlock);
+    return n;
+}
+
 static void fi_qp_summary(struct fi_qp *q)
 {
+    long long out_send = fi_outstanding(q, &q->sring, false);
+    long long out_recv = fi_outstanding(q, &q->rring, q->srq);
     fi_event("qp",
              "\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"type\":%d,\"posts_send\":%llu,"
              "\"posts_recv\":%llu,\"cqe_send\":%llu,\"cqe_recv\":%llu,\"cqe_err\":%llu,"
-             "\"faulted\":%d",
+             "\"faulted\":%d,\"out_send\":%lld,\"out_recv\":%lld",
              q->c ? q->c->dev : "?", q->qpn, q->ord, (int)q->qp->qp_type,
              (unsigned long long)atomic_load(&q->posts_send),
              (unsigned long long)atomic_load(&q->posts_recv),
              (unsigned long long)atomic_load(&q->cqe_send),
              (unsigned long long)atomic_load(&q->cqe_recv),
-             (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted));
+             (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted), out_send,
+             out_recv);
 }
 
 static void fi_cq_summary(struct fi_cq *c)
@@ -1095,6 +1238,9 @@ static void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, b
     q->c = cx;
     q->ord = ord;
     q->sq_sig_all = sq_sig_all;
+    q->srq = srq;
+    /* Exact only if every post is seen from the start: a plan is live (see ctl_set_plan). */
+    q->sring.exact = q->rring.exact = fi_live() != NULL;
     pthread_mutex_init(&q->rlock, NULL);
     /* Allocated here, at creation, so the datapath never allocates. */
     q->sring.e = calloc(max_send + 1, sizeof(struct fi_rent));
@@ -1591,7 +1737,18 @@ static int ctl_set_plan(const char *text, char *err, size_t errlen)
             return -1;
     }
     /* The old plan is never freed: a datapath call may still be reading it. */
-    atomic_store_explicit(&g_live, lp, memory_order_release);
+    struct fi_live *old = atomic_exchange_explicit(&g_live, lp, memory_order_acq_rel);
+    if (old && !lp) {
+        /* Without a plan posts and completions pass unrecorded: every ring loses track. */
+        for (int i = 0; i < FI_MAX_QPS; i++) {
+            struct fi_qp *q = &g_qp[i];
+            if (atomic_load(&q->state) != SLOT_LIVE)
+                continue;
+            pthread_mutex_lock(&q->rlock);
+            q->sring.exact = q->rring.exact = false;
+            pthread_mutex_unlock(&q->rlock);
+        }
+    }
     atomic_store(&g_first_done, 0);
     return 0;
 }

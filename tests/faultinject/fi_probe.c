@@ -94,11 +94,13 @@ struct opts {
     bool cq_ex;
     bool list;
     long poll_empty; /* time this many polls of an empty CQ, then stop */
+    int unsignaled;  /* unsignaled sends before each message's signaled one, same wr_id */
 };
 
 struct tally {
     int send_ok, send_err, recv_ok, recv_err, corrupt, post_send_err, post_recv_err, poll_neg;
     int timeouts;
+    int sends_posted; /* every send work request accepted by ibv_post_send */
     char first_err[64];
 };
 
@@ -124,7 +126,7 @@ static int usage(const char *msg)
 {
     fprintf(stderr,
             "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
-            "[--timeout S] [--cq-ex] [--list] [--poll-empty N]\n",
+            "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K]\n",
             msg);
     return 2;
 }
@@ -156,6 +158,10 @@ static int parse(int argc, char **argv, struct opts *o)
             o->size = (size_t)strtoul(v, &end, 10), i++;
             if (*end || o->size < 1 || o->size > (1u << 24))
                 return usage("--size takes 1..16777216");
+        } else if (!strcmp(a, "--unsignaled")) {
+            o->unsignaled = (int)strtol(v, &end, 10), i++;
+            if (*end || o->unsignaled < 0 || o->unsignaled > 7)
+                return usage("--unsignaled takes 0..7");
         } else if (!strcmp(a, "--poll-empty")) {
             o->poll_empty = strtol(v, &end, 10), i++;
             if (*end || o->poll_empty < 1 || o->poll_empty > 1000000000L)
@@ -383,6 +389,12 @@ static int run(const struct opts *o)
     }
 
     double t0 = now_s();
+    /*
+     * Each message is K unsignaled sends then one signaled one, all with the same wr_id (programs
+     * reuse them), into K + 1 receives holding the same pattern: the signaled completion stands
+     * for all K + 1 sends, and each receive is checked.
+     */
+    int per = o->unsignaled + 1;
     for (int m = 0; m < o->msgs; m++) {
         uint8_t *sbuf = buf, *rbuf = buf + o->size;
         for (size_t i = 0; i < o->size; i++)
@@ -395,16 +407,21 @@ static int run(const struct opts *o)
         struct ibv_send_wr swr = {.wr_id = 2000u + (unsigned)m,
                                   .sg_list = &ssge,
                                   .num_sge = 1,
-                                  .opcode = IBV_WR_SEND,
-                                  .send_flags = IBV_SEND_SIGNALED},
+                                  .opcode = IBV_WR_SEND},
                            *sbad;
-        int prc = ibv_post_recv(s[1].qp, &rwr, &rbad);
+        int prc = 0;
+        for (int k = 0; k < per && !prc; k++)
+            prc = ibv_post_recv(s[1].qp, &rwr, &rbad);
         if (prc) {
             t.post_recv_err++;
             first_err(&t, strerror(prc));
             break;
         }
-        prc = ibv_post_send(s[0].qp, &swr, &sbad);
+        for (int k = 0; k < per && !prc; k++) {
+            swr.send_flags = k == per - 1 ? IBV_SEND_SIGNALED : 0;
+            prc = ibv_post_send(s[0].qp, &swr, &sbad);
+            t.sends_posted += !prc;
+        }
         if (prc) {
             t.post_send_err++;
             first_err(&t, strerror(prc));
@@ -423,37 +440,58 @@ static int run(const struct opts *o)
             t.send_err++;
             first_err(&t, V(ibv_wc_status_str)(wc.status));
         }
-        if (!wait_one(&s[1], deadline, &wc, &t)) {
-            t.timeouts++;
-            first_err(&t, "recv timeout");
+        bool timed_out = false;
+        for (int k = 0; k < per; k++) {
+            if (!wait_one(&s[1], deadline, &wc, &t)) {
+                t.timeouts++;
+                first_err(&t, "recv timeout");
+                timed_out = true;
+                break;
+            }
+            if (wc.status != IBV_WC_SUCCESS) {
+                t.recv_err++;
+                first_err(&t, V(ibv_wc_status_str)(wc.status));
+                continue;
+            }
+            bool same = wc.byte_len == o->size && wc.wr_id == rwr.wr_id;
+            for (size_t i = 0; same && i < o->size; i++)
+                same = rbuf[i] == pattern(m, i);
+            if (same) {
+                t.recv_ok++;
+            } else {
+                t.corrupt++;
+                first_err(&t, "payload differs");
+            }
+        }
+        if (timed_out)
             break;
-        }
-        if (wc.status != IBV_WC_SUCCESS) {
-            t.recv_err++;
-            first_err(&t, V(ibv_wc_status_str)(wc.status));
-            continue;
-        }
-        bool same = wc.byte_len == o->size && wc.wr_id == rwr.wr_id;
-        for (size_t i = 0; same && i < o->size; i++)
-            same = rbuf[i] == pattern(m, i);
-        if (same) {
-            t.recv_ok++;
-        } else {
-            t.corrupt++;
-            first_err(&t, "payload differs");
+    }
+    if (o->unsignaled) {
+        /* Whatever else completes (flushes of unsignaled sends) is counted too, so a test can
+         * compare every error completion with the work requests that were outstanding. */
+        double end = now_s() + 0.3;
+        struct ibv_wc wc;
+        while (now_s() < end) {
+            for (int k = 0; k < 2; k++) {
+                if (wait_one(&s[k], now_s() + 0.01, &wc, &t) != 1)
+                    continue;
+                bool ok = wc.status == IBV_WC_SUCCESS;
+                int *cnt = k ? (ok ? &t.recv_ok : &t.recv_err) : (ok ? &t.send_ok : &t.send_err);
+                (*cnt)++;
+            }
         }
     }
     double ms = (now_s() - t0) * 1e3;
     /* shim=1 when railguard-fi.so is in the process (its control table resolves), so a test
      * of the pass-through can tell "shim loaded, did nothing" from "shim never loaded". */
     printf("probe: msgs=%d send_ok=%d send_err=%d recv_ok=%d recv_err=%d corrupt=%d "
-           "post_send_err=%d post_recv_err=%d poll_neg=%d timeouts=%d first_err='%s' qp0=%u "
-           "qp1=%u shim=%d elapsed_ms=%.0f\n",
+           "post_send_err=%d post_recv_err=%d poll_neg=%d timeouts=%d sends_posted=%d "
+           "first_err='%s' qp0=%u qp1=%u shim=%d elapsed_ms=%.0f\n",
            o->msgs, t.send_ok, t.send_err, t.recv_ok, t.recv_err, t.corrupt, t.post_send_err,
-           t.post_recv_err, t.poll_neg, t.timeouts, t.first_err, s[0].qp->qp_num, s[1].qp->qp_num,
-           rg_fi_control() != NULL, ms);
+           t.post_recv_err, t.poll_neg, t.timeouts, t.sends_posted, t.first_err, s[0].qp->qp_num,
+           s[1].qp->qp_num, rg_fi_control() != NULL, ms);
     fflush(stdout);
-    rc = t.recv_ok == o->msgs && t.send_ok == o->msgs && !t.poll_neg ? 0 : 1;
+    rc = t.recv_ok == o->msgs * per && t.send_ok == o->msgs && !t.poll_neg ? 0 : 1;
 out:
     for (int k = 1; k >= 0; k--) {
         if (s[k].qp)

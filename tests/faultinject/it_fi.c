@@ -236,11 +236,13 @@ START_TEST(test_count_summary)
             ck_assert_int_eq(ev_int(o, "posts_send"), 6);
             ck_assert_int_eq(ev_int(o, "cqe_send"), 6);
             ck_assert_int_eq(ev_int(o, "posts_recv"), 0);
+            ck_assert_int_eq(ev_int(o, "out_send"), 0);
             seen |= 1;
         } else {
             ck_assert_int_eq(ev_int(o, "posts_recv"), 6);
             ck_assert_int_eq(ev_int(o, "cqe_recv"), 6);
             ck_assert_int_eq(ev_int(o, "cqe_err"), 0);
+            ck_assert_int_eq(ev_int(o, "out_recv"), 0);
             seen |= 2;
         }
         ck_assert_str_eq(ev_str(o, "dev"), devs[0]);
@@ -286,6 +288,42 @@ START_TEST(test_error_recv_flush)
     ck_assert_int_eq(ev_int(o, "qp_ord"), 1);
     ck_assert_int_eq(ev_int(o, "wr_id"), 1001);
     json_decref(f);
+}
+END_TEST
+
+/*
+ * A break flushes only what is outstanding. Each message is two unsignaled sends and a signaled
+ * one, all with one wr_id: the sender's 2nd signaled completion is the fault, and the message's
+ * unsignaled sends before it were delivered (the receiver got them), so they must not come back
+ * flushed. The 3rd message is posted after the break and all three of its sends flush. So: every
+ * send not delivered ends in an error, plus the injected one, and nothing more. The old shim,
+ * matching by wr_id, flushed delivered sends again and said 6.
+ */
+START_TEST(test_error_unsignaled)
+{
+    struct proc p;
+    const char *kind = _i ? "rc" : "uc";
+    ck_assert_int_eq(
+        probe(&p, "error op=send qp=#0 nth=2",
+              ARGS("--qp", kind, "--msgs", "3", "--unsignaled", "2", "--timeout", "1")),
+        1);
+    expect(&p, "sends_posted", 9);
+    expect(&p, "recv_ok", 6);
+    expect(&p, "send_ok", 1);
+    expect(&p, "send_err", field(&p, "sends_posted") - field(&p, "recv_ok") + 1);
+    json_t *qps = events("qp"), *o;
+    size_t i;
+    ck_assert_uint_eq(json_array_size(qps), 2);
+    json_array_foreach(qps, i, o)
+    {
+        bool sender = ev_int(o, "qp_ord") == 0;
+        ck_assert_int_eq(ev_int(o, "cqe_err"), sender ? 4 : 0);
+        ck_assert_int_eq(ev_int(o, "faulted"), sender);
+        /* The sender's ring is empty; the receiver still holds message 3's receives. */
+        ck_assert_int_eq(ev_int(o, "out_send"), 0);
+        ck_assert_int_eq(ev_int(o, "out_recv"), sender ? 0 : 3);
+    }
+    json_decref(qps);
 }
 END_TEST
 
@@ -623,6 +661,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_passthrough);
     tcase_add_test(t, test_count_summary);
     tcase_add_loop_test(t, test_error_recv_flush, 0, 2);
+    tcase_add_loop_test(t, test_error_unsignaled, 0, 2);
     tcase_add_test(t, test_error_send_status);
     tcase_add_test(t, test_negpoll);
     tcase_add_loop_test(t, test_time_faults, 0, 4);
