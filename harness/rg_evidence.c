@@ -66,6 +66,8 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
     if (!strcmp(name, "load")) {
         ev->loaded = true;
         snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(o, "verbs"));
+        uint64_t sig = u64_of(o, "snapshot_signal");
+        ev->snapshot_signal = sig < 128 ? (int)sig : 0;
     } else if (!strcmp(name, "fault")) {
         json_t *t = json_object_get(o, "mono_ms");
         /* Without a time (a shim older than this runner) a fault cannot be ordered, and is

@@ -117,6 +117,7 @@ typedef struct rg_evidence {
     int64_t matched[FI_MAX_RULES]; /* -1: no summary of that rule */
     char queues[512]; /* QPs with work outstanding at the last summary, for a hang's detail */
     char verbs[256];  /* the libibverbs the shim wrapped, as it reported at load */
+    int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
     int bad_lines;    /* lines that were not JSON objects (a torn write at a kill) */
 } rg_evidence;
 

@@ -581,14 +581,23 @@ static pid_t gdb_start(const char *dir, int rank, pid_t pid)
  */
 static void stop_hung(struct rankproc *procs, int lo, int hi, const char *dir)
 {
-    char path[1200];
+    char path[1200], evp[1200], err[256];
+    static rg_evidence ev;
+    bool asked[RG_MAX_RANKS] = {false};
     int hung = 0;
     for (int r = lo; r < hi; r++) {
         if (procs[r].pid <= 0 || procs[r].exited)
             continue;
         hung++;
-        kill(procs[r].pid, snapshot_signal());
         kill(procs[r].pid, backtrace_signal());
+        /* Only a shim that said it handles the snapshot signal is sent it: to any other
+         * process a real-time signal is fatal, and the backtrace would be lost with it. */
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
+        if (rg_evidence_read(evp, &ev, err, sizeof(err)) == 0 &&
+            ev.snapshot_signal == snapshot_signal()) {
+            kill(procs[r].pid, snapshot_signal());
+            asked[r] = true;
+        }
     }
     if (!hung)
         return;
@@ -600,9 +609,9 @@ static void stop_hung(struct rankproc *procs, int lo, int hi, const char *dir)
             if (procs[r].pid <= 0 || procs[r].exited)
                 continue;
             snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
-            char ev[1200];
-            snprintf(ev, sizeof(ev), "%s/rank%d.events.jsonl", dir, r);
-            all = all && file_has(path, NULL) && file_has(ev, "\"why\":\"snapshot\"");
+            snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
+            all = all && file_has(path, NULL) &&
+                  (!asked[r] || file_has(evp, "\"why\":\"snapshot\""));
         }
     }
     for (int r = lo; r < hi; r++) {
@@ -948,6 +957,12 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     view.ranks = 1;
     view.rank[0] = res.rank[rank];
     view.expect[0] = e->sc.expect[rank];
+    view.nrules = res.nrules;
+    for (int i = 0; i < res.nrules; i++) {
+        view.rule[i] = res.rule[i];
+        memset(view.rule[i].fired_by, 0, sizeof(view.rule[i].fired_by));
+        view.rule[i].fired_by[0] = res.rule[i].fired_by[rank];
+    }
     view.seconds = res.seconds;
     fmt(view.repro, sizeof(view.repro),
         "(rank %d of %d, under the same launcher) %s run --external --coordinator %s "
