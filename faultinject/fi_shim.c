@@ -23,6 +23,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -66,6 +68,7 @@ static struct {
     int (*destroy_qp)(struct ibv_qp *);
     int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
     void *(*dlopen)(const char *, int);
+    void *(*dlmopen)(Lmid_t, const char *, int);
 } real;
 
 /* ---- the live plan ------------------------------------------------------------------------ */
@@ -90,7 +93,8 @@ static _Atomic(struct fi_live *) g_live;
 static _Atomic int g_first_done; /* delay_first: the first post has happened */
 static uint64_t g_t0_ns;
 static _Atomic int g_rank = -1;
-static char g_self_path[4096];
+static char g_self_path[4096];  /* the shim as loaded, for dlopen(RTLD_NOLOAD) of itself */
+static char g_verbs_path[4096]; /* realpath of the libibverbs holding the real ibv_open_device */
 
 /* ---- contexts ----------------------------------------------------------------------------- */
 struct fi_ctx {
@@ -1634,25 +1638,69 @@ FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 }
 
 /* ---- dlopen: cover programs that look verbs up on their own handle ------------------------ */
-static bool fi_is_verbs_lib(const char *file)
+/*
+ * Whether a handle is the libibverbs the shim wraps. Decided on the object the loader opened,
+ * never on the name asked for: a symlink, an absolute path or the fully versioned file name all
+ * lead to the same object, and a name check let any of them bypass every fault. A lookup of
+ * ibv_open_device on the handle would not do either: it also succeeds on a library that merely
+ * depends on libibverbs (librdmacm).
+ */
+static bool fi_is_verbs_handle(void *h)
 {
-    const char *base = strrchr(file, '/');
-    base = base ? base + 1 : file;
-    return strncmp(base, "libibverbs.so", 13) == 0;
+    struct link_map *lm = NULL;
+    char path[PATH_MAX];
+    if (!g_verbs_path[0] || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
+        !lm->l_name[0])
+        return false;
+    return realpath(lm->l_name, path) && strcmp(path, g_verbs_path) == 0;
+}
+
+/* A string as a JSON string's contents: quotes, backslashes and control bytes dropped, so an
+ * odd file name cannot break the event line. */
+static void fi_json_clean(char *dst, size_t len, const char *src)
+{
+    size_t o = 0;
+    for (; *src && o + 1 < len; src++)
+        if ((unsigned char)*src >= 0x20 && *src != '"' && *src != '\\')
+            dst[o++] = *src;
+    dst[o] = '\0';
+}
+
+/*
+ * The shim's handle in place of libibverbs': dlsym on it searches the shim, then its dependency
+ * libibverbs, so the program gets the wrappers. The real handle is closed again (libibverbs
+ * stays loaded: the shim depends on it), so the program's dlclose balances the shim's count.
+ */
+static void *fi_dl_swap(void *h, const char *call, const char *file, long lmid)
+{
+    int saved = errno;
+    if (h && file && g_self_path[0] && fi_is_verbs_handle(h)) {
+        void *self = real.dlopen(g_self_path, RTLD_NOW | RTLD_NOLOAD);
+        if (self) {
+            char name[512];
+            fi_json_clean(name, sizeof(name), file);
+            fi_event("dlopen", "\"call\":\"%s\",\"file\":\"%s\",\"lmid\":%ld", call, name, lmid);
+            dlclose(h);
+            h = self;
+        }
+    }
+    errno = saved;
+    return h;
 }
 
 FI_EXPORT void *dlopen(const char *file, int flags)
 {
-    void *h = real.dlopen(file, flags);
-    int saved = errno;
-    if (h && file && g_self_path[0] && fi_is_verbs_lib(file)) {
-        /* The shim's handle: dlsym on it searches the shim, then its dependency libibverbs. */
-        void *self = real.dlopen(g_self_path, RTLD_NOW | RTLD_NOLOAD);
-        if (self)
-            h = self; /* libibverbs stays loaded: the shim depends on it */
-    }
-    errno = saved;
-    return h;
+    return fi_dl_swap(real.dlopen(file, flags), "dlopen", file, (long)LM_ID_BASE);
+}
+
+/*
+ * dlmopen of libibverbs in another namespace would load a second copy the shim never patched.
+ * It gets the shim's handle too, so its lookups reach the wrappers and the one libibverbs they
+ * wrap; the copy it opened is closed again.
+ */
+FI_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags)
+{
+    return fi_dl_swap(real.dlmopen(lmid, file, flags), "dlmopen", file, (long)lmid);
 }
 
 /* ---- plan management, control table, load and exit ---------------------------------------- */
@@ -1849,9 +1897,15 @@ __attribute__((constructor)) static void fi_load(void)
     RESOLVE(destroy_qp, "ibv_destroy_qp");
     RESOLVE(modify_qp, "ibv_modify_qp");
     RESOLVE(dlopen, "dlopen");
+    RESOLVE(dlmopen, "dlmopen");
 #undef RESOLVE
     if (dladdr((void *)&fi_load, &self) && self.dli_fname)
         snprintf(g_self_path, sizeof(g_self_path), "%s", self.dli_fname);
+    Dl_info verbs;
+    char vpath[PATH_MAX];
+    if (dladdr(*(void **)&real.open_device, &verbs) && verbs.dli_fname &&
+        realpath(verbs.dli_fname, vpath))
+        snprintf(g_verbs_path, sizeof(g_verbs_path), "%s", vpath);
 
     if (fi_event_open(err, sizeof(err)) != 0)
         fi_fatal(err);

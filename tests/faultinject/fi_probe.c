@@ -45,9 +45,16 @@ static const char *(*v_ibv_wc_status_str)(enum ibv_wc_status);
 
 static int load_verbs(void)
 {
-    void *h = dlopen("libibverbs.so.1", RTLD_NOW);
+    /* The name to open can be any that leads to libibverbs: a symlink, a full path, the
+     * versioned file. The shim must recognise the object, whatever it was called. */
+    const char *lib = getenv("RG_PROBE_VERBS_LIB");
+    if (!lib || !*lib)
+        lib = "libibverbs.so.1";
+    /* RG_PROBE_DLMOPEN=1: into a new link-map namespace, where the preloaded shim is not. */
+    const char *nm = getenv("RG_PROBE_DLMOPEN");
+    void *h = nm && !strcmp(nm, "1") ? dlmopen(LM_ID_NEWLM, lib, RTLD_NOW) : dlopen(lib, RTLD_NOW);
     if (!h) {
-        fprintf(stderr, "probe: dlopen libibverbs.so.1: %s\n", dlerror());
+        fprintf(stderr, "probe: dlopen %s: %s\n", lib, dlerror());
         return -1;
     }
 #define SYM(name)                                                                                  \

@@ -7,7 +7,10 @@
  */
 #include "common/rg_check.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <infiniband/verbs.h>
+#include <libgen.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
@@ -484,6 +487,53 @@ START_TEST(test_dlopen_program)
 }
 END_TEST
 
+/*
+ * The dlopen-ing probe opens libibverbs under (0) a symlink with an unrelated name, (1) an
+ * absolute path, (2) the fully versioned file name, and (3) with dlmopen into a new namespace;
+ * each time the shim must recognise the object and the fault must fire. The old basename check
+ * let the symlink bypass the shim, and dlmopen was not interposed at all.
+ */
+START_TEST(test_dlopen_names)
+{
+    Dl_info di;
+    char real[PATH_MAX], dir[PATH_MAX], name[PATH_MAX + 32], env[PATH_MAX + 64];
+    /* This test binary links libibverbs: its object is the one a program would find. */
+    ck_assert(dladdr((void *)ibv_open_device, &di) && di.dli_fname);
+    ck_assert_msg(realpath(di.dli_fname, real), "realpath %s", di.dli_fname);
+    snprintf(dir, sizeof(dir), "%s", real);
+    if (_i == 0) {
+        snprintf(name, sizeof(name), "/tmp/rg-fi-transport-%ld.so", (long)getpid());
+        unlink(name);
+        ck_assert_int_eq(symlink(real, name), 0);
+    } else if (_i == 1) {
+        snprintf(name, sizeof(name), "%s/libibverbs.so.1", dirname(dir));
+    } else if (_i == 2) {
+        snprintf(name, sizeof(name), "%s", real);
+    } else {
+        snprintf(name, sizeof(name), "libibverbs.so.1");
+    }
+    snprintf(env, sizeof(env), "RG_PROBE_VERBS_LIB=%s", name);
+    const char *envs[] = {env, "RG_FI_PLAN=error op=recv nth=1",
+                          _i == 3 ? "RG_PROBE_DLMOPEN=1" : NULL, NULL};
+    struct proc p;
+    unlink(g_log);
+    int st = run(&p, true, envs,
+                 ARGS(g_probe_dl, "--dev", devs[0], "--msgs", "3", "--timeout", "2"), 60);
+    if (_i == 0)
+        unlink(name);
+    ck_assert_msg(st == 1, "%s: status %d\n%s", name, st, p.out);
+    expect(&p, "recv_err", 3);
+    expect(&p, "recv_ok", 0);
+    json_t *f = events("fault"), *d = events("dlopen");
+    ck_assert_msg(json_array_size(f) == 1, "%s: no fault event", name);
+    ck_assert_msg(json_array_size(d) == 1, "%s: no dlopen event", name);
+    ck_assert_str_eq(ev_str(json_array_get(d, 0), "file"), name);
+    ck_assert_str_eq(ev_str(json_array_get(d, 0), "call"), _i == 3 ? "dlmopen" : "dlopen");
+    json_decref(f);
+    json_decref(d);
+}
+END_TEST
+
 START_TEST(test_cq_ex)
 {
     struct proc p;
@@ -672,6 +722,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_swap_rails);
     tcase_add_test(t, test_errno_kept);
     tcase_add_test(t, test_dlopen_program);
+    tcase_add_loop_test(t, test_dlopen_names, 0, 4);
     tcase_add_test(t, test_cq_ex);
     tcase_add_test(t, test_bad_plan);
     tcase_add_test(t, test_threads);
