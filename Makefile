@@ -178,25 +178,28 @@ run: deps
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- $(BUILD)/rel/bin/railguard run \
 	    --out $(BUILD)/run scenarios/
 
-# --- tests -----------------------------------------------------------------------------------
+# --- tests ---------------------------------------------------------------------------------
 # Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and
-# under ASan+UBSan. The integration tests run in one soft-RoCE session. The last line sums all.
+# under ASan+UBSan. The integration tests and then the conformance suite (what `make run`
+# runs, into build/check-run) share one soft-RoCE session. The last line sums all four.
 TALLY = $(BUILD)/tally
 
 check: deps
 	@$(MAKE) --no-print-directory build-rel build-asan
-	@rm -f $(TALLY) && mkdir -p $(BUILD)
+	@rm -f $(TALLY) && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
 	@st=0; \
 	 echo "== unit tests"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(BUILD)/rel/tests/unit || st=1; \
 	 echo "== unit tests under ASan+UBSan"; \
 	 RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1 \
 	     $(BUILD)/asan/tests/unit || st=1; \
-	 echo "== integration tests on soft-RoCE"; \
-	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- \
-	     $(BUILD)/rel/tests/integration || st=1; \
+	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
+	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- sh -c \
+	     '$(BUILD)/rel/tests/integration; a=$$?; echo "== conformance suite"; \
+	      $(BUILD)/rel/bin/railguard run --out $(BUILD)/check-run \
+	          --tally $(abspath $(TALLY)) scenarios/; b=$$?; [ $$a = 0 ] && [ $$b = 0 ]' || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan integration || st=1; \
+	 ci/tally $(TALLY) unit unit-asan integration conformance || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime

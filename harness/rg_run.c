@@ -42,6 +42,7 @@ struct run_opts {
     char out[PATH_MAX];
     char junit[PATH_MAX];
     char json[PATH_MAX];
+    char tally[PATH_MAX]; /* --tally: append "conformance P F" for make check's summary */
     char devices[RG_MAX_RAILS][64];
     int ndevices;
     char devlist[RG_MAX_RAILS * 65];
@@ -96,7 +97,8 @@ void rg_run_usage(FILE *f)
 {
     fprintf(f,
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
-            "                     [--junit FILE] [--json FILE] [--seed N] [-j N] SCENARIO|DIR...\n"
+            "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
+            "                     SCENARIO|DIR...\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
             "                     (one rank per process, under mpirun or srun)\n");
@@ -167,6 +169,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"out", required_argument, NULL, 'o'},
                                           {"junit", required_argument, NULL, 'J'},
                                           {"json", required_argument, NULL, 'S'},
+                                          {"tally", required_argument, NULL, 'T'},
                                           {"seed", required_argument, NULL, 'e'},
                                           {"jobs", required_argument, NULL, 'j'},
                                           {"external", no_argument, NULL, 'x'},
@@ -209,6 +212,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             break;
         case 'S':
             if (set_path(o->json, sizeof(o->json), optarg, "--json"))
+                return 2;
+            break;
+        case 'T':
+            if (set_path(o->tally, sizeof(o->tally), optarg, "--tally"))
                 return 2;
             break;
         case 'd':
@@ -1098,8 +1105,19 @@ int rg_run_main(int argc, char **argv)
         fprintf(stderr, "railguard run: %s\n", err);
     rg_report_table(stdout, results, n, total);
     st = 0;
-    for (int i = 0; i < n; i++)
+    int passed = 0;
+    for (int i = 0; i < n; i++) {
         st |= !results[i].passed;
+        passed += results[i].passed;
+    }
+    if (o.tally[0]) {
+        FILE *t = fopen(o.tally, "a");
+        if (!t || fprintf(t, "conformance %d %d\n", passed, n - passed) < 0 || fclose(t) != 0) {
+            fprintf(stderr, "railguard run: --tally %s: cannot append: %s\n", o.tally,
+                    strerror(errno));
+            st = 1;
+        }
+    }
 out:
     for (int i = 0; i < n; i++)
         free(paths[i]);
