@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -194,6 +195,17 @@ struct fi_cq {
 static struct fi_qp g_qp[FI_MAX_QPS];
 static struct fi_cq g_cq[FI_MAX_CQS];
 static _Atomic int g_qp_ord, g_cq_ord;
+
+/*
+ * What the shim saw in this process since load, for the "totals" event. Objects are counted at
+ * creation, plan or not, so a runner can tell a rank that made no verbs objects at all from one
+ * whose transport bypassed the shim; posts, polls and completions only while a plan is live
+ * (the pass-through counts nothing).
+ */
+static struct {
+    _Atomic uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
+} g_tot;
+#define FI_TOT(field, n) atomic_fetch_add_explicit(&g_tot.field, (n), memory_order_relaxed)
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 uint64_t fi_now_ns(void)
@@ -440,11 +452,6 @@ static bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx)
         }
     }
     return fail;
-}
-
-static uint32_t fi_ring_count(const struct fi_ring *r)
-{
-    return r->cap ? (r->tail + r->cap - r->head) % r->cap : 0;
 }
 
 static void fi_ring_push(struct fi_ring *r, const struct fi_rent *e)
@@ -709,12 +716,22 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
 
 static void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
 {
-    if (status != IBV_WC_SUCCESS)
+    if (status != IBV_WC_SUCCESS) {
         atomic_fetch_add_explicit(&q->cqe_err, 1, memory_order_relaxed);
-    else if (opcode & IBV_WC_RECV)
+        FI_TOT(cqe_err, 1);
+    } else if (opcode & IBV_WC_RECV)
         atomic_fetch_add_explicit(&q->cqe_recv, 1, memory_order_relaxed);
     else
         atomic_fetch_add_explicit(&q->cqe_send, 1, memory_order_relaxed);
+}
+
+static void fi_count_post(struct fi_qp *q, bool recv)
+{
+    atomic_fetch_add_explicit(recv ? &q->posts_recv : &q->posts_send, 1, memory_order_relaxed);
+    if (recv)
+        FI_TOT(posts_recv, 1);
+    else
+        FI_TOT(posts_send, 1);
 }
 
 /*
@@ -752,6 +769,7 @@ static bool fi_on_provider_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq
 static int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
 {
     atomic_fetch_add_explicit(&c->polls, 1, memory_order_relaxed);
+    FI_TOT(polls, 1);
     int result = 1;
     if (lp->m_poll) {
         struct fi_site s = {.dev = c->c ? c->c->dev : NULL,
@@ -847,8 +865,10 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
         atomic_store(&c->npend, keep);
         pthread_mutex_unlock(&c->plock);
     }
-    if (c)
+    if (c) {
         atomic_fetch_add_explicit(&c->cqe, (uint64_t)got, memory_order_relaxed);
+        FI_TOT(cqe, (uint64_t)got);
+    }
     errno = saved;
     return got;
 }
@@ -911,7 +931,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
          * provider does, its QP being in error, unless it could not be moved there. */
         struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
         for (struct ibv_send_wr *w = wr; w; w = w->next) {
-            atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+            fi_count_post(q, false);
             if (sc)
                 fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
         }
@@ -961,7 +981,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                 drop = true;
             }
         }
-        atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+        fi_count_post(q, false);
         if (drop) {
             /* Post the run before this one, then skip it; the caller's list is restored. */
             if (head != w) {
@@ -1003,7 +1023,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
         atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->recv_cq) : NULL;
     if (rcq && !rcq->is_ex) {
         for (struct ibv_recv_wr *w = wr; w; w = w->next) {
-            atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
+            fi_count_post(q, true);
             fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
         }
         return 0;
@@ -1031,7 +1051,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
                         p = p->next;
                     p->next = NULL;
                     for (struct ibv_recv_wr *x = wr; x; x = x->next)
-                        atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
+                        fi_count_post(q, true);
                     rc = fi_recv_run(q, cx->post_recv, qp, wr, bad);
                     p->next = w;
                 }
@@ -1046,7 +1066,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
         }
     }
     for (struct ibv_recv_wr *w = wr; w; w = w->next)
-        atomic_fetch_add_explicit(&q->posts_recv, 1, memory_order_relaxed);
+        fi_count_post(q, true);
     return fi_recv_run(q, cx->post_recv, qp, wr, bad);
 }
 
@@ -1067,13 +1087,19 @@ static int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 }
 
 /* ---- extended CQs and QPs ----------------------------------------------------------------- */
+static void fi_count_cq_cqe(struct fi_cq *c)
+{
+    atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
+    FI_TOT(cqe, 1);
+}
+
 static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
 {
     struct fi_live *lp = fi_live();
     /* Without IBV_WC_EX_WITH_QP_NUM the completion can't be tied to a QP: counted, not faulted. */
     if (rc || !lp || !cq->read_qp_num) {
         if (!rc && lp)
-            atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
+            fi_count_cq_cqe(c);
         return rc;
     }
     struct fi_qp *q = fi_qp_find(cq->context, cq->read_qp_num(cq));
@@ -1088,7 +1114,7 @@ static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
     fi_on_provider_cqe(lp, q, c, ibv_cq_ex_to_cq(cq), &status, &ve, op, cq->wr_id,
                        status == IBV_WC_SUCCESS && cq->read_byte_len ? cq->read_byte_len(cq) : 0);
     cq->status = (enum ibv_wc_status)status;
-    atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
+    fi_count_cq_cqe(c);
     return rc;
 }
 
@@ -1133,7 +1159,7 @@ static void fi_qpx_start(struct ibv_qp_ex *qx)
 /* ibv_qp_ex sends are counted, not recorded: the send ring no longer knows what is outstanding. */
 static void fi_qpx_untracked(struct fi_qp *q)
 {
-    atomic_fetch_add_explicit(&q->posts_send, 1, memory_order_relaxed);
+    fi_count_post(q, false);
     pthread_mutex_lock(&q->rlock);
     q->sring.exact = false;
     pthread_mutex_unlock(&q->rlock);
@@ -1181,35 +1207,38 @@ static int fi_qpx_complete(struct ibv_qp_ex *qx)
 }
 
 /* ---- object tables ------------------------------------------------------------------------ */
-/* Outstanding requests of a ring, or -1 when its record is incomplete (see struct fi_ring). */
-static long long fi_outstanding(struct fi_qp *q, struct fi_ring *r, bool unknown)
+/*
+ * Outstanding requests of a ring, or -1 when its record is incomplete (see struct fi_ring). Read
+ * without the ring's lock: the snapshot handler may have interrupted its holder, and a count a
+ * request off is all a racing read can cost.
+ */
+static long long fi_outstanding(const struct fi_ring *r, bool unknown)
 {
-    pthread_mutex_lock(&q->rlock);
-    long long n = unknown || !r->exact ? -1 : (long long)fi_ring_count(r);
-    pthread_mutex_unlock(&q->rlock);
-    return n;
+    uint32_t cap = r->cap, head = __atomic_load_n(&r->head, __ATOMIC_RELAXED),
+             tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+    if (unknown || !__atomic_load_n(&r->exact, __ATOMIC_RELAXED))
+        return -1;
+    return cap ? (long long)((tail + cap - head) % cap) : 0;
 }
 
-static void fi_qp_summary(struct fi_qp *q)
+static void fi_qp_summary(struct fi_qp *q, const char *why)
 {
-    long long out_send = fi_outstanding(q, &q->sring, false);
-    long long out_recv = fi_outstanding(q, &q->rring, q->srq);
     fi_event("qp",
-             "\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"type\":%d,\"posts_send\":%llu,"
-             "\"posts_recv\":%llu,\"cqe_send\":%llu,\"cqe_recv\":%llu,\"cqe_err\":%llu,"
-             "\"faulted\":%d,\"out_send\":%lld,\"out_recv\":%lld",
-             q->c ? q->c->dev : "?", q->qpn, q->ord, (int)q->qp->qp_type,
+             "\"why\":\"%s\",\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"type\":%d,"
+             "\"posts_send\":%llu,\"posts_recv\":%llu,\"cqe_send\":%llu,\"cqe_recv\":%llu,"
+             "\"cqe_err\":%llu,\"faulted\":%d,\"out_send\":%lld,\"out_recv\":%lld",
+             why, q->c ? q->c->dev : "?", q->qpn, q->ord, (int)q->qp->qp_type,
              (unsigned long long)atomic_load(&q->posts_send),
              (unsigned long long)atomic_load(&q->posts_recv),
              (unsigned long long)atomic_load(&q->cqe_send),
              (unsigned long long)atomic_load(&q->cqe_recv),
-             (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted), out_send,
-             out_recv);
+             (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted),
+             fi_outstanding(&q->sring, false), fi_outstanding(&q->rring, q->srq));
 }
 
-static void fi_cq_summary(struct fi_cq *c)
+static void fi_cq_summary(struct fi_cq *c, const char *why)
 {
-    fi_event("cq", "\"dev\":\"%s\",\"cq_ord\":%d,\"polls\":%llu,\"cqe\":%llu",
+    fi_event("cq", "\"why\":\"%s\",\"dev\":\"%s\",\"cq_ord\":%d,\"polls\":%llu,\"cqe\":%llu", why,
              c->c ? c->c->dev : "?", c->ord, (unsigned long long)atomic_load(&c->polls),
              (unsigned long long)atomic_load(&c->cqe));
 }
@@ -1329,8 +1358,10 @@ static struct ibv_cq_ex *fi_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_
         return NULL;
     }
     struct ibv_cq_ex *cqx = cx->create_cq_ex(ctx, a);
-    if (cqx)
+    if (cqx) {
+        FI_TOT(cqs, 1);
         fi_cq_add(ibv_cq_ex_to_cq(cqx), cqx);
+    }
     return cqx;
 }
 
@@ -1347,6 +1378,7 @@ static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
     }
     struct ibv_qp *qp = cx->create_qp_ex(ctx, a);
     if (qp) {
+        FI_TOT(qps, 1);
         bool ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
         fi_qp_add(qp, a->cap.max_send_wr, a->cap.max_recv_wr, a->srq != NULL, a->sq_sig_all,
                   ex ? ibv_qp_to_qp_ex(qp) : NULL);
@@ -1359,6 +1391,7 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     struct ibv_context *ctx = real.open_device(dev);
     if (!ctx)
         return NULL;
+    FI_TOT(contexts, 1);
     int saved = errno; /* a success may still have set errno; the program sees the real one */
     fi_read_rank();
     pthread_mutex_lock(&g_lock);
@@ -1582,8 +1615,10 @@ FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *c
         return NULL;
     }
     struct ibv_cq *cq = real.create_cq(ctx, cqe, cq_context, channel, comp_vector);
-    if (cq)
+    if (cq) {
+        FI_TOT(cqs, 1);
         fi_cq_add(cq, NULL);
+    }
     return cq;
 }
 
@@ -1593,7 +1628,7 @@ FI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
     int rc = real.destroy_cq(cq);
     if (!rc && c) {
         if (fi_live())
-            fi_cq_summary(c);
+            fi_cq_summary(c, "destroy");
         atomic_store(&c->state, SLOT_DEAD);
     }
     return rc;
@@ -1607,6 +1642,8 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
     }
     struct ibv_qp *qp = real.create_qp(pd, attr);
     if (qp)
+        FI_TOT(qps, 1);
+    if (qp)
         fi_qp_add(qp, attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->srq != NULL,
                   attr->sq_sig_all, NULL);
     return qp;
@@ -1616,7 +1653,7 @@ FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
     struct fi_qp *q = qp ? fi_qp_find(qp->context, qp->qp_num) : NULL;
     if (q && fi_live())
-        fi_qp_summary(q);
+        fi_qp_summary(q, "destroy");
     int rc = real.destroy_qp(qp);
     if (!rc && q) {
         /* Its made-up completions go with it: the slot may serve another QP next. */
@@ -1758,22 +1795,102 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
     return lp;
 }
 
-static void fi_summary(void)
+/*
+ * The summary: per QP, CQ and rule while a plan is live (without one the pass-through counted
+ * nothing per object), then always the totals, last, so a reader that sees "totals" has the
+ * whole summary. `why`: "exit", "snapshot" (the signal handler) or "control" (summary()).
+ *
+ * Also run from the snapshot signal handler, so it takes no lock and allocates nothing: it reads
+ * atomics and the fixed tables, and fi_event formats on the stack. snprintf is not on POSIX's
+ * async-signal-safe list; glibc's does not allocate or lock for these conversions, which is the
+ * caveat this relies on.
+ */
+static void fi_summary_why(const char *why)
 {
     struct fi_live *lp = fi_live();
-    if (!lp)
-        return;
-    for (int i = 0; i < FI_MAX_QPS; i++)
+    for (int i = 0; lp && i < FI_MAX_QPS; i++)
         if (atomic_load(&g_qp[i].state) == SLOT_LIVE)
-            fi_qp_summary(&g_qp[i]);
-    for (int i = 0; i < FI_MAX_CQS; i++)
+            fi_qp_summary(&g_qp[i], why);
+    for (int i = 0; lp && i < FI_MAX_CQS; i++)
         if (atomic_load(&g_cq[i].state) == SLOT_LIVE)
-            fi_cq_summary(&g_cq[i]);
-    for (int i = 0; i < lp->plan.nrules; i++)
-        fi_event("rule", "\"rule\":%d,\"line\":%d,\"fault\":\"%s\",\"matched\":%llu,\"fired\":%llu",
-                 i, lp->plan.rules[i].line, fi_kind_name(lp->plan.rules[i].kind),
+            fi_cq_summary(&g_cq[i], why);
+    for (int i = 0; lp && i < lp->plan.nrules; i++)
+        fi_event("rule",
+                 "\"why\":\"%s\",\"rule\":%d,\"line\":%d,\"fault\":\"%s\",\"matched\":%llu,"
+                 "\"fired\":%llu",
+                 why, i, lp->plan.rules[i].line, fi_kind_name(lp->plan.rules[i].kind),
                  (unsigned long long)atomic_load(&lp->matched[i]),
                  (unsigned long long)atomic_load(&lp->fired[i]));
+    fi_event(
+        "totals",
+        "\"why\":\"%s\",\"contexts\":%llu,\"qps\":%llu,\"cqs\":%llu,\"posts_send\":%llu,"
+        "\"posts_recv\":%llu,\"polls\":%llu,\"cqe\":%llu,\"cqe_err\":%llu",
+        why, (unsigned long long)atomic_load(&g_tot.contexts),
+        (unsigned long long)atomic_load(&g_tot.qps), (unsigned long long)atomic_load(&g_tot.cqs),
+        (unsigned long long)atomic_load(&g_tot.posts_send),
+        (unsigned long long)atomic_load(&g_tot.posts_recv),
+        (unsigned long long)atomic_load(&g_tot.polls), (unsigned long long)atomic_load(&g_tot.cqe),
+        (unsigned long long)atomic_load(&g_tot.cqe_err));
+}
+
+static void fi_summary(void)
+{
+    fi_summary_why("control");
+}
+
+static void fi_on_snapshot(int sig)
+{
+    (void)sig;
+    fi_summary_why("snapshot");
+}
+
+/* The load event: which shim, which libibverbs and which program, so a runner can check that
+ * the rank ran under the shim it meant and that the shim wraps the library the rank uses. */
+static void fi_event_load(void)
+{
+    char shim[PATH_MAX] = "", exe[PATH_MAX] = "", a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+    struct fi_live *lp = fi_live();
+    if (g_self_path[0] && !realpath(g_self_path, shim))
+        snprintf(shim, sizeof(shim), "%s", g_self_path);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    fi_json_clean(a, sizeof(a), shim);
+    fi_json_clean(b, sizeof(b), g_verbs_path);
+    fi_json_clean(c, sizeof(c), exe);
+    fi_event("load", "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\"",
+             lp ? lp->plan.nrules : 0, a, b, c);
+}
+
+static void fi_fatal(const char *msg)
+{
+    fprintf(stderr, "railguard-fi: %s\n", msg);
+    _exit(2);
+}
+
+/* RG_FI_SNAPSHOT_SIGNAL=N: signal N writes the summary, so a rank killed at a deadline leaves its
+ * evidence first. Ours replaces any handler the program had for N. */
+static void fi_snapshot_install(void)
+{
+    const char *v = getenv("RG_FI_SNAPSHOT_SIGNAL");
+    char msg[160], *end = NULL;
+    if (!v)
+        return;
+    errno = 0;
+    long sig = strtol(v, &end, 10);
+    if (!*v || *end || errno || sig < 1 || sig > 64) {
+        snprintf(msg, sizeof(msg), "RG_FI_SNAPSHOT_SIGNAL: bad signal number '%.64s' (1..64)", v);
+        fi_fatal(msg);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = fi_on_snapshot;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction((int)sig, &sa, NULL) != 0) {
+        snprintf(msg, sizeof(msg), "RG_FI_SNAPSHOT_SIGNAL: cannot catch signal %ld: %s", sig,
+                 strerror(errno));
+        fi_fatal(msg);
+    }
 }
 
 static int ctl_set_plan(const char *text, char *err, size_t errlen)
@@ -1838,12 +1955,8 @@ static void fi_atfork_child(void)
     }
     atomic_store(&g_first_done, 0);
     g_t0_ns = fi_now_ns();
-}
-
-static void fi_fatal(const char *msg)
-{
-    fprintf(stderr, "railguard-fi: %s\n", msg);
-    _exit(2);
+    memset(&g_tot, 0, sizeof(g_tot));
+    fi_event_load();
 }
 
 static char *fi_read_file(const char *path, char *err, size_t errlen)
@@ -1928,12 +2041,12 @@ __attribute__((constructor)) static void fi_load(void)
             fi_fatal(err);
         atomic_store(&g_live, lp);
     }
+    fi_snapshot_install();
     pthread_atfork(NULL, NULL, fi_atfork_child);
-    if (fi_live())
-        fi_event("load", "\"rules\":%d", fi_live()->plan.nrules);
+    fi_event_load();
 }
 
 __attribute__((destructor)) static void fi_unload(void)
 {
-    fi_summary();
+    fi_summary_why("exit");
 }

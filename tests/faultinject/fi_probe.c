@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rg_faultinject.h"
 
@@ -100,6 +101,7 @@ struct opts {
     double timeout_s;
     bool cq_ex;
     bool list;
+    bool hang;       /* after the report, post two more receives and wait to be killed */
     long poll_empty; /* time this many polls of an empty CQ, then stop */
     int unsignaled;  /* unsignaled sends before each message's signaled one, same wr_id */
 };
@@ -133,7 +135,7 @@ static int usage(const char *msg)
 {
     fprintf(stderr,
             "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
-            "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K]\n",
+            "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang]\n",
             msg);
     return 2;
 }
@@ -149,6 +151,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->cq_ex = true;
         } else if (!strcmp(a, "--list")) {
             o->list = true;
+        } else if (!strcmp(a, "--hang")) {
+            o->hang = true;
         } else if (!v) {
             return usage("a flag is missing its value or unknown");
         } else if (!strcmp(a, "--dev")) {
@@ -498,6 +502,19 @@ static int run(const struct opts *o)
            t.post_recv_err, t.poll_neg, t.timeouts, t.sends_posted, t.first_err, s[0].qp->qp_num,
            s[1].qp->qp_num, rg_fi_control() != NULL, ms);
     fflush(stdout);
+    if (o->hang) {
+        /* A rank stuck at a deadline, with work outstanding: the runner's snapshot signal must
+         * still get its evidence out before it kills it. */
+        struct ibv_sge hsge = {(uintptr_t)(buf + o->size), (uint32_t)o->size, mr->lkey};
+        struct ibv_recv_wr hwr = {.wr_id = 9000, .sg_list = &hsge, .num_sge = 1}, *hbad;
+        for (int k = 0; k < 2; k++)
+            if (ibv_post_recv(s[1].qp, &hwr, &hbad))
+                fprintf(stderr, "probe: post_recv before hanging failed\n");
+        printf("probe: hanging\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
     rc = t.recv_ok == o->msgs * per && t.send_ok == o->msgs && !t.poll_neg ? 0 : 1;
 out:
     for (int k = 1; k >= 0; k--) {

@@ -225,6 +225,124 @@ START_TEST(test_passthrough)
 }
 END_TEST
 
+/* Every event carries mono_ms, this host's CLOCK_MONOTONIC in ms, within the run's window. */
+static void check_mono(double from_ms, double to_ms)
+{
+    FILE *f = fopen(g_log, "r");
+    char line[2048];
+    int n = 0;
+    ck_assert_msg(f, "no event log %s", g_log);
+    while (fgets(line, sizeof(line), f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        ck_assert_msg(o, "not JSON: %s", line);
+        json_t *m = json_object_get(o, "mono_ms");
+        ck_assert_msg(json_is_real(m), "no mono_ms in %s", line);
+        double v = json_real_value(m);
+        ck_assert_msg(v >= from_ms - 1 && v <= to_ms + 1, "mono_ms %.3f outside [%.3f, %.3f]", v,
+                      from_ms, to_ms);
+        /* mono_ms follows t_ms in the line, as the contract says. */
+        ck_assert_msg(strstr(line, "\"t_ms\":") < strstr(line, "\"mono_ms\":"), "%s", line);
+        json_decref(o);
+        n++;
+    }
+    fclose(f);
+    ck_assert_int_gt(n, 0);
+}
+
+/*
+ * Without a plan the shim still says it was there: a load event naming the shim, libibverbs and
+ * the program, and at exit the totals, with the verbs objects it saw (posts are not counted by
+ * the pass-through).
+ */
+START_TEST(test_no_plan_evidence)
+{
+    struct proc p;
+    double t0 = now_s() * 1e3;
+    ck_assert_int_eq(probe(&p, NULL, ARGS("--msgs", "2")), 0);
+    check_mono(t0, now_s() * 1e3);
+    json_t *l = events("load"), *t = events("totals");
+    char shim[PATH_MAX], exe[PATH_MAX];
+    ck_assert_uint_eq(json_array_size(l), 1);
+    ck_assert_uint_eq(json_array_size(t), 1);
+    json_t *o = json_array_get(l, 0);
+    ck_assert_int_eq(ev_int(o, "rules"), 0);
+    ck_assert_str_eq(ev_str(o, "shim"), realpath(g_shim, shim));
+    ck_assert_str_eq(ev_str(o, "exe"), realpath(g_probe, exe));
+    ck_assert_msg(strstr(ev_str(o, "verbs"), "libibverbs"), "%s", ev_str(o, "verbs"));
+    o = json_array_get(t, 0);
+    ck_assert_str_eq(ev_str(o, "why"), "exit");
+    ck_assert_int_eq(ev_int(o, "contexts"), 1);
+    ck_assert_int_eq(ev_int(o, "qps"), 2);
+    ck_assert_int_eq(ev_int(o, "cqs"), 2);
+    ck_assert_int_eq(ev_int(o, "posts_send"), 0);
+    json_decref(l);
+    json_decref(t);
+}
+END_TEST
+
+/*
+ * RG_FI_SNAPSHOT_SIGNAL: a rank hung with receives outstanding gets the signal, writes its whole
+ * summary (why "snapshot"), and is then killed, as the runner does at a deadline.
+ */
+START_TEST(test_snapshot_signal)
+{
+    struct proc p;
+    const char *env[] = {"RG_FI_PLAN=count", "RG_FI_SNAPSHOT_SIGNAL=10", NULL};
+    unlink(g_log);
+    start(&p, true, env, ARGS(g_probe, "--dev", devs[0], "--msgs", "2", "--hang"));
+    double end = now_s() + 30;
+    while (!strstr(p.out, "probe: hanging") && now_s() < end) {
+        struct pollfd pfd = {.fd = p.fd, .events = POLLIN};
+        if (poll(&pfd, 1, 100) > 0) {
+            ssize_t n = read(p.fd, p.out + p.len, sizeof(p.out) - 1 - p.len);
+            if (n <= 0)
+                break;
+            p.len += (size_t)n;
+            p.out[p.len] = '\0';
+        }
+    }
+    ck_assert_msg(strstr(p.out, "probe: hanging"), "probe did not reach the hang:\n%s", p.out);
+    ck_assert_int_eq(kill(p.pid, 10), 0);
+    json_t *t = NULL;
+    for (end = now_s() + 10; now_s() < end; usleep(50000)) {
+        t = events("totals");
+        if (json_array_size(t))
+            break;
+        json_decref(t);
+        t = NULL;
+    }
+    kill(p.pid, SIGKILL);
+    ck_assert_int_eq(finish(&p, 10), 128 + SIGKILL);
+    ck_assert_msg(t, "no totals after the snapshot signal");
+    ck_assert_uint_eq(json_array_size(t), 1); /* killed: no exit summary */
+    json_t *o = json_array_get(t, 0);
+    ck_assert_str_eq(ev_str(o, "why"), "snapshot");
+    ck_assert_int_eq(ev_int(o, "contexts"), 1);
+    ck_assert_int_eq(ev_int(o, "qps"), 2);
+    ck_assert_int_eq(ev_int(o, "cqs"), 2);
+    ck_assert_int_eq(ev_int(o, "posts_send"), 2);
+    ck_assert_int_eq(ev_int(o, "posts_recv"), 4);
+    ck_assert_int_eq(ev_int(o, "cqe"), 4);
+    ck_assert_int_eq(ev_int(o, "cqe_err"), 0);
+    ck_assert_int_ge(ev_int(o, "polls"), 4);
+    json_decref(t);
+    json_t *qps = events("qp"), *r = events("rule");
+    size_t i;
+    ck_assert_uint_eq(json_array_size(qps), 2);
+    json_array_foreach(qps, i, o)
+    {
+        ck_assert_str_eq(ev_str(o, "why"), "snapshot");
+        ck_assert_int_eq(ev_int(o, "out_send"), 0);
+        ck_assert_int_eq(ev_int(o, "out_recv"), ev_int(o, "qp_ord") == 1 ? 2 : 0);
+    }
+    ck_assert_uint_eq(json_array_size(r), 1);
+    ck_assert_str_eq(ev_str(json_array_get(r, 0), "why"), "snapshot");
+    ck_assert_str_eq(ev_str(json_array_get(r, 0), "fault"), "count");
+    json_decref(qps);
+    json_decref(r);
+}
+END_TEST
+
 START_TEST(test_count_summary)
 {
     struct proc p;
@@ -249,8 +367,15 @@ START_TEST(test_count_summary)
             seen |= 2;
         }
         ck_assert_str_eq(ev_str(o, "dev"), devs[0]);
+        ck_assert_str_eq(ev_str(o, "why"), "destroy");
     }
     ck_assert_int_eq(seen, 3);
+    json_t *tot = events("totals");
+    ck_assert_uint_eq(json_array_size(tot), 1);
+    ck_assert_int_eq(ev_int(json_array_get(tot, 0), "posts_send"), 6);
+    ck_assert_int_eq(ev_int(json_array_get(tot, 0), "posts_recv"), 6);
+    ck_assert_int_eq(ev_int(json_array_get(tot, 0), "cqe"), 12);
+    json_decref(tot);
     ck_assert_uint_eq(json_array_size(cqs), 2);
     json_array_foreach(cqs, i, o)
     {
@@ -555,6 +680,17 @@ START_TEST(test_bad_plan)
     ck_assert_msg(strstr(p.out, "railguard-fi: RG_FI_PLAN_FILE: cannot open '/nonexistent/plan'"),
                   "%s", p.out);
     ck_assert_msg(strchr(p.out, '\n') == p.out + p.len - 1, "not one line:\n%s", p.out);
+    static const char *const sigs[] = {"RG_FI_SNAPSHOT_SIGNAL=0", "RG_FI_SNAPSHOT_SIGNAL=65",
+                                       "RG_FI_SNAPSHOT_SIGNAL=usr1"};
+    for (int k = 0; k < 3; k++) {
+        const char *senv[] = {sigs[k], NULL};
+        char want[128];
+        snprintf(want, sizeof(want), "railguard-fi: RG_FI_SNAPSHOT_SIGNAL: bad signal number '%s'",
+                 strchr(sigs[k], '=') + 1);
+        ck_assert_int_eq(run(&p, true, senv, ARGS(g_probe, "--dev", devs[0]), 60), 2);
+        ck_assert_msg(strstr(p.out, want) == p.out, "%s", p.out);
+        ck_assert_msg(strchr(p.out, '\n') == p.out + p.len - 1, "not one line:\n%s", p.out);
+    }
 }
 END_TEST
 
@@ -709,6 +845,8 @@ Suite *rg_suite_it_fi(void)
     tcase_add_checked_fixture(t, setup, NULL);
     tcase_set_timeout(t, 240);
     tcase_add_test(t, test_passthrough);
+    tcase_add_test(t, test_no_plan_evidence);
+    tcase_add_test(t, test_snapshot_signal);
     tcase_add_test(t, test_count_summary);
     tcase_add_loop_test(t, test_error_recv_flush, 0, 2);
     tcase_add_loop_test(t, test_error_unsignaled, 0, 2);
