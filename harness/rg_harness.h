@@ -99,6 +99,10 @@ typedef struct rg_result {
     char first[1200]; /* the first failing rank's line, "" when none failed */
     char repro[4096];
     double seconds;
+    /* Where the times count from, for merging the ranks of an external launch. */
+    double t0_mono_ms;
+    char host[64];
+    int self_rank; /* an external launch's one rank: which it is (its result holds rank 0) */
 } rg_result;
 
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
@@ -129,11 +133,25 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
  * did not instrument gets ERROR; detected with no fault fired before it (on any rank, by
  * CLOCK_MONOTONIC) becomes ERROR_WITHOUT_FAULT; a rule that fired on no rank makes every rank
  * NOT_EXERCISED unless the scenario marks it optional. t0_mono_ms is the scenario's start.
- * Those two rules look across ranks: with `whole` false (one rank of an external launch) they
- * are left to `railguard report`, which sees every rank.
+ * `rules` picks which: RG_EV_RANK (instrumentation, each rank alone) and RG_EV_CROSS (the two
+ * that look across ranks). One rank of an external launch applies RG_EV_RANK; `railguard
+ * report`, which sees every rank, applies RG_EV_CROSS; a local run both.
  */
+#define RG_EV_RANK 1
+#define RG_EV_CROSS 2
 void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *ev, int lo, int hi,
-                       double t0_mono_ms, bool whole);
+                       double t0_mono_ms, int rules);
+
+/*
+ * Merges the views an external launch's ranks left (each holds its rank as rank 0, self_rank
+ * naming it) into one result, applies the cross-rank rules with ev[r] for rank r, and judges
+ * it. `ordered` says whether all ran on one host (one clock). Returns 0, or -1 with a line.
+ */
+int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int nviews,
+             rg_evidence *ev, bool *ordered, char *err, size_t errlen);
+
+/* `railguard report DIR`: rg_merge over DIR's rankR.result.json and events, with reports. */
+int rg_report_main(int argc, char **argv);
 
 /* --- preflight, and what ran ---------------------------------------------------------------- */
 #define RG_RUN_GIDS 4

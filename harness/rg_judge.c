@@ -191,8 +191,9 @@ static const char *short_rule(const char *rule, char *buf, size_t len)
 }
 
 void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *ev, int lo, int hi,
-                       double t0_mono_ms, bool whole)
+                       double t0_mono_ms, int rules)
 {
+    bool whole = (rules & RG_EV_CROSS) != 0;
     double first_fault = -1;
     int first_rank = -1;
 
@@ -227,7 +228,9 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         const rg_evidence *e = &ev[k];
         /* Not instrumented: the shim never loaded, or saw no verbs object in a rank that got
          * past its start, so any fault plan was a silent no-op there. */
-        if (!e->present || !e->loaded) {
+        if (!(rules & RG_EV_RANK)) {
+            /* instrumentation was judged with the rank */
+        } else if (!e->present || !e->loaded) {
             rg_rank_find(res, RG_V_ERROR, -1,
                          "not instrumented: the shim did not load (no 'load' event in its "
                          "events file%s)",

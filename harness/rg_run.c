@@ -101,7 +101,10 @@ void rg_run_usage(FILE *f)
             "                     SCENARIO|DIR...\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
-            "                     (one rank per process, under mpirun or srun)\n");
+            "                     (one rank per process, under mpirun or srun)\n"
+            "       railguard report DIR\n"
+            "                     (an external launch's ranks judged together: DIR is its\n"
+            "                     --out DIR/<scenario name>)\n");
 }
 
 static int usage(const char *msg)
@@ -818,7 +821,9 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
     }
-    rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole);
+    rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
+    res->t0_mono_ms = t0_ms;
+    gethostname(res->host, sizeof(res->host) - 1);
 
     /* A hang is explained by who left first, and by the work its queues still held. */
     for (int r = lo; r < hi; r++) {
@@ -876,6 +881,7 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     snprintf(res.path, sizeof(res.path), "%s", e->path);
     snprintf(res.dir, sizeof(res.dir), "%s", dir);
     res.ranks = e->sc.ranks;
+    res.self_rank = -1;
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
     fmt(res.repro, sizeof(res.repro),
         "%s run --seed %llu --transport %s --shim %s --devices %s --out %s/repro %s", o->self,
@@ -971,6 +977,9 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
         view.rule[i].fired_by[0] = res.rule[i].fired_by[rank];
     }
     view.seconds = res.seconds;
+    view.t0_mono_ms = res.t0_mono_ms;
+    view.self_rank = rank;
+    snprintf(view.host, sizeof(view.host), "%s", res.host);
     fmt(view.repro, sizeof(view.repro),
         "(rank %d of %d, under the same launcher) %s run --external --coordinator %s "
         "--devices-file %s --seed %llu --transport %s --shim %s --out %s %s",
@@ -981,6 +990,9 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     if (rg_result_save(&view, path, err, sizeof(err)) != 0)
         fprintf(stderr, "railguard run: %s\n", err);
     rg_report_line(stdout, &view);
+    printf("rank %d judged alone; with every rank's result in %s, 'railguard report %s' "
+           "applies the rules that look across ranks\n",
+           rank, res.dir, res.dir);
     printf("%d passed, %d failed\n", view.passed, !view.passed);
     return view.passed ? 0 : 1;
 }

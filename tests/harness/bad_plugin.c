@@ -12,6 +12,8 @@
  *   poll      polls its CQ once and returns its verdict: an error only when the poll fails
  *             (a negpoll fault), as a correct transport would  -> ok, or detected
  *
+ * RG_BAD_MODE_<rank> gives one rank its own mode.
+ *
  * So that the shim can instrument it, init opens the first RDMA device and creates a CQ,
  * through libibverbs dlopen-ed under the name RG_BAD_VERBS (default libibverbs.so.1; a path or
  * a symlink tests the shim's dlopen interception; "none" opens nothing, as a transport that
@@ -104,9 +106,14 @@ static void close_verbs(struct bad *b)
         dlclose(b->lib);
 }
 
-static const char *mode(void)
+/* RG_BAD_MODE_<rank> overrides RG_BAD_MODE for that rank, so ranks can fail differently. */
+static const char *mode(const struct bad *b)
 {
-    const char *m = getenv("RG_BAD_MODE");
+    char name[32];
+    snprintf(name, sizeof(name), "RG_BAD_MODE_%d", b ? b->rank : -1);
+    const char *m = getenv(name);
+    if (!m)
+        m = getenv("RG_BAD_MODE");
     return m ? m : "error";
 }
 
@@ -131,7 +138,7 @@ static void *bad_init(const rg_plugin_args *a, char *err, size_t errlen)
 /* Misbehaves on `out` (n bytes), `in` (m bytes). Returns the call's status. */
 static int act(struct bad *b, void *out, size_t n, void *in, size_t m)
 {
-    const char *md = mode();
+    const char *md = mode(b);
     if (!strcmp(md, "error")) {
         snprintf(b->err, sizeof(b->err), "bad plugin: injected error on rank %d", b->rank);
         return 1;
@@ -213,7 +220,7 @@ static int bad_recv(void *h, void *buf, size_t count, rg_dtype dt, int peer)
 /* barrier communicates nothing, but in "poll" mode it polls as every call does. */
 static int bad_barrier(void *h)
 {
-    return strcmp(mode(), "poll") ? 0 : act(h, NULL, 0, NULL, 0);
+    return strcmp(mode(h), "poll") ? 0 : act(h, NULL, 0, NULL, 0);
 }
 
 static int bad_finalize(void *h)

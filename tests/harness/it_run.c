@@ -273,6 +273,36 @@ START_TEST(test_bad_transport_verdicts)
 }
 END_TEST
 
+/* Rank 1 returns wrong data and leaves; rank 0 hangs. The first failure is rank 1's, and the
+ * hang says it began after rank 1 left. */
+START_TEST(test_first_failure_named)
+{
+    char *path = write_file("first.yaml", "ranks: 2\ntimeout: 1\ndeadline: 4\nprogram:\n"
+                                          "  - {op: barrier}\n"
+                                          "  - {op: all_reduce, count: 10}\n");
+    char out[PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/first", g_tmp);
+    setenv("RG_BAD_MODE_1", "stale", 1);
+    const char *args[] = {"run", "--transport", g_bad, "--devices", g_devs, "--out", out, path,
+                          NULL};
+    ck_assert_int_eq(railguard("hang", args, 120), 1);
+    ck_assert_str_eq(json_verdicts(out), "DEADLOCK,SILENT_CORRUPTION");
+    expect_in("first failure: rank 1: SILENT_CORRUPTION at ");
+    expect_in(" in all_reduce float32 sum count 10: result element 0 is 0x5a5a5a5a");
+    char res[PATH_MAX + 64];
+    snprintf(res, sizeof(res), "%s/000-first/result.json", out);
+    FILE *f = fopen(res, "r");
+    ck_assert_ptr_nonnull(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(buf, "waiting since rank 1 left with SILENT_CORRUPTION at "), "%s", buf);
+    unsetenv("RG_BAD_MODE_1");
+    free(path);
+}
+END_TEST
+
 START_TEST(test_bad_input_stops_the_run)
 {
     char *good = write_file("good.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n");
@@ -440,8 +470,18 @@ START_TEST(test_external_launch)
         /* Rank 1's own line and verdict, then its total. */
         read_log(logs[1]);
         expect_in(pass ? "ext-flush[rank 1]" : "ext-clean[rank 1]");
-        expect_in(pass ? "  detected  fired 1\n1 passed, 0 failed"
-                       : "  ok  fired -\n1 passed, 0 failed");
+        expect_in("'railguard report ");
+        /* Both ranks judged together: the cross-rank rules hold, and the flush fired. */
+        char dir[PATH_MAX + 64];
+        snprintf(dir, sizeof(dir), "%s/%s", out, pass ? "ext-flush" : "ext-clean");
+        const char *rep[] = {"report", dir, NULL};
+        ck_assert_int_eq(railguard(NULL, rep, 60), 0);
+        expect_in(pass ? "PASS  ext-flush" : "PASS  ext-clean");
+        expect_in(pass ? "fired 1\n" : "fired -\n");
+        ck_assert_str_eq(last_line(), "1 passed, 0 failed");
+        read_log(logs[1]);
+        expect_in(pass ? "  detected  fired 1\n" : "  ok  fired -\n");
+        ck_assert_str_eq(last_line(), "1 passed, 0 failed");
     }
     /* A launcher whose size is not the scenario's is refused before anything runs. */
     const char *bad[] = {
@@ -450,6 +490,10 @@ START_TEST(test_external_launch)
     ck_assert_int_eq(wait_rank(pid, logs[0]), 2);
     read_log(logs[0]);
     expect_in("the scenario has 2 ranks, the launcher started 3 (PMI_RANK)");
+    /* A directory with no rank results is refused with one line. */
+    const char *none[] = {"report", g_tmp, NULL};
+    ck_assert_int_eq(railguard(NULL, none, 60), 2);
+    expect_in("no rankR.result.json");
     free(devs);
     free(clean);
     free(flush);
@@ -464,6 +508,7 @@ Suite *rg_suite_it_run(void)
     tcase_set_timeout(t, 300);
     tcase_add_loop_test(t, test_bad_transport_verdicts, 0,
                         (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+    tcase_add_test(t, test_first_failure_named);
     tcase_add_test(t, test_bad_input_stops_the_run);
     tcase_add_test(t, test_reference_transport);
     tcase_add_test(t, test_external_launch);

@@ -114,7 +114,7 @@ START_TEST(test_not_instrumented)
     /* A rank that never got past its start has nothing the shim should have seen. */
     g_ev[2].contexts = g_ev[2].qps = 0;
     g_r.rank[2].step = -1;
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
     ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "not instrumented: the shim did not load"));
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR);
@@ -125,7 +125,7 @@ START_TEST(test_not_instrumented)
     setup_case(2, NULL, 0);
     g_ev[0].totals = false;
     g_ev[0].contexts = 0;
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
 }
 END_TEST
@@ -142,7 +142,7 @@ START_TEST(test_detected_needs_a_fault_before)
     g_ev[1].first_fault_mono_ms = 2100;
     g_ev[1].first_fault_rule = 0;
     g_ev[1].fired[0] = 1;
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED); /* rank 1's fault came first */
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
     ck_assert_int_eq(g_r.rule[0].fired, 1);
@@ -156,7 +156,7 @@ START_TEST(test_detected_needs_a_fault_before)
     g_ev[1].first_fault_mono_ms = 2100;
     g_ev[1].first_fault_rule = 0;
     g_ev[1].fired[0] = 1;
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
     ck_assert_str_eq(g_r.rank[0].detail,
                      "the first fault (rank 1, faults item 1) fired 0.600 s after this error: "
@@ -169,7 +169,7 @@ START_TEST(test_detected_needs_a_fault_before)
         g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = -1};
         rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 0.1, "init: cannot list RDMA devices: Success");
     }
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
     ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "no planned fault fired on any rank: init:"));
     ck_assert(!rg_judge(&g_r));
@@ -178,7 +178,7 @@ START_TEST(test_detected_needs_a_fault_before)
     setup_case(2, NULL, 0);
     g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
     rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.1, "peer failed");
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 1, 0, false);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 1, 0, RG_EV_RANK);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
 }
 END_TEST
@@ -193,7 +193,7 @@ START_TEST(test_not_exercised)
     g_ev[1].matched[1] = 0;
     g_ev[0].fired[3] = 1;
     g_ev[0].first_fault_mono_ms = 5;
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     for (int k = 0; k < 2; k++) {
         ck_assert_int_eq(g_r.rank[k].verdict, RG_V_NOT_EXERCISED);
         ck_assert_str_eq(g_r.rank[k].detail, "faults item 2 'error status=WR_FLUSH_ERR op=recv "
@@ -212,13 +212,13 @@ START_TEST(test_not_exercised)
     g_ev[1].fired[1] = 1;
     g_ev[0].fired[3] = 2;
     g_ev[1].first_fault_mono_ms = 5;
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
     ck_assert(rg_judge(&g_r));
     /* A harder verdict keeps its place above it. */
     setup_case(2, rules, 2);
     rg_rank_find(&g_r.rank[1], RG_V_DEADLOCK, 9, "still running");
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_NOT_EXERCISED);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
 }
@@ -298,7 +298,7 @@ START_TEST(test_result_round_trip)
     g_ev[1].fired[1] = 4;
     g_ev[1].first_fault_mono_ms = 0;
     rg_rank_find(&g_r.rank[1], RG_V_CRASH, 2.5, "killed by signal 11");
-    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, true);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     rg_judge(&g_r);
     static rg_result back;
     ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
@@ -317,6 +317,81 @@ START_TEST(test_result_round_trip)
 }
 END_TEST
 
+START_TEST(test_merge)
+{
+    static const char *const rules[] = {"error op=recv rank=1 nth=2"};
+    static rg_result views[2], out;
+    char err[256];
+    bool ordered;
+
+    setup_case(2, rules, 1);
+    g_sc.expect[0] = g_sc.expect[1] = RG_SC_EXPECT_ANY;
+    snprintf(g_sc.name, sizeof(g_sc.name), "ext");
+    /* Rank 0 started at 1000 ms and failed 0.5 s later; rank 1 started at 1100 ms and its
+     * fault fired at 1200 ms: before rank 0's error, on the common clock. */
+    for (int r = 0; r < 2; r++) {
+        memset(&views[r], 0, sizeof(views[r]));
+        views[r].ranks = 1;
+        views[r].self_rank = r;
+        views[r].t0_mono_ms = 1000 + 100 * r;
+        snprintf(views[r].host, sizeof(views[r].host), "node");
+        views[r].rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+        rg_rank_find(&views[r].rank[0], RG_V_DETECTED, 0.5 - 0.3 * r, "flushed");
+    }
+    g_ev[1].first_fault_mono_ms = 1200;
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(ordered);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_DETECTED);
+    ck_assert(out.rank[1].t_s > 0.29 && out.rank[1].t_s < 0.31); /* 0.2 s, rebased by 0.1 s */
+    ck_assert(out.passed);
+
+    /* The fault came after both errors (1.5 s and 1.3 s): they had another cause, and the
+     * earlier of them, rank 1's, is the first failure. */
+    g_ev[1].first_fault_mono_ms = 1700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert(!out.passed);
+    ck_assert_msg(strstr(out.first, "first failure: rank 1: ERROR_WITHOUT_FAULT at 0.30 s"), "%s",
+                  out.first);
+
+    /* Two hosts have no common clock: a fault anywhere counts as before every error. */
+    snprintf(views[1].host, sizeof(views[1].host), "other");
+    g_ev[1].first_fault_mono_ms = 1700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(!ordered);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+
+    /* A rank with no result is an error; so are two results for one rank. */
+    g_ev[1].first_fault_mono_ms = 1200;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 1, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR);
+    ck_assert_ptr_nonnull(strstr(out.rank[1].detail, "no result from this rank"));
+    views[1].self_rank = 0;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "two results for rank 0"));
+    views[1].self_rank = 7;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "a result for rank 7, outside 0..1"));
+
+    /* A rule no rank fired is caught only here, where every rank is seen. */
+    views[1].self_rank = 1;
+    snprintf(views[1].host, sizeof(views[1].host), "node");
+    memset(g_ev[1].fired, 0, sizeof(g_ev[1].fired));
+    g_ev[1].first_fault_mono_ms = -1;
+    for (int r = 0; r < 2; r++) {
+        views[r].rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+        rg_rank_find(&views[r].rank[0], RG_V_OK, 0.5, "%s", "");
+    }
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_NOT_EXERCISED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_NOT_EXERCISED);
+}
+END_TEST
+
 Suite *rg_suite_judge(void)
 {
     Suite *s = suite_create("judge");
@@ -328,6 +403,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_not_exercised);
     tcase_add_test(t, test_evidence_read);
     tcase_add_test(t, test_result_round_trip);
+    tcase_add_test(t, test_merge);
     suite_add_tcase(s, t);
     return s;
 }
