@@ -96,6 +96,7 @@ static uint64_t g_t0_ns;
 static _Atomic int g_rank = -1;
 static char g_self_path[4096];  /* the shim as loaded, for dlopen(RTLD_NOLOAD) of itself */
 static char g_verbs_path[4096]; /* realpath of the libibverbs holding the real ibv_open_device */
+static int g_snapshot_sig;      /* the signal the snapshot handler took, 0 for none */
 
 /* ---- contexts ----------------------------------------------------------------------------- */
 struct fi_ctx {
@@ -1857,8 +1858,11 @@ static void fi_event_load(void)
     fi_json_clean(a, sizeof(a), shim);
     fi_json_clean(b, sizeof(b), g_verbs_path);
     fi_json_clean(c, sizeof(c), exe);
-    fi_event("load", "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\"",
-             lp ? lp->plan.nrules : 0, a, b, c);
+    /* snapshot_signal: a runner sends it only to a rank that says it is handled, since to any
+     * other process a real-time signal is fatal. */
+    fi_event("load",
+             "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\",\"snapshot_signal\":%d",
+             lp ? lp->plan.nrules : 0, a, b, c, g_snapshot_sig);
 }
 
 static void fi_fatal(const char *msg)
@@ -1891,6 +1895,7 @@ static void fi_snapshot_install(void)
                  strerror(errno));
         fi_fatal(msg);
     }
+    g_snapshot_sig = (int)sig;
 }
 
 static int ctl_set_plan(const char *text, char *err, size_t errlen)

@@ -266,6 +266,7 @@ START_TEST(test_no_plan_evidence)
     ck_assert_uint_eq(json_array_size(t), 1);
     json_t *o = json_array_get(l, 0);
     ck_assert_int_eq(ev_int(o, "rules"), 0);
+    ck_assert_int_eq(ev_int(o, "snapshot_signal"), 0);
     ck_assert_str_eq(ev_str(o, "shim"), realpath(g_shim, shim));
     ck_assert_str_eq(ev_str(o, "exe"), realpath(g_probe, exe));
     ck_assert_msg(strstr(ev_str(o, "verbs"), "libibverbs"), "%s", ev_str(o, "verbs"));
@@ -337,6 +338,10 @@ START_TEST(test_snapshot_signal)
     }
     ck_assert_uint_eq(json_array_size(r), 1);
     ck_assert_str_eq(ev_str(json_array_get(r, 0), "why"), "snapshot");
+    json_t *l = events("load");
+    ck_assert_uint_eq(json_array_size(l), 1);
+    ck_assert_int_eq(ev_int(json_array_get(l, 0), "snapshot_signal"), 10);
+    json_decref(l);
     ck_assert_str_eq(ev_str(json_array_get(r, 0), "fault"), "count");
     json_decref(qps);
     json_decref(r);
