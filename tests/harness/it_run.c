@@ -253,6 +253,16 @@ START_TEST(test_bad_transport_verdicts)
         ck_assert_msg(strstr(buf, "asked for a backtrace at the deadline") &&
                           strstr(buf, "rg-test-bad-plugin.so(") && strstr(buf, "rg_worker_main"),
                       "backtrace:\n%s", buf);
+        /* The rank was killed, yet its shim's summary is there: it was asked for one first. */
+        snprintf(bt, sizeof(bt), "%s/000-bad%d/rank0.events.jsonl", out, _i);
+        f = fopen(bt, "r");
+        ck_assert_msg(f, "no events at %s", bt);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(buf, "\"event\":\"totals\"") && strstr(buf, "\"why\":\"snapshot\"") &&
+                          strstr(buf, "\"event\":\"cq\""),
+                      "no snapshot summary in the events:\n%s", buf);
     }
     if (!strcmp(bad_cases[_i].mode, "crash")) {
         char bt[PATH_MAX + 64];
