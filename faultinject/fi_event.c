@@ -46,6 +46,11 @@ int fi_event_open(char *err, size_t errlen)
     return 0;
 }
 
+int fi_event_logged(void)
+{
+    return g_fd > 2;
+}
+
 void fi_event(const char *name, const char *fmt, ...)
 {
     char line[1024];

@@ -21,6 +21,9 @@ int fi_rank(void);
  */
 int fi_event_open(char *err, size_t errlen);
 
+/* Whether events go to a log file (RG_FI_LOG) rather than standard error. */
+int fi_event_logged(void);
+
 /*
  * Writes one JSONL event: {"event":"<name>","rank":R,"pid":P,"t_ms":T,<body>}. `fmt` formats
  * the body's remaining members (without braces; may be empty). One write() per line, so lines

@@ -1961,7 +1961,8 @@ static void fi_atfork_child(void)
     atomic_store(&g_first_done, 0);
     g_t0_ns = fi_now_ns();
     memset(&g_tot, 0, sizeof(g_tot));
-    fi_event_load();
+    if (lp || fi_event_logged())
+        fi_event_load();
 }
 
 static char *fi_read_file(const char *path, char *err, size_t errlen)
@@ -2048,10 +2049,15 @@ __attribute__((constructor)) static void fi_load(void)
     }
     fi_snapshot_install();
     pthread_atfork(NULL, NULL, fi_atfork_child);
-    fi_event_load();
+    /* A pass-through with no log file stays silent: a program run under the shim by hand
+     * (perftest, a pingpong) keeps its standard error as it was. Under a plan, or with
+     * RG_FI_LOG, the evidence is always written. */
+    if (fi_live() || fi_event_logged())
+        fi_event_load();
 }
 
 __attribute__((destructor)) static void fi_unload(void)
 {
-    fi_summary_why("exit");
+    if (fi_live() || fi_event_logged())
+        fi_summary_why("exit");
 }
