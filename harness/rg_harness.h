@@ -23,15 +23,15 @@
  * every finding is kept beside it. Later verdicts join this table, never one beside it.
  */
 #define RG_VERDICTS(X)                                                                             \
-    X(OK, "ok", "returned success; every output, guard band and send buffer was right")           \
-    X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")     \
-    X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing") \
-    X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                 \
-      "returned an error though no planned fault had fired before it")                            \
-    X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")    \
-    X(CRASH, "CRASH", "died by a signal, or exited without a verdict")                            \
-    X(DEADLOCK, "DEADLOCK", "still running at the deadline; backtrace taken, then killed")        \
-    X(SILENT_CORRUPTION, "SILENT_CORRUPTION",                                                     \
+    X(OK, "ok", "returned success; every output, guard band and send buffer was right")            \
+    X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
+    X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
+    X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                  \
+      "returned an error though no planned fault had fired before it")                             \
+    X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")     \
+    X(CRASH, "CRASH", "died by a signal, or exited without a verdict")                             \
+    X(DEADLOCK, "DEADLOCK", "still running at the deadline; backtrace taken, then killed")         \
+    X(SILENT_CORRUPTION, "SILENT_CORRUPTION",                                                      \
       "returned success with wrong data, a broken guard band or a changed send buffer")
 
 #define RG__VERDICT_ENUM(id, name, what) RG_V_##id,
@@ -81,7 +81,7 @@ typedef struct rg_rule_result {
     bool optional;
     bool counting; /* "count": injects nothing, never fires */
     uint64_t fired;
-    int64_t matched;              /* summed over the ranks that summarised; -1 when none did */
+    int64_t matched;                 /* summed over the ranks that summarised; -1 when none did */
     uint32_t fired_by[RG_MAX_RANKS]; /* per rank */
 } rg_rule_result;
 
@@ -110,19 +110,19 @@ bool rg_judge(rg_result *r);
 
 /* --- evidence: what the shim saw in one rank (rankN.events.jsonl) ------------------------- */
 typedef struct rg_evidence {
-    bool present;      /* the events file was there */
-    bool loaded;       /* the shim said it loaded */
-    bool totals;       /* it summarised (at exit, on a snapshot, or on request) */
-    bool snapshot;     /* that summary came from a snapshot (a rank killed at the deadline) */
+    bool present;  /* the events file was there */
+    bool loaded;   /* the shim said it loaded */
+    bool totals;   /* it summarised (at exit, on a snapshot, or on request) */
+    bool snapshot; /* that summary came from a snapshot (a rank killed at the deadline) */
     uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
     double first_fault_mono_ms; /* CLOCK_MONOTONIC of its first fired fault; -1 none */
     int first_fault_rule;
     uint64_t fired[FI_MAX_RULES];
     int64_t matched[FI_MAX_RULES]; /* -1: no summary of that rule */
-    char queues[512]; /* QPs with work outstanding at the last summary, for a hang's detail */
-    char verbs[256];  /* the libibverbs the shim wrapped, as it reported at load */
+    char queues[512];    /* QPs with work outstanding at the last summary, for a hang's detail */
+    char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
     int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
-    int bad_lines;    /* lines that were not JSON objects (a torn write at a kill) */
+    int bad_lines;       /* lines that were not JSON objects (a torn write at a kill) */
 } rg_evidence;
 
 /* Reads one rank's events. A missing file is not an error (present stays false). */

@@ -128,8 +128,7 @@ int rg_report_main(int argc, char **argv)
             continue;
         if (n == RG_MAX_RANKS) {
             closedir(d);
-            fprintf(stderr, "railguard report: %s: more than %d rank results\n", dir,
-                    RG_MAX_RANKS);
+            fprintf(stderr, "railguard report: %s: more than %d rank results\n", dir, RG_MAX_RANKS);
             return 2;
         }
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -140,16 +139,16 @@ int rg_report_main(int argc, char **argv)
         }
         if (views[n].self_rank != r) {
             closedir(d);
-            fprintf(stderr, "railguard report: %s: says it is rank %d\n", path,
-                    views[n].self_rank);
+            fprintf(stderr, "railguard report: %s: says it is rank %d\n", path, views[n].self_rank);
             return 2;
         }
         n++;
     }
     closedir(d);
     if (!n) {
-        fprintf(stderr, "railguard report: %s: no rankR.result.json (an external launch's "
-                        "--out DIR/<scenario name> holds them)\n",
+        fprintf(stderr,
+                "railguard report: %s: no rankR.result.json (an external launch's "
+                "--out DIR/<scenario name> holds them)\n",
                 dir);
         return 2;
     }

@@ -163,8 +163,8 @@ static void probe_child(int fd, const char *shim, const char *transport)
         _exit(1);
     }
     const struct rg_fi_control_v1 *c = dlsym(h, RG_FI_CONTROL_SYMBOL);
-    if (!c || c->version != RG_FI_CONTROL_VERSION || c->size < offsetof(struct rg_fi_control_v1,
-                                                                         summary)) {
+    if (!c || c->version != RG_FI_CONTROL_VERSION ||
+        c->size < offsetof(struct rg_fi_control_v1, summary)) {
         fprintf(out, "error=--shim %s: not railguard's shim (no %s table of version %d)\n", shim,
                 RG_FI_CONTROL_SYMBOL, RG_FI_CONTROL_VERSION);
         fclose(out);
@@ -216,7 +216,8 @@ static int probe_objects(const char *shim, const char *transport, rg_run_info *i
     close(fds[1]);
     char buf[8192];
     size_t got = 0;
-    for (ssize_t n; got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got));) {
+    for (ssize_t n;
+         got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got));) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)

@@ -185,11 +185,10 @@ static json_t *info_json(const rg_run_info *info)
         json_array_append_new(devs, json_pack("{s:s,s:s,s:o}", "name", info->dev[i].name, "state",
                                               info->dev[i].state, "gids", gids));
     }
-    return json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s},s:o,s:s}", "railguard",
-                     info->railguard, "kernel", info->kernel, "libibverbs", info->verbs, "shim",
-                     "path", info->shim, "build_id", info->shim_build_id, "transport", "path",
-                     info->transport, "build_id", info->transport_build_id, "devices", devs,
-                     "seed", info->seed);
+    return json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s},s:o,s:s}", "railguard", info->railguard,
+                     "kernel", info->kernel, "libibverbs", info->verbs, "shim", "path", info->shim,
+                     "build_id", info->shim_build_id, "transport", "path", info->transport,
+                     "build_id", info->transport_build_id, "devices", devs, "seed", info->seed);
 }
 
 int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_info *info,
@@ -199,8 +198,8 @@ int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_inf
     for (int i = 0; i < n; i++)
         json_array_append_new(all, result_json(&res[i]));
     int passed = count_passed(res, n);
-    json_t *top = json_pack("{s:i,s:i,s:f,s:o}", "passed", passed, "failed", n - passed,
-                            "seconds", total_s, "scenarios", all);
+    json_t *top = json_pack("{s:i,s:i,s:f,s:o}", "passed", passed, "failed", n - passed, "seconds",
+                            total_s, "scenarios", all);
     if (top && info)
         json_object_set_new(top, "run", info_json(info));
     return write_json(top, path, err, errlen);
@@ -342,8 +341,8 @@ void rg_report_line(FILE *f, const rg_result *r)
     fprintf(f, "%s  %-36s %2d ranks %7.1f s  %s  fired %s\n", r->passed ? "PASS" : "FAIL", r->name,
             r->ranks, r->seconds, v, fired_list(fired, sizeof(fired), r));
     if (!r->passed) {
-        fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n", r->first[0] ? r->first : r->why,
-                r->repro, r->dir);
+        fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n",
+                r->first[0] ? r->first : r->why, r->repro, r->dir);
     }
     fflush(f);
 }

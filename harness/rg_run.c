@@ -620,8 +620,8 @@ static void stop_hung(struct rankproc *procs, int lo, int hi, const char *dir)
                 continue;
             snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
             snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
-            all = all && file_has(path, NULL) &&
-                  (!asked[r] || file_has(evp, "\"why\":\"snapshot\""));
+            all =
+                all && file_has(path, NULL) && (!asked[r] || file_has(evp, "\"why\":\"snapshot\""));
         }
     }
     for (int r = lo; r < hi; r++) {
@@ -833,10 +833,10 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         char peer[400], text[sizeof(k->detail)];
         first_to_leave(res, lo, hi, r, peer, sizeof(peer));
         fmt(text, sizeof(text),
-                 "still running after the %.0f s deadline, in %s since %.2f s%s%s%s; backtrace "
-                 "in %s/rank%d.backtrace",
-                 sc->deadline_s, k->where, k->step_t_s, peer, ev[r].queues[0] ? "; " : "",
-                 ev[r].queues, res->dir, r);
+            "still running after the %.0f s deadline, in %s since %.2f s%s%s%s; backtrace "
+            "in %s/rank%d.backtrace",
+            sc->deadline_s, k->where, k->step_t_s, peer, ev[r].queues[0] ? "; " : "", ev[r].queues,
+            res->dir, r);
         for (int f = 0; f < k->nfindings; f++)
             if (k->finding[f].verdict == RG_V_DEADLOCK)
                 fmt(k->finding[f].text, sizeof(k->finding[f].text), "%s", text);
@@ -1108,12 +1108,11 @@ int rg_run_main(int argc, char **argv)
     double total = now_s() - t0;
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/report.json", o.out);
-    if (rg_report_json(results, n, total, &info, o.json[0] ? o.json : path, err, sizeof(err)) !=
-        0)
+    if (rg_report_json(results, n, total, &info, o.json[0] ? o.json : path, err, sizeof(err)) != 0)
         fprintf(stderr, "railguard run: %s\n", err);
     snprintf(path, sizeof(path), "%s/junit.xml", o.out);
-    if (rg_report_junit(results, n, total, &info, o.junit[0] ? o.junit : path, err,
-                        sizeof(err)) != 0)
+    if (rg_report_junit(results, n, total, &info, o.junit[0] ? o.junit : path, err, sizeof(err)) !=
+        0)
         fprintf(stderr, "railguard run: %s\n", err);
     rg_report_table(stdout, results, n, total);
     st = 0;

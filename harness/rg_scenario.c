@@ -676,8 +676,8 @@ static int parse_faults(const struct ctx *c, const yaml_node_t *n)
     if (fi_plan_parse(out, c->path, &plan, err, sizeof(err)) != 0)
         return fail(c, line_of(n), "faults: the joined plan: %s", err);
     if (plan.nrules != sc->nfaults)
-        return fail(c, line_of(n), "faults: the joined plan has %d rules for %d items",
-                    plan.nrules, sc->nfaults);
+        return fail(c, line_of(n), "faults: the joined plan has %d rules for %d items", plan.nrules,
+                    sc->nfaults);
     return 0;
 }
 

@@ -48,8 +48,8 @@ static void say(struct worker *w, const char *fmt, ...)
     struct timespec ts;
     va_list ap;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    int at = snprintf(line, sizeof(line), "%.3f ",
-                      (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+    int at =
+        snprintf(line, sizeof(line), "%.3f ", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
     va_start(ap, fmt);
     int n = vsnprintf(line + at, sizeof(line) - 1 - (size_t)at, fmt, ap);
     va_end(ap);

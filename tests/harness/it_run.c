@@ -181,9 +181,8 @@ static const struct {
     {"error", NULL, NULL, "  - {op: all_reduce, count: 10}\nzero_copy: true\n", "ERROR,ERROR",
      "zero_copy needs mem_register and mem_deregister, which transport 'bad' does not have"},
     /* A poll failure the fault caused, reported: detected, with the fault's evidence. */
-    {"poll", NULL, "[negpoll nth=2]",
-     "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n", "detected,detected",
-     "bad plugin: ibv_poll_cq returned -1"},
+    {"poll", NULL, "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n",
+     "detected,detected", "bad plugin: ibv_poll_cq returned -1"},
     /* A fault that never fires makes the run prove nothing, whatever the ranks returned. */
     {"poll", NULL, "[count, negpoll nth=50, {rule: 'negpoll nth=60', optional: true}]",
      "  - {op: barrier, repeat: 3}\n", "NOT_EXERCISED,NOT_EXERCISED",
@@ -200,8 +199,9 @@ static const struct {
 START_TEST(test_bad_transport_verdicts)
 {
     char sc[1024], out[PATH_MAX + 32], name[32], link[PATH_MAX + 64];
-    snprintf(sc, sizeof(sc), "ranks: 2\ntimeout: 1\ndeadline: 3\n%s%s%sprogram:\n"
-                             "  - {op: barrier}\n%s",
+    snprintf(sc, sizeof(sc),
+             "ranks: 2\ntimeout: 1\ndeadline: 3\n%s%s%sprogram:\n"
+             "  - {op: barrier}\n%s",
              bad_cases[_i].faults ? "faults: " : "",
              bad_cases[_i].faults ? bad_cases[_i].faults : "", bad_cases[_i].faults ? "\n" : "",
              bad_cases[_i].program);
@@ -237,8 +237,7 @@ START_TEST(test_bad_transport_verdicts)
         size_t n = fread(buf, 1, sizeof(buf) - 1, f);
         buf[n] = '\0';
         fclose(f);
-        ck_assert_msg(strstr(buf, bad_cases[_i].detail), "%s not in %s", bad_cases[_i].detail,
-                      buf);
+        ck_assert_msg(strstr(buf, bad_cases[_i].detail), "%s not in %s", bad_cases[_i].detail, buf);
     }
     if (!strcmp(bad_cases[_i].mode, "hang")) {
         char bt[PATH_MAX + 64];
@@ -293,8 +292,8 @@ START_TEST(test_first_failure_named)
     char out[PATH_MAX + 32];
     snprintf(out, sizeof(out), "%s/first", g_tmp);
     setenv("RG_BAD_MODE_1", "stale", 1);
-    const char *args[] = {"run", "--transport", g_bad, "--devices", g_devs, "--out", out, path,
-                          NULL};
+    const char *args[] = {"run",   "--transport", g_bad, "--devices", g_devs,
+                          "--out", out,           path,  NULL};
     ck_assert_int_eq(railguard("hang", args, 120), 1);
     ck_assert_str_eq(json_verdicts(out), "DEADLOCK,SILENT_CORRUPTION");
     expect_in("first failure: rank 1: SILENT_CORRUPTION at ");
