@@ -73,6 +73,15 @@ $(RG_VERSION_H): FORCE
 .PHONY: FORCE
 FORCE:
 
+# Quiet by default, one line per file; `make V=1` shows every command.
+ifeq ($(V),1)
+Q :=
+quiet =
+else
+Q := @
+quiet = @printf '  %-3s %s\n' '$(1)' '$(2)'
+endif
+
 # --- one rule set per flavour ----------------------------------------------------------------
 define FLAVOUR
 $(1)_DIR := $(BUILD)/$(1)
@@ -83,75 +92,90 @@ $(BUILD)/$(1)/obj/harness/rg_preflight.o: $(RG_VERSION_H)
 
 $(BUILD)/$(1)/obj/%.o: %.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) $$(PKG_CFLAGS) $$(CFLAGS) -c $$< -o $$@
+	$$(call quiet,CC,$$<)
+	$(Q)$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) $$(PKG_CFLAGS) $$(CFLAGS) -c $$< -o $$@
 
 $$($(1)_LIB): $$(call obj_$(1),$(TRANSPORT_SRC))
 	@mkdir -p $$(@D)
-	rm -f $$@ && ar rcs $$@ $$^
+	$$(call quiet,AR,$$@)
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
 
 $(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_SRC) \
                                           $(HARNESS_PURE_SRC)) \
                           $$($(1)_LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
 $(BUILD)/$(1)/tests/integration: $$(call obj_$(1),$(IT_SRC) $(HELPER_SRC)) $$($(1)_LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
 $(BUILD)/$(1)/bin/rg-smoke: $$(call obj_$(1),$(SMOKE_SRC)) $$($(1)_LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
 $(BUILD)/$(1)/bin/rg-drive: $$(call obj_$(1),$(DRIVE_SRC)) $$($(1)_LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
 # The shim is a preload library: position-independent objects, only its wrappers exported,
 # every symbol resolved at link time. Not built under ASan (a preloaded .so would need libasan
 # first in the process).
 $(BUILD)/$(1)/pic/%.o: %.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) -fPIC $$(PKG_CFLAGS) $$(CFLAGS) -c $$< -o $$@
+	$$(call quiet,CC,$$<)
+	$(Q)$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) -fPIC $$(PKG_CFLAGS) $$(CFLAGS) -c $$< -o $$@
 
 $(BUILD)/$(1)/lib/railguard-fi.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(FI_SHIM_SRC)) \
                                    faultinject/fi_exports.map
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=faultinject/fi_exports.map \
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=faultinject/fi_exports.map \
 	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs
 
 # The reference transport as a plugin (railguard.h, "plugin ABI"): only its table exported.
 $(BUILD)/$(1)/lib/railguard-transport.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(TRANSPORT_SRC)) \
                                           transport/rg_plugin.map
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map \
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map \
 	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs -ljansson
 
 $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
 
 $(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC))
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl
 
 # A transport that misbehaves on purpose, for the runner's own tests.
 $(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plugin.o
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^
 
 $(BUILD)/$(1)/bin/rg-fi-threads: $$(call obj_$(1),tests/faultinject/fi_threads.c)
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs -lpthread
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs -lpthread
 
 # The same probe resolving every verb with dlsym on its own dlopen handle, as NCCL does.
 $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_dl.o: $(PROBE_SRC)
 	@mkdir -p $$(@D)
-	$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) -DFI_PROBE_DLOPEN $$(CFLAGS) -c $$< -o $$@
+	$$(call quiet,CC,$$<)
+	$(Q)$$(CC) $$(BASE_CFLAGS) $$(FLAVOUR_$(1)) -DFI_PROBE_DLOPEN $$(CFLAGS) -c $$< -o $$@
 
 $(BUILD)/$(1)/bin/rg-fi-probe-dl: $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_dl.o
 	@mkdir -p $$(@D)
-	$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -ldl
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -ldl
 
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
             $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
