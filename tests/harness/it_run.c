@@ -335,6 +335,22 @@ START_TEST(test_bad_input_stops_the_run)
     const char *a4[] = {"run", "--devices", g_devs, "--bogus", good, NULL};
     ck_assert_int_eq(railguard(NULL, a4, 60), 2);
     expect_in("unknown or incomplete option '--bogus'");
+    /* Preflight: a device that is not here, a shim that cannot be preloaded, a transport that
+     * is not one. Each stops the run with one line before any scenario could pass. */
+    const char *a5[] = {"run", "--devices", "rxe9", "--out", out, good, NULL};
+    ck_assert_int_eq(railguard(NULL, a5, 60), 2);
+    expect_in("railguard run: preflight: device 'rxe9' is not an RDMA device here (");
+    const char *a6[] = {"run", "--devices", g_devs, "--shim", "/etc/passwd", "--out", out, good,
+                        NULL};
+    ck_assert_int_eq(railguard(NULL, a6, 60), 2);
+    expect_in("railguard run: preflight: --shim /etc/passwd: cannot be loaded: ");
+    const char *a7[] = {"run", "--devices", g_devs, "--transport", "/etc/passwd", "--out", out,
+                        good, NULL};
+    ck_assert_int_eq(railguard(NULL, a7, 60), 2);
+    expect_in("railguard run: preflight: --transport /etc/passwd: cannot be loaded: ");
+    nl = strchr(g_out, '\n');
+    ck_assert_msg(nl && !nl[1], "not one line:\n%s", g_out);
+    ck_assert_int_ne(access(out, F_OK), 0);
     free(good);
     free(typo);
     free(rule);
@@ -457,7 +473,7 @@ START_TEST(test_external_launch)
                                      "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=2\n"
                                      "program:\n  - {op: all_reduce, count: 20000, repeat: 3}\n"
                                      "expect:\n  all: any\n  1: detected\n");
-    char out[PATH_MAX + 32], coord[64], logs[2][PATH_MAX + 32];
+    char out[PATH_MAX + 32], coord[64], logs[2][PATH_MAX + 64];
     snprintf(out, sizeof(out), "%s/ext", g_tmp);
     for (int pass = 0; pass < 2; pass++) {
         /* A port nobody holds: both ranks are told rank 0's address, as a launcher would. */
