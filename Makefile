@@ -218,10 +218,8 @@ check: deps
 	 RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1 \
 	     $(BUILD)/asan/tests/unit || st=1; \
 	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
-	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- sh -c \
-	     '$(BUILD)/rel/tests/integration; a=$$?; echo "== conformance suite"; \
-	      $(BUILD)/rel/bin/railguard run --out $(BUILD)/check-run \
-	          --tally $(abspath $(TALLY)) scenarios/; b=$$?; [ $$a = 0 ] && [ $$b = 0 ]' || st=1; \
+	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
+	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) unit unit-asan integration conformance || st=1; \
 	 exit $$st
