@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,24 @@ static const char *last_line(void)
     g_out[n] = '\0';
     const char *p = strrchr(g_out, '\n');
     return p ? p + 1 : g_out;
+}
+
+/* A whole file (at most 256 KiB) named by a format, in a static buffer; fails when missing. */
+static const char *slurp(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *slurp(const char *fmt, ...)
+{
+    static char buf[256 * 1024];
+    char path[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof(path), fmt, ap);
+    va_end(ap);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f, "no %s", path);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
 }
 
 static void expect_in(const char *needle)
@@ -227,53 +246,25 @@ START_TEST(test_bad_transport_verdicts)
         /* The live line says how often each rule fired: negpoll nth=2, once on each rank. */
         expect_in("fired 2");
     }
-    {
-        /* Each rank's detail is in the result, whichever rank the first-failure line names. */
-        char detail[PATH_MAX + 200];
-        snprintf(detail, sizeof(detail), "%s/000-bad%d/result.json", out, _i);
-        FILE *f = fopen(detail, "r");
-        ck_assert_ptr_nonnull(f);
-        static char buf[65536];
-        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-        buf[n] = '\0';
-        fclose(f);
-        ck_assert_msg(strstr(buf, bad_cases[_i].detail), "%s not in %s", bad_cases[_i].detail, buf);
-    }
+    /* Each rank's detail is in the result, whichever rank the first-failure line names. */
+    const char *res = slurp("%s/000-bad%d/result.json", out, _i);
+    ck_assert_msg(strstr(res, bad_cases[_i].detail), "%s not in %s", bad_cases[_i].detail, res);
     if (!strcmp(bad_cases[_i].mode, "hang")) {
-        char bt[PATH_MAX + 64];
-        snprintf(bt, sizeof(bt), "%s/000-bad%d/rank0.backtrace", out, _i);
-        FILE *f = fopen(bt, "r");
-        ck_assert_msg(f, "no backtrace at %s", bt);
-        char buf[8192];
-        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-        buf[n] = '\0';
-        fclose(f);
         /* The rank wrote it itself, inside the transport's call, called from the worker. */
-        ck_assert_msg(strstr(buf, "asked for a backtrace at the deadline") &&
-                          strstr(buf, "rg-test-bad-plugin.so(") && strstr(buf, "rg_worker_main"),
-                      "backtrace:\n%s", buf);
+        const char *bt = slurp("%s/000-bad%d/rank0.backtrace", out, _i);
+        ck_assert_msg(strstr(bt, "asked for a backtrace at the deadline") &&
+                          strstr(bt, "rg-test-bad-plugin.so(") && strstr(bt, "rg_worker_main"),
+                      "backtrace:\n%s", bt);
         /* The rank was killed, yet its shim's summary is there: it was asked for one first. */
-        snprintf(bt, sizeof(bt), "%s/000-bad%d/rank0.events.jsonl", out, _i);
-        f = fopen(bt, "r");
-        ck_assert_msg(f, "no events at %s", bt);
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        buf[n] = '\0';
-        fclose(f);
-        ck_assert_msg(strstr(buf, "\"event\":\"totals\"") && strstr(buf, "\"why\":\"snapshot\"") &&
-                          strstr(buf, "\"event\":\"cq\""),
-                      "no snapshot summary in the events:\n%s", buf);
+        const char *ev = slurp("%s/000-bad%d/rank0.events.jsonl", out, _i);
+        ck_assert_msg(strstr(ev, "\"event\":\"totals\"") && strstr(ev, "\"why\":\"snapshot\"") &&
+                          strstr(ev, "\"event\":\"cq\""),
+                      "no snapshot summary in the events:\n%s", ev);
     }
     if (!strcmp(bad_cases[_i].mode, "crash")) {
-        char bt[PATH_MAX + 64];
-        snprintf(bt, sizeof(bt), "%s/000-bad%d/rank1.backtrace", out, _i);
-        FILE *f = fopen(bt, "r");
-        ck_assert_msg(f, "no backtrace at %s", bt);
-        char buf[8192];
-        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-        buf[n] = '\0';
-        fclose(f);
-        ck_assert_msg(strstr(buf, "crashed (signal 11)") && strstr(buf, "rg-test-bad-plugin.so("),
-                      "backtrace:\n%s", buf);
+        const char *bt = slurp("%s/000-bad%d/rank1.backtrace", out, _i);
+        ck_assert_msg(strstr(bt, "crashed (signal 11)") && strstr(bt, "rg-test-bad-plugin.so("),
+                      "backtrace:\n%s", bt);
     }
     char junit[PATH_MAX + 200];
     snprintf(junit, sizeof(junit), "%s/junit.xml", out);
@@ -298,15 +289,8 @@ START_TEST(test_first_failure_named)
     ck_assert_str_eq(json_verdicts(out), "DEADLOCK,SILENT_CORRUPTION");
     expect_in("first failure: rank 1: SILENT_CORRUPTION at ");
     expect_in(" in all_reduce float32 sum count 10: result element 0 is 0x5a5a5a5a");
-    char res[PATH_MAX + 64];
-    snprintf(res, sizeof(res), "%s/000-first/result.json", out);
-    FILE *f = fopen(res, "r");
-    ck_assert_ptr_nonnull(f);
-    static char buf[65536];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    ck_assert_msg(strstr(buf, "waiting since rank 1 left with SILENT_CORRUPTION at "), "%s", buf);
+    const char *res = slurp("%s/000-first/result.json", out);
+    ck_assert_msg(strstr(res, "waiting since rank 1 left with SILENT_CORRUPTION at "), "%s", res);
     unsetenv("RG_BAD_MODE_1");
     free(path);
 }
