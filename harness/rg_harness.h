@@ -91,6 +91,7 @@ typedef struct rg_result {
     char dir[1024]; /* this scenario's logs, events and backtraces */
     int ranks;
     rg_sc_expect expect[RG_MAX_RANKS];
+    int expect_at[RG_MAX_RANKS]; /* where a detected must come from (rg_scenario.h) */
     rg_rank_result rank[RG_MAX_RANKS];
     int nrules;
     rg_rule_result rule[FI_MAX_RULES];

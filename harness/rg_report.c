@@ -16,13 +16,14 @@
 static json_t *rank_json(const rg_result *r, int i)
 {
     const rg_rank_result *k = &r->rank[i];
+    char want[32];
     json_t *findings = json_array();
     for (int f = 0; f < k->nfindings; f++)
         json_array_append_new(findings, json_pack("{s:s,s:f,s:s}", "verdict",
                                                   rg_verdict_name(k->finding[f].verdict), "t",
                                                   k->finding[f].t_s, "text", k->finding[f].text));
     return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:o}", "rank", i, "verdict",
-                     rg_verdict_name(k->verdict), "expect", rg_sc_expect_name(r->expect[i]), "t",
+                     rg_verdict_name(k->verdict), "expect", rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want)), "t",
                      k->t_s, "step", k->step, "rep", k->rep, "step_t", k->step_t_s, "left_t",
                      k->left_t_s, "where", k->where, "detail", k->detail, "findings", findings);
 }
@@ -84,12 +85,10 @@ static double num_or(json_t *o, const char *key, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
-static int expect_of(const char *name)
+static int expect_of(const char *name, int *at)
 {
-    for (int e = RG_SC_EXPECT_OK; e <= RG_SC_EXPECT_ANY; e++)
-        if (name && !strcmp(name, rg_sc_expect_name((rg_sc_expect)e)))
-            return e;
-    return -1;
+    rg_sc_expect e;
+    return name && rg_sc_expect_parse(name, strlen(name), &e, at) == 0 ? (int)e : -1;
 }
 
 int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
@@ -122,7 +121,8 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     for (int i = 0; i < r->ranks; i++) {
         json_t *k = json_array_get(ranks, (size_t)i);
         int v = rg_verdict_of(json_string_value(json_object_get(k, "verdict")));
-        int e = expect_of(json_string_value(json_object_get(k, "expect")));
+        int at = RG_SC_AT_ANY;
+        int e = expect_of(json_string_value(json_object_get(k, "expect")), &at);
         if (v < 0 || e < 0) {
             snprintf(err, errlen, "%s: rank %d has a bad verdict or expectation", path, i);
             json_decref(j);
@@ -130,6 +130,7 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         }
         r->rank[i].verdict = (rg_verdict)v;
         r->expect[i] = (rg_sc_expect)e;
+        r->expect_at[i] = at;
         r->rank[i].step = (int)json_integer_value(json_object_get(k, "step"));
         r->rank[i].rep = (int)json_integer_value(json_object_get(k, "rep"));
         copy_str(r->rank[i].where, sizeof(r->rank[i].where), k, "where");
@@ -289,8 +290,9 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
         xml_text(f, r->why);
         fputs("\">", f);
         for (int k = 0; k < r->ranks; k++) {
+            char want[32];
             fprintf(f, "rank %d: %s (expected %s) in ", k, rg_verdict_name(r->rank[k].verdict),
-                    rg_sc_expect_name(r->expect[k]));
+                    rg_sc_expect_str(r->expect[k], r->expect_at[k], want, sizeof(want)));
             xml_text(f, r->rank[k].where);
             fputs(": ", f);
             xml_text(f, r->rank[k].detail);

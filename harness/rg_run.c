@@ -883,6 +883,7 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     res.ranks = e->sc.ranks;
     res.self_rank = -1;
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
+    memcpy(res.expect_at, e->sc.expect_at, sizeof(res.expect_at));
     fmt(res.repro, sizeof(res.repro),
         "%s run --seed %llu --transport %s --shim %s --devices %s --out %s/repro %s", o->self,
         (unsigned long long)scenario_seed(o, &e->sc), o->transport, o->shim, o->devlist, o->out,
@@ -970,6 +971,7 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     view.ranks = 1;
     view.rank[0] = res.rank[rank];
     view.expect[0] = e->sc.expect[rank];
+    view.expect_at[0] = e->sc.expect_at[rank];
     view.nrules = res.nrules;
     for (int i = 0; i < res.nrules; i++) {
         view.rule[i] = res.rule[i];

@@ -82,6 +82,49 @@ const char *rg_sc_expect_name(rg_sc_expect e)
     return (unsigned)e < (unsigned)SC__COUNT_OF(expect_names) ? expect_names[e] : "?";
 }
 
+const char *rg_sc_expect_str(rg_sc_expect e, int at, char *buf, size_t len)
+{
+    if (e != RG_SC_EXPECT_DETECTED || at == RG_SC_AT_ANY)
+        snprintf(buf, len, "%s", rg_sc_expect_name(e));
+    else if (at == RG_SC_AT_INIT)
+        snprintf(buf, len, "detected@init");
+    else
+        snprintf(buf, len, "detected@%d", at);
+    return buf;
+}
+
+int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at)
+{
+    const char *sep = memchr(s, '@', len);
+    size_t name_len = sep ? (size_t)(sep - s) : len;
+    *at = RG_SC_AT_ANY;
+    for (int i = 0; i < SC__COUNT_OF(expect_names); i++) {
+        if (strlen(expect_names[i]) != name_len || memcmp(expect_names[i], s, name_len) != 0)
+            continue;
+        *e = (rg_sc_expect)i;
+        if (!sep)
+            return 0;
+        /* Only an error has a place it must come from. */
+        const char *w = sep + 1;
+        size_t wl = len - name_len - 1;
+        if (i != RG_SC_EXPECT_DETECTED || wl == 0)
+            return -1;
+        if (wl == 4 && !memcmp(w, "init", 4)) {
+            *at = RG_SC_AT_INIT;
+            return 0;
+        }
+        int v = 0;
+        for (size_t k = 0; k < wl; k++) {
+            if (w[k] < '0' || w[k] > '9' || v > RG_SC_OPS_MAX)
+                return -1;
+            v = v * 10 + (w[k] - '0');
+        }
+        *at = v;
+        return 0;
+    }
+    return -1;
+}
+
 /* The keys, top level and per step; the enums index the tables and the bit masks. */
 enum {
     T_NAME,
@@ -686,6 +729,7 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
 {
     const yaml_node_t *all_key = NULL, *rank_key[RG_MAX_RANKS] = {NULL};
     int all = RG_SC_EXPECT_OK, per_rank[RG_MAX_RANKS] = {0};
+    int all_at = RG_SC_AT_ANY, at_rank[RG_MAX_RANKS];
     int ranks = c->sc->ranks;
 
     if (n->type != YAML_MAPPING_NODE)
@@ -709,18 +753,31 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
         }
         if (is_all ? all_key != NULL : rank_key[r] != NULL)
             return bad(c, key, "duplicate key");
-        if (get_name(c, val, "expect", expect_names, SC__COUNT_OF(expect_names), &e))
-            return -1;
+        rg_sc_expect ev;
+        int at;
+        if (!is_scalar(val) || rg_sc_expect_parse((const char *)val->data.scalar.value,
+                                                 val->data.scalar.length, &ev, &at) != 0)
+            return bad(c, val,
+                       "expect must be ok, detected, detected@init, detected@STEP or any, not");
+        e = (int)ev;
+        if (at > c->sc->expect_at_max) {
+            c->sc->expect_at_max = at;
+            c->sc->expect_at_line = (int)line_of(val);
+        }
         if (is_all) {
             all_key = key;
             all = e;
+            all_at = at;
             continue;
         }
         rank_key[r] = key;
         per_rank[r] = e;
+        at_rank[r] = at;
     }
-    for (int r = 0; r < ranks; r++)
+    for (int r = 0; r < ranks; r++) {
         c->sc->expect[r] = (rg_sc_expect)(rank_key[r] ? per_rank[r] : all);
+        c->sc->expect_at[r] = rank_key[r] ? at_rank[r] : all_at;
+    }
     return 0;
 }
 
@@ -747,8 +804,12 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     sc->faults[0] = '\0';
     sc->nfaults = 0;
     sc->zero_copy = false;
-    for (int r = 0; r < RG_MAX_RANKS; r++)
+    for (int r = 0; r < RG_MAX_RANKS; r++) {
         sc->expect[r] = RG_SC_EXPECT_OK;
+        sc->expect_at[r] = RG_SC_AT_ANY;
+    }
+    sc->expect_at_max = RG_SC_AT_ANY;
+    sc->expect_at_line = 0;
 
     /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
     if (!vals[T_RANKS])
@@ -819,6 +880,10 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
 
     if (!vals[T_PROGRAM])
         return fail(c, line_of(root), "missing key 'program'");
+    if (sc->expect_at_max >= sc->nops)
+        return fail(c, (size_t)sc->expect_at_line,
+                    "expect: detected@%d names no step (the program has %d, from 0)",
+                    sc->expect_at_max, sc->nops);
     /* The runner's deadline must leave the transport time to report its own timeout. */
     if (sc->deadline_s <= sc->timeout_s) {
         if (vals[T_DEADLINE])

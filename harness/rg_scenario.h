@@ -29,7 +29,8 @@
  *       inplace: true                  # default false
  *   expect:                            # default: ok everywhere
  *     all: ok                          # ok | detected | any (ok or detected)
- *     1: detected                      # per rank, overriding all
+ *     1: detected@init                 # per rank, overriding all; detected@init or detected@N:
+ *                                      #   the error must come from init or program step N
  */
 #ifndef RG_SCENARIO_H
 #define RG_SCENARIO_H
@@ -60,6 +61,10 @@ typedef enum {
 } rg_sc_kind;
 
 typedef enum { RG_SC_EXPECT_OK, RG_SC_EXPECT_DETECTED, RG_SC_EXPECT_ANY } rg_sc_expect;
+
+/* Where a `detected` must come from: anywhere, init (the communicator's creation), or step N. */
+#define RG_SC_AT_ANY (-2)
+#define RG_SC_AT_INIT (-1)
 
 typedef struct rg_sc_op {
     rg_sc_kind kind;
@@ -96,6 +101,9 @@ typedef struct rg_scenario {
     int nops;
     rg_sc_op ops[RG_SC_OPS_MAX];
     rg_sc_expect expect[RG_MAX_RANKS];
+    int expect_at[RG_MAX_RANKS]; /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
+    int expect_at_max;           /* the highest step named, and its line, for the check */
+    int expect_at_line;
 } rg_scenario;
 
 /*
@@ -110,5 +118,9 @@ int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen
 
 const char *rg_sc_kind_name(rg_sc_kind k);
 const char *rg_sc_expect_name(rg_sc_expect e);
+/* "ok", "detected", "detected@init", "detected@3", as a scenario spells it; returns buf. */
+const char *rg_sc_expect_str(rg_sc_expect e, int at, char *buf, size_t len);
+/* The reverse, for s[0..len): 0, or -1 when it is no expectation. */
+int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at);
 
 #endif

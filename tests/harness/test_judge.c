@@ -32,7 +32,8 @@ static void setup_case(int n, const char *const *rules, int nrules)
         g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = 1.0};
         snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), "all_reduce");
         rg_rank_find(&g_r.rank[k], RG_V_OK, 1.0, "%s", "");
-        g_r.expect[k] = RG_SC_EXPECT_ANY;
+        g_r.expect[k] = g_sc.expect[k] = RG_SC_EXPECT_ANY;
+        g_r.expect_at[k] = g_sc.expect_at[k] = RG_SC_AT_ANY;
         g_ev[k].present = g_ev[k].loaded = g_ev[k].totals = true;
         g_ev[k].contexts = 2;
         g_ev[k].qps = 2;
@@ -103,6 +104,28 @@ START_TEST(test_first_failure_in_time)
     setup_case(2, NULL, 0);
     ck_assert(rg_judge(&g_r));
     ck_assert_str_eq(g_r.first, "");
+}
+END_TEST
+
+/* detected@init: an error in the first call is not the refusal at init the scenario wants. */
+START_TEST(test_detected_at)
+{
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = k ? -1 : 0};
+        snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), k ? "init" : "all_reduce");
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 1.0 + k, "crossed");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+        g_r.expect_at[k] = RG_SC_AT_INIT;
+    }
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why,
+                     "rank 0: detected at 1.00 s in all_reduce, expected detected@init: crossed");
+    g_r.rank[0].step = -1;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect_at[1] = 3;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 1: detected at 2.00 s in init, expected detected@3: crossed");
 }
 END_TEST
 
@@ -398,6 +421,7 @@ Suite *rg_suite_judge(void)
     TCase *t = tcase_create("judge");
     tcase_add_test(t, test_precedence);
     tcase_add_test(t, test_first_failure_in_time);
+    tcase_add_test(t, test_detected_at);
     tcase_add_test(t, test_not_instrumented);
     tcase_add_test(t, test_detected_needs_a_fault_before);
     tcase_add_test(t, test_not_exercised);

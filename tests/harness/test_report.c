@@ -18,6 +18,7 @@ static rg_result mk(int ranks, const rg_verdict *v, const rg_sc_expect *e)
         r.rank[i].verdict = v[i];
         r.rank[i].t_s = -1;
         r.expect[i] = e[i];
+        r.expect_at[i] = RG_SC_AT_ANY;
         snprintf(r.rank[i].where, sizeof(r.rank[i].where), "all_reduce float32 sum count 3");
         snprintf(r.rank[i].detail, sizeof(r.rank[i].detail), "detail %d", i);
     }

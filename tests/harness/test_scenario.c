@@ -531,6 +531,34 @@ START_TEST(test_limits_accepted)
 }
 END_TEST
 
+START_TEST(test_expect_at)
+{
+    rg_scenario sc;
+    char buf[32];
+    parse_ok("ranks: 3\nprogram: [{op: barrier}, {op: barrier}]\n"
+             "expect: {all: detected@init, 1: detected@1, 2: detected}\n",
+             &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_DETECTED);
+    ck_assert_int_eq(sc.expect_at[0], RG_SC_AT_INIT);
+    ck_assert_int_eq(sc.expect_at[1], 1);
+    ck_assert_int_eq(sc.expect_at[2], RG_SC_AT_ANY);
+    ck_assert_str_eq(rg_sc_expect_str(sc.expect[0], sc.expect_at[0], buf, sizeof(buf)),
+                     "detected@init");
+    ck_assert_str_eq(rg_sc_expect_str(sc.expect[1], sc.expect_at[1], buf, sizeof(buf)),
+                     "detected@1");
+    ck_assert_str_eq(rg_sc_expect_str(RG_SC_EXPECT_ANY, RG_SC_AT_ANY, buf, sizeof(buf)), "any");
+    /* Every spelling reads back as itself. */
+    static const char *const forms[] = {"ok", "any", "detected", "detected@init", "detected@0",
+                                        "detected@255"};
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        rg_sc_expect e;
+        int at;
+        ck_assert_int_eq(rg_sc_expect_parse(forms[i], strlen(forms[i]), &e, &at), 0);
+        ck_assert_str_eq(rg_sc_expect_str(e, at, buf, sizeof(buf)), forms[i]);
+    }
+}
+END_TEST
+
 START_TEST(test_faults)
 {
     rg_scenario sc;
@@ -803,9 +831,14 @@ static const struct bad_case {
      "x.yaml:4: no communicator (destroyed above) for 'all_reduce'"},
     /* expect */
     {R "expect: ok" P, "x.yaml:2: expect must be a mapping, not 'ok'"},
-    {R "expect: {all: fine}" P, "x.yaml:2: bad expect 'fine'"},
-    {R "expect: {all: OK}" P, "x.yaml:2: bad expect 'OK'"},
-    {R "expect:\n  1: [ok]" P, "x.yaml:3: bad expect '[...]'"},
+    {R "expect: {all: fine}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'fine'"},
+    {R "expect: {all: OK}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'OK'"},
+    {R "expect:\n  1: [ok]" P, "x.yaml:3: expect must be ok, detected, detected@init, detected@STEP or any, not '[...]'"},
+    {R "expect: {all: ok@init}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'ok@init'"},
+    {R "expect: {all: detected@}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@'"},
+    {R "expect: {all: detected@x}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@x'"},
+    {R "expect: {all: detected@-1}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@-1'"},
+    {R "expect: {0: detected@1}" P, "x.yaml:2: expect: detected@1 names no step (the program has 1, from 0)"},
     {R "expect: {2: ok}" P, "x.yaml:2: expect rank must be 0..1 '2'"},
     {R "expect: {foo: ok}" P, "x.yaml:2: unknown key 'foo'"},
     {R "expect: {01: ok}" P, "x.yaml:2: unknown key '01'"},
@@ -1136,6 +1169,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_ranks_after_program);
     tcase_add_test(tc, test_limits_accepted);
     tcase_add_test(tc, test_faults);
+    tcase_add_test(tc, test_expect_at);
     tcase_add_test(tc, test_aliases);
     tcase_add_test(tc, test_default_name);
     suite_add_tcase(s, tc);
