@@ -23,7 +23,8 @@ static json_t *rank_json(const rg_result *r, int i)
                                                   rg_verdict_name(k->finding[f].verdict), "t",
                                                   k->finding[f].t_s, "text", k->finding[f].text));
     return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:o}", "rank", i, "verdict",
-                     rg_verdict_name(k->verdict), "expect", rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want)), "t",
+                     rg_verdict_name(k->verdict), "expect",
+                     rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want)), "t",
                      k->t_s, "step", k->step, "rep", k->rep, "step_t", k->step_t_s, "left_t",
                      k->left_t_s, "where", k->where, "detail", k->detail, "findings", findings);
 }

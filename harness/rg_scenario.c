@@ -756,7 +756,7 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
         rg_sc_expect ev;
         int at;
         if (!is_scalar(val) || rg_sc_expect_parse((const char *)val->data.scalar.value,
-                                                 val->data.scalar.length, &ev, &at) != 0)
+                                                  val->data.scalar.length, &ev, &at) != 0)
             return bad(c, val,
                        "expect must be ok, detected, detected@init, detected@STEP or any, not");
         e = (int)ev;

@@ -324,12 +324,12 @@ START_TEST(test_bad_input_stops_the_run)
     const char *a5[] = {"run", "--devices", "rxe9", "--out", out, good, NULL};
     ck_assert_int_eq(railguard(NULL, a5, 60), 2);
     expect_in("railguard run: preflight: device 'rxe9' is not an RDMA device here (");
-    const char *a6[] = {"run", "--devices", g_devs, "--shim", "/etc/passwd", "--out", out, good,
-                        NULL};
+    const char *a6[] = {"run",   "--devices", g_devs, "--shim", "/etc/passwd",
+                        "--out", out,         good,   NULL};
     ck_assert_int_eq(railguard(NULL, a6, 60), 2);
     expect_in("railguard run: preflight: --shim /etc/passwd: cannot be loaded: ");
-    const char *a7[] = {"run", "--devices", g_devs, "--transport", "/etc/passwd", "--out", out,
-                        good, NULL};
+    const char *a7[] = {"run",   "--devices", g_devs, "--transport", "/etc/passwd",
+                        "--out", out,         good,   NULL};
     ck_assert_int_eq(railguard(NULL, a7, 60), 2);
     expect_in("railguard run: preflight: --transport /etc/passwd: cannot be loaded: ");
     nl = strchr(g_out, '\n');

@@ -548,8 +548,8 @@ START_TEST(test_expect_at)
                      "detected@1");
     ck_assert_str_eq(rg_sc_expect_str(RG_SC_EXPECT_ANY, RG_SC_AT_ANY, buf, sizeof(buf)), "any");
     /* Every spelling reads back as itself. */
-    static const char *const forms[] = {"ok", "any", "detected", "detected@init", "detected@0",
-                                        "detected@255"};
+    static const char *const forms[] = {"ok",         "any",         "detected", "detected@init",
+                                        "detected@0", "detected@255"};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         rg_sc_expect e;
         int at;
@@ -831,14 +831,22 @@ static const struct bad_case {
      "x.yaml:4: no communicator (destroyed above) for 'all_reduce'"},
     /* expect */
     {R "expect: ok" P, "x.yaml:2: expect must be a mapping, not 'ok'"},
-    {R "expect: {all: fine}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'fine'"},
-    {R "expect: {all: OK}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'OK'"},
-    {R "expect:\n  1: [ok]" P, "x.yaml:3: expect must be ok, detected, detected@init, detected@STEP or any, not '[...]'"},
-    {R "expect: {all: ok@init}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'ok@init'"},
-    {R "expect: {all: detected@}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@'"},
-    {R "expect: {all: detected@x}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@x'"},
-    {R "expect: {all: detected@-1}" P, "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@-1'"},
-    {R "expect: {0: detected@1}" P, "x.yaml:2: expect: detected@1 names no step (the program has 1, from 0)"},
+    {R "expect: {all: fine}" P,
+     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'fine'"},
+    {R "expect: {all: OK}" P,
+     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'OK'"},
+    {R "expect:\n  1: [ok]" P,
+     "x.yaml:3: expect must be ok, detected, detected@init, detected@STEP or any, not '[...]'"},
+    {R "expect: {all: ok@init}" P,
+     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'ok@init'"},
+    {R "expect: {all: detected@}" P,
+     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@'"},
+    {R "expect: {all: detected@x}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                                      "detected@STEP or any, not 'detected@x'"},
+    {R "expect: {all: detected@-1}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                                       "detected@STEP or any, not 'detected@-1'"},
+    {R "expect: {0: detected@1}" P,
+     "x.yaml:2: expect: detected@1 names no step (the program has 1, from 0)"},
     {R "expect: {2: ok}" P, "x.yaml:2: expect rank must be 0..1 '2'"},
     {R "expect: {foo: ok}" P, "x.yaml:2: unknown key 'foo'"},
     {R "expect: {01: ok}" P, "x.yaml:2: unknown key '01'"},
