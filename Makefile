@@ -46,7 +46,8 @@ ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC
                 $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c))
 ALL_H  = $(wildcard transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
-.PHONY: all deps build run check check-full check-unit check-integration coverage format \
+.PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
+        regression \
         format-check \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -191,6 +192,38 @@ $(foreach f,rel asan cov,$(eval $(call FLAVOUR,$(f))))
 
 build: deps
 	@$(MAKE) --no-print-directory build-rel
+
+# --- mutants: the reference transport with one upstream bug's class rebuilt in it -----------
+# Each tests/mutants/NAME.patch applies (patch -p1, no fuzz) to a copy of transport/ under
+# build/mutants/NAME and builds there as a plugin; nothing in transport/ knows of them. A patch
+# that no longer applies, or a mutant that no longer builds, fails `make mutants` (and so
+# `make check`): refresh it against the new transport.
+MUTANTS     := $(sort $(basename $(notdir $(wildcard tests/mutants/*.patch))))
+MUTANT_DIR  := $(BUILD)/mutants
+MUTANT_SOS  := $(foreach m,$(MUTANTS),$(MUTANT_DIR)/$(m)/railguard-transport.so)
+MUTANT_CFLAGS = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O2 -fPIC $(PKG_CFLAGS) $(CFLAGS)
+
+$(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
+                                        $(wildcard transport/*.h) transport/rg_plugin.map
+	@rm -rf $(MUTANT_DIR)/$* && mkdir -p $(MUTANT_DIR)/$*
+	@cp -r transport $(MUTANT_DIR)/$*/transport
+	@patch -s -p1 --fuzz=0 --no-backup-if-mismatch -d $(MUTANT_DIR)/$* < $< || \
+	    { echo "mutants: $< no longer applies to transport/: refresh it" >&2; exit 1; }
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
+	    -o $@ $(MUTANT_DIR)/$*/transport/*.c -libverbs -ljansson
+	@nm -D --defined-only $@ | grep -q ' rg_plugin_v1$$' || \
+	    { echo "mutants: $@ has no plugin table" >&2; rm -f $@; exit 1; }
+
+# deps first: the prerequisites are made in order.
+mutants: deps $(MUTANT_SOS)
+	@echo "mutants: $(words $(MUTANTS)) built in $(MUTANT_DIR): $(MUTANTS)"
+
+# The upstream regression suite: every scenarios/regression/NAME.yaml against the reference
+# (must pass) and its mutant (must fail), one soft-RoCE session, a table and its counts.
+regression: deps
+	@$(MAKE) --no-print-directory build-rel mutants
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- ci/regression $(BUILD)
 
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each

@@ -120,7 +120,7 @@ START_TEST(test_detected_at)
     }
     ck_assert(!rg_judge(&g_r));
     ck_assert_str_eq(g_r.why,
-                     "rank 0: detected at 1.00 s in all_reduce, expected detected@init: crossed");
+                     "rank 0: detected at 1.00 s in step 0 (all_reduce), expected detected@init: crossed");
     g_r.rank[0].step = -1;
     ck_assert(rg_judge(&g_r));
     g_r.expect_at[1] = 3;
