@@ -237,12 +237,13 @@ run: deps
 
 # --- tests ---------------------------------------------------------------------------------
 # Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and
-# under ASan+UBSan. The integration tests and then the conformance suite (what `make run`
-# runs, into build/check-run) share one soft-RoCE session. The last line sums all four.
+# under ASan+UBSan. The integration tests, the conformance suite (what `make run` runs, into
+# build/check-run) and the upstream regression suite (reference and mutants) share one
+# soft-RoCE session. The last line sums all five.
 TALLY = $(BUILD)/tally
 
 check: deps
-	@$(MAKE) --no-print-directory build-rel build-asan
+	@$(MAKE) --no-print-directory build-rel build-asan mutants
 	@rm -f $(TALLY) && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
 	@st=0; \
 	 echo "== unit tests"; \
@@ -254,7 +255,7 @@ check: deps
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan integration conformance || st=1; \
+	 ci/tally $(TALLY) unit unit-asan integration conformance regression || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
