@@ -157,6 +157,9 @@ struct fi_qp {
     bool srq;
     bool sq_by_shim; /* after a break the provider could not move to error: the shim flushes */
     _Atomic uint64_t posts_send, posts_recv, cqe_send, cqe_recv, cqe_err;
+    /* By operation (enum fi_op), the events an op= filter counts: posts, and completions that
+     * succeeded (the only ones error and corrupt look at). A sweep plans its points from them. */
+    _Atomic uint64_t posts_op[FI_OP_ATOMIC + 1], cqe_op[FI_OP_ATOMIC + 1];
     _Atomic uint64_t sig_posted, sig_done; /* signaled sends really posted / completed */
     /* qp_ex's own pointers, when the QP was created with send ops */
     void (*wr_start)(struct ibv_qp_ex *);
@@ -717,6 +720,8 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
 
 static void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
 {
+    if (status == IBV_WC_SUCCESS)
+        atomic_fetch_add_explicit(&q->cqe_op[fi_wc_op(opcode)], 1, memory_order_relaxed);
     if (status != IBV_WC_SUCCESS) {
         atomic_fetch_add_explicit(&q->cqe_err, 1, memory_order_relaxed);
         FI_TOT(cqe_err, 1);
@@ -726,8 +731,10 @@ static void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
         atomic_fetch_add_explicit(&q->cqe_send, 1, memory_order_relaxed);
 }
 
-static void fi_count_post(struct fi_qp *q, bool recv)
+static void fi_count_post(struct fi_qp *q, enum fi_op op)
 {
+    bool recv = op == FI_OP_RECV;
+    atomic_fetch_add_explicit(&q->posts_op[op], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(recv ? &q->posts_recv : &q->posts_send, 1, memory_order_relaxed);
     if (recv)
         FI_TOT(posts_recv, 1);
@@ -932,7 +939,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
          * provider does, its QP being in error, unless it could not be moved there. */
         struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
         for (struct ibv_send_wr *w = wr; w; w = w->next) {
-            fi_count_post(q, false);
+            fi_count_post(q, fi_wr_op(w->opcode));
             if (sc)
                 fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
         }
@@ -982,7 +989,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                 drop = true;
             }
         }
-        fi_count_post(q, false);
+        fi_count_post(q, s.op);
         if (drop) {
             /* Post the run before this one, then skip it; the caller's list is restored. */
             if (head != w) {
@@ -1024,7 +1031,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
         atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->recv_cq) : NULL;
     if (rcq && !rcq->is_ex) {
         for (struct ibv_recv_wr *w = wr; w; w = w->next) {
-            fi_count_post(q, true);
+            fi_count_post(q, FI_OP_RECV);
             fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
         }
         return 0;
@@ -1052,7 +1059,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
                         p = p->next;
                     p->next = NULL;
                     for (struct ibv_recv_wr *x = wr; x; x = x->next)
-                        fi_count_post(q, true);
+                        fi_count_post(q, FI_OP_RECV);
                     rc = fi_recv_run(q, cx->post_recv, qp, wr, bad);
                     p->next = w;
                 }
@@ -1067,7 +1074,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
         }
     }
     for (struct ibv_recv_wr *w = wr; w; w = w->next)
-        fi_count_post(q, true);
+        fi_count_post(q, FI_OP_RECV);
     return fi_recv_run(q, cx->post_recv, qp, wr, bad);
 }
 
@@ -1158,9 +1165,9 @@ static void fi_qpx_start(struct ibv_qp_ex *qx)
 }
 
 /* ibv_qp_ex sends are counted, not recorded: the send ring no longer knows what is outstanding. */
-static void fi_qpx_untracked(struct fi_qp *q)
+static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
 {
-    fi_count_post(q, false);
+    fi_count_post(q, op);
     pthread_mutex_lock(&q->rlock);
     q->sring.exact = false;
     pthread_mutex_unlock(&q->rlock);
@@ -1170,7 +1177,7 @@ static void fi_qpx_send(struct ibv_qp_ex *qx)
 {
     struct fi_qp *q = fi_qpx(qx);
     if (q && fi_live())
-        fi_qpx_untracked(q);
+        fi_qpx_untracked(q, FI_OP_SEND);
     if (q)
         q->wr_send(qx);
 }
@@ -1179,7 +1186,7 @@ static void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
 {
     struct fi_qp *q = fi_qpx(qx);
     if (q && fi_live())
-        fi_qpx_untracked(q);
+        fi_qpx_untracked(q, FI_OP_WRITE);
     if (q)
         q->wr_rdma_write(qx, rkey, addr);
 }
@@ -1222,19 +1229,36 @@ static long long fi_outstanding(const struct fi_ring *r, bool unknown)
     return cap ? (long long)((tail + cap - head) % cap) : 0;
 }
 
+/* {"send":N,"recv":N,"write":N,"read":N,"atomic":N}: the events an op= filter would count. */
+static void fi_by_op(char *out, size_t len, _Atomic uint64_t *v)
+{
+    static const enum fi_op ops[] = {FI_OP_SEND, FI_OP_RECV, FI_OP_WRITE, FI_OP_READ, FI_OP_ATOMIC};
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && o < len; i++)
+        o += (size_t)snprintf(out + o, len - o, "%s\"%s\":%llu", i ? "," : "{", fi_op_name(ops[i]),
+                              (unsigned long long)atomic_load(&v[ops[i]]));
+    if (o < len)
+        snprintf(out + o, len - o, "}");
+}
+
 static void fi_qp_summary(struct fi_qp *q, const char *why)
 {
+    char posts[160], cqes[160];
+    fi_by_op(posts, sizeof(posts), q->posts_op);
+    fi_by_op(cqes, sizeof(cqes), q->cqe_op);
     fi_event("qp",
              "\"why\":\"%s\",\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"type\":%d,"
              "\"posts_send\":%llu,\"posts_recv\":%llu,\"cqe_send\":%llu,\"cqe_recv\":%llu,"
-             "\"cqe_err\":%llu,\"faulted\":%d,\"out_send\":%lld,\"out_recv\":%lld",
+             "\"cqe_err\":%llu,\"faulted\":%d,\"out_send\":%lld,\"out_recv\":%lld,"
+             "\"posts_op\":%s,\"cqe_op\":%s",
              why, q->c ? q->c->dev : "?", q->qpn, q->ord, (int)q->qp->qp_type,
              (unsigned long long)atomic_load(&q->posts_send),
              (unsigned long long)atomic_load(&q->posts_recv),
              (unsigned long long)atomic_load(&q->cqe_send),
              (unsigned long long)atomic_load(&q->cqe_recv),
              (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted),
-             fi_outstanding(&q->sring, false), fi_outstanding(&q->rring, q->srq));
+             fi_outstanding(&q->sring, false), fi_outstanding(&q->rring, q->srq), posts, cqes);
 }
 
 static void fi_cq_summary(struct fi_cq *c, const char *why)

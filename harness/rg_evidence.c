@@ -58,6 +58,21 @@ static void take_qp(rg_evidence *ev, json_t *o, bool *fresh)
              (unsigned long long)u64_of(o, "posts_recv"));
 }
 
+/* {"send":N,...} of a QP's final summary into sums by enum fi_op. */
+static void take_by_op(uint64_t *sum, json_t *by)
+{
+    static const struct {
+        const char *name;
+        enum fi_op op;
+    } ops[] = {{"send", FI_OP_SEND},
+               {"recv", FI_OP_RECV},
+               {"write", FI_OP_WRITE},
+               {"read", FI_OP_READ},
+               {"atomic", FI_OP_ATOMIC}};
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        sum[ops[i].op] += u64_of(by, ops[i].name);
+}
+
 static void take(rg_evidence *ev, json_t *o, bool *fresh)
 {
     const char *name = str_of(o, "event");
@@ -87,6 +102,12 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
         ev->matched[rule] = (int64_t)(u64_of(o, "matched") & INT64_MAX);
     } else if (!strcmp(name, "qp")) {
         take_qp(ev, o, fresh);
+        /* A QP's last word is at its destroy or at exit; snapshots and requests come between. */
+        const char *why = str_of(o, "why");
+        if (!strcmp(why, "destroy") || !strcmp(why, "exit")) {
+            take_by_op(ev->op_posts, json_object_get(o, "posts_op"));
+            take_by_op(ev->op_cqe, json_object_get(o, "cqe_op"));
+        }
     } else if (!strcmp(name, "totals")) {
         ev->totals = true;
         ev->snapshot = !strcmp(str_of(o, "why"), "snapshot");
