@@ -140,9 +140,10 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
     if (k->t_s >= 0)
         snprintf(at, sizeof(at), " at %.2f s", k->t_s);
     rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want));
-    if (k->verdict == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
-        snprintf(in, sizeof(in), k->step < 0 ? " in init" : " in step %d (%s)", k->step,
-                 k->where);
+    if (k->verdict == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY && k->step < 0)
+        snprintf(in, sizeof(in), " in init");
+    else if (k->verdict == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
+        snprintf(in, sizeof(in), " in step %d (%s)", k->step, k->where);
     if (k->verdict > RG_V_DETECTED)
         snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(k->verdict), at, k->where,
                  k->detail);

@@ -1060,3 +1060,63 @@ done:
     free(buf);
     return rc;
 }
+
+/* --- writing ------------------------------------------------------------------------------- */
+
+/* Rules are the plan grammar's words: quoted, since a rule may hold "#" (qp=#2). */
+static void write_quoted(FILE *f, const char *str)
+{
+    fputc('"', f);
+    for (; *str; str++) {
+        if (*str == '"' || *str == '\\')
+            fputc('\\', f);
+        fputc(*str, f);
+    }
+    fputc('"', f);
+}
+
+int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
+{
+    char want[32];
+    if (comment && *comment)
+        fprintf(f, "# %s\n", comment);
+    fprintf(f, "name: %s\nranks: %d\nrails: %d\nqp: %s\nalgorithm: %s\n", sc->name, sc->ranks,
+            sc->rails, qp_names[sc->qp], algo_names[sc->algo]);
+    /* %.17g: the seconds read back as the same double. */
+    fprintf(f, "timeout: %.17g\ndeadline: %.17g\nseed: %llu\nzero_copy: %s\n", sc->timeout_s,
+            sc->deadline_s, (unsigned long long)sc->seed, sc->zero_copy ? "true" : "false");
+    if (sc->nfaults) {
+        fputs("faults:\n", f);
+        for (int i = 0; i < sc->nfaults; i++) {
+            fputs("  - {rule: ", f);
+            write_quoted(f, sc->fault[i].rule);
+            fprintf(f, ", optional: %s}\n", sc->fault[i].optional ? "true" : "false");
+        }
+    }
+    fputs("program:\n", f);
+    for (int i = 0; i < sc->nops; i++) {
+        const rg_sc_op *op = &sc->ops[i];
+        unsigned keys = kind_keys[op->kind];
+        fprintf(f, "  - {op: %s", kind_names[op->kind]);
+        if (keys & B(S_DTYPE))
+            fprintf(f, ", dtype: %s", rg_data_dtype_name(op->dtype));
+        if (keys & B(S_COUNT))
+            fprintf(f, ", count: %zu", op->count);
+        if (keys & B(S_REDOP))
+            fprintf(f, ", redop: %s", rg_data_redop_name(op->redop));
+        if (keys & B(S_ROOT))
+            fprintf(f, ", root: %d", op->root);
+        if (keys & B(S_FROM))
+            fprintf(f, ", from: %d, to: %d", op->from, op->to);
+        if (keys & B(S_REPEAT))
+            fprintf(f, ", repeat: %d", op->repeat);
+        if (keys & B(S_INPLACE))
+            fprintf(f, ", inplace: %s", op->inplace ? "true" : "false");
+        fputs("}\n", f);
+    }
+    fputs("expect:\n", f);
+    for (int r = 0; r < sc->ranks; r++)
+        fprintf(f, "  %d: %s\n", r,
+                rg_sc_expect_str(sc->expect[r], sc->expect_at[r], want, sizeof(want)));
+    return ferror(f) ? -1 : 0;
+}

@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define RG_SC_NAME_MAX 128
 #define RG_SC_RULE_MAX 512
@@ -115,6 +116,13 @@ int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenari
 
 /* Reads and parses a file (at most 1 MiB). Errors as above ("PATH: cannot open: ..."). */
 int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen);
+
+/*
+ * Writes sc as a scenario file that parses back to the same scenario (every key spelled out,
+ * rules quoted); `comment`, when given, becomes its first line. Returns 0, or -1 on a write
+ * error.
+ */
+int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment);
 
 const char *rg_sc_kind_name(rg_sc_kind k);
 const char *rg_sc_expect_name(rg_sc_expect e);

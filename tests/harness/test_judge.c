@@ -119,8 +119,9 @@ START_TEST(test_detected_at)
         g_r.expect_at[k] = RG_SC_AT_INIT;
     }
     ck_assert(!rg_judge(&g_r));
-    ck_assert_str_eq(g_r.why,
-                     "rank 0: detected at 1.00 s in step 0 (all_reduce), expected detected@init: crossed");
+    ck_assert_str_eq(
+        g_r.why,
+        "rank 0: detected at 1.00 s in step 0 (all_reduce), expected detected@init: crossed");
     g_r.rank[0].step = -1;
     ck_assert(rg_judge(&g_r));
     g_r.expect_at[1] = 3;

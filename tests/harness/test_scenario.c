@@ -531,6 +531,55 @@ START_TEST(test_limits_accepted)
 }
 END_TEST
 
+/* Written and read back, a scenario is the same scenario: the sweep's point files rely on it. */
+START_TEST(test_write_round_trip)
+{
+    static rg_scenario a, b;
+    char *buf = NULL;
+    size_t len = 0;
+    parse_ok(full_text, &a);
+    /* A rule with a quote, a backslash-free "#" and an optional flag survives too. */
+    snprintf(a.fault[1].rule, sizeof(a.fault[1].rule), "error qp=#2 nth=4");
+    a.fault[1].optional = true;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(rg_scenario_write(f, &a, "a comment"), 0);
+    fclose(f);
+    parse_ok(buf, &b);
+    ck_assert_str_eq(b.name, a.name);
+    ck_assert_int_eq(b.ranks, a.ranks);
+    ck_assert_int_eq(b.rails, a.rails);
+    ck_assert_int_eq(b.qp, a.qp);
+    ck_assert_int_eq(b.algo, a.algo);
+    ck_assert(b.timeout_s == a.timeout_s && b.deadline_s == a.deadline_s);
+    ck_assert_uint_eq(b.seed, a.seed);
+    ck_assert_int_eq(b.zero_copy, a.zero_copy);
+    ck_assert_int_eq(b.nfaults, a.nfaults);
+    for (int i = 0; i < a.nfaults; i++) {
+        ck_assert_str_eq(b.fault[i].rule, a.fault[i].rule);
+        ck_assert_int_eq(b.fault[i].optional, a.fault[i].optional);
+    }
+    ck_assert_int_eq(b.nops, a.nops);
+    for (int i = 0; i < a.nops; i++) {
+        const rg_sc_op *x = &a.ops[i], *y = &b.ops[i];
+        ck_assert_int_eq(y->kind, x->kind);
+        ck_assert_int_eq(y->dtype, x->dtype);
+        ck_assert_int_eq(y->redop, x->redop);
+        ck_assert_uint_eq(y->count, x->count);
+        ck_assert_int_eq(y->root, x->root);
+        ck_assert_int_eq(y->from, x->from);
+        ck_assert_int_eq(y->to, x->to);
+        ck_assert_int_eq(y->repeat, x->repeat);
+        ck_assert_int_eq(y->inplace, x->inplace);
+    }
+    for (int r = 0; r < a.ranks; r++) {
+        ck_assert_int_eq(b.expect[r], a.expect[r]);
+        ck_assert_int_eq(b.expect_at[r], a.expect_at[r]);
+    }
+    ck_assert_ptr_nonnull(strstr(buf, "# a comment\n"));
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_expect_at)
 {
     rg_scenario sc;
@@ -1178,6 +1227,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_limits_accepted);
     tcase_add_test(tc, test_faults);
     tcase_add_test(tc, test_expect_at);
+    tcase_add_test(tc, test_write_round_trip);
     tcase_add_test(tc, test_aliases);
     tcase_add_test(tc, test_default_name);
     suite_add_tcase(s, tc);
