@@ -31,7 +31,7 @@ FI_PURE_SRC   := faultinject/fi_plan.c
 # library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
-                    harness/rg_evidence.c harness/rg_merge.c
+                    harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/main.c
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c
@@ -47,7 +47,7 @@ ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC
 ALL_H  = $(wildcard transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression \
+        regression sweep \
         format-check \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -225,6 +225,14 @@ regression: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- ci/regression $(BUILD)
 
+# Full sweeps of the reference transport: every error-completion and negative-poll point, and
+# a receive-delay point every few posts, of every scenarios/sweep program. Not part of CI
+# (make check runs a bounded one); expect it to take a while: one scenario run per point.
+SWEEP_KINDS ?= error negpoll delay
+sweep: deps
+	@$(MAKE) --no-print-directory build-rel
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/sweep-all $(BUILD) $(SWEEP_KINDS)
+
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each
 # rank under the fault-injection shim. Logs, events, JUnit and JSON reports land in build/run,
@@ -255,7 +263,8 @@ check: deps
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan integration conformance regression || st=1; \
+	 ci/tally $(TALLY) unit unit-asan integration conformance regression sweep-error \
+	     sweep-negpoll || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime

@@ -2,6 +2,7 @@
 /*
  * railguard - the scenario runner's command line:
  *   railguard run [options] SCENARIO|DIR...   run scenarios, print verdicts and reports
+ *   railguard sweep --fault KIND ... SCENARIO  every fault point of a scenario
  *   railguard report DIR                      judge an external launch's ranks together
  *   railguard worker ...                      one rank of a scenario (started by run)
  */
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "run"))
         return rg_run_main(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "sweep"))
+        return rg_sweep_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "report"))
         return rg_report_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "worker"))

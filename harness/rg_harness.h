@@ -124,6 +124,9 @@ typedef struct rg_evidence {
     char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
     int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
     int bad_lines;       /* lines that were not JSON objects (a torn write at a kill) */
+    /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
+     * destroy, or at exit): what a sweep plans its points from. */
+    uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];
 } rg_evidence;
 
 /* Reads one rank's events. A missing file is not an error (present stays false). */
@@ -201,6 +204,45 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
 void rg_report_table(FILE *f, const rg_result *res, int n, double total_s);
 /* The live line for one finished scenario. */
 void rg_report_line(FILE *f, const rg_result *r);
+
+/* --- the sweep ----------------------------------------------------------------------------- */
+typedef enum {
+    RG_SW_ERROR,
+    RG_SW_NEGPOLL,
+    RG_SW_LOSE,
+    RG_SW_NOMEM,
+    RG_SW_DELAY,
+    RG_SW_KINDS
+} rg_sw_kind;
+
+typedef struct rg_sweep_spec {
+    rg_sw_kind kind;
+    int rank;        /* -1: every rank */
+    enum fi_op op;   /* FI_OP_ANY: the kind's own (error: recv and send; lose: send; delay: recv) */
+    uint64_t stride; /* every stride-th event (0: 1) */
+    uint64_t max;    /* at most this many points a (rank, op) series, spread out; 0 no limit */
+    char status[32]; /* error's status */
+    uint64_t ms;     /* delay's */
+} rg_sweep_spec;
+
+typedef struct rg_sweep_point {
+    int rank;
+    enum fi_op op;
+    uint64_t nth;
+    char rule[160];
+    bool fired, failed, flaky;
+} rg_sweep_point;
+
+const char *rg_sweep_kind_name(rg_sw_kind k);
+int rg_sweep_kind_of(const char *name);
+/*
+ * The points of a sweep from each rank's counting-run evidence: for every rank (or the one
+ * named) and op, the rule that fires at its 1st, 1+stride-th, ... matching event. Returns the
+ * number of points, or -1 with a line in err when there would be more than cap.
+ */
+int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
+                  int cap, char *err, size_t errlen);
+int rg_sweep_main(int argc, char **argv);
 
 /* --- the worker (one rank) ------------------------------------------------------------------ */
 typedef struct rg_worker_args {

@@ -20,6 +20,7 @@ Suite *rg_suite_scenario(void);
 Suite *rg_suite_data(void);
 Suite *rg_suite_report(void);
 Suite *rg_suite_judge(void);
+Suite *rg_suite_sweep(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);

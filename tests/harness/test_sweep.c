@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* The sweep's planner: points from a counting run's evidence, per rank and op, strides, caps. */
+#include "common/rg_check.h"
+#include "rg_harness.h"
+
+#include <string.h>
+
+static rg_evidence g_ev[3];
+
+static void counts(void)
+{
+    memset(g_ev, 0, sizeof(g_ev));
+    for (int r = 0; r < 3; r++) {
+        g_ev[r].op_cqe[FI_OP_RECV] = 5 + (uint64_t)r;
+        g_ev[r].op_cqe[FI_OP_SEND] = 3;
+        g_ev[r].op_cqe[FI_OP_WRITE] = 7; /* credit writes: never an op=send point */
+        g_ev[r].op_posts[FI_OP_SEND] = 4;
+        g_ev[r].op_posts[FI_OP_WRITE] = 2;
+        g_ev[r].op_posts[FI_OP_RECV] = 9;
+        g_ev[r].polls = 1000;
+    }
+}
+
+START_TEST(test_plan_error)
+{
+    rg_sweep_point p[64];
+    char err[128];
+    rg_sweep_spec sp = {.kind = RG_SW_ERROR, .rank = -1, .op = FI_OP_ANY, .max = 100};
+    snprintf(sp.status, sizeof(sp.status), "WR_FLUSH_ERR");
+    counts();
+    /* Every recv and every send completion of every rank: (5+3) + (6+3) + (7+3). */
+    int n = rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err));
+    ck_assert_int_eq(n, 27);
+    ck_assert_str_eq(p[0].rule, "error status=WR_FLUSH_ERR op=recv rank=0 nth=1");
+    ck_assert_str_eq(p[4].rule, "error status=WR_FLUSH_ERR op=recv rank=0 nth=5");
+    ck_assert_str_eq(p[5].rule, "error status=WR_FLUSH_ERR op=send rank=0 nth=1");
+    ck_assert_str_eq(p[26].rule, "error status=WR_FLUSH_ERR op=send rank=2 nth=3");
+    /* One rank, one op, every second event. */
+    sp.rank = 1;
+    sp.op = FI_OP_RECV;
+    sp.stride = 2;
+    n = rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err));
+    ck_assert_int_eq(n, 3);
+    ck_assert_uint_eq(p[0].nth, 1);
+    ck_assert_uint_eq(p[1].nth, 3);
+    ck_assert_uint_eq(p[2].nth, 5);
+    ck_assert_int_eq(p[2].rank, 1);
+    /* Every rule a point makes is one the plan library takes. */
+    struct fi_plan plan;
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_plan_kinds)
+{
+    rg_sweep_point p[256];
+    char err[128];
+    struct fi_plan plan;
+    counts();
+    rg_sweep_spec sp = {.kind = RG_SW_NEGPOLL, .rank = 0, .op = FI_OP_ANY, .max = 50};
+    /* 1000 polls, at most 50 points: every 20th, from the first. */
+    int n = rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err));
+    ck_assert_int_eq(n, 50);
+    ck_assert_str_eq(p[1].rule, "negpoll rank=0 nth=21");
+    sp = (rg_sweep_spec){.kind = RG_SW_NOMEM, .rank = 2, .op = FI_OP_ANY};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 6); /* 4 + 2 */
+    ck_assert_str_eq(p[5].rule, "nomem verb=post_send rank=2 nth=6");
+    sp = (rg_sweep_spec){.kind = RG_SW_LOSE, .rank = 0, .op = FI_OP_ANY};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 4);
+    ck_assert_str_eq(p[3].rule, "lose op=send rank=0 nth=4");
+    sp = (rg_sweep_spec){.kind = RG_SW_DELAY, .rank = 0, .op = FI_OP_ANY, .ms = 30};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 9);
+    ck_assert_str_eq(p[0].rule, "delay ms=30 op=recv rank=0 nth=1");
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+    /* A rank with nothing to count has no points; too many points is refused, not cut. */
+    memset(&g_ev[1], 0, sizeof(g_ev[1]));
+    sp = (rg_sweep_spec){.kind = RG_SW_ERROR, .rank = 1, .op = FI_OP_RECV};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 0);
+    sp = (rg_sweep_spec){.kind = RG_SW_NEGPOLL, .rank = -1, .op = FI_OP_ANY};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "more than 256 points"));
+    ck_assert_int_eq(rg_sweep_kind_of("negpoll"), RG_SW_NEGPOLL);
+    ck_assert_int_eq(rg_sweep_kind_of("flush"), -1);
+    ck_assert_str_eq(rg_sweep_kind_name(RG_SW_DELAY), "delay");
+}
+END_TEST
+
+Suite *rg_suite_sweep(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *t = tcase_create("plan");
+    tcase_add_test(t, test_plan_error);
+    tcase_add_test(t, test_plan_kinds);
+    suite_add_tcase(s, t);
+    return s;
+}
