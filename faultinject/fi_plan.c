@@ -35,10 +35,17 @@
 /* --- names --------------------------------------------------------------------------------- */
 
 static const char *const kind_names[FI_KIND_MAX] = {
-    [FI_ERROR] = "error", [FI_NEGPOLL] = "negpoll",         [FI_STALL] = "stall",
-    [FI_DELAY] = "delay", [FI_DELAY_FIRST] = "delay_first", [FI_LOSE] = "lose",
-    [FI_NOMEM] = "nomem", [FI_CORRUPT] = "corrupt",         [FI_SWAP_RAILS] = "swap_rails",
+    [FI_ERROR] = "error",
+    [FI_NEGPOLL] = "negpoll",
+    [FI_STALL] = "stall",
+    [FI_DELAY] = "delay",
+    [FI_DELAY_FIRST] = "delay_first",
+    [FI_LOSE] = "lose",
+    [FI_NOMEM] = "nomem",
+    [FI_CORRUPT] = "corrupt",
+    [FI_SWAP_RAILS] = "swap_rails",
     [FI_COUNT] = "count",
+    [FI_LATE] = "late",
 };
 
 static const char *const op_names[] = {
@@ -130,6 +137,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_DELAY_FIRST] = B(K_RANK) | B(K_MS),        [FI_LOSE] = FILTERS | TRIGGERS,
     [FI_NOMEM] = FILTERS | TRIGGERS | B(K_VERB),   [FI_CORRUPT] = FILTERS | TRIGGERS | B(K_BIT),
     [FI_SWAP_RAILS] = B(K_RANK) | B(K_PERM),       [FI_COUNT] = 0,
+    [FI_LATE] = FILTERS | TRIGGERS | B(K_MS),
 };
 
 /* --- messages ------------------------------------------------------------------------------ */
@@ -419,8 +427,9 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
         if (o < 0)
             return fail(c, "unknown op '%s'", show(v, vn).s);
         /* Only a send-side operation can vanish after completing locally. */
-        if (r->kind == FI_LOSE && o != FI_OP_ANY && o != FI_OP_SEND && o != FI_OP_WRITE)
-            return fail(c, "lose takes op=send or op=write '%s'", show(v, vn).s);
+        if ((r->kind == FI_LOSE || r->kind == FI_LATE) && o != FI_OP_ANY && o != FI_OP_SEND &&
+            o != FI_OP_WRITE)
+            return fail(c, "%s takes op=send or op=write '%s'", kind_names[r->kind], show(v, vn).s);
         /* Only a received payload is there to flip: on any other op the rule would never fire. */
         if (r->kind == FI_CORRUPT && o != FI_OP_ANY && o != FI_OP_RECV)
             return fail(c, "corrupt takes op=recv '%s'", show(v, vn).s);
@@ -471,7 +480,8 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
 /* The checks that need the whole rule, and the defaults that depend on the fault. */
 static int finish_rule(const struct ctx *c, struct fi_rule *r, unsigned seen)
 {
-    if ((r->kind == FI_STALL || r->kind == FI_DELAY || r->kind == FI_DELAY_FIRST) &&
+    if ((r->kind == FI_STALL || r->kind == FI_DELAY || r->kind == FI_DELAY_FIRST ||
+         r->kind == FI_LATE) &&
         !(seen & B(K_MS)))
         return fail(c, "%s needs ms=", kind_names[r->kind]);
     if (r->kind == FI_NOMEM && !(seen & B(K_VERB)))

@@ -8,7 +8,7 @@
  *                                                of a word starts a comment to the line's end
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
- *          | swap_rails | count
+ *          | swap_rails | count | late
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
  *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
@@ -32,6 +32,9 @@
  *   delay   ms=D                   a post_recv (op=recv, default) or post_send is held D ms
  *   delay_first ms=D               the rank's first post of any kind is held D ms
  *   lose                           a send completes locally and never arrives (op=send|write)
+ *   late    ms=D                   ibv_post_send returns at once and the request is really
+ *                                  posted D ms later (the NIC reads its buffer late), with
+ *                                  every later request on that QP behind it (op=send|write)
  *   nomem   verb=V                 the verb fails with ENOMEM (required)
  *   corrupt bit=B                  flips bit B of a received payload (default: from the seed)
  *   swap_rails perm=a,b,...        device list order and names permuted (default: reversed)
@@ -59,6 +62,7 @@ enum fi_kind {
     FI_CORRUPT,
     FI_SWAP_RAILS,
     FI_COUNT,
+    FI_LATE,
     FI_KIND_MAX
 };
 
@@ -95,7 +99,7 @@ struct fi_rule {
     /* parameters */
     int status;  /* FI_ERROR: enum ibv_wc_status */
     int ret;     /* FI_NEGPOLL */
-    uint64_t ms; /* FI_STALL, FI_DELAY, FI_DELAY_FIRST */
+    uint64_t ms; /* FI_STALL, FI_DELAY, FI_DELAY_FIRST, FI_LATE */
     int bit;     /* FI_CORRUPT: -1 = chosen from the seed */
     int perm[FI_MAX_DEVS];
     int nperm; /* FI_SWAP_RAILS: 0 = reverse the list */

@@ -160,6 +160,7 @@ struct fi_qp {
     /* By operation (enum fi_op), the events an op= filter counts: posts, and completions that
      * succeeded (the only ones error and corrupt look at). A sweep plans its points from them. */
     _Atomic uint64_t posts_op[FI_OP_ATOMIC + 1], cqe_op[FI_OP_ATOMIC + 1];
+    _Atomic int late;                      /* requests held by the late fault, not yet posted */
     _Atomic uint64_t sig_posted, sig_done; /* signaled sends really posted / completed */
     /* qp_ex's own pointers, when the QP was created with send ops */
     void (*wr_start)(struct ibv_qp_ex *);
@@ -912,6 +913,154 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
 }
 
 /* Queues the local success completion of a send that is dropped instead of posted. */
+/*
+ * The late fault: ibv_post_send returns at once and the request is posted for real D ms later
+ * by the shim's own thread, so the NIC reads the program's buffer late, as real hardware may
+ * (rxe on loopback reads it inside ibv_post_send, which hides every buffer-reuse bug). Every
+ * later request on that QP waits behind it, so the queue keeps its order. Held requests live
+ * in a fixed pool, filled on the datapath without allocating; the thread starts at the first.
+ */
+#define FI_LATE_MAX 256
+#define FI_LATE_SGE 4
+
+struct fi_late {
+    bool used;
+    uint64_t seq, due_ns;
+    struct fi_qp *q;
+    post_send_fn post;
+    struct ibv_qp *qp;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge[FI_LATE_SGE];
+};
+
+static struct fi_late g_late[FI_LATE_MAX];
+static pthread_mutex_t g_late_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_late_cond;
+static bool g_late_started;
+static uint64_t g_late_seq;
+
+/* Posts every held request that is due, in the order they were held; returns the next due. */
+static uint64_t fi_late_post_due(uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (;;) {
+        struct fi_late *e = NULL;
+        for (int i = 0; i < FI_LATE_MAX; i++)
+            if (g_late[i].used && g_late[i].due_ns <= now && (!e || g_late[i].seq < e->seq))
+                e = &g_late[i];
+        if (!e)
+            break;
+        struct ibv_send_wr *bad = NULL;
+        int rc = fi_send_run(e->q, e->post, e->qp, &e->wr, &bad);
+        if (rc)
+            fi_event("note", "\"what\":\"late post failed\",\"qp\":%u,\"errno\":%d", e->q->qpn, rc);
+        e->used = false;
+        atomic_fetch_sub(&e->q->late, 1);
+    }
+    for (int i = 0; i < FI_LATE_MAX; i++)
+        if (g_late[i].used && g_late[i].due_ns < next)
+            next = g_late[i].due_ns;
+    return next;
+}
+
+static void *fi_late_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_late_lock);
+    for (;;) {
+        uint64_t next = fi_late_post_due(fi_now_ns());
+        if (next == UINT64_MAX) {
+            pthread_cond_wait(&g_late_cond, &g_late_lock);
+            continue;
+        }
+        struct timespec ts = {.tv_sec = (time_t)(next / 1000000000u),
+                              .tv_nsec = (long)(next % 1000000000u)};
+        pthread_cond_timedwait(&g_late_cond, &g_late_lock, &ts);
+    }
+    return NULL;
+}
+
+/* Called with g_late_lock held. The thread takes no signal: the program's are the program's. */
+static bool fi_late_start(void)
+{
+    if (g_late_started)
+        return true;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_late_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, fi_late_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0) {
+        pthread_detach(t);
+        g_late_started = true;
+    }
+    return g_late_started;
+}
+
+/* Holds w for `ms` from now (0: behind what the QP already holds). False: post it now. */
+static bool fi_late_hold(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
+                         const struct ibv_send_wr *w, uint64_t ms)
+{
+    bool held = false;
+    if (w->num_sge < 0 || w->num_sge > FI_LATE_SGE)
+        return false;
+    pthread_mutex_lock(&g_late_lock);
+    uint64_t due = fi_now_ns() + ms * 1000000u;
+    /* Behind everything this QP holds already: its queue keeps its order. */
+    for (int i = 0; i < FI_LATE_MAX; i++)
+        if (g_late[i].used && g_late[i].q == q && g_late[i].due_ns > due)
+            due = g_late[i].due_ns;
+    for (int i = 0; i < FI_LATE_MAX && !held && fi_late_start(); i++) {
+        struct fi_late *e = &g_late[i];
+        if (e->used)
+            continue;
+        *e = (struct fi_late){.used = true,
+                              .seq = ++g_late_seq,
+                              .due_ns = due,
+                              .q = q,
+                              .post = post,
+                              .qp = qp,
+                              .wr = *w};
+        memcpy(e->sge, w->sg_list, (size_t)w->num_sge * sizeof(e->sge[0]));
+        e->wr.sg_list = e->sge;
+        e->wr.next = NULL;
+        atomic_fetch_add(&q->late, 1);
+        held = true;
+    }
+    if (held)
+        pthread_cond_signal(&g_late_cond);
+    pthread_mutex_unlock(&g_late_lock);
+    if (!held)
+        fi_event("note",
+                 "\"what\":\"late: request posted at once (pool full, or %d SGEs)\","
+                 "\"qp\":%u",
+                 w->num_sge, q->qpn);
+    return held;
+}
+
+/* A QP going away takes its held requests with it, unposted. */
+static void fi_late_drop(struct fi_qp *q)
+{
+    int n = 0;
+    pthread_mutex_lock(&g_late_lock);
+    for (int i = 0; i < FI_LATE_MAX; i++)
+        if (g_late[i].used && g_late[i].q == q) {
+            g_late[i].used = false;
+            n++;
+        }
+    atomic_store(&q->late, 0);
+    pthread_mutex_unlock(&g_late_lock);
+    if (n)
+        fi_event("note", "\"what\":\"late: %d held request(s) dropped with their QP\",\"qp\":%u", n,
+                 q->qpn);
+}
+
 static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
 {
     if (!fi_signaled(q, wr))
@@ -951,6 +1100,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     fi_site_qp(&s, q);
     for (struct ibv_send_wr *w = wr; w; w = w->next) {
         bool drop = false;
+        uint64_t late_ms = 0;
         uint64_t nth;
         s.op = fi_wr_op(w->opcode);
         for (uint32_t m = lp->m_send; m; m &= m - 1) {
@@ -973,10 +1123,19 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                     *bad = w;
                 return rc ? rc : ENOMEM;
             }
-            if (r->kind == FI_LOSE && s.op != FI_OP_SEND && s.op != FI_OP_WRITE)
+            if ((r->kind == FI_LOSE || r->kind == FI_LATE) && s.op != FI_OP_SEND &&
+                s.op != FI_OP_WRITE)
                 continue;
             if (!fi_fire(lp, i, &s, &nth))
                 continue;
+            if (r->kind == FI_LATE && !late_ms) {
+                char d[64];
+                snprintf(d, sizeof(d), "\"ms\":%llu,\"wr_id\":%llu", (unsigned long long)r->ms,
+                         (unsigned long long)w->wr_id);
+                fi_event_fault(lp, i, &s, nth, d);
+                late_ms = r->ms;
+                continue;
+            }
             if (r->kind == FI_DELAY) {
                 char d[32];
                 snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
@@ -990,6 +1149,22 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
             }
         }
         fi_count_post(q, s.op);
+        /* Held by the late fault, or behind a request that is. */
+        if (!drop && (late_ms || atomic_load_explicit(&q->late, memory_order_relaxed))) {
+            if (head != w) {
+                prev->next = NULL;
+                int rc = fi_send_run(q, cx->post_send, qp, head, bad);
+                prev->next = w;
+                if (rc)
+                    return rc;
+            }
+            if (fi_late_hold(q, cx->post_send, qp, w, late_ms)) {
+                head = w->next;
+                prev = w;
+                continue;
+            }
+            head = w;
+        }
         if (drop) {
             /* Post the run before this one, then skip it; the caller's list is restored. */
             if (head != w) {
@@ -1677,6 +1852,8 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
     struct fi_qp *q = qp ? fi_qp_find(qp->context, qp->qp_num) : NULL;
+    if (q && atomic_load(&q->late))
+        fi_late_drop(q);
     if (q && fi_live())
         fi_qp_summary(q, "destroy");
     int rc = real.destroy_qp(qp);
@@ -1790,6 +1967,7 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
             lp->m_cqe |= bit;
             break;
         case FI_LOSE:
+        case FI_LATE:
             lp->m_send |= bit;
             break;
         case FI_DELAY:
@@ -1971,6 +2149,10 @@ FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
 /* A forked child is a new rank with its own counters, objects and log name. */
 static void fi_atfork_child(void)
 {
+    /* The late thread is the parent's: the child starts its own if it needs one. */
+    pthread_mutex_init(&g_late_lock, NULL);
+    memset(g_late, 0, sizeof(g_late));
+    g_late_started = false;
     char err[256];
     struct fi_live *lp = fi_live();
     fi_read_rank();

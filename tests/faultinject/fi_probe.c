@@ -102,6 +102,7 @@ struct opts {
     bool cq_ex;
     bool list;
     bool hang;       /* after the report, post two more receives and wait to be killed */
+    bool scribble;   /* reuse the send buffer as soon as ibv_post_send returns (the bug) */
     long poll_empty; /* time this many polls of an empty CQ, then stop */
     int unsignaled;  /* unsignaled sends before each message's signaled one, same wr_id */
 };
@@ -135,7 +136,8 @@ static int usage(const char *msg)
 {
     fprintf(stderr,
             "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
-            "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang]\n",
+            "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
+            "[--scribble]\n",
             msg);
     return 2;
 }
@@ -153,6 +155,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->list = true;
         } else if (!strcmp(a, "--hang")) {
             o->hang = true;
+        } else if (!strcmp(a, "--scribble")) {
+            o->scribble = true;
         } else if (!v) {
             return usage("a flag is missing its value or unknown");
         } else if (!strcmp(a, "--dev")) {
@@ -438,6 +442,10 @@ static int run(const struct opts *o)
             first_err(&t, strerror(prc));
             break;
         }
+        /* The bug --scribble plays: the buffer is the program's again once the post returned,
+         * not once the send completed. Harmless where the NIC read it during the post. */
+        if (o->scribble)
+            memset(sbuf, 0xEE, o->size);
         struct ibv_wc wc;
         double deadline = now_s() + o->timeout_s;
         if (!wait_one(&s[0], deadline, &wc, &t)) {

@@ -517,6 +517,34 @@ START_TEST(test_lose)
 }
 END_TEST
 
+/*
+ * late: the send is posted 300 ms after ibv_post_send returned, and only then completes. A
+ * program that reuses its buffer once the post returned (--scribble) gets away with it on rxe's
+ * loopback, which reads the buffer during the post; under late, the peer receives the reused
+ * bytes, as on a NIC that reads late. Later sends on the QP wait behind the held one.
+ */
+START_TEST(test_late)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, NULL, ARGS("--msgs", "3", "--scribble")), 0);
+    expect(&p, "recv_ok", 3); /* the bug is invisible without the fault */
+    expect(&p, "corrupt", 0);
+    ck_assert_int_eq(probe(&p, "late ms=300 op=send nth=2", ARGS("--msgs", "3", "--scribble")), 1);
+    expect(&p, "send_ok", 3);
+    expect(&p, "recv_ok", 2);
+    expect(&p, "corrupt", 1);
+    ck_assert_msg(field(&p, "elapsed_ms") >= 300, "%s", p.out);
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_str_eq(ev_str(json_array_get(f, 0), "fault"), "late");
+    json_decref(f);
+    /* Without the reuse, the held send arrives whole, late. */
+    ck_assert_int_eq(probe(&p, "late ms=300 op=send nth=1", ARGS("--msgs", "2")), 0);
+    expect(&p, "recv_ok", 2);
+    ck_assert_msg(field(&p, "elapsed_ms") >= 300, "%s", p.out);
+}
+END_TEST
+
 START_TEST(test_nomem_post)
 {
     struct proc p;
@@ -859,6 +887,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_negpoll);
     tcase_add_loop_test(t, test_time_faults, 0, 4);
     tcase_add_test(t, test_lose);
+    tcase_add_test(t, test_late);
     tcase_add_test(t, test_nomem_post);
     tcase_add_loop_test(t, test_nomem_verbs, 0, 4);
     tcase_add_test(t, test_corrupt);

@@ -204,6 +204,18 @@ START_TEST(test_swap_rails)
 }
 END_TEST
 
+START_TEST(test_late)
+{
+    struct fi_rule r = one_rule("late ms=250 op=send rank=0 nth=3");
+    ck_assert_int_eq(r.kind, FI_LATE);
+    ck_assert_uint_eq(r.ms, 250);
+    ck_assert_int_eq(r.op, FI_OP_SEND);
+    ck_assert_uint_eq(r.nth, 3);
+    ck_assert_int_eq(one_rule("late ms=1").op, FI_OP_ANY);
+    ck_assert_str_eq(fi_kind_name(FI_LATE), "late");
+}
+END_TEST
+
 START_TEST(test_count)
 {
     struct fi_rule r = one_rule("count");
@@ -379,6 +391,9 @@ static const struct {
     {"error\ndelay op=send", "RG_FI_PLAN:2: delay needs ms="},
     {"delay_first rank=0", "RG_FI_PLAN:1: delay_first needs ms="},
     {"nomem rank=1", "RG_FI_PLAN:1: nomem needs verb="},
+    {"late op=send", "RG_FI_PLAN:1: late needs ms="},
+    {"late ms=5 op=recv", "RG_FI_PLAN:1: late takes op=send or op=write 'recv'"},
+    {"late ms=5 status=5", "RG_FI_PLAN:1: late does not take key 'status'"},
     /* rules that could never do anything */
     {"error status=SUCCESS", "RG_FI_PLAN:1: error status=SUCCESS injects nothing"},
     {"error status=0 nth=3", "RG_FI_PLAN:1: error status=SUCCESS injects nothing"},
@@ -571,15 +586,16 @@ END_TEST
 START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
-        "error", "negpoll", "stall",   "delay",      "delay_first",
-        "lose",  "nomem",   "corrupt", "swap_rails", "count",
+        "error", "negpoll", "stall",      "delay", "delay_first", "lose",
+        "nomem", "corrupt", "swap_rails", "count", "late",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);
         char text[64];
-        const char *extra = k == FI_STALL || k == FI_DELAY || k == FI_DELAY_FIRST ? " ms=1"
-                            : k == FI_NOMEM                                       ? " verb=reg_mr"
-                                                                                  : "";
+        const char *extra = k == FI_STALL || k == FI_DELAY || k == FI_DELAY_FIRST || k == FI_LATE
+                                ? " ms=1"
+                            : k == FI_NOMEM ? " verb=reg_mr"
+                                            : "";
         snprintf(text, sizeof(text), "%s%s", want[k], extra);
         ck_assert_int_eq(one_rule(text).kind, k);
     }
@@ -795,6 +811,7 @@ Suite *rg_suite_fi_plan(void)
     tcase_add_test(tc, test_corrupt);
     tcase_add_test(tc, test_swap_rails);
     tcase_add_test(tc, test_count);
+    tcase_add_test(tc, test_late);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_trigger_keys);
     tcase_add_test(tc, test_several_rules);
