@@ -570,6 +570,20 @@ static int fi_send_run(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
     return rc;
 }
 
+/* Posts the run head..prev that comes before w (none when head is w); the caller's list is
+ * cut there only for the post and restored. */
+static int fi_send_before(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
+                          struct ibv_send_wr *head, struct ibv_send_wr *prev, struct ibv_send_wr *w,
+                          struct ibv_send_wr **bad)
+{
+    if (head == w)
+        return 0;
+    prev->next = NULL;
+    int rc = fi_send_run(q, post, qp, head, bad);
+    prev->next = w;
+    return rc;
+}
+
 /* The same for receives; the first SGE is kept for corrupt. */
 static int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp,
                        struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -1113,12 +1127,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                     continue;
                 fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
                 /* Post what came before, then fail here as a full send queue would. */
-                int rc = 0;
-                if (head != w) {
-                    prev->next = NULL;
-                    rc = fi_send_run(q, cx->post_send, qp, head, bad);
-                    prev->next = w;
-                }
+                int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
                 if (!rc)
                     *bad = w;
                 return rc ? rc : ENOMEM;
@@ -1151,13 +1160,9 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
         fi_count_post(q, s.op);
         /* Held by the late fault, or behind a request that is. */
         if (!drop && (late_ms || atomic_load_explicit(&q->late, memory_order_relaxed))) {
-            if (head != w) {
-                prev->next = NULL;
-                int rc = fi_send_run(q, cx->post_send, qp, head, bad);
-                prev->next = w;
-                if (rc)
-                    return rc;
-            }
+            int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
+            if (rc)
+                return rc;
             if (fi_late_hold(q, cx->post_send, qp, w, late_ms)) {
                 head = w->next;
                 prev = w;
@@ -1166,14 +1171,10 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
             head = w;
         }
         if (drop) {
-            /* Post the run before this one, then skip it; the caller's list is restored. */
-            if (head != w) {
-                prev->next = NULL;
-                int rc = fi_send_run(q, cx->post_send, qp, head, bad);
-                prev->next = w;
-                if (rc)
-                    return rc;
-            }
+            /* Post the run before this one, then skip it. */
+            int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
+            if (rc)
+                return rc;
             fi_lose(q, w);
             head = w->next;
         }
