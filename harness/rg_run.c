@@ -383,7 +383,7 @@ struct rankproc {
     bool exited;
     bool verdict;
     int status;
-    bool gdb_needed;
+    bool hung; /* still running at the deadline: its DEADLOCK is written with the evidence */
     pid_t gdb;
 };
 
@@ -794,8 +794,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         if (p->pid > 0 && !p->exited) {
             p->exited = true;
             drain(k, p, t0_ms);
-            /* Its detail is written below, once the evidence says what its queues held. */
-            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s, "still running after the deadline");
+            p->hung = true; /* judged below, once the evidence says what its queues held */
         } else if (p->pid < 0) {
             rg_rank_find(k, RG_V_ERROR, 0, "could not start the rank");
         } else if (WIFSIGNALED(p->status)) {
@@ -828,7 +827,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
     /* A hang is explained by who left first, and by the work its queues still held. */
     for (int r = lo; r < hi; r++) {
         rg_rank_result *k = &res->rank[r];
-        if (k->verdict != RG_V_DEADLOCK)
+        if (!procs[r].hung)
             continue;
         char peer[400], text[sizeof(k->detail)];
         first_to_leave(res, lo, hi, r, peer, sizeof(peer));
@@ -837,10 +836,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             "in %s/rank%d.backtrace",
             sc->deadline_s, k->where, k->step_t_s, peer, ev[r].queues[0] ? "; " : "", ev[r].queues,
             res->dir, r);
-        for (int f = 0; f < k->nfindings; f++)
-            if (k->finding[f].verdict == RG_V_DEADLOCK)
-                fmt(k->finding[f].text, sizeof(k->finding[f].text), "%s", text);
-        fmt(k->detail, sizeof(k->detail), "%s", text);
+        rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s, "%s", text);
     }
 }
 
