@@ -214,8 +214,7 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         snprintf(u->rule, sizeof(u->rule), "%s", sc->fault[i].rule);
         u->line = sc->fault[i].line;
         u->optional = sc->fault[i].optional;
-        u->counting = !strncmp(sc->fault[i].rule, "count", 5) &&
-                      (sc->fault[i].rule[5] == '\0' || sc->fault[i].rule[5] == ' ');
+        u->counting = sc->fault[i].kind == FI_COUNT;
         u->matched = -1;
         for (int k = lo; k < hi; k++) {
             u->fired += ev[k].fired[i];

@@ -651,6 +651,7 @@ static int parse_fault_rule(const struct ctx *c, const yaml_node_t *f, int item,
     }
     if (plan.nrules != 1)
         return bad(c, f, "faults item %d: one rule per item, not %d in", item, plan.nrules);
+    out->kind = (int)plan.rules[0].kind;
     return 0;
 }
 

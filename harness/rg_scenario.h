@@ -83,6 +83,7 @@ typedef struct rg_sc_op {
 typedef struct rg_sc_fault {
     char rule[RG_SC_RULE_MAX];
     int line;      /* its line in the file */
+    int kind;      /* enum fi_kind, as the plan library read it */
     bool optional; /* may fire on no rank without the scenario failing NOT_EXERCISED */
 } rg_sc_fault;
 

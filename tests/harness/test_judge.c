@@ -25,7 +25,11 @@ static void setup_case(int n, const char *const *rules, int nrules)
     g_r.ranks = g_sc.ranks = n;
     g_sc.nfaults = nrules;
     for (int i = 0; i < nrules; i++) {
+        struct fi_plan plan;
+        char err[128];
         snprintf(g_sc.fault[i].rule, sizeof(g_sc.fault[i].rule), "%s", rules[i]);
+        ck_assert_int_eq(fi_plan_parse(rules[i], "x", &plan, err, sizeof(err)), 0);
+        g_sc.fault[i].kind = (int)plan.rules[0].kind;
         g_sc.fault[i].line = 10 + i;
     }
     for (int k = 0; k < n; k++) {
