@@ -521,12 +521,18 @@ static int backtrace_signal(void)
     return SIGRTMIN + 3;
 }
 
+/* Whether the file's last 64 KiB hold needle (or, with NULL, whether it has any byte): what
+ * is looked for was just appended, and an events file can be far longer. */
 static bool file_has(const char *path, const char *needle)
 {
     char buf[65536];
     FILE *f = fopen(path, "r");
     if (!f)
         return false;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long end = ftell(f);
+        fseek(f, end > (long)sizeof(buf) - 1 ? end - (long)sizeof(buf) + 1 : 0, SEEK_SET);
+    }
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
