@@ -3,7 +3,8 @@
  * One rank of a scenario: `railguard worker ...`, started by the runner (with the shim
  * preloaded). It loads the transport through the plugin ABI, runs the scenario's program,
  * checks every output bit-exact against rg_data's reference, every guard band and every send
- * buffer, and tells the runner where it is and how it ended, one line at a time on the status
+ * buffer, holds each call's buffers scribbled for one more step once it returned (struct held),
+ * and tells the runner where it is and how it ended, one line at a time on the status
  * descriptor, each line led by the CLOCK_MONOTONIC time in milliseconds (the clock the shim's
  * events carry, so the runner can tell whether a fault fired before an error):
  *
@@ -32,6 +33,28 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A buffer with guard bands on both sides. */
+struct gbuf {
+    uint8_t *base;
+    uint8_t *data;
+    size_t len;
+};
+
+/*
+ * A call's buffers after it returned success. The caller owns them again, so the worker
+ * overwrites them with RG_SCRIBBLE at once and keeps them (still registered) until the end of
+ * the next step: a transport that returned before the NIC read a send buffer (a zero-copy
+ * send left in flight, Megatron-LM#4047) sends the scribble, and the receiver's data check
+ * sees it; one that writes a receive buffer after returning changes the scribble, and the
+ * release check sees that.
+ */
+#define RG_SCRIBBLE 0xC3
+struct held {
+    struct gbuf a, b;
+    void *m[2];
+    int step, rep;
+};
+
 struct worker {
     const rg_scenario *sc;
     const rg_plugin_ops *p;
@@ -39,6 +62,9 @@ struct worker {
     void *h;
     int fd;
     int rank;
+    int step, rep;     /* the step running now */
+    struct held held;  /* the last successful call's buffers */
+    struct held fresh; /* this step's, once its call returned success and its checks passed */
 };
 
 static void say(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -71,13 +97,6 @@ static void say(struct worker *w, const char *fmt, ...)
         off += (int)k;
     }
 }
-
-/* A buffer with guard bands on both sides. */
-struct gbuf {
-    uint8_t *base;
-    uint8_t *data;
-    size_t len;
-};
 
 static int gbuf_alloc(struct gbuf *b, size_t len)
 {
@@ -174,10 +193,53 @@ static int zc_on(struct worker *w, const struct gbuf *a, const struct gbuf *b, v
 
 static int zc_off(struct worker *w, void *m[2], int err)
 {
-    for (int i = 0; i < 2; i++)
-        if (m[i] && w->p->mem_deregister(w->h, m[i]))
+    for (int i = 0; i < 2; i++) {
+        if (m[i] && w->h && w->p->mem_deregister(w->h, m[i]))
             err = 1;
+        m[i] = NULL;
+    }
     return err;
+}
+
+/* The first byte of b's data that no longer holds the scribble, or b->len. */
+static size_t scribble_changed(const struct gbuf *b)
+{
+    for (size_t i = 0; i < b->len; i++)
+        if (b->data[i] != RG_SCRIBBLE)
+            return i;
+    return b->len;
+}
+
+/*
+ * Gives back a held call's buffers: checks that nothing wrote them since the call returned,
+ * deregisters and frees them. Returns 0, 1 (deregistration failed: detected) or 2 (written
+ * after return: corrupt), with detail set. `check` is false on a path that is already failing.
+ */
+static int release(struct worker *w, struct held *hd, bool check, char *detail, size_t dlen)
+{
+    int rc = 0;
+    if (check) {
+        const struct gbuf *bufs[2] = {&hd->a, &hd->b};
+        for (int i = 0; i < 2 && !rc; i++) {
+            size_t at = bufs[i]->base ? scribble_changed(bufs[i]) : bufs[i]->len;
+            if (at < bufs[i]->len) {
+                snprintf(detail, dlen,
+                         "step %d (repetition %d) returned success, but its %s buffer was "
+                         "written after the call returned (byte %zu is 0x%02x)",
+                         hd->step, hd->rep, i ? "second" : "first", at, bufs[i]->data[at]);
+                rc = 2;
+            }
+        }
+    }
+    if (zc_off(w, hd->m, 0) && check && !rc) {
+        snprintf(detail, dlen, "mem_deregister of step %d's buffers failed: %s", hd->step,
+                 w->h ? w->p->last_error(w->h) : "no communicator");
+        rc = 1;
+    }
+    free(hd->a.base);
+    free(hd->b.base);
+    memset(hd, 0, sizeof(*hd));
+    return rc;
 }
 
 /* Runs one step once. Returns 0 ok, 1 detected (message in detail), 2 corrupt, -1 error. */
@@ -192,12 +254,14 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
     void *m[2] = {NULL, NULL};
     const char *broken;
 
-/* A transport call, between registering the call's buffers and giving them back. */
+/* A transport call, with the call's buffers registered; an error gives them back at once,
+ * success hands them to the worker's hold (see struct held). */
 #define CALL(expr)                                                                                 \
     do {                                                                                           \
         if (!(err = zc_on(w, &a, &b, m)))                                                          \
             err = (expr);                                                                          \
-        err = zc_off(w, m, err);                                                                   \
+        if (err)                                                                                   \
+            zc_off(w, m, err);                                                                     \
     } while (0)
 
 #define NEED(fn)                                                                                   \
@@ -217,6 +281,8 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         w->h = p->init(&w->args, detail, dlen);
         return w->h ? 0 : 1;
     case RG_SC_DESTROY:
+        if ((rc = release(w, &w->held, true, detail, dlen)))
+            return rc;
         if (w->h && p->finalize(w->h)) {
             w->h = NULL;
             snprintf(detail, dlen, "finalize failed");
@@ -345,6 +411,17 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                (broken = b.base ? gbuf_broken(&b) : NULL)) {
         snprintf(detail, dlen, "returned success but %s", broken);
         rc = 2;
+    }
+    if (rc == 0) {
+        /* Checked: the caller owns the buffers again. Scribble them; hold them a step. */
+        if (a.base)
+            memset(a.data, RG_SCRIBBLE, a.len);
+        if (b.base)
+            memset(b.data, RG_SCRIBBLE, b.len);
+        w->fresh = (struct held){a, b, {m[0], m[1]}, w->step, w->rep};
+        a.base = b.base = NULL;
+    } else {
+        zc_off(w, m, 0);
     }
     free(a.base);
     free(b.base);
@@ -486,9 +563,19 @@ int rg_worker_main(const rg_worker_args *wa)
                              .step = (uint32_t)i,
                              .rep = (uint32_t)rep};
             say(&w, "step %d %d %s", i, rep, label);
+            w.step = i;
+            w.rep = rep;
             int rc = run_step(&w, op, &k, err, sizeof(err));
+            if (rc == 0) {
+                /* The step before this one had a whole step to show a late read or write. */
+                rc = release(&w, &w.held, true, err, sizeof(err));
+                w.held = w.fresh;
+                memset(&w.fresh, 0, sizeof(w.fresh));
+            }
             if (rc == 0)
                 continue;
+            release(&w, &w.fresh, false, NULL, 0);
+            release(&w, &w.held, false, NULL, 0);
             /* The runner already knows the step from its "step" line. */
             if (rc == 1)
                 say(&w, "verdict detected %d %d %s", i, rep, err);
@@ -502,6 +589,13 @@ int rg_worker_main(const rg_worker_args *wa)
         }
     }
     say(&w, "step %d 0 finalize", sc.nops);
+    int rc = release(&w, &w.held, true, err, sizeof(err));
+    if (rc) {
+        say(&w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", sc.nops, err);
+        if (w.h)
+            w.p->finalize(w.h);
+        return 0;
+    }
     if (w.h && w.p->finalize(w.h)) {
         say(&w, "verdict detected %d 0 finalize failed", sc.nops);
         return 0;
