@@ -46,6 +46,8 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_SWAP_RAILS] = "swap_rails",
     [FI_COUNT] = "count",
     [FI_LATE] = "late",
+    [FI_KILL] = "kill",
+    [FI_STOP] = "stop",
 };
 
 static const char *const op_names[] = {
@@ -132,12 +134,19 @@ static const char *const key_names[K__N] = {FI__KEYS(FI__KEY_NAME)};
  *                (a filter would read as narrowing the counts, which it cannot).
  */
 static const unsigned kind_keys[FI_KIND_MAX] = {
-    [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS), [FI_NEGPOLL] = FILTERS | TRIGGERS | B(K_RET),
-    [FI_STALL] = FILTERS | TRIGGERS | B(K_MS),     [FI_DELAY] = FILTERS | TRIGGERS | B(K_MS),
-    [FI_DELAY_FIRST] = B(K_RANK) | B(K_MS),        [FI_LOSE] = FILTERS | TRIGGERS,
-    [FI_NOMEM] = FILTERS | TRIGGERS | B(K_VERB),   [FI_CORRUPT] = FILTERS | TRIGGERS | B(K_BIT),
-    [FI_SWAP_RAILS] = B(K_RANK) | B(K_PERM),       [FI_COUNT] = 0,
+    [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS),
+    [FI_NEGPOLL] = FILTERS | TRIGGERS | B(K_RET),
+    [FI_STALL] = FILTERS | TRIGGERS | B(K_MS),
+    [FI_DELAY] = FILTERS | TRIGGERS | B(K_MS),
+    [FI_DELAY_FIRST] = B(K_RANK) | B(K_MS),
+    [FI_LOSE] = FILTERS | TRIGGERS,
+    [FI_NOMEM] = FILTERS | TRIGGERS | B(K_VERB),
+    [FI_CORRUPT] = FILTERS | TRIGGERS | B(K_BIT),
+    [FI_SWAP_RAILS] = B(K_RANK) | B(K_PERM),
+    [FI_COUNT] = 0,
     [FI_LATE] = FILTERS | TRIGGERS | B(K_MS),
+    [FI_KILL] = FILTERS | TRIGGERS,
+    [FI_STOP] = FILTERS | TRIGGERS,
 };
 
 /* --- messages ------------------------------------------------------------------------------ */

@@ -8,7 +8,7 @@
  *                                                of a word starts a comment to the line's end
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
- *          | swap_rails | count | late
+ *          | swap_rails | count | late | kill | stop
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
  *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
@@ -35,6 +35,10 @@
  *   late    ms=D                   ibv_post_send returns at once and the request is really
  *                                  posted D ms later (the NIC reads its buffer late), with
  *                                  every later request on that QP behind it (op=send|write)
+ *   kill                           the rank raises SIGKILL at a matching completion (a peer
+ *                                  that dies mid-operation)
+ *   stop                           the rank raises SIGSTOP there (a peer that hangs; the
+ *                                  runner ends it once the other ranks have ended)
  *   nomem   verb=V                 the verb fails with ENOMEM (required)
  *   corrupt bit=B                  flips bit B of a received payload (default: from the seed)
  *   swap_rails perm=a,b,...        device list order and names permuted (default: reversed)
@@ -63,6 +67,8 @@ enum fi_kind {
     FI_SWAP_RAILS,
     FI_COUNT,
     FI_LATE,
+    FI_KILL,
+    FI_STOP,
     FI_KIND_MAX
 };
 

@@ -683,7 +683,8 @@ static void fi_qp_break(struct fi_qp *q)
 
 /*
  * Applies the completion-site rules to one successful completion of QP q: error rewrites its
- * status and breaks the QP; corrupt flips one bit of a received payload.
+ * status and breaks the QP; corrupt flips one bit of a received payload; kill and stop end or
+ * halt the rank there.
  */
 static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int *status,
                       uint32_t *vendor_err, enum ibv_wc_opcode opcode, uint64_t wr_id,
@@ -701,6 +702,16 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
             continue;
         if (!fi_fire(lp, i, &s, &nth))
             continue;
+        if (r->kind == FI_KILL || r->kind == FI_STOP) {
+            /* The event is written (one write) before the signal: the runner tells a planned
+             * death from a crash by it. The completion is the program's if it ever runs on. */
+            char d[96];
+            snprintf(d, sizeof(d), "\"signal\":\"%s\",\"wr_id\":%llu",
+                     r->kind == FI_KILL ? "SIGKILL" : "SIGSTOP", (unsigned long long)wr_id);
+            fi_event_fault(lp, i, &s, nth, d);
+            raise(r->kind == FI_KILL ? SIGKILL : SIGSTOP);
+            continue;
+        }
         if (r->kind == FI_ERROR) {
             char d[96];
             snprintf(d, sizeof(d), "\"status\":\"%s\",\"code\":%d,\"wr_id\":%llu",
@@ -1965,6 +1976,8 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
             break;
         case FI_ERROR:
         case FI_CORRUPT:
+        case FI_KILL:
+        case FI_STOP:
             lp->m_cqe |= bit;
             break;
         case FI_LOSE:

@@ -216,6 +216,21 @@ START_TEST(test_late)
 }
 END_TEST
 
+/* kill and stop: a completion-site fault with filters and triggers, and no parameter. */
+START_TEST(test_kill_stop)
+{
+    struct fi_rule r = one_rule("kill op=recv rank=2 nth=7");
+    ck_assert_int_eq(r.kind, FI_KILL);
+    ck_assert_int_eq(r.op, FI_OP_RECV);
+    ck_assert_uint_eq(r.nth, 7);
+    r = one_rule("stop rank=1 every=3 count=1");
+    ck_assert_int_eq(r.kind, FI_STOP);
+    ck_assert_uint_eq(r.every, 3);
+    ck_assert_str_eq(fi_kind_name(FI_KILL), "kill");
+    ck_assert_str_eq(fi_kind_name(FI_STOP), "stop");
+}
+END_TEST
+
 START_TEST(test_count)
 {
     struct fi_rule r = one_rule("count");
@@ -394,6 +409,9 @@ static const struct {
     {"late op=send", "RG_FI_PLAN:1: late needs ms="},
     {"late ms=5 op=recv", "RG_FI_PLAN:1: late takes op=send or op=write 'recv'"},
     {"late ms=5 status=5", "RG_FI_PLAN:1: late does not take key 'status'"},
+    {"kill ms=5", "RG_FI_PLAN:1: kill does not take key 'ms'"},
+    {"stop status=5", "RG_FI_PLAN:1: stop does not take key 'status'"},
+    {"kill verb=post_send", "RG_FI_PLAN:1: kill does not take key 'verb'"},
     /* rules that could never do anything */
     {"error status=SUCCESS", "RG_FI_PLAN:1: error status=SUCCESS injects nothing"},
     {"error status=0 nth=3", "RG_FI_PLAN:1: error status=SUCCESS injects nothing"},
@@ -586,8 +604,8 @@ END_TEST
 START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
-        "error", "negpoll", "stall",      "delay", "delay_first", "lose",
-        "nomem", "corrupt", "swap_rails", "count", "late",
+        "error",   "negpoll",    "stall", "delay", "delay_first", "lose", "nomem",
+        "corrupt", "swap_rails", "count", "late",  "kill",        "stop",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);
@@ -812,6 +830,7 @@ Suite *rg_suite_fi_plan(void)
     tcase_add_test(tc, test_swap_rails);
     tcase_add_test(tc, test_count);
     tcase_add_test(tc, test_late);
+    tcase_add_test(tc, test_kill_stop);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_trigger_keys);
     tcase_add_test(tc, test_several_rules);
