@@ -25,6 +25,7 @@
 #define RG_VERDICTS(X)                                                                             \
     X(OK, "ok", "returned success; every output, guard band and send buffer was right")            \
     X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
+    X(KILLED, "killed", "ended by its own kill or stop fault, as planned")                         \
     X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
     X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                  \
       "returned an error though no planned fault had fired before it")                             \

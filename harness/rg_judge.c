@@ -128,7 +128,9 @@ static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at)
     case RG_SC_EXPECT_DETECTED:
         return v == RG_V_DETECTED && (at == RG_SC_AT_ANY || k->step == at);
     case RG_SC_EXPECT_ANY:
-        return v == RG_V_OK || v == RG_V_DETECTED;
+        return v == RG_V_OK || v == RG_V_DETECTED || v == RG_V_KILLED;
+    case RG_SC_EXPECT_KILLED:
+        return v == RG_V_KILLED;
     }
     return false;
 }
@@ -144,7 +146,7 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
         snprintf(in, sizeof(in), " in init");
     else if (k->verdict == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
         snprintf(in, sizeof(in), " in step %d (%s)", k->step, k->where);
-    if (k->verdict > RG_V_DETECTED)
+    if (k->verdict > RG_V_KILLED)
         snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(k->verdict), at, k->where,
                  k->detail);
     else

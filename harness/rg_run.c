@@ -383,7 +383,9 @@ struct rankproc {
     bool exited;
     bool verdict;
     int status;
-    bool hung; /* still running at the deadline: its DEADLOCK is written with the evidence */
+    bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
+    bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
+    double stop_t_s; /* when the runner saw it stop, from the scenario's start */
     pid_t gdb;
 };
 
@@ -684,6 +686,39 @@ static void first_to_leave(const rg_result *res, int lo, int hi, int self, char 
  * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
  * local, this process's one rank when launched externally.
  */
+/*
+ * A rank that stopped, or died by SIGKILL: planned when its own shim says a kill (stop) rule
+ * fired there, which it writes before raising the signal; else a crash (an OOM kill, a
+ * stranger's signal, a stop nobody planned).
+ */
+static void judge_signalled(rg_rank_result *k, const struct rankproc *p, const rg_scenario *sc,
+                            const rg_evidence *e, const char *dir, int r)
+{
+    int want = p->stopped ? FI_STOP : FI_KILL;
+    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
+        if (sc->fault[i].kind == want && e->fired[i] > 0) {
+            if (p->stopped)
+                rg_rank_find(k, RG_V_KILLED, p->stop_t_s,
+                             "stopped by its stop fault (faults item %d, line %d) at %.2f s in "
+                             "%s; ended by the runner once the other ranks had ended",
+                             i + 1, sc->fault[i].line, p->stop_t_s, k->where);
+            else
+                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
+                             "killed by its kill fault (faults item %d, line %d) in %s", i + 1,
+                             sc->fault[i].line, k->where);
+            return;
+        }
+    if (p->stopped)
+        rg_rank_find(k, RG_V_CRASH, p->stop_t_s,
+                     "stopped by a signal no planned fault raised, at %.2f s in %s", p->stop_t_s,
+                     k->where);
+    else
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s,
+                     "killed by signal %d (%s), not by a planned fault; backtrace in "
+                     "%s/rank%d.backtrace",
+                     SIGKILL, strsignal(SIGKILL), dir, r);
+}
+
 static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
                       int hi, const char *coord, const char *devfile, const char *planfile,
                       bool whole)
@@ -773,7 +808,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         for (int r = lo; r < hi; r++) {
             if (procs[r].fd >= 0)
                 pfds[np++] = (struct pollfd){.fd = procs[r].fd, .events = POLLIN};
-            live += procs[r].pid > 0 && !procs[r].exited;
+            /* A stopped rank waits for nobody: once only stopped ones are left, the run ends. */
+            live += procs[r].pid > 0 && !procs[r].exited && !procs[r].stopped;
         }
         if (!live)
             break;
@@ -783,12 +819,30 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         poll(pfds, (nfds_t)np, left > 0.2 ? 200 : (int)(left * 1000) + 1);
         for (int r = lo; r < hi; r++) {
             drain(&res->rank[r], &procs[r], t0_ms);
-            if (procs[r].pid > 0 && !procs[r].exited &&
-                waitpid(procs[r].pid, &procs[r].status, WNOHANG) == procs[r].pid) {
+            int st;
+            if (procs[r].pid > 0 && !procs[r].exited && !procs[r].stopped &&
+                waitpid(procs[r].pid, &st, WNOHANG | WUNTRACED) == procs[r].pid) {
+                if (WIFSTOPPED(st)) {
+                    procs[r].stopped = true;
+                    procs[r].stop_t_s = now_s() - t0;
+                    continue;
+                }
+                procs[r].status = st;
                 procs[r].exited = true;
                 res->rank[r].left_t_s = now_s() - t0;
                 drain(&res->rank[r], &procs[r], t0_ms);
             }
+        }
+    }
+    /* Stopped ranks are ended first, so the deadline's backtraces are only the hung ones'. */
+    for (int r = lo; r < hi; r++) {
+        struct rankproc *p = &procs[r];
+        if (p->pid > 0 && !p->exited && p->stopped) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &p->status, 0);
+            p->exited = true;
+            res->rank[r].left_t_s = p->stop_t_s;
+            drain(&res->rank[r], p, t0_ms);
         }
     }
     stop_hung(procs, lo, hi, res->dir);
@@ -803,6 +857,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             p->hung = true; /* judged below, once the evidence says what its queues held */
         } else if (p->pid < 0) {
             rg_rank_find(k, RG_V_ERROR, 0, "could not start the rank");
+        } else if (p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL)) {
+            /* judged below: the rank's own kill or stop fault, or a crash */
         } else if (WIFSIGNALED(p->status)) {
             log_tail(logp, tail, sizeof(tail));
             rg_rank_find(k, RG_V_CRASH, k->left_t_s,
@@ -826,6 +882,11 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
     }
+    for (int r = lo; r < hi; r++)
+        if (procs[r].pid > 0 && !procs[r].hung &&
+            (procs[r].stopped ||
+             (WIFSIGNALED(procs[r].status) && WTERMSIG(procs[r].status) == SIGKILL)))
+            judge_signalled(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
     rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
     res->t0_mono_ms = t0_ms;
     gethostname(res->host, sizeof(res->host) - 1);

@@ -68,6 +68,7 @@ static const char *const expect_names[] = {
     [RG_SC_EXPECT_OK] = "ok",
     [RG_SC_EXPECT_DETECTED] = "detected",
     [RG_SC_EXPECT_ANY] = "any",
+    [RG_SC_EXPECT_KILLED] = "killed",
 };
 
 #define SC__COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -758,8 +759,9 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
         int at;
         if (!is_scalar(val) || rg_sc_expect_parse((const char *)val->data.scalar.value,
                                                   val->data.scalar.length, &ev, &at) != 0)
-            return bad(c, val,
-                       "expect must be ok, detected, detected@init, detected@STEP or any, not");
+            return bad(
+                c, val,
+                "expect must be ok, detected, detected@init, detected@STEP, killed or any, not");
         e = (int)ev;
         if (at > c->sc->expect_at_max) {
             c->sc->expect_at_max = at;

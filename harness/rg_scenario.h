@@ -28,7 +28,8 @@
  *       repeat: 3                      # default 1
  *       inplace: true                  # default false
  *   expect:                            # default: ok everywhere
- *     all: ok                          # ok | detected | any (ok or detected)
+ *     all: ok                          # ok | detected | killed | any (ok, detected or killed);
+ *                                      #   killed: ended by its own kill or stop fault
  *     1: detected@init                 # per rank, overriding all; detected@init or detected@N:
  *                                      #   the error must come from init or program step N
  */
@@ -61,7 +62,12 @@ typedef enum {
     RG_SC_KIND_COUNT
 } rg_sc_kind;
 
-typedef enum { RG_SC_EXPECT_OK, RG_SC_EXPECT_DETECTED, RG_SC_EXPECT_ANY } rg_sc_expect;
+typedef enum {
+    RG_SC_EXPECT_OK,
+    RG_SC_EXPECT_DETECTED,
+    RG_SC_EXPECT_ANY,
+    RG_SC_EXPECT_KILLED
+} rg_sc_expect;
 
 /* Where a `detected` must come from: anywhere, init (the communicator's creation), or step N. */
 #define RG_SC_AT_ANY (-2)

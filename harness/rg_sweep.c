@@ -383,9 +383,8 @@ static void read_outcome(const char *out, const char *name, struct outcome *oc)
      * a rank polls depends on how long it waits, so a poll point may not be reached). */
     oc->passed = true;
     for (int k = 0; k < r.ranks; k++)
-        oc->passed =
-            oc->passed && (r.rank[k].verdict == RG_V_OK || r.rank[k].verdict == RG_V_DETECTED ||
-                           r.rank[k].verdict == RG_V_NOT_EXERCISED);
+        oc->passed = oc->passed &&
+                     (r.rank[k].verdict <= RG_V_KILLED || r.rank[k].verdict == RG_V_NOT_EXERCISED);
     for (int i = 0; i < r.nrules; i++)
         oc->fired = oc->fired || r.rule[i].fired > 0;
     size_t n = 0;

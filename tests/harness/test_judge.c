@@ -158,6 +158,43 @@ START_TEST(test_not_instrumented)
 }
 END_TEST
 
+/* The victim of a kill fault passes as killed or any, never as ok or detected; its peers'
+ * errors count as detected, the kill having fired first. */
+START_TEST(test_killed)
+{
+    static const char *const rules[] = {"kill op=recv rank=2 nth=5"};
+    setup_case(3, rules, 1);
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 0};
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 1.5, "peer rank 2 vanished");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+    }
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "killed by its kill fault");
+    g_ev[2].first_fault_mono_ms = 1400;
+    g_ev[2].first_fault_rule = 0;
+    g_ev[2].fired[0] = 1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_KILLED);
+    g_r.expect[2] = RG_SC_EXPECT_ANY;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[2] = RG_SC_EXPECT_KILLED;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[2] = RG_SC_EXPECT_DETECTED;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why,
+                     "rank 2: killed at 0.40 s, expected detected: killed by its kill fault");
+    g_r.expect[2] = RG_SC_EXPECT_OK;
+    ck_assert(!rg_judge(&g_r));
+    /* A rank expected killed that ended ok was not: its fault never reached it. */
+    g_r.expect[0] = RG_SC_EXPECT_KILLED;
+    g_r.expect[2] = RG_SC_EXPECT_KILLED;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(rg_verdict_name(RG_V_KILLED), "killed");
+}
+END_TEST
+
 START_TEST(test_detected_needs_a_fault_before)
 {
     static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv rank=1 nth=3"};
@@ -427,6 +464,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_precedence);
     tcase_add_test(t, test_first_failure_in_time);
     tcase_add_test(t, test_detected_at);
+    tcase_add_test(t, test_killed);
     tcase_add_test(t, test_not_instrumented);
     tcase_add_test(t, test_detected_needs_a_fault_before);
     tcase_add_test(t, test_not_exercised);

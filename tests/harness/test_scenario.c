@@ -366,7 +366,8 @@ START_TEST(test_names)
     ck_assert_str_eq(rg_sc_expect_name(RG_SC_EXPECT_OK), "ok");
     ck_assert_str_eq(rg_sc_expect_name(RG_SC_EXPECT_DETECTED), "detected");
     ck_assert_str_eq(rg_sc_expect_name(RG_SC_EXPECT_ANY), "any");
-    ck_assert_str_eq(rg_sc_expect_name((rg_sc_expect)3), "?");
+    ck_assert_str_eq(rg_sc_expect_name(RG_SC_EXPECT_KILLED), "killed");
+    ck_assert_str_eq(rg_sc_expect_name((rg_sc_expect)4), "?");
     ck_assert_str_eq(rg_sc_expect_name((rg_sc_expect)-1), "?");
 }
 END_TEST
@@ -432,6 +433,11 @@ START_TEST(test_expect)
     parse_ok("ranks: 2\nprogram: [{op: barrier}]\nexpect: {\"1\": detected, all: any}\n", &sc);
     ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_ANY);
     ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_DETECTED);
+
+    /* The victim of a kill or stop fault; it takes no place (it is not the transport's error). */
+    parse_ok("ranks: 3\nprogram: [{op: barrier}]\nexpect: {2: killed, all: detected}\n", &sc);
+    ck_assert_int_eq(sc.expect[2], RG_SC_EXPECT_KILLED);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_DETECTED);
 
     parse_ok("ranks: 64\nprogram: [{op: barrier}]\nexpect: {63: detected}\n", &sc);
     ck_assert_int_eq(sc.expect[63], RG_SC_EXPECT_DETECTED);
@@ -597,8 +603,8 @@ START_TEST(test_expect_at)
                      "detected@1");
     ck_assert_str_eq(rg_sc_expect_str(RG_SC_EXPECT_ANY, RG_SC_AT_ANY, buf, sizeof(buf)), "any");
     /* Every spelling reads back as itself. */
-    static const char *const forms[] = {"ok",         "any",         "detected", "detected@init",
-                                        "detected@0", "detected@255"};
+    static const char *const forms[] = {"ok",         "any",          "detected", "detected@init",
+                                        "detected@0", "detected@255", "killed"};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         rg_sc_expect e;
         int at;
@@ -880,20 +886,22 @@ static const struct bad_case {
      "x.yaml:4: no communicator (destroyed above) for 'all_reduce'"},
     /* expect */
     {R "expect: ok" P, "x.yaml:2: expect must be a mapping, not 'ok'"},
-    {R "expect: {all: fine}" P,
-     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'fine'"},
-    {R "expect: {all: OK}" P,
-     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'OK'"},
-    {R "expect:\n  1: [ok]" P,
-     "x.yaml:3: expect must be ok, detected, detected@init, detected@STEP or any, not '[...]'"},
-    {R "expect: {all: ok@init}" P,
-     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'ok@init'"},
-    {R "expect: {all: detected@}" P,
-     "x.yaml:2: expect must be ok, detected, detected@init, detected@STEP or any, not 'detected@'"},
+    {R "expect: {all: fine}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                                "detected@STEP, killed or any, not 'fine'"},
+    {R "expect: {all: OK}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                              "detected@STEP, killed or any, not 'OK'"},
+    {R "expect:\n  1: [ok]" P, "x.yaml:3: expect must be ok, detected, detected@init, "
+                               "detected@STEP, killed or any, not '[...]'"},
+    {R "expect: {all: ok@init}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                                   "detected@STEP, killed or any, not 'ok@init'"},
+    {R "expect: {all: detected@}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                                     "detected@STEP, killed or any, not 'detected@'"},
+    {R "expect: {all: killed@1}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
+                                    "detected@STEP, killed or any, not 'killed@1'"},
     {R "expect: {all: detected@x}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                      "detected@STEP or any, not 'detected@x'"},
+                                      "detected@STEP, killed or any, not 'detected@x'"},
     {R "expect: {all: detected@-1}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                       "detected@STEP or any, not 'detected@-1'"},
+                                       "detected@STEP, killed or any, not 'detected@-1'"},
     {R "expect: {0: detected@1}" P,
      "x.yaml:2: expect: detected@1 names no step (the program has 1, from 0)"},
     {R "expect: {2: ok}" P, "x.yaml:2: expect rank must be 0..1 '2'"},
