@@ -804,19 +804,23 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
     double deadline = t0 + sc->deadline_s;
     for (;;) {
         struct pollfd pfds[RG_MAX_RANKS];
-        int np = 0, live = 0;
+        int np = 0, live = 0, leaving = 0;
         for (int r = lo; r < hi; r++) {
+            bool running = procs[r].pid > 0 && !procs[r].exited && !procs[r].stopped;
             if (procs[r].fd >= 0)
                 pfds[np++] = (struct pollfd){.fd = procs[r].fd, .events = POLLIN};
             /* A stopped rank waits for nobody: once only stopped ones are left, the run ends. */
-            live += procs[r].pid > 0 && !procs[r].exited && !procs[r].stopped;
+            live += running;
+            /* Its status pipe closed: it is exiting, and nothing left would wake the poll. */
+            leaving += running && procs[r].fd < 0;
         }
         if (!live)
             break;
         double left = deadline - now_s();
         if (left <= 0)
             break;
-        poll(pfds, (nfds_t)np, left > 0.2 ? 200 : (int)(left * 1000) + 1);
+        int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
+        poll(pfds, (nfds_t)np, leaving && ms > 2 ? 2 : ms);
         for (int r = lo; r < hi; r++) {
             drain(&res->rank[r], &procs[r], t0_ms);
             int st;
