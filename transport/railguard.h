@@ -129,8 +129,14 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
  */
 void rg_comm_abort(rg_comm_h comm, const char *reason);
 
-/* Drains and frees; safe on NULL and on a poisoned communicator. */
-void rg_comm_destroy(rg_comm_h comm);
+/*
+ * Drains and frees; safe on NULL and on a poisoned communicator. Returns RG_OK when the
+ * teardown was clean (every send completed, every rank reached it), else the error it met, or
+ * the communicator's first error if it was already poisoned: an error completion polled while
+ * draining is reported here, never dropped. The message goes with the communicator; a caller
+ * that wants it prints it (RG_DEBUG does).
+ */
+rg_status rg_comm_destroy(rg_comm_h comm);
 
 int rg_comm_rank(rg_comm_h comm);
 int rg_comm_size(rg_comm_h comm);

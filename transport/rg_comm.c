@@ -840,10 +840,11 @@ fail:
     return st;
 }
 
-void rg_comm_destroy(rg_comm_h c)
+rg_status rg_comm_destroy(rg_comm_h c)
 {
+    rg_status st;
     if (!c)
-        return;
+        return RG_OK;
     /*
      * Teardown drains: outstanding sends complete, and every rank reaches this point, before
      * any QP goes away, so no peer is left writing into freed memory or reading a closed
@@ -851,10 +852,16 @@ void rg_comm_destroy(rg_comm_h c)
      */
     if (!c->poisoned) {
         double deadline = rg__now() + c->timeout_s;
-        if (rg__drain_sends(c, &deadline) == RG_OK)
-            rg__sc_barrier(c->sc, deadline, &c->err);
+        st = rg__drain_sends(c, &deadline);
+        if (st == RG_OK)
+            st = rg__sc_barrier(c->sc, deadline, &c->err);
+    } else {
+        st = c->err.st;
     }
+    if (st && getenv("RG_DEBUG"))
+        fprintf(stderr, "railguard: rank %d: teardown: %s\n", c->rank, c->err.msg);
     comm_free(c);
+    return st;
 }
 
 void rg_comm_abort(rg_comm_h c, const char *reason)

@@ -90,13 +90,16 @@ static int plugin_barrier(void *h)
     return rg_barrier(((struct rg_plugin_handle *)h)->comm) != RG_OK;
 }
 
+/* Non-zero when the teardown was not clean: an error met while draining is the caller's to
+ * judge, like any other (the runner reads it as "finalize failed"). */
 static int plugin_finalize(void *h)
 {
+    rg_status st = RG_OK;
     if (h) {
-        rg_comm_destroy(((struct rg_plugin_handle *)h)->comm);
+        st = rg_comm_destroy(((struct rg_plugin_handle *)h)->comm);
         free(h);
     }
-    return 0;
+    return st != RG_OK;
 }
 
 static const char *plugin_last_error(void *h)
