@@ -114,14 +114,16 @@ static int lookup(const char *const *names, int first, int n, const char *t, siz
     X(RANK, rank), X(DEV, dev), X(QP, qp), X(CQ, cq), X(OP, op), X(AFTER, after),                  \
         X(BEFORE, before), X(VERB, verb), X(NTH, nth), X(EVERY, every), X(PROB, prob),             \
         X(SEED, seed), X(COUNT, count), X(STATUS, status), X(RET, ret), X(MS, ms), X(BIT, bit),    \
-        X(PERM, perm)
+        X(PERM, perm), X(STEP, step), X(REP, rep)
 #define FI__KEY_ENUM(k, name) K_##k
 #define FI__KEY_NAME(k, name) [K_##k] = #name
 enum key { FI__KEYS(FI__KEY_ENUM), K__N };
 static const char *const key_names[K__N] = {FI__KEYS(FI__KEY_NAME)};
 
 #define B(k) (1u << (k))
-#define FILTERS (B(K_RANK) | B(K_DEV) | B(K_QP) | B(K_CQ) | B(K_OP) | B(K_AFTER) | B(K_BEFORE))
+#define FILTERS                                                                                    \
+    (B(K_RANK) | B(K_DEV) | B(K_QP) | B(K_CQ) | B(K_OP) | B(K_AFTER) | B(K_BEFORE) | B(K_STEP) |   \
+     B(K_REP))
 #define TRIGGERS (B(K_NTH) | B(K_EVERY) | B(K_PROB) | B(K_SEED) | B(K_COUNT))
 
 /*
@@ -369,6 +371,8 @@ static void rule_init(struct fi_rule *r, enum fi_kind kind, int line)
     r->qp_num = -1;
     r->qp_ord = -1;
     r->cq_ord = -1;
+    r->step = FI_PHASE_ANY;
+    r->rep = FI_PHASE_ANY;
     r->op = FI_OP_ANY;
     r->verb = FI_VERB_NONE;
     r->before_ms = UINT64_MAX;
@@ -480,6 +484,25 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
         return 0;
     case K_PERM:
         return parse_perm(c, r, v, vn);
+    case K_STEP:
+        /* The program's own phases (rg_fi_control_v1.set_phase): init, or step N. */
+        if (vn == 4 && !memcmp(v, "init", 4)) {
+            r->step = FI_PHASE_INIT;
+            return 0;
+        }
+        x = 0;
+        for (size_t i = 0; i < vn && x <= FI_PHASE_MAX; i++)
+            x = v[i] >= '0' && v[i] <= '9' ? x * 10 + (uint64_t)(v[i] - '0') : FI_PHASE_MAX + 1;
+        if (x > FI_PHASE_MAX)
+            return fail(c, "step is init or a number from 0 to %d '%s'", FI_PHASE_MAX,
+                        show(v, vn).s);
+        r->step = (int)x;
+        return 0;
+    case K_REP:
+        if (num(c, "rep", v, vn, 0, 0, FI_PHASE_MAX, &x))
+            return -1;
+        r->rep = (int)x;
+        return 0;
     case K__N:
         break;
     }
@@ -503,6 +526,9 @@ static int finish_rule(const struct ctx *c, struct fi_rule *r, unsigned seen)
     if (r->after_ms >= r->before_ms)
         return fail(c, "empty time window 'after=%" PRIu64 " before=%" PRIu64 "'", r->after_ms,
                     r->before_ms);
+    /* A repetition is of some step: rep= alone would match that repetition of every step. */
+    if ((seen & B(K_REP)) && !(seen & B(K_STEP)))
+        return fail(c, "rep= needs step=");
     /* The delay the tests need most is a late receive (RNR); a send delay is asked for. */
     if (r->kind == FI_DELAY && !(seen & B(K_OP)))
         r->op = FI_OP_RECV;

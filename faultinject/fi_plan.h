@@ -19,6 +19,10 @@
  *   op=KIND         send | recv | write | read | atomic | any   (completion or work request kind)
  *   verb=V          nomem only: post_send | post_recv | reg_mr | create_qp | create_cq | alloc_pd
  *   after=MS, before=MS   time window, milliseconds since the shim was loaded
+ *   step=N|init     only while the program says it is in step N (or its init), through the
+ *                   control table's set_phase; with rep=R, only in that repetition. n then
+ *                   counts the rule's events in those phases only: a point anchored to a
+ *                   step means the same thing however many steps run before it
  * Trigger (when a matching event fires the fault); n counts matching events from 1:
  *   nth=N           fires at n == N (with every=K: at N, N+K, N+2K, ...)
  *   every=K         fires when n is a multiple of K (or as above)
@@ -52,6 +56,9 @@
 #include <stdint.h>
 
 #define FI_MAX_RULES 32
+#define FI_PHASE_ANY (-2)  /* step=/rep= not given */
+#define FI_PHASE_INIT (-1) /* step=init: before the program's first step */
+#define FI_PHASE_MAX 1000000
 #define FI_MAX_DEVS 8
 #define FI_DEVNAME_MAX 64
 
@@ -96,6 +103,8 @@ struct fi_rule {
     enum fi_verb verb;
     uint64_t after_ms;  /* 0: from the start */
     uint64_t before_ms; /* UINT64_MAX: no end */
+    int step;           /* FI_PHASE_ANY, FI_PHASE_INIT or a step number */
+    int rep;            /* FI_PHASE_ANY or a repetition number */
     /* trigger; 0 means unset */
     uint64_t nth;
     uint64_t every;

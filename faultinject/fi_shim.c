@@ -209,7 +209,14 @@ static _Atomic int g_qp_ord, g_cq_ord;
  */
 static struct {
     _Atomic uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
+    _Atomic uint64_t posts_op[FI_OP_ATOMIC + 1], cqe_op[FI_OP_ATOMIC + 1]; /* for phases */
 } g_tot;
+
+/*
+ * The program's phase (rg_fi_control_v1.set_phase): rules with step=/rep= see only the events
+ * of theirs. FI_PHASE_ANY until the program says; a program that never does never fires them.
+ */
+static _Atomic int g_step = FI_PHASE_ANY, g_rep = FI_PHASE_ANY;
 #define FI_TOT(field, n) atomic_fetch_add_explicit(&g_tot.field, (n), memory_order_relaxed)
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -344,6 +351,10 @@ static bool fi_filter(const struct fi_rule *r, const struct fi_site *s)
     if (r->op != FI_OP_ANY && r->op != s->op)
         return false;
     if (r->verb != FI_VERB_NONE && r->verb != s->verb)
+        return false;
+    if (r->step != FI_PHASE_ANY &&
+        (r->step != atomic_load_explicit(&g_step, memory_order_relaxed) ||
+         (r->rep != FI_PHASE_ANY && r->rep != atomic_load_explicit(&g_rep, memory_order_relaxed))))
         return false;
     if (r->after_ms || r->before_ms != UINT64_MAX) {
         double t = fi_elapsed_ms();
@@ -746,8 +757,10 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
 
 static void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
 {
-    if (status == IBV_WC_SUCCESS)
+    if (status == IBV_WC_SUCCESS) {
         atomic_fetch_add_explicit(&q->cqe_op[fi_wc_op(opcode)], 1, memory_order_relaxed);
+        FI_TOT(cqe_op[fi_wc_op(opcode)], 1);
+    }
     if (status != IBV_WC_SUCCESS) {
         atomic_fetch_add_explicit(&q->cqe_err, 1, memory_order_relaxed);
         FI_TOT(cqe_err, 1);
@@ -761,6 +774,7 @@ static void fi_count_post(struct fi_qp *q, enum fi_op op)
 {
     bool recv = op == FI_OP_RECV;
     atomic_fetch_add_explicit(&q->posts_op[op], 1, memory_order_relaxed);
+    FI_TOT(posts_op[op], 1);
     atomic_fetch_add_explicit(recv ? &q->posts_recv : &q->posts_send, 1, memory_order_relaxed);
     if (recv)
         FI_TOT(posts_recv, 1);
@@ -2151,6 +2165,52 @@ static uint64_t ctl_fired(int rule)
     return lp && rule >= 0 && rule < lp->plan.nrules ? atomic_load(&lp->fired[rule]) : 0;
 }
 
+/*
+ * The program moves to step `step` (FI_PHASE_INIT for its init), repetition `rep`. The phase
+ * that ends gets a "phase" event with what it did: successful completions and posts by op,
+ * and polls, which is how a sweep plans points anchored to a step. Counting needs a live plan
+ * (a `count` rule will do), as the totals do.
+ */
+static struct {
+    uint64_t posts_op[FI_OP_ATOMIC + 1], cqe_op[FI_OP_ATOMIC + 1], polls;
+} g_phase_base;
+
+static void fi_phase_counts(char *out, size_t len, const char *key, _Atomic uint64_t *now,
+                            uint64_t *base)
+{
+    int o = snprintf(out, len, "\"%s\":{", key);
+    for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC && o > 0 && (size_t)o < len; op++) {
+        uint64_t v = atomic_load(&now[op]);
+        o += snprintf(out + o, len - (size_t)o, "%s\"%s\":%llu", op == FI_OP_SEND ? "" : ",",
+                      fi_op_name((enum fi_op)op), (unsigned long long)(v - base[op]));
+        base[op] = v;
+    }
+    if (o > 0 && (size_t)o < len - 1)
+        snprintf(out + o, len - (size_t)o, "}");
+}
+
+static void ctl_set_phase(int step, int rep)
+{
+    int prev = atomic_load(&g_step), prev_rep = atomic_load(&g_rep);
+    if (prev != FI_PHASE_ANY && fi_live()) {
+        char posts[160], cqe[160];
+        uint64_t polls = atomic_load(&g_tot.polls);
+        fi_phase_counts(posts, sizeof(posts), "posts_op", g_tot.posts_op, g_phase_base.posts_op);
+        fi_phase_counts(cqe, sizeof(cqe), "cqe_op", g_tot.cqe_op, g_phase_base.cqe_op);
+        fi_event("phase", "\"step\":%d,\"rep\":%d,%s,%s,\"polls\":%llu", prev, prev_rep, posts, cqe,
+                 (unsigned long long)(polls - g_phase_base.polls));
+        g_phase_base.polls = polls;
+    } else {
+        for (int op = 0; op <= FI_OP_ATOMIC; op++) {
+            g_phase_base.posts_op[op] = atomic_load(&g_tot.posts_op[op]);
+            g_phase_base.cqe_op[op] = atomic_load(&g_tot.cqe_op[op]);
+        }
+        g_phase_base.polls = atomic_load(&g_tot.polls);
+    }
+    atomic_store(&g_rep, step < FI_PHASE_INIT ? FI_PHASE_ANY : rep);
+    atomic_store(&g_step, step < FI_PHASE_INIT ? FI_PHASE_ANY : step);
+}
+
 FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
     .version = RG_FI_CONTROL_VERSION,
     .size = sizeof(struct rg_fi_control_v1),
@@ -2158,6 +2218,7 @@ FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
     .matched = ctl_matched,
     .fired = ctl_fired,
     .summary = fi_summary,
+    .set_phase = ctl_set_phase,
 };
 
 /* A forked child is a new rank with its own counters, objects and log name. */
@@ -2181,6 +2242,9 @@ static void fi_atfork_child(void)
     atomic_store(&g_first_done, 0);
     g_t0_ns = fi_now_ns();
     memset(&g_tot, 0, sizeof(g_tot));
+    memset(&g_phase_base, 0, sizeof(g_phase_base));
+    atomic_store(&g_step, FI_PHASE_ANY);
+    atomic_store(&g_rep, FI_PHASE_ANY);
     if (lp || fi_event_logged())
         fi_event_load();
 }

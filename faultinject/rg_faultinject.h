@@ -34,6 +34,14 @@ struct rg_fi_control_v1 {
     uint64_t (*fired)(int rule);
     /* Writes the summary events (per QP, per CQ, per rule) now, as at exit. */
     void (*summary)(void);
+    /*
+     * Since size reached it (check size first): the program is now in step `step` (-1: its
+     * init), repetition `rep`. Rules with step=/rep= see only those phases' events, counted
+     * from 1 there. The phase that ends gets a "phase" event with its counts (completions and
+     * posts by op, polls) while a plan is live. Call it from the thread that drives verbs,
+     * between calls; a step below -1 leaves every phase.
+     */
+    void (*set_phase)(int step, int rep);
 };
 
 /* The shim's control table, or NULL when the shim is not loaded. */

@@ -216,6 +216,22 @@ START_TEST(test_late)
 }
 END_TEST
 
+/* step= and rep=: filters on the program's phase, init included; rep needs a step. */
+START_TEST(test_phase_filters)
+{
+    struct fi_rule r = one_rule("error op=recv rank=1 step=3 rep=2 nth=4");
+    ck_assert_int_eq(r.step, 3);
+    ck_assert_int_eq(r.rep, 2);
+    r = one_rule("negpoll step=init");
+    ck_assert_int_eq(r.step, FI_PHASE_INIT);
+    ck_assert_int_eq(r.rep, FI_PHASE_ANY);
+    r = one_rule("error");
+    ck_assert_int_eq(r.step, FI_PHASE_ANY);
+    ck_assert_int_eq(r.rep, FI_PHASE_ANY);
+    ck_assert_int_eq(one_rule("kill step=0").step, 0);
+}
+END_TEST
+
 /* kill and stop: a completion-site fault with filters and triggers, and no parameter. */
 START_TEST(test_kill_stop)
 {
@@ -410,6 +426,10 @@ static const struct {
     {"late ms=5 op=recv", "RG_FI_PLAN:1: late takes op=send or op=write 'recv'"},
     {"late ms=5 status=5", "RG_FI_PLAN:1: late does not take key 'status'"},
     {"kill ms=5", "RG_FI_PLAN:1: kill does not take key 'ms'"},
+    {"error rep=1", "RG_FI_PLAN:1: rep= needs step="},
+    {"error step=-1", "RG_FI_PLAN:1: step is init or a number from 0 to 1000000 '-1'"},
+    {"error step=fin", "RG_FI_PLAN:1: step is init or a number from 0 to 1000000 'fin'"},
+    {"swap_rails step=1", "RG_FI_PLAN:1: swap_rails does not take key 'step'"},
     {"stop status=5", "RG_FI_PLAN:1: stop does not take key 'status'"},
     {"kill verb=post_send", "RG_FI_PLAN:1: kill does not take key 'verb'"},
     /* rules that could never do anything */
@@ -831,6 +851,7 @@ Suite *rg_suite_fi_plan(void)
     tcase_add_test(tc, test_count);
     tcase_add_test(tc, test_late);
     tcase_add_test(tc, test_kill_stop);
+    tcase_add_test(tc, test_phase_filters);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_trigger_keys);
     tcase_add_test(tc, test_several_rules);
