@@ -16,7 +16,7 @@
 
 static int worker(int argc, char **argv)
 {
-    rg_worker_args a = {.rank = -1, .status_fd = -1};
+    rg_worker_args a = {.rank = -1, .status_fd = -1, .go_fd = -1};
     for (int i = 2; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -39,6 +39,8 @@ static int worker(int argc, char **argv)
             a.backtrace_file = v;
         } else if (!strcmp(k, "--status-fd")) {
             a.status_fd = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--go-fd")) {
+            a.go_fd = (int)strtol(v, &end, 10);
         } else if (!strcmp(k, "--seed")) {
             a.seed = strtoull(v, &end, 0);
             a.seed_set = true;

@@ -108,6 +108,25 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
             take_by_op(ev->op_posts, json_object_get(o, "posts_op"));
             take_by_op(ev->op_cqe, json_object_get(o, "cqe_op"));
         }
+    } else if (!strcmp(name, "phase")) {
+        json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");
+        /* Steps the program can have: init (-1) up to the scenario's limit; anything else is
+         * not a phase of ours. */
+        if (!json_is_integer(st) || !json_is_integer(rp) || json_integer_value(st) < -1 ||
+            json_integer_value(st) > FI_PHASE_MAX || json_integer_value(rp) < 0 ||
+            json_integer_value(rp) > FI_PHASE_MAX) {
+            ev->bad_lines++;
+        } else if (ev->nphases == RG_EV_PHASES_MAX) {
+            ev->phases_lost++;
+        } else {
+            struct rg_ev_phase *ph = &ev->phase[ev->nphases++];
+            memset(ph, 0, sizeof(*ph));
+            ph->step = (int)json_integer_value(st);
+            ph->rep = (int)json_integer_value(rp);
+            take_by_op(ph->posts, json_object_get(o, "posts_op"));
+            take_by_op(ph->cqe, json_object_get(o, "cqe_op"));
+            ph->polls = u64_of(o, "polls");
+        }
     } else if (!strcmp(name, "totals")) {
         ev->totals = true;
         ev->snapshot = !strcmp(str_of(o, "why"), "snapshot");

@@ -27,6 +27,9 @@
     X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
     X(KILLED, "killed", "ended by its own kill or stop fault, as planned")                         \
     X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
+    X(ERROR_SWALLOWED, "ERROR_SWALLOWED",                                                          \
+      "every call returned success though the shim handed the rank an error completion or a "      \
+      "negative poll")                                                                             \
     X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                  \
       "returned an error though no planned fault had fired before it")                             \
     X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")     \
@@ -111,6 +114,7 @@ typedef struct rg_result {
 bool rg_judge(rg_result *r);
 
 /* --- evidence: what the shim saw in one rank (rankN.events.jsonl) ------------------------- */
+#define RG_EV_PHASES_MAX 256
 typedef struct rg_evidence {
     bool present;  /* the events file was there */
     bool loaded;   /* the shim said it loaded */
@@ -128,6 +132,13 @@ typedef struct rg_evidence {
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */
     uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];
+    /* The same per phase of the program (the shim's "phase" events, when the program marks its
+     * steps): what a sweep anchors its points to. Past RG_EV_PHASES_MAX, phases_lost counts. */
+    int nphases, phases_lost;
+    struct rg_ev_phase {
+        int step, rep; /* step -1: init */
+        uint64_t posts[FI_OP_ATOMIC + 1], cqe[FI_OP_ATOMIC + 1], polls;
+    } phase[RG_EV_PHASES_MAX];
 } rg_evidence;
 
 /* Reads one rank's events. A missing file is not an error (present stays false). */
@@ -213,6 +224,8 @@ typedef enum {
     RG_SW_LOSE,
     RG_SW_NOMEM,
     RG_SW_DELAY,
+    RG_SW_KILL,
+    RG_SW_STOP,
     RG_SW_KINDS
 } rg_sw_kind;
 
@@ -224,12 +237,14 @@ typedef struct rg_sweep_spec {
     uint64_t max;    /* at most this many points a (rank, op) series, spread out; 0 no limit */
     char status[32]; /* error's status */
     uint64_t ms;     /* delay's */
+    bool whole;      /* n over the whole run, even where the counting run has phases */
 } rg_sweep_spec;
 
 typedef struct rg_sweep_point {
     int rank;
     enum fi_op op;
-    uint64_t nth;
+    int step, rep; /* the phase it is anchored to (step -1: init), or FI_PHASE_ANY: whole run */
+    uint64_t nth;  /* within the phase, or the whole run */
     char rule[160];
     bool fired, failed, flaky;
 } rg_sweep_point;
@@ -238,8 +253,10 @@ const char *rg_sweep_kind_name(rg_sw_kind k);
 int rg_sweep_kind_of(const char *name);
 /*
  * The points of a sweep from each rank's counting-run evidence: for every rank (or the one
- * named) and op, the rule that fires at its 1st, 1+stride-th, ... matching event. Returns the
- * number of points, or -1 with a line in err when there would be more than cap.
+ * named), op and phase, the rule that fires at its 1st, 1+stride-th, ... matching event of the
+ * phase (step=S rep=P nth=n). A rank whose counting run marked no phases (a program that never
+ * calls set_phase), or a spec with `whole`, gets points over the whole run instead. Returns
+ * the number of points, or -1 with a line in err when there would be more than cap.
  */
 int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
                   int cap, char *err, size_t errlen);
@@ -253,6 +270,7 @@ typedef struct rg_worker_args {
     const char *devices_file;
     const char *transport;
     int status_fd;
+    int go_fd; /* -1, or where the runner's go byte comes once every rank is ready (loaded) */
     const char *backtrace_file; /* where a crash or RG_BACKTRACE_SIGNAL writes a backtrace */
     bool seed_set;
     uint64_t seed;

@@ -273,6 +273,34 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         }
     }
 
+    /*
+     * Error accounting: an error completion or a negative poll the shim handed a rank must
+     * come back out of some call (finalize included). A rank that read ok after one was
+     * swallowing it, whatever its data; upstream that is mlx#3152 before memory pressure
+     * made the stale buffer wrong.
+     */
+    for (int k = lo; (rules & RG_EV_RANK) && k < hi; k++) {
+        rg_rank_result *res = &r->rank[k];
+        if (res->verdict != RG_V_OK)
+            continue;
+        for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
+            int kind = sc->fault[i].kind;
+            if ((kind != FI_ERROR && kind != FI_NEGPOLL) || ev[k].fired[i] == 0)
+                continue;
+            char shown[96];
+            double at = ev[k].first_fault_mono_ms < 0
+                            ? -1
+                            : (ev[k].first_fault_mono_ms - t0_mono_ms) / 1000.0;
+            rg_rank_find(res, RG_V_ERROR_SWALLOWED, at,
+                         "faults item %d '%s' (line %d) handed this rank %llu injected %s, yet "
+                         "every call it made returned success",
+                         i + 1, short_rule(sc->fault[i].rule, shown, sizeof(shown)),
+                         sc->fault[i].line, (unsigned long long)ev[k].fired[i],
+                         kind == FI_ERROR ? "error completion(s)" : "negative poll(s)");
+            break;
+        }
+    }
+
     /* Every planned fault accounted for: one that fired nowhere proves nothing. */
     for (int i = 0; whole && i < r->nrules; i++) {
         const rg_rule_result *u = &r->rule[i];

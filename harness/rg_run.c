@@ -384,6 +384,8 @@ struct rankproc {
     bool verdict;
     int status;
     bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
+    int go;          /* the write end of its go pipe, until every rank is ready */
+    bool ready;      /* said "ready": loaded, waiting for go */
     bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
     double stop_t_s; /* when the runner saw it stop, from the scenario's start */
     pid_t gdb;
@@ -460,6 +462,10 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double 
         k->rep = rep;
         k->step_t_s = t;
         snprintf(k->where, sizeof(k->where), "%s", line + off);
+        return;
+    }
+    if (!strcmp(line, "ready")) {
+        p->ready = true;
         return;
     }
     if (strncmp(line, "verdict ", 8) != 0)
@@ -687,6 +693,33 @@ static void first_to_leave(const rg_result *res, int lo, int hi, int self, char 
  * local, this process's one rank when launched externally.
  */
 /*
+ * Sends every rank its go byte once all are ready (or gone: the others then go on and fail
+ * on their own), or at once with `now`. Returns whether they were released.
+ */
+static bool release_ranks(struct rankproc *procs, int lo, int hi, bool now)
+{
+    for (int r = lo; r < hi && !now; r++)
+        if (procs[r].pid > 0 && !procs[r].ready && !procs[r].exited && !procs[r].stopped)
+            return false;
+    /* A rank that died has no reader left: EPIPE, not a SIGPIPE that ends the supervisor. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    for (int r = lo; r < hi; r++) {
+        if (procs[r].go < 0)
+            continue;
+        ssize_t k;
+        do
+            k = write(procs[r].go, "g", 1);
+        while (k < 0 && errno == EINTR);
+        close(procs[r].go);
+        procs[r].go = -1;
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    return true;
+}
+
+/*
  * A rank that stopped, or died by SIGKILL: planned when its own shim says a kill (stop) rule
  * fired there, which it writes before raising the signal; else a crash (an OOM kill, a
  * stranger's signal, a stop nobody planned).
@@ -736,9 +769,15 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         /* Until a rank says otherwise it is where it started. */
         res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1};
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
-        procs[r] = (struct rankproc){.pid = -1, .fd = -1};
+        procs[r] = (struct rankproc){.pid = -1, .fd = -1, .go = -1};
+        int gfds[2];
         if (pipe(fds) != 0)
             continue;
+        if (pipe(gfds) != 0) {
+            close(fds[0]);
+            close(fds[1]);
+            continue;
+        }
         pid_t pid = fork();
         if (pid == 0) {
             char log[1200], evp[1200], bt[1200], rank[16], seed[32], pre[PATH_MAX + 16];
@@ -754,10 +793,17 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 dup2(lfd, 2);
             }
             close(fds[0]);
-            if (fds[1] != 3) {
-                dup2(fds[1], 3);
+            close(gfds[1]);
+            /* The status pipe at 3, the go pipe at 4: out of each other's way first. */
+            int sfd = fcntl(fds[1], F_DUPFD, 10), gfd = fcntl(gfds[0], F_DUPFD, 10);
+            if (sfd < 0 || gfd < 0 || dup2(sfd, 3) < 0 || dup2(gfd, 4) < 0)
+                _exit(127);
+            close(sfd);
+            close(gfd);
+            if (fds[1] != 3 && fds[1] != 4)
                 close(fds[1]);
-            }
+            if (gfds[0] != 3 && gfds[0] != 4)
+                close(gfds[0]);
             unlink(evp); /* a rerun into the same directory must not read old evidence */
             unlink(bt);
             setenv("LD_PRELOAD", pre, 1);
@@ -783,6 +829,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                             (char *)o->transport,
                             "--status-fd",
                             "3",
+                            "--go-fd",
+                            "4",
                             "--backtrace-file",
                             bt,
                             "--seed",
@@ -792,14 +840,19 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             _exit(127);
         }
         close(fds[1]);
+        close(gfds[0]);
         if (pid < 0) {
             close(fds[0]);
+            close(gfds[1]);
             continue;
         }
         fcntl(fds[0], F_SETFL, O_NONBLOCK);
+        fcntl(gfds[1], F_SETFD, FD_CLOEXEC);
         procs[r].pid = pid;
         procs[r].fd = fds[0];
+        procs[r].go = gfds[1];
     }
+    bool released = false;
 
     double deadline = t0 + sc->deadline_s;
     for (;;) {
@@ -837,7 +890,10 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 drain(&res->rank[r], &procs[r], t0_ms);
             }
         }
+        if (!released)
+            released = release_ranks(procs, lo, hi, false);
     }
+    release_ranks(procs, lo, hi, true);
     /* Stopped ranks are ended first, so the deadline's backtraces are only the hung ones'. */
     for (int r = lo; r < hi; r++) {
         struct rankproc *p = &procs[r];

@@ -8,9 +8,10 @@
  * fire proves nothing and is counted apart. Every failing point is run again in a fresh
  * process before it is reported, with the command that reproduces it.
  *
- * This first slice runs each point as its own `railguard run`: correct, and about one point a
- * second in the guest. Points are numbered by the rank's n-th matching event over the whole
- * run (the plan grammar's nth); anchoring them to a step is for a later slice.
+ * Points run in batches of up to 500, each batch one `railguard run` over the points' files
+ * (its preflight and start-up paid once), read live; a failing point is then run again alone.
+ * Points are numbered by the rank's n-th matching event over the whole run (the plan grammar's
+ * nth); anchoring them to a step is for a later slice.
  */
 #include "rg_harness.h"
 
@@ -19,6 +20,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,7 +35,8 @@
 
 static const char *const kind_names[RG_SW_KINDS] = {
     [RG_SW_ERROR] = "error", [RG_SW_NEGPOLL] = "negpoll", [RG_SW_LOSE] = "lose",
-    [RG_SW_NOMEM] = "nomem", [RG_SW_DELAY] = "delay",
+    [RG_SW_NOMEM] = "nomem", [RG_SW_DELAY] = "delay",     [RG_SW_KILL] = "kill",
+    [RG_SW_STOP] = "stop",
 };
 
 const char *rg_sweep_kind_name(rg_sw_kind k)
@@ -49,23 +52,31 @@ int rg_sweep_kind_of(const char *name)
     return -1;
 }
 
-/* How many events rule kind/op would count on a rank, from its counting run. */
-static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const rg_evidence *e)
+/* What a counting run saw, over the whole run or in one phase. */
+struct counts {
+    const uint64_t *posts, *cqe; /* by enum fi_op */
+    uint64_t polls;
+};
+
+/* How many events rule kind/op would count. */
+static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const struct counts *e)
 {
     switch (sp->kind) {
     case RG_SW_ERROR:
-        return e->op_cqe[op];
+    case RG_SW_KILL:
+    case RG_SW_STOP:
+        return e->cqe[op];
     case RG_SW_NEGPOLL:
         return e->polls;
     case RG_SW_NOMEM: {
         uint64_t n = 0;
         for (int o = FI_OP_SEND; o <= FI_OP_ATOMIC; o++)
-            n += o == FI_OP_RECV ? 0 : e->op_posts[o];
+            n += o == FI_OP_RECV ? 0 : e->posts[o];
         return n;
     }
     case RG_SW_LOSE:
     case RG_SW_DELAY:
-        return e->op_posts[op];
+        return e->posts[op];
     case RG_SW_KINDS:
         break;
     }
@@ -85,6 +96,8 @@ static int ops_of(const rg_sweep_spec *sp, enum fi_op *ops)
     }
     switch (sp->kind) {
     case RG_SW_ERROR:
+    case RG_SW_KILL:
+    case RG_SW_STOP:
         ops[0] = FI_OP_RECV;
         ops[1] = FI_OP_SEND;
         return 2;
@@ -101,30 +114,62 @@ static void point_rule(const rg_sweep_spec *sp, rg_sweep_point *p)
 {
     char *r = p->rule;
     size_t n = sizeof(p->rule);
+    char where[48] = "";
+    if (p->step == FI_PHASE_INIT)
+        snprintf(where, sizeof(where), " step=init");
+    else if (p->step != FI_PHASE_ANY)
+        snprintf(where, sizeof(where), " step=%d rep=%d", p->step, p->rep);
     switch (sp->kind) {
     case RG_SW_ERROR:
-        snprintf(r, n, "error status=%s op=%s rank=%d nth=%llu", sp->status, fi_op_name(p->op),
-                 p->rank, (unsigned long long)p->nth);
+        snprintf(r, n, "error status=%s op=%s rank=%d%s nth=%llu", sp->status, fi_op_name(p->op),
+                 p->rank, where, (unsigned long long)p->nth);
         break;
     case RG_SW_NEGPOLL:
-        snprintf(r, n, "negpoll rank=%d nth=%llu", p->rank, (unsigned long long)p->nth);
+        snprintf(r, n, "negpoll rank=%d%s nth=%llu", p->rank, where, (unsigned long long)p->nth);
         break;
     case RG_SW_LOSE:
-        snprintf(r, n, "lose op=%s rank=%d nth=%llu", fi_op_name(p->op), p->rank,
+        snprintf(r, n, "lose op=%s rank=%d%s nth=%llu", fi_op_name(p->op), p->rank, where,
                  (unsigned long long)p->nth);
         break;
     case RG_SW_NOMEM:
-        snprintf(r, n, "nomem verb=post_send rank=%d nth=%llu", p->rank,
+        snprintf(r, n, "nomem verb=post_send rank=%d%s nth=%llu", p->rank, where,
                  (unsigned long long)p->nth);
         break;
     case RG_SW_DELAY:
-        snprintf(r, n, "delay ms=%llu op=%s rank=%d nth=%llu", (unsigned long long)sp->ms,
-                 fi_op_name(p->op), p->rank, (unsigned long long)p->nth);
+        snprintf(r, n, "delay ms=%llu op=%s rank=%d%s nth=%llu", (unsigned long long)sp->ms,
+                 fi_op_name(p->op), p->rank, where, (unsigned long long)p->nth);
+        break;
+    case RG_SW_KILL:
+    case RG_SW_STOP:
+        snprintf(r, n, "%s op=%s rank=%d%s nth=%llu", kind_names[sp->kind], fi_op_name(p->op),
+                 p->rank, where, (unsigned long long)p->nth);
         break;
     case RG_SW_KINDS:
         r[0] = '\0';
         break;
     }
+}
+
+/* One series: every stride-th of `events` (at most max, spread out), appended at pts[*n]. */
+static int series(const rg_sweep_spec *sp, int r, enum fi_op op, int step, int rep, uint64_t events,
+                  rg_sweep_point *pts, int cap, int *n, char *err, size_t errlen)
+{
+    uint64_t stride = sp->stride ? sp->stride : 1;
+    if (sp->max && events / stride > sp->max)
+        stride = (events + sp->max - 1) / sp->max;
+    for (uint64_t k = 1; k <= events; k += stride) {
+        if (*n == cap) {
+            snprintf(err, errlen,
+                     "more than %d points: raise --stride or lower --max (%llu events on rank "
+                     "%d)",
+                     cap, (unsigned long long)events, r);
+            return -1;
+        }
+        pts[*n] = (rg_sweep_point){.rank = r, .op = op, .step = step, .rep = rep, .nth = k};
+        point_rule(sp, &pts[*n]);
+        (*n)++;
+    }
+    return 0;
 }
 
 int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
@@ -135,23 +180,21 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
     for (int r = 0; r < ranks; r++) {
         if (sp->rank >= 0 && r != sp->rank)
             continue;
+        const rg_evidence *e = &ev[r];
         for (int o = 0; o < nops; o++) {
-            uint64_t events = events_of(sp, ops[o], &ev[r]);
-            uint64_t stride = sp->stride ? sp->stride : 1;
-            /* At most `max` points a series, spread evenly over it. */
-            if (sp->max && events / stride > sp->max)
-                stride = (events + sp->max - 1) / sp->max;
-            for (uint64_t k = 1; k <= events; k += stride) {
-                if (n == cap) {
-                    snprintf(err, errlen,
-                             "more than %d points: raise --stride or lower --max (%llu events "
-                             "on rank %d)",
-                             cap, (unsigned long long)events, r);
+            if (sp->whole || e->nphases == 0) {
+                struct counts c = {e->op_posts, e->op_cqe, e->polls};
+                if (series(sp, r, ops[o], FI_PHASE_ANY, FI_PHASE_ANY, events_of(sp, ops[o], &c),
+                           pts, cap, &n, err, errlen))
                     return -1;
-                }
-                pts[n] = (rg_sweep_point){.rank = r, .op = ops[o], .nth = k};
-                point_rule(sp, &pts[n]);
-                n++;
+                continue;
+            }
+            for (int f = 0; f < e->nphases; f++) {
+                const struct rg_ev_phase *ph = &e->phase[f];
+                struct counts c = {ph->posts, ph->cqe, ph->polls};
+                if (series(sp, r, ops[o], ph->step, ph->rep, events_of(sp, ops[o], &c), pts, cap,
+                           &n, err, errlen))
+                    return -1;
             }
         }
     }
@@ -177,11 +220,11 @@ static double now_s(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: railguard sweep --fault error|negpoll|lose|nomem|delay [--op send|recv|write]\n"
-            "                       [--status NAME] [--ms D] [--rank R] [--stride K] [--max N]\n"
-            "                       [--transport SO] [--shim SO] [--devices a,b] [--seed N]\n"
-            "                       [--out DIR] SCENARIO\n");
+    fprintf(f, "usage: railguard sweep --fault error|negpoll|lose|nomem|delay|kill|stop\n"
+               "                       [--op send|recv|write] [--status NAME] [--ms D] [--rank R]\n"
+               "                       [--stride K] [--max N] [--whole] [-j N] [--transport SO]\n"
+               "                       [--shim SO]"
+               " [--devices a,b] [--seed N] [--out DIR] SCENARIO\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -209,19 +252,14 @@ static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 
 static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
 {
-    static const struct option longs[] = {{"fault", required_argument, NULL, 'f'},
-                                          {"op", required_argument, NULL, 'p'},
-                                          {"status", required_argument, NULL, 'S'},
-                                          {"ms", required_argument, NULL, 'm'},
-                                          {"rank", required_argument, NULL, 'r'},
-                                          {"stride", required_argument, NULL, 'k'},
-                                          {"max", required_argument, NULL, 'M'},
-                                          {"transport", required_argument, NULL, 't'},
-                                          {"shim", required_argument, NULL, 's'},
-                                          {"devices", required_argument, NULL, 'd'},
-                                          {"seed", required_argument, NULL, 'e'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"fault", required_argument, NULL, 'f'},  {"op", required_argument, NULL, 'p'},
+        {"status", required_argument, NULL, 'S'}, {"ms", required_argument, NULL, 'm'},
+        {"rank", required_argument, NULL, 'r'},   {"stride", required_argument, NULL, 'k'},
+        {"max", required_argument, NULL, 'M'},    {"transport", required_argument, NULL, 't'},
+        {"shim", required_argument, NULL, 's'},   {"devices", required_argument, NULL, 'd'},
+        {"seed", required_argument, NULL, 'e'},   {"out", required_argument, NULL, 'o'},
+        {"jobs", required_argument, NULL, 'j'},   {NULL, 0, NULL, 0}};
     uint64_t x;
     int c;
     o->spec =
@@ -230,12 +268,14 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
     snprintf(o->out, sizeof(o->out), "railguard-sweep");
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "j:", longs, NULL)) != -1) {
         switch (c) {
         case 'f': {
             int k = rg_sweep_kind_of(optarg);
             if (k < 0)
-                return bad("--fault: one of error, negpoll, lose, nomem, delay, not '%s'", optarg);
+                return bad(
+                    "--fault: one of error, negpoll, lose, nomem, delay, kill, stop, not '%s'",
+                    optarg);
             o->spec.kind = (rg_sw_kind)k;
             break;
         }
@@ -271,6 +311,10 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
             if (parse_u64(optarg, 1, SW__POINTS_MAX, &o->spec.max))
                 return bad("--max: 1..4096 points a series, not '%s'", optarg);
             break;
+        case 'j':
+            if (parse_u64(optarg, 1, 64, &x))
+                return bad("-j: 1..64 points at once, not '%s'", optarg);
+            __attribute__((fallthrough)); /* railguard run takes it as it is */
         case 't':
         case 's':
         case 'd':
@@ -280,8 +324,12 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
             o->pass[o->npass++] = c == 't'   ? "--transport"
                                   : c == 's' ? "--shim"
                                   : c == 'd' ? "--devices"
+                                  : c == 'j' ? "-j"
                                              : "--seed";
             o->pass[o->npass++] = optarg;
+            break;
+        case 'w':
+            o->spec.whole = true;
             break;
         case 'o':
             if (strlen(optarg) + 64 >= sizeof(o->out))
@@ -352,6 +400,111 @@ static int run_one(const struct sweep_opts *o, const char *scenario, const char 
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/*
+ * The points of one batch, [lo, hi), run by one `railguard run` over their files: its
+ * preflight and start-up are paid once a batch, not once a point. Its live lines (one per
+ * scenario as it ends) are read as they come, so each point is judged and printed at once.
+ * Returns 0, or -1 when the run could not be started or outlived every deadline it had.
+ */
+#define SW__BATCH 500
+struct batch {
+    const struct sweep_opts *o;
+    int lo, hi;
+    double limit_s;
+    void (*done)(void *arg, int point, const char *result_dir);
+    void *arg;
+};
+
+static int run_batch(const struct batch *b)
+{
+    const struct sweep_opts *o = b->o;
+    static char files[SW__BATCH][PATH_MAX + 32];
+    const char *argv[SW__BATCH + 40];
+    char out[PATH_MAX + 64], log[PATH_MAX + 64];
+    int a = 0, fds[2];
+
+    /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
+    snprintf(out, sizeof(out), "%.4030s/run-%04d", o->out, b->lo + 1);
+    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", o->out, b->lo + 1);
+    argv[a++] = o->self;
+    argv[a++] = "run";
+    for (int i = 0; i < o->npass; i++)
+        argv[a++] = o->pass[i];
+    argv[a++] = "--out";
+    argv[a++] = out;
+    for (int i = b->lo; i < b->hi; i++) {
+        snprintf(files[i - b->lo], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, i + 1);
+        argv[a++] = files[i - b->lo];
+    }
+    argv[a] = NULL;
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0)
+            dup2(fd, 2);
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execv(o->self, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *lf = fopen(log, "a");
+    char buf[8192];
+    size_t len = 0;
+    double end = now_s() + b->limit_s;
+    int rc = 0;
+    for (;;) {
+        struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+        if (now_s() > end) {
+            /* The run has deadlines of its own; this one only guards against the harness. */
+            kill(pid, SIGKILL);
+            rc = -1;
+            break;
+        }
+        if (poll(&pf, 1, 1000) <= 0)
+            continue;
+        ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        char *start = buf, *nl;
+        while ((nl = strchr(start, '\n'))) {
+            *nl = '\0';
+            if (lf)
+                fprintf(lf, "%s\n", start);
+            int point;
+            /* "PASS  point-0007   2 ranks ...": the scenario's name is the point's. */
+            if ((!strncmp(start, "PASS  ", 6) || !strncmp(start, "FAIL  ", 6)) &&
+                sscanf(start + 6, "point-%d", &point) == 1 && point > b->lo && point <= b->hi) {
+                char dir[PATH_MAX + 128];
+                snprintf(dir, sizeof(dir), "%s/%03d-point-%04d", out, point - 1 - b->lo, point);
+                b->done(b->arg, point - 1, dir);
+            }
+            start = nl + 1;
+        }
+        len = strlen(start);
+        memmove(buf, start, len + 1);
+        if (len == sizeof(buf) - 1)
+            len = 0;
+    }
+    close(fds[0]);
+    if (lf)
+        fclose(lf);
+    int st;
+    waitpid(pid, &st, 0);
+    return rc;
+}
+
 static int write_scenario(const char *path, const rg_scenario *sc, const char *comment)
 {
     FILE *f = fopen(path, "w");
@@ -368,12 +521,13 @@ struct outcome {
     char first[1200];
 };
 
-static void read_outcome(const char *out, const char *name, struct outcome *oc)
+/* The outcome of the run in scenario directory dir. */
+static void read_outcome(const char *dir, struct outcome *oc)
 {
     static rg_result r;
     char path[PATH_MAX + 256], err[256];
     memset(oc, 0, sizeof(*oc));
-    snprintf(path, sizeof(path), "%s/000-%s/result.json", out, name);
+    snprintf(path, sizeof(path), "%s/result.json", dir);
     if (rg_result_read(&r, path, err, sizeof(err)) != 0) {
         snprintf(oc->first, sizeof(oc->first), "no result: %s", err);
         return;
@@ -392,6 +546,89 @@ static void read_outcome(const char *out, const char *name, struct outcome *oc)
         n += (size_t)snprintf(oc->verdicts + n, sizeof(oc->verdicts) - n, "%s%s", k ? "," : "",
                               rg_verdict_name(r.rank[k].verdict));
     snprintf(oc->first, sizeof(oc->first), "%s", r.first);
+}
+
+/* The sweep's progress, shared by the batch's callback and the rechecks. */
+struct sweep_state {
+    const struct sweep_opts *o;
+    rg_sweep_point *pts;
+    int n, done, failed, fired, flaky, passed;
+    double t0;
+    bool seen[SW__POINTS_MAX];    /* the batch's run reported it */
+    bool suspect[SW__POINTS_MAX]; /* it failed there: rechecked after the batch */
+};
+
+static void progress(struct sweep_state *ss)
+{
+    ss->done++;
+    double dt = now_s() - ss->t0;
+    if (ss->done % 10 == 0 || ss->done == ss->n)
+        printf("sweep: %d/%d points, %d failing, %.2f points/s, ETA %.0f s\n", ss->done, ss->n,
+               ss->failed, ss->done / dt, (ss->n - ss->done) * dt / ss->done);
+    fflush(stdout);
+}
+
+static void point_line(const rg_sweep_point *p, int i, const struct outcome *oc, const char *what)
+{
+    printf("  %4d  %-48s %-40s %s\n", i + 1, p->rule, oc->ran ? oc->verdicts : "no result", what);
+}
+
+/* A point the batch's run finished: passing and not-fired ones are final, failures wait. */
+static void point_done(void *arg, int i, const char *dir)
+{
+    struct sweep_state *ss = arg;
+    rg_sweep_point *p = &ss->pts[i];
+    struct outcome oc;
+    read_outcome(dir, &oc);
+    ss->seen[i] = true;
+    p->fired = oc.fired;
+    if (oc.ran && !oc.passed) {
+        ss->suspect[i] = true;
+        point_line(p, i, &oc, "failed: rechecked after this batch");
+        fflush(stdout);
+        return;
+    }
+    ss->fired += oc.fired;
+    ss->passed += oc.ran && oc.fired;
+    p->failed = !oc.ran;
+    ss->failed += p->failed;
+    point_line(p, i, &oc, !oc.ran ? "FAIL" : oc.fired ? "pass" : "not fired");
+    if (!oc.ran)
+        printf("        %s\n", oc.first);
+    progress(ss);
+}
+
+/* A failing (or unreported) point, run again alone in a fresh process before it is reported. */
+static void recheck(struct sweep_state *ss, int i, double limit)
+{
+    const struct sweep_opts *o = ss->o;
+    rg_sweep_point *p = &ss->pts[i];
+    char path[PATH_MAX + 64], out[PATH_MAX + 64], log[PATH_MAX + 64], dir[PATH_MAX + 128];
+    struct outcome oc;
+    snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
+    snprintf(out, sizeof(out), "%s/points/%04d-recheck", o->out, i + 1);
+    snprintf(log, sizeof(log), "%s/points/%04d-recheck.log", o->out, i + 1);
+    snprintf(dir, sizeof(dir), "%s/000-point-%04d", out, i + 1);
+    run_one(o, path, out, log, limit);
+    read_outcome(dir, &oc);
+    bool was_seen = ss->seen[i];
+    p->fired = p->fired || oc.fired;
+    /* Failed in the batch and passes alone: flaky. Unreported by the batch: this run decides. */
+    p->flaky = was_seen && oc.ran && oc.passed;
+    p->failed = !p->flaky && !(oc.ran && oc.passed);
+    ss->fired += p->fired;
+    ss->failed += p->failed;
+    ss->flaky += p->flaky;
+    ss->passed += p->fired && !p->failed;
+    point_line(p, i, &oc,
+               p->failed  ? "FAIL"
+               : p->flaky ? "flaky (passed when rechecked)"
+               : p->fired ? "pass"
+                          : "not fired");
+    if (p->failed)
+        printf("        %s\n        reproduce: %s run --out %s/repro %s\n", oc.first, o->self,
+               o->out, path);
+    progress(ss);
 }
 
 int rg_sweep_main(int argc, char **argv)
@@ -437,7 +674,9 @@ int rg_sweep_main(int argc, char **argv)
     int st = run_one(&o, path, out, log, limit);
     if (st != 0) {
         struct outcome oc;
-        read_outcome(out, pt.name, &oc);
+        char dir[2 * PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s/000-%s", out, pt.name);
+        read_outcome(dir, &oc);
         fprintf(stderr,
                 "railguard sweep: %s must pass without faults before it is swept; the counting "
                 "run exited %d: %s (log %s)\n",
@@ -461,18 +700,18 @@ int rg_sweep_main(int argc, char **argv)
     printf("\n");
     fflush(stdout);
 
-    int failed = 0, fired = 0, flaky = 0, passed = 0;
-    double t0 = now_s();
+    /* Every point's file first: a batch's `railguard run` takes them all at once. */
     for (int i = 0; i < n; i++) {
         rg_sweep_point *p = &pts[i];
         pt = sc;
+        snprintf(pt.name, sizeof(pt.name), "point-%04d", i + 1);
         pt.nfaults = 1;
         snprintf(pt.fault[0].rule, sizeof(pt.fault[0].rule), "%s", p->rule);
         pt.fault[0].line = 0;
         pt.fault[0].optional = false;
         snprintf(pt.faults, sizeof(pt.faults), "%s", p->rule);
         /* The sweep's oracle: wrong data, a hang, a crash or an error with no cause fail a
-         * point; ok and detected are both a transport's right answer to a fault. */
+         * point; ok, detected and (for kill and stop) killed are all right answers. */
         for (int r = 0; r < pt.ranks; r++) {
             pt.expect[r] = RG_SC_EXPECT_ANY;
             pt.expect_at[r] = RG_SC_AT_ANY;
@@ -481,43 +720,25 @@ int rg_sweep_main(int argc, char **argv)
         snprintf(comment, sizeof(comment), "railguard sweep point %d of %s: %s", i + 1, file,
                  p->rule);
         snprintf(path, sizeof(path), "%s/points/%04d.yaml", o.out, i + 1);
-        snprintf(out, sizeof(out), "%s/points/%04d", o.out, i + 1);
-        snprintf(log, sizeof(log), "%s/points/%04d.log", o.out, i + 1);
         if (write_scenario(path, &pt, comment) != 0)
             return bad("cannot write '%s'", path);
-        struct outcome oc;
-        run_one(&o, path, out, log, limit);
-        read_outcome(out, pt.name, &oc);
-        if (oc.ran && !oc.passed) {
-            /* Rechecked in a fresh process before it is reported. */
-            struct outcome again;
-            char out2[PATH_MAX + 160];
-            snprintf(out2, sizeof(out2), "%s-recheck", out);
-            snprintf(log, sizeof(log), "%s/points/%04d-recheck.log", o.out, i + 1);
-            run_one(&o, path, out2, log, limit);
-            read_outcome(out2, pt.name, &again);
-            p->flaky = again.ran && again.passed;
-        }
-        p->fired = oc.fired;
-        p->failed = !oc.ran || (!oc.passed && !p->flaky);
-        fired += oc.fired;
-        failed += p->failed;
-        flaky += p->flaky;
-        passed += oc.fired && !p->failed;
-        printf("  %4d  %-48s %-40s %s\n", i + 1, p->rule, oc.ran ? oc.verdicts : "no result",
-               p->failed  ? "FAIL"
-               : p->flaky ? "flaky (passed when rechecked)"
-               : oc.fired ? "pass"
-                          : "not fired");
-        if (p->failed)
-            printf("        %s\n        reproduce: %s run --out %s/repro %s\n", oc.first, o.self,
-                   o.out, path);
-        double dt = now_s() - t0;
-        if ((i + 1) % 10 == 0 || i + 1 == n)
-            printf("sweep: %d/%d points, %d failing, %.2f points/s, ETA %.0f s\n", i + 1, n, failed,
-                   (i + 1) / dt, (n - i - 1) * dt / (i + 1));
-        fflush(stdout);
     }
+
+    static struct sweep_state ss;
+    ss = (struct sweep_state){.o = &o, .pts = pts, .n = n, .t0 = now_s()};
+    for (int lo = 0; lo < n; lo += SW__BATCH) {
+        int hi = lo + SW__BATCH < n ? lo + SW__BATCH : n;
+        struct batch b = {&o, lo, hi, (hi - lo) * (sc.deadline_s + 30) + 120, point_done, &ss};
+        if (run_batch(&b) != 0)
+            fprintf(stderr, "railguard sweep: the run of points %d..%d did not end by itself\n",
+                    lo + 1, hi);
+        /* Failures are rechecked once the batch is over, each alone in a fresh run. */
+        for (int i = lo; i < hi; i++)
+            if (!ss.seen[i] || ss.suspect[i])
+                recheck(&ss, i, limit);
+    }
+    int failed = ss.failed, fired = ss.fired, flaky = ss.flaky, passed = ss.passed;
+    double t0 = ss.t0;
     double dt = now_s() - t0;
     printf("sweep: %s %s: %d points in %.1f s (%.2f points/s): %d fired, %d not fired, %d "
            "failing, %d flaky\n",

@@ -8,6 +8,7 @@
  * descriptor, each line led by the CLOCK_MONOTONIC time in milliseconds (the clock the shim's
  * events carry, so the runner can tell whether a fault fired before an error):
  *
+ *   <ms> ready                            loaded; with --go-fd, waits for the runner's go
  *   <ms> step <i> <rep> <op>              about to run program step i, repetition rep
  *   verdict ok
  *   verdict detected <i> <rep> <message>     the transport returned an error
@@ -19,12 +20,14 @@
  * file before the signal takes its course; so does RG_BACKTRACE_SIGNAL, which the runner sends
  * to a rank still running at the deadline before it kills it.
  */
+#include "rg_faultinject.h"
 #include "rg_harness.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,6 +60,7 @@ struct held {
 
 struct worker {
     const rg_scenario *sc;
+    void (*set_phase)(int step, int rep); /* the shim's, when it is there */
     const rg_plugin_ops *p;
     rg_plugin_args args;
     void *h;
@@ -506,6 +510,32 @@ static void bt_install(const char *path)
     }
 }
 
+/* Waits for the runner's go byte: 0, or -1 at the deadline or when the runner went away. */
+static int wait_go(int fd, double deadline_s)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double left =
+            deadline_s - (double)(t.tv_sec - t0.tv_sec) - (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int n = poll(&p, 1, (int)(left * 1000) + 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            continue;
+        char g;
+        ssize_t k = read(fd, &g, 1);
+        if (k < 0 && errno == EINTR)
+            continue;
+        close(fd);
+        return k == 1 && g == 'g' ? 0 : -1;
+    }
+}
+
 int rg_worker_main(const rg_worker_args *wa)
 {
     static rg_scenario sc;
@@ -548,6 +578,22 @@ int rg_worker_main(const rg_worker_args *wa)
                               .qp_type = sc.qp,
                               .algo = sc.algo,
                               .timeout_s = sc.timeout_s};
+    /* Ranks start as fast as exec and the loader let them, which on a loaded host or in an
+     * emulator can differ by seconds: the runner releases them together, so the transport's
+     * own timeout measures the transport, not the launch. */
+    say(&w, "ready");
+    if (wa->go_fd >= 0 && wait_go(wa->go_fd, sc.deadline_s) != 0) {
+        say(&w, "verdict error the runner never said go (within the %.0f s deadline)",
+            sc.deadline_s);
+        return 3;
+    }
+    /* The shim's phases follow the program, so step= rules (and the sweep's anchored points)
+     * count within a step; finalize is the step after the last. */
+    const struct rg_fi_control_v1 *fi = rg_fi_control();
+    if (fi && fi->size >= offsetof(struct rg_fi_control_v1, set_phase) + sizeof(fi->set_phase))
+        w.set_phase = fi->set_phase;
+    if (w.set_phase)
+        w.set_phase(FI_PHASE_INIT, 0);
     say(&w, "step -1 0 init");
     w.h = w.p->init(&w.args, err, sizeof(err));
     if (!w.h) {
@@ -562,6 +608,8 @@ int rg_worker_main(const rg_worker_args *wa)
             rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
                              .step = (uint32_t)i,
                              .rep = (uint32_t)rep};
+            if (w.set_phase)
+                w.set_phase(i, rep);
             say(&w, "step %d %d %s", i, rep, label);
             w.step = i;
             w.rep = rep;
@@ -588,6 +636,8 @@ int rg_worker_main(const rg_worker_args *wa)
             return rc < 0 ? 3 : 0;
         }
     }
+    if (w.set_phase)
+        w.set_phase(sc.nops, 0);
     say(&w, "step %d 0 finalize", sc.nops);
     int rc = release(&w, &w.held, true, err, sizeof(err));
     if (rc) {
@@ -600,6 +650,8 @@ int rg_worker_main(const rg_worker_args *wa)
         say(&w, "verdict detected %d 0 finalize failed", sc.nops);
         return 0;
     }
+    if (w.set_phase)
+        w.set_phase(FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
     say(&w, "verdict ok");
     return 0;
 }

@@ -195,6 +195,43 @@ START_TEST(test_killed)
 }
 END_TEST
 
+/* An injected error handed to a rank that still read ok is swallowed; a lost send is not an
+ * error the program was handed, and a rank that reported the error is fine. */
+START_TEST(test_error_swallowed)
+{
+    static const char *const rules[] = {"error op=recv rank=1 nth=3", "negpoll rank=0 nth=2",
+                                        "lose op=send rank=0 nth=1"};
+    setup_case(3, rules, 3);
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 1500;
+    g_ev[2].fired[2] = 0;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert(g_r.rank[1].t_s == 0.5);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "faults item 1 'error op=recv rank=1 nth=3' (line 10) handed this rank 1 "
+                     "injected error completion(s), yet every call it made returned success");
+    ck_assert(!rg_judge(&g_r));
+
+    /* The same error reported by the rank: detected, and the run passes. */
+    setup_case(3, rules, 3);
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 1500;
+    g_ev[0].fired[1] = 2;
+    g_ev[0].first_fault_mono_ms = 1200;
+    g_ev[0].fired[2] = 1;
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.6, "completion WR_FLUSH_ERR");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+    /* rank 0 got two negative polls and read ok: swallowed, named by the negpoll rule. */
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "2 injected negative poll(s)"));
+    /* Nothing fired on rank 2: ok. */
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_OK);
+}
+END_TEST
+
 START_TEST(test_detected_needs_a_fault_before)
 {
     static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv rank=1 nth=3"};
@@ -250,8 +287,10 @@ END_TEST
 
 START_TEST(test_not_exercised)
 {
+    /* lose, not negpoll, fires on rank 0: a lost send is no error the rank was handed, so its
+     * ok stays (a fired negpoll would make it ERROR_SWALLOWED, test_error_swallowed). */
     static const char *const rules[] = {"count", "error status=WR_FLUSH_ERR op=recv nth=5",
-                                        "delay ms=5 rank=0", "negpoll nth=2"};
+                                        "delay ms=5 rank=0", "lose nth=2"};
     setup_case(2, rules, 4);
     g_sc.fault[2].optional = true;
     g_ev[0].matched[1] = 3;
@@ -277,6 +316,8 @@ START_TEST(test_not_exercised)
     g_ev[1].fired[1] = 1;
     g_ev[0].fired[3] = 2;
     g_ev[1].first_fault_mono_ms = 5;
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.5, "flushed"); /* it reported its error */
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
     ck_assert(rg_judge(&g_r));
@@ -465,6 +506,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_first_failure_in_time);
     tcase_add_test(t, test_detected_at);
     tcase_add_test(t, test_killed);
+    tcase_add_test(t, test_error_swallowed);
     tcase_add_test(t, test_not_instrumented);
     tcase_add_test(t, test_detected_needs_a_fault_before);
     tcase_add_test(t, test_not_exercised);

@@ -52,6 +52,42 @@ START_TEST(test_plan_error)
 }
 END_TEST
 
+/* Points anchored to the phases the counting run marked: n counts within each phase. */
+START_TEST(test_plan_phases)
+{
+    rg_sweep_point p[64];
+    char err[128];
+    struct fi_plan plan;
+    counts();
+    rg_evidence *e = &g_ev[1];
+    e->nphases = 3;
+    e->phase[0] = (struct rg_ev_phase){.step = -1, .rep = 0};
+    e->phase[0].cqe[FI_OP_RECV] = 1;
+    e->phase[1] = (struct rg_ev_phase){.step = 0, .rep = 0};
+    e->phase[1].cqe[FI_OP_RECV] = 3;
+    e->phase[1].cqe[FI_OP_SEND] = 2;
+    e->phase[2] = (struct rg_ev_phase){.step = 0, .rep = 1, .polls = 7};
+    rg_sweep_spec sp = {.kind = RG_SW_ERROR, .rank = 1, .op = FI_OP_ANY};
+    snprintf(sp.status, sizeof(sp.status), "WR_FLUSH_ERR");
+    int n = rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err));
+    ck_assert_int_eq(n, 6); /* recv 1 + 3 + 0, send 0 + 2 + 0 */
+    ck_assert_str_eq(p[0].rule, "error status=WR_FLUSH_ERR op=recv rank=1 step=init nth=1");
+    ck_assert_str_eq(p[3].rule, "error status=WR_FLUSH_ERR op=recv rank=1 step=0 rep=0 nth=3");
+    ck_assert_int_eq(p[3].step, 0);
+    ck_assert_uint_eq(p[3].nth, 3);
+    ck_assert_str_eq(p[5].rule, "error status=WR_FLUSH_ERR op=send rank=1 step=0 rep=0 nth=2");
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+    /* --whole: the run's totals, as for a program that marks no phases. */
+    sp.whole = true;
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), 6 + 3);
+    ck_assert_int_eq(p[0].step, FI_PHASE_ANY);
+    sp = (rg_sweep_spec){.kind = RG_SW_NEGPOLL, .rank = 1};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), 7);
+    ck_assert_str_eq(p[6].rule, "negpoll rank=1 step=0 rep=1 nth=7");
+}
+END_TEST
+
 START_TEST(test_plan_kinds)
 {
     rg_sweep_point p[256];
@@ -93,6 +129,7 @@ Suite *rg_suite_sweep(void)
     TCase *t = tcase_create("plan");
     tcase_add_test(t, test_plan_error);
     tcase_add_test(t, test_plan_kinds);
+    tcase_add_test(t, test_plan_phases);
     suite_add_tcase(s, t);
     return s;
 }
