@@ -47,7 +47,7 @@ ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC
 ALL_H  = $(wildcard transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression sweep \
+        regression sweep sweep-mutants \
         format-check \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -228,10 +228,17 @@ regression: deps
 # Full sweeps of the reference transport: every error-completion and negative-poll point, and
 # a receive-delay point every few posts, of every scenarios/sweep program. Not part of CI
 # (make check runs a bounded one); expect it to take a while: one scenario run per point.
+# Then each mutant against the sweep of the fault kind that reaches its bug (sweep-mutants).
 SWEEP_KINDS ?= error negpoll delay
 sweep: deps
-	@$(MAKE) --no-print-directory build-rel
-	$(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/sweep-all $(BUILD) $(SWEEP_KINDS)
+	@$(MAKE) --no-print-directory build-rel mutants
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 7200 -- \
+	    sh -c 'st=0; ci/sweep-all $(BUILD) $(SWEEP_KINDS) || st=1; ci/sweep-mutants $(BUILD) || st=1; exit $$st'
+
+# Only the mutants' sweeps: every mutant must fail its sweep, the reference pass it.
+sweep-mutants: deps
+	@$(MAKE) --no-print-directory build-rel mutants
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
 
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each

@@ -226,6 +226,8 @@ typedef enum {
     RG_SW_DELAY,
     RG_SW_KILL,
     RG_SW_STOP,
+    RG_SW_LATE,
+    RG_SW_SWAP,
     RG_SW_KINDS
 } rg_sw_kind;
 
@@ -236,7 +238,7 @@ typedef struct rg_sweep_spec {
     uint64_t stride; /* every stride-th event (0: 1) */
     uint64_t max;    /* at most this many points a (rank, op) series, spread out; 0 no limit */
     char status[32]; /* error's status */
-    uint64_t ms;     /* delay's */
+    uint64_t ms;     /* delay's and late's */
     bool whole;      /* n over the whole run, even where the counting run has phases */
 } rg_sweep_spec;
 
@@ -260,6 +262,22 @@ int rg_sweep_kind_of(const char *name);
  */
 int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
                   int cap, char *err, size_t errlen);
+/*
+ * Shrinking a failing point, one candidate at a time; the driver keeps a candidate only if it
+ * still fails the same way with its fault fired. Both are pure, for the unit tests.
+ *
+ * rg_sweep_shrink_step: the program cut to the point's anchored step alone, run once, with
+ * the rule re-anchored there (step=0 rep=0; init keeps the first step and step=init; finalize
+ * keeps the last step and is step=1). -1 for a whole-run point (its n depends on every step
+ * before it), or a step that cannot stand alone (create, destroy), or nothing to cut.
+ *
+ * rg_sweep_shrink_count: every step's count halved (at least 1; a step that has no count, or
+ * already 1, stays). -1 when no count changed.
+ *
+ * out gets the candidate with the point's one rule as its faults and `expect: any` everywhere.
+ */
+int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scenario *out);
+int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out);
 int rg_sweep_main(int argc, char **argv);
 
 /* --- the worker (one rank) ------------------------------------------------------------------ */

@@ -32,11 +32,12 @@
 #include <unistd.h>
 
 #define SW__POINTS_MAX 4096
+#define RG_SW_SHRINK_TRIES 10
 
 static const char *const kind_names[RG_SW_KINDS] = {
     [RG_SW_ERROR] = "error", [RG_SW_NEGPOLL] = "negpoll", [RG_SW_LOSE] = "lose",
     [RG_SW_NOMEM] = "nomem", [RG_SW_DELAY] = "delay",     [RG_SW_KILL] = "kill",
-    [RG_SW_STOP] = "stop",
+    [RG_SW_STOP] = "stop",   [RG_SW_LATE] = "late",       [RG_SW_SWAP] = "swap_rails",
 };
 
 const char *rg_sweep_kind_name(rg_sw_kind k)
@@ -76,7 +77,10 @@ static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const struct c
     }
     case RG_SW_LOSE:
     case RG_SW_DELAY:
+    case RG_SW_LATE:
         return e->posts[op];
+    case RG_SW_SWAP: /* once, at the device list, whatever the program does */
+        return 1;
     case RG_SW_KINDS:
         break;
     }
@@ -86,7 +90,7 @@ static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const struct c
 /* The ops a kind is swept over: the one asked for, or the kind's own. */
 static int ops_of(const rg_sweep_spec *sp, enum fi_op *ops)
 {
-    if (sp->kind == RG_SW_NEGPOLL || sp->kind == RG_SW_NOMEM) {
+    if (sp->kind == RG_SW_NEGPOLL || sp->kind == RG_SW_NOMEM || sp->kind == RG_SW_SWAP) {
         ops[0] = FI_OP_ANY;
         return 1;
     }
@@ -102,6 +106,7 @@ static int ops_of(const rg_sweep_spec *sp, enum fi_op *ops)
         ops[1] = FI_OP_SEND;
         return 2;
     case RG_SW_LOSE:
+    case RG_SW_LATE:
         ops[0] = FI_OP_SEND;
         return 1;
     default:
@@ -144,6 +149,13 @@ static void point_rule(const rg_sweep_spec *sp, rg_sweep_point *p)
         snprintf(r, n, "%s op=%s rank=%d%s nth=%llu", kind_names[sp->kind], fi_op_name(p->op),
                  p->rank, where, (unsigned long long)p->nth);
         break;
+    case RG_SW_LATE:
+        snprintf(r, n, "late ms=%llu op=%s rank=%d%s nth=%llu", (unsigned long long)sp->ms,
+                 fi_op_name(p->op), p->rank, where, (unsigned long long)p->nth);
+        break;
+    case RG_SW_SWAP:
+        snprintf(r, n, "swap_rails rank=%d", p->rank);
+        break;
     case RG_SW_KINDS:
         r[0] = '\0';
         break;
@@ -182,7 +194,7 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
             continue;
         const rg_evidence *e = &ev[r];
         for (int o = 0; o < nops; o++) {
-            if (sp->whole || e->nphases == 0) {
+            if (sp->whole || e->nphases == 0 || sp->kind == RG_SW_SWAP) {
                 struct counts c = {e->op_posts, e->op_cqe, e->polls};
                 if (series(sp, r, ops[o], FI_PHASE_ANY, FI_PHASE_ANY, events_of(sp, ops[o], &c),
                            pts, cap, &n, err, errlen))
@@ -201,6 +213,95 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
     return n;
 }
 
+/* --- shrinking ------------------------------------------------------------------------------ */
+
+/* The rule with its anchor replaced by `where` (" step=0 rep=0", " step=init", ...). */
+static void reanchor(const char *rule, const char *where, char *out, size_t len)
+{
+    char buf[RG_SC_RULE_MAX];
+    size_t o = 0;
+    /* Drop the old step=/rep= words; put the new anchor before nth=. */
+    for (const char *w = rule; *w;) {
+        while (*w == ' ')
+            w++;
+        const char *e = w;
+        while (*e && *e != ' ')
+            e++;
+        if (e == w)
+            break;
+        bool anchor = !strncmp(w, "step=", 5) || !strncmp(w, "rep=", 4);
+        if (!anchor && !strncmp(w, "nth=", 4))
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s", where);
+        if (!anchor && o < sizeof(buf))
+            o +=
+                (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%.*s", o ? " " : "", (int)(e - w), w);
+        if (o >= sizeof(buf))
+            o = sizeof(buf) - 1;
+        w = e;
+    }
+    buf[o] = '\0';
+    snprintf(out, len, "%s", buf);
+}
+
+static void one_rule(rg_scenario *out, const char *rule)
+{
+    out->nfaults = 1;
+    snprintf(out->fault[0].rule, sizeof(out->fault[0].rule), "%s", rule);
+    out->fault[0].line = 0;
+    out->fault[0].optional = false;
+    snprintf(out->faults, sizeof(out->faults), "%s", rule);
+    for (int r = 0; r < out->ranks; r++) {
+        out->expect[r] = RG_SC_EXPECT_ANY;
+        out->expect_at[r] = RG_SC_AT_ANY;
+    }
+}
+
+int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scenario *out)
+{
+    if (p->step == FI_PHASE_ANY || sc->nops < 1)
+        return -1;
+    int keep;
+    const char *where;
+    if (p->step == FI_PHASE_INIT) {
+        keep = 0;
+        where = " step=init";
+    } else if (p->step >= sc->nops) {
+        keep = sc->nops - 1;
+        where = " step=1 rep=0";
+    } else {
+        keep = p->step;
+        where = " step=0 rep=0";
+    }
+    const rg_sc_op *op = &sc->ops[keep];
+    if (op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY)
+        return -1;
+    if (sc->nops == 1 && op->repeat == 1)
+        return -1; /* nothing to cut */
+    *out = *sc;
+    out->nops = 1;
+    out->ops[0] = *op;
+    out->ops[0].repeat = 1;
+    char rule[RG_SC_RULE_MAX];
+    reanchor(p->rule, where, rule, sizeof(rule));
+    one_rule(out, rule);
+    return 0;
+}
+
+int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out)
+{
+    bool changed = false;
+    *out = *in;
+    for (int i = 0; i < out->nops; i++) {
+        rg_sc_op *op = &out->ops[i];
+        if (op->kind == RG_SC_BARRIER || op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY ||
+            op->count <= 1)
+            continue;
+        op->count = (op->count + 1) / 2;
+        changed = true;
+    }
+    return changed ? 0 : -1;
+}
+
 /* --- the driver ---------------------------------------------------------------------------- */
 
 struct sweep_opts {
@@ -209,6 +310,7 @@ struct sweep_opts {
     int npass;
     char out[PATH_MAX];
     rg_sweep_spec spec;
+    int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
 };
 
 static double now_s(void)
@@ -220,11 +322,12 @@ static double now_s(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: railguard sweep --fault error|negpoll|lose|nomem|delay|kill|stop\n"
+    fprintf(f, "usage: railguard sweep --fault "
+               "error|negpoll|lose|nomem|delay|kill|stop|late|swap_rails\n"
                "                       [--op send|recv|write] [--status NAME] [--ms D] [--rank R]\n"
-               "                       [--stride K] [--max N] [--whole] [-j N] [--transport SO]\n"
-               "                       [--shim SO]"
-               " [--devices a,b] [--seed N] [--out DIR] SCENARIO\n");
+               "                       [--stride K] [--max N] [--whole] [--shrink N] [-j N]\n"
+               "                       [--transport SO] [--shim SO] [--devices a,b] [--seed N]\n"
+               "                       [--out DIR] SCENARIO\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -252,20 +355,30 @@ static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 
 static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
 {
-    static const struct option longs[] = {
-        {"fault", required_argument, NULL, 'f'},  {"op", required_argument, NULL, 'p'},
-        {"status", required_argument, NULL, 'S'}, {"ms", required_argument, NULL, 'm'},
-        {"rank", required_argument, NULL, 'r'},   {"stride", required_argument, NULL, 'k'},
-        {"max", required_argument, NULL, 'M'},    {"transport", required_argument, NULL, 't'},
-        {"shim", required_argument, NULL, 's'},   {"devices", required_argument, NULL, 'd'},
-        {"seed", required_argument, NULL, 'e'},   {"out", required_argument, NULL, 'o'},
-        {"jobs", required_argument, NULL, 'j'},   {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"fault", required_argument, NULL, 'f'},
+                                          {"op", required_argument, NULL, 'p'},
+                                          {"status", required_argument, NULL, 'S'},
+                                          {"ms", required_argument, NULL, 'm'},
+                                          {"rank", required_argument, NULL, 'r'},
+                                          {"stride", required_argument, NULL, 'k'},
+                                          {"max", required_argument, NULL, 'M'},
+                                          {"transport", required_argument, NULL, 't'},
+                                          {"shim", required_argument, NULL, 's'},
+                                          {"devices", required_argument, NULL, 'd'},
+                                          {"seed", required_argument, NULL, 'e'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {"jobs", required_argument, NULL, 'j'},
+                                          {"whole", no_argument, NULL, 'w'},
+                                          {"shrink", required_argument, NULL, 'x'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     uint64_t x;
     int c;
     o->spec =
         (rg_sweep_spec){.kind = RG_SW_KINDS, .rank = -1, .op = FI_OP_ANY, .max = 100, .ms = 50};
     snprintf(o->spec.status, sizeof(o->spec.status), "WR_FLUSH_ERR");
     snprintf(o->out, sizeof(o->out), "railguard-sweep");
+    o->shrink_tries = RG_SW_SHRINK_TRIES;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:", longs, NULL)) != -1) {
@@ -273,9 +386,9 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
         case 'f': {
             int k = rg_sweep_kind_of(optarg);
             if (k < 0)
-                return bad(
-                    "--fault: one of error, negpoll, lose, nomem, delay, kill, stop, not '%s'",
-                    optarg);
+                return bad("--fault: one of error, negpoll, lose, nomem, delay, kill, stop, late, "
+                           "swap_rails, not '%s'",
+                           optarg);
             o->spec.kind = (rg_sw_kind)k;
             break;
         }
@@ -330,6 +443,14 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
             break;
         case 'w':
             o->spec.whole = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        case 'x':
+            if (parse_u64(optarg, 0, 100, &x))
+                return bad("--shrink: 0..100 candidates, not '%s'", optarg);
+            o->shrink_tries = (int)x;
             break;
         case 'o':
             if (strlen(optarg) + 64 >= sizeof(o->out))
@@ -517,12 +638,17 @@ static int write_scenario(const char *path, const rg_scenario *sc, const char *c
 /* The verdicts of a run's one scenario, "ok,detected", and whether it fired / failed. */
 struct outcome {
     bool ran, passed, fired;
+    rg_verdict worst; /* the highest verdict of any rank */
     char verdicts[256];
     char first[1200];
 };
 
-/* The outcome of the run in scenario directory dir. */
-static void read_outcome(const char *dir, struct outcome *oc)
+/*
+ * The outcome of the run in scenario directory dir. With init_only (swap_rails points), a rank
+ * that detected the fault must have done so in init: crossed rails found by a later timeout
+ * are a broken check with a lucky fallback (exo#2160), not a right answer.
+ */
+static void read_outcome(const char *dir, struct outcome *oc, bool init_only)
 {
     static rg_result r;
     char path[PATH_MAX + 256], err[256];
@@ -538,9 +664,13 @@ static void read_outcome(const char *dir, struct outcome *oc)
     oc->passed = true;
     for (int k = 0; k < r.ranks; k++)
         oc->passed = oc->passed &&
-                     (r.rank[k].verdict <= RG_V_KILLED || r.rank[k].verdict == RG_V_NOT_EXERCISED);
+                     (r.rank[k].verdict <= RG_V_KILLED || r.rank[k].verdict == RG_V_NOT_EXERCISED) &&
+                     !(init_only && r.rank[k].verdict == RG_V_DETECTED && r.rank[k].step >= 0);
     for (int i = 0; i < r.nrules; i++)
         oc->fired = oc->fired || r.rule[i].fired > 0;
+    for (int k = 0; k < r.ranks; k++)
+        if (r.rank[k].verdict > oc->worst)
+            oc->worst = r.rank[k].verdict;
     size_t n = 0;
     for (int k = 0; k < r.ranks && n < sizeof(oc->verdicts); k++)
         n += (size_t)snprintf(oc->verdicts + n, sizeof(oc->verdicts) - n, "%s%s", k ? "," : "",
@@ -579,7 +709,7 @@ static void point_done(void *arg, int i, const char *dir)
     struct sweep_state *ss = arg;
     rg_sweep_point *p = &ss->pts[i];
     struct outcome oc;
-    read_outcome(dir, &oc);
+    read_outcome(dir, &oc, ss->o->spec.kind == RG_SW_SWAP);
     ss->seen[i] = true;
     p->fired = oc.fired;
     if (oc.ran && !oc.passed) {
@@ -598,6 +728,67 @@ static void point_done(void *arg, int i, const char *dir)
     progress(ss);
 }
 
+/* Runs candidate k of point i's shrinking; true when it fails as the point did, fault fired. */
+static bool try_candidate(struct sweep_state *ss, int i, int k, rg_scenario *cand, rg_verdict worst,
+                          double limit)
+{
+    const struct sweep_opts *o = ss->o;
+    char path[PATH_MAX + 64], out[PATH_MAX + 64], log[PATH_MAX + 64], dir[2 * PATH_MAX];
+    struct outcome oc;
+    snprintf(cand->name, sizeof(cand->name), "point-%04d-shrink-%d", i + 1, k);
+    snprintf(path, sizeof(path), "%.4030s/points/%04d-shrink-%d.yaml", o->out, i + 1, k);
+    snprintf(out, sizeof(out), "%.4030s/points/%04d-shrink-%d", o->out, i + 1, k);
+    snprintf(log, sizeof(log), "%.4030s/points/%04d-shrink-%d.log", o->out, i + 1, k);
+    if (write_scenario(path, cand, "railguard sweep: a shrinking candidate") != 0)
+        return false;
+    run_one(o, path, out, log, limit);
+    snprintf(dir, sizeof(dir), "%s/000-%s", out, cand->name);
+    read_outcome(dir, &oc, ss->o->spec.kind == RG_SW_SWAP);
+    return oc.ran && !oc.passed && oc.fired && oc.worst == worst;
+}
+
+/*
+ * A confirmed failure, shrunk: first to its anchored step alone, then by halving counts, each
+ * candidate kept only if it still fails with the same worst verdict and its fault fired. The
+ * smallest is written as points/NNNN-shrunk.yaml.
+ */
+static void shrink(struct sweep_state *ss, int i, rg_verdict worst, double limit)
+{
+    static rg_scenario cur, cand;
+    const struct sweep_opts *o = ss->o;
+    char err[512], path[PATH_MAX + 64];
+    rg_sweep_point *p = &ss->pts[i];
+    snprintf(path, sizeof(path), "%.4030s/points/%04d.yaml", o->out, i + 1);
+    if (rg_scenario_load(path, &cur, err, sizeof(err)) != 0) {
+        printf("        not shrunk: %s\n", err);
+        return;
+    }
+    int k = 0, kept = 0;
+    if (rg_sweep_shrink_step(&cur, p, &cand) == 0 &&
+        try_candidate(ss, i, ++k, &cand, worst, limit)) {
+        cur = cand;
+        kept++;
+    }
+    while (k < o->shrink_tries && rg_sweep_shrink_count(&cur, &cand) == 0 &&
+           try_candidate(ss, i, ++k, &cand, worst, limit)) {
+        cur = cand;
+        kept++;
+    }
+    if (!kept) {
+        printf("        no smaller program fails the same way (%d candidate(s) tried)\n", k);
+        return;
+    }
+    snprintf(cur.name, sizeof(cur.name), "point-%04d-shrunk", i + 1);
+    snprintf(path, sizeof(path), "%.4030s/points/%04d-shrunk.yaml", o->out, i + 1);
+    if (write_scenario(path, &cur, "railguard sweep: the smallest program found that fails") != 0)
+        return;
+    size_t most = 0;
+    for (int s = 0; s < cur.nops; s++)
+        most = cur.ops[s].count > most ? cur.ops[s].count : most;
+    printf("        shrunk (%d of %d candidate(s) kept): %d step(s), count <= %zu, '%s': %s\n",
+           kept, k, cur.nops, most, cur.fault[0].rule, path);
+}
+
 /* A failing (or unreported) point, run again alone in a fresh process before it is reported. */
 static void recheck(struct sweep_state *ss, int i, double limit)
 {
@@ -610,7 +801,7 @@ static void recheck(struct sweep_state *ss, int i, double limit)
     snprintf(log, sizeof(log), "%s/points/%04d-recheck.log", o->out, i + 1);
     snprintf(dir, sizeof(dir), "%s/000-point-%04d", out, i + 1);
     run_one(o, path, out, log, limit);
-    read_outcome(dir, &oc);
+    read_outcome(dir, &oc, ss->o->spec.kind == RG_SW_SWAP);
     bool was_seen = ss->seen[i];
     p->fired = p->fired || oc.fired;
     /* Failed in the batch and passes alone: flaky. Unreported by the batch: this run decides. */
@@ -625,9 +816,12 @@ static void recheck(struct sweep_state *ss, int i, double limit)
                : p->flaky ? "flaky (passed when rechecked)"
                : p->fired ? "pass"
                           : "not fired");
-    if (p->failed)
+    if (p->failed) {
         printf("        %s\n        reproduce: %s run --out %s/repro %s\n", oc.first, o->self,
                o->out, path);
+        if (oc.ran)
+            shrink(ss, i, oc.worst, limit);
+    }
     progress(ss);
 }
 
@@ -642,7 +836,7 @@ int rg_sweep_main(int argc, char **argv)
 
     int rc = parse_sweep(argc, argv, &o, &first);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: --help */
     ssize_t sl = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
     if (sl <= 0)
         return bad("%s", "cannot find my own executable");
@@ -652,6 +846,9 @@ int rg_sweep_main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 2;
     }
+    if (o.spec.kind == RG_SW_SWAP && sc.rails < 2)
+        return bad("%s: swap_rails needs a scenario with 2 or more rails (it has %d)", file,
+                   sc.rails);
     if (mkdir(o.out, 0755) != 0 && errno != EEXIST)
         return bad("--out: cannot create '%s'", o.out);
     snprintf(path, sizeof(path), "%s/points", o.out);
@@ -673,15 +870,25 @@ int rg_sweep_main(int argc, char **argv)
         return bad("cannot write '%s'", path);
     int st = run_one(&o, path, out, log, limit);
     if (st != 0) {
+        /* Like a failing point, a failing counting run is run again before it counts: once
+         * in a while (in the guest, every few dozen runs) a rank stalls for seconds. */
         struct outcome oc;
         char dir[2 * PATH_MAX];
         snprintf(dir, sizeof(dir), "%s/000-%s", out, pt.name);
-        read_outcome(dir, &oc);
-        fprintf(stderr,
-                "railguard sweep: %s must pass without faults before it is swept; the counting "
-                "run exited %d: %s (log %s)\n",
-                file, st, oc.first[0] ? oc.first : "see the log", log);
-        return 2;
+        read_outcome(dir, &oc, false);
+        snprintf(out, sizeof(out), "%.4030s/count-again", o.out);
+        snprintf(log, sizeof(log), "%.4030s/count-again.log", o.out);
+        int again = run_one(&o, path, out, log, limit);
+        if (again != 0) {
+            fprintf(stderr,
+                    "railguard sweep: %s must pass without faults before it is swept; the "
+                    "counting run exited %d twice: %s (log %s)\n",
+                    file, again, oc.first[0] ? oc.first : "see the log", log);
+            return 2;
+        }
+        printf("railguard sweep: note: the counting run failed once and passed when run again "
+               "(flaky): %s\n",
+               oc.first[0] ? oc.first : "see count.log");
     }
     for (int r = 0; r < sc.ranks; r++) {
         snprintf(path, sizeof(path), "%s/000-%s/rank%d.events.jsonl", out, pt.name, r);

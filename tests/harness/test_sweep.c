@@ -88,6 +88,63 @@ START_TEST(test_plan_phases)
 }
 END_TEST
 
+/* Shrinking: the anchored step alone with its rule re-anchored, then counts halved; a
+ * whole-run point, a create/destroy step or a program already one step long is not cut. */
+START_TEST(test_shrink)
+{
+    static const char text[] =
+        "ranks: 2\n"
+        "faults: ['error op=recv rank=1 step=3 rep=1 nth=3']\n"
+        "program:\n"
+        "  - {op: all_reduce, dtype: float32, count: 1000}\n"
+        "  - {op: destroy}\n"
+        "  - {op: create}\n"
+        "  - {op: sendrecv, dtype: int32, count: 301, from: 0, to: 1, repeat: 3}\n"
+        "  - {op: barrier}\n";
+    static rg_scenario sc, out, out2;
+    char err[256];
+    struct fi_plan plan;
+    ck_assert_int_eq(rg_scenario_parse(text, sizeof(text) - 1, "x.yaml", &sc, err, sizeof(err)), 0);
+    ck_assert_msg(err[0] == '\0', "%s", err);
+    rg_sweep_point p = {.rank = 1, .op = FI_OP_RECV, .step = 3, .rep = 1, .nth = 3};
+    snprintf(p.rule, sizeof(p.rule), "%s", "error op=recv rank=1 step=3 rep=1 nth=3");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(out.nops, 1);
+    ck_assert_int_eq(out.ops[0].kind, RG_SC_SENDRECV);
+    ck_assert_int_eq(out.ops[0].repeat, 1);
+    ck_assert_uint_eq(out.ops[0].count, 301);
+    ck_assert_int_eq(out.nfaults, 1);
+    ck_assert_str_eq(out.fault[0].rule, "error op=recv rank=1 step=0 rep=0 nth=3");
+    ck_assert_int_eq(out.expect[0], RG_SC_EXPECT_ANY);
+    ck_assert_int_eq(fi_plan_parse(out.fault[0].rule, "x", &plan, err, sizeof(err)), 0);
+    /* Counts halve, rounding up, down to 1; a barrier has none. */
+    ck_assert_int_eq(rg_sweep_shrink_count(&out, &out2), 0);
+    ck_assert_uint_eq(out2.ops[0].count, 151);
+    out2.ops[0].count = 1;
+    ck_assert_int_eq(rg_sweep_shrink_count(&out2, &out), -1);
+    /* Init keeps the first step; finalize the last, as step 1. */
+    p.step = FI_PHASE_INIT;
+    snprintf(p.rule, sizeof(p.rule), "%s", "negpoll rank=1 step=init nth=2");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(out.ops[0].kind, RG_SC_ALL_REDUCE);
+    ck_assert_str_eq(out.fault[0].rule, "negpoll rank=1 step=init nth=2");
+    p.step = 5;
+    snprintf(p.rule, sizeof(p.rule), "%s", "kill op=send rank=0 step=5 rep=0 nth=1");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(out.ops[0].kind, RG_SC_BARRIER);
+    ck_assert_str_eq(out.fault[0].rule, "kill op=send rank=0 step=1 rep=0 nth=1");
+    /* Not cut: a whole-run point, a destroy step, a one-step program. */
+    p.step = FI_PHASE_ANY;
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), -1);
+    p.step = 1;
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), -1);
+    p.step = 0;
+    snprintf(p.rule, sizeof(p.rule), "%s", "error step=0 rep=0 nth=1");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(rg_sweep_shrink_step(&out, &p, &out2), -1);
+}
+END_TEST
+
 START_TEST(test_plan_kinds)
 {
     rg_sweep_point p[256];
@@ -130,6 +187,7 @@ Suite *rg_suite_sweep(void)
     tcase_add_test(t, test_plan_error);
     tcase_add_test(t, test_plan_kinds);
     tcase_add_test(t, test_plan_phases);
+    tcase_add_test(t, test_shrink);
     suite_add_tcase(s, t);
     return s;
 }
