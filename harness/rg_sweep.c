@@ -663,9 +663,10 @@ static void read_outcome(const char *dir, struct outcome *oc, bool init_only)
      * a rank polls depends on how long it waits, so a poll point may not be reached). */
     oc->passed = true;
     for (int k = 0; k < r.ranks; k++)
-        oc->passed = oc->passed &&
-                     (r.rank[k].verdict <= RG_V_KILLED || r.rank[k].verdict == RG_V_NOT_EXERCISED) &&
-                     !(init_only && r.rank[k].verdict == RG_V_DETECTED && r.rank[k].step >= 0);
+        oc->passed =
+            oc->passed &&
+            (r.rank[k].verdict <= RG_V_KILLED || r.rank[k].verdict == RG_V_NOT_EXERCISED) &&
+            !(init_only && r.rank[k].verdict == RG_V_DETECTED && r.rank[k].step >= 0);
     for (int i = 0; i < r.nrules; i++)
         oc->fired = oc->fired || r.rule[i].fired > 0;
     for (int k = 0; k < r.ranks; k++)
