@@ -277,4 +277,3 @@ int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out)
     }
     return changed ? 0 : -1;
 }
-
