@@ -568,6 +568,34 @@ static rg_status make_conns(struct rg_comm *c, const struct rg_devices *dv)
     return RG_OK;
 }
 
+/*
+ * A peer's connection record came over the network: every field is checked before any is
+ * used or printed. Returns NULL, or the field that is wrong. (A device name without its NUL
+ * once made the crossed-rail message read past the record.)
+ */
+static const char *bad_record(const struct conn_info *r)
+{
+    if (r->valid > 1)
+        return "valid flag";
+    if (!r->valid)
+        return NULL; /* no rail: nothing else in it is read */
+    const char *end = memchr(r->dev, '\0', sizeof(r->dev));
+    if (!end || end == r->dev)
+        return "device name (empty, or no NUL within its bound)";
+    for (const char *p = r->dev; p < end; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            return "device name (a character that is not printable)";
+    if (r->a.qpn == 0 || r->a.qpn > 0xffffff)
+        return "QP number";
+    if (r->a.psn > 0xffffff)
+        return "packet sequence number";
+    if (r->algo > 2 || r->ring_bidir > 1)
+        return "algorithm settings";
+    if (!r->slots || !r->chunk)
+        return "slot settings";
+    return NULL;
+}
+
 static rg_status exchange_and_connect(struct rg_comm *c, double deadline)
 {
     size_t per = (size_t)c->size * RG_MAX_RAILS;
@@ -600,6 +628,14 @@ static rg_status exchange_and_connect(struct rg_comm *c, double deadline)
         const struct conn_info *me = &mine[(size_t)x->peer * RG_MAX_RAILS + (size_t)x->rail];
         const struct conn_info *them =
             &all[(size_t)x->peer * per + (size_t)c->rank * RG_MAX_RAILS + (size_t)x->rail];
+        const char *bad = bad_record(them);
+        if (bad) {
+            st = rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                             "rank %d: rank %d's connection record for rail %d is malformed: "
+                             "its %s",
+                             c->rank, x->peer, x->rail, bad);
+            goto out;
+        }
         if (!them->valid || c->nrails[x->peer] == 0) {
             st = rg__err_set(&c->err, RG_ERR_RAIL_MISMATCH,
                              "rank %d: rail %d to rank %d: rank %d has no rail %d back (devices "
