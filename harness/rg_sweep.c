@@ -211,11 +211,9 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
     return 0;
 }
 
-/* Runs `railguard run` on one scenario file; its output to log. Returns its exit status. */
-static int run_one(const struct sweep_opts *o, const char *scenario, const char *out,
-                   const char *log, double limit_s)
+/* "railguard run [passed options] --out OUT" into argv; returns how many words. */
+static int run_args(const struct sweep_opts *o, const char *out, const char **argv)
 {
-    const char *argv[32];
     int a = 0;
     argv[a++] = o->self;
     argv[a++] = "run";
@@ -223,6 +221,15 @@ static int run_one(const struct sweep_opts *o, const char *scenario, const char 
         argv[a++] = o->pass[i];
     argv[a++] = "--out";
     argv[a++] = out;
+    return a;
+}
+
+/* Runs `railguard run` on one scenario file; its output to log. Returns its exit status. */
+static int run_one(const struct sweep_opts *o, const char *scenario, const char *out,
+                   const char *log, double limit_s)
+{
+    const char *argv[32];
+    int a = run_args(o, out, argv);
     argv[a++] = scenario;
     argv[a] = NULL;
     pid_t pid = fork();
@@ -275,17 +282,12 @@ static int run_batch(const struct batch *b)
     static char files[SW__BATCH][PATH_MAX + 32];
     const char *argv[SW__BATCH + 40];
     char out[PATH_MAX + 64], log[PATH_MAX + 64];
-    int a = 0, fds[2];
+    int fds[2];
 
     /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
     snprintf(out, sizeof(out), "%.4030s/run-%04d", o->out, b->lo + 1);
     snprintf(log, sizeof(log), "%.4030s/run-%04d.log", o->out, b->lo + 1);
-    argv[a++] = o->self;
-    argv[a++] = "run";
-    for (int i = 0; i < o->npass; i++)
-        argv[a++] = o->pass[i];
-    argv[a++] = "--out";
-    argv[a++] = out;
+    int a = run_args(o, out, argv);
     for (int i = b->lo; i < b->hi; i++) {
         snprintf(files[i - b->lo], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, i + 1);
         argv[a++] = files[i - b->lo];
