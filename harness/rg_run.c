@@ -689,10 +689,6 @@ static void first_to_leave(const rg_result *res, int lo, int hi, int self, char 
 }
 
 /*
- * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
- * local, this process's one rank when launched externally.
- */
-/*
  * Sends every rank its go byte once all are ready (or gone: the others then go on and fail
  * on their own), or at once with `now`. Returns whether they were released.
  */
@@ -717,6 +713,12 @@ static bool release_ranks(struct rankproc *procs, int lo, int hi, bool now)
     }
     sigaction(SIGPIPE, &old, NULL);
     return true;
+}
+
+/* Stopped, or ended by SIGKILL: judge_signalled decides whether its own fault did it. */
+static bool signalled(const struct rankproc *p)
+{
+    return p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL);
 }
 
 /*
@@ -752,6 +754,10 @@ static void judge_signalled(rg_rank_result *k, const struct rankproc *p, const r
                      SIGKILL, strsignal(SIGKILL), dir, r);
 }
 
+/*
+ * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
+ * local, this process's one rank when launched externally.
+ */
 static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
                       int hi, const char *coord, const char *devfile, const char *planfile,
                       bool whole)
@@ -917,7 +923,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             p->hung = true; /* judged below, once the evidence says what its queues held */
         } else if (p->pid < 0) {
             rg_rank_find(k, RG_V_ERROR, 0, "could not start the rank");
-        } else if (p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL)) {
+        } else if (signalled(p)) {
             /* judged below: the rank's own kill or stop fault, or a crash */
         } else if (WIFSIGNALED(p->status)) {
             log_tail(logp, tail, sizeof(tail));
@@ -943,9 +949,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
     }
     for (int r = lo; r < hi; r++)
-        if (procs[r].pid > 0 && !procs[r].hung &&
-            (procs[r].stopped ||
-             (WIFSIGNALED(procs[r].status) && WTERMSIG(procs[r].status) == SIGKILL)))
+        if (procs[r].pid > 0 && !procs[r].hung && signalled(&procs[r]))
             judge_signalled(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
     rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
     res->t0_mono_ms = t0_ms;

@@ -424,6 +424,12 @@ struct sweep_state {
     bool suspect[SW__POINTS_MAX]; /* it failed there: rechecked after the batch */
 };
 
+/* A point's outcome (or a shrinking candidate's), judged as the sweep's kind asks. */
+static void point_outcome(const struct sweep_state *ss, const char *dir, struct outcome *oc)
+{
+    read_outcome(dir, oc, ss->o->spec.kind == RG_SW_SWAP);
+}
+
 static void progress(struct sweep_state *ss)
 {
     ss->done++;
@@ -445,7 +451,7 @@ static void point_done(void *arg, int i, const char *dir)
     struct sweep_state *ss = arg;
     rg_sweep_point *p = &ss->pts[i];
     struct outcome oc;
-    read_outcome(dir, &oc, ss->o->spec.kind == RG_SW_SWAP);
+    point_outcome(ss, dir, &oc);
     ss->seen[i] = true;
     p->fired = oc.fired;
     if (oc.ran && !oc.passed) {
@@ -479,7 +485,7 @@ static bool try_candidate(struct sweep_state *ss, int i, int k, rg_scenario *can
         return false;
     run_one(o, path, out, log, limit);
     snprintf(dir, sizeof(dir), "%s/000-%s", out, cand->name);
-    read_outcome(dir, &oc, ss->o->spec.kind == RG_SW_SWAP);
+    point_outcome(ss, dir, &oc);
     return oc.ran && !oc.passed && oc.fired && oc.worst == worst;
 }
 
@@ -537,7 +543,7 @@ static void recheck(struct sweep_state *ss, int i, double limit)
     snprintf(log, sizeof(log), "%s/points/%04d-recheck.log", o->out, i + 1);
     snprintf(dir, sizeof(dir), "%s/000-point-%04d", out, i + 1);
     run_one(o, path, out, log, limit);
-    read_outcome(dir, &oc, ss->o->spec.kind == RG_SW_SWAP);
+    point_outcome(ss, dir, &oc);
     bool was_seen = ss->seen[i];
     p->fired = p->fired || oc.fired;
     /* Failed in the batch and passes alone: flaky. Unreported by the batch: this run decides. */

@@ -108,26 +108,21 @@ static void point_rule(const rg_sweep_spec *sp, rg_sweep_point *p)
     case RG_SW_NEGPOLL:
         snprintf(r, n, "negpoll rank=%d%s nth=%llu", p->rank, where, (unsigned long long)p->nth);
         break;
-    case RG_SW_LOSE:
-        snprintf(r, n, "lose op=%s rank=%d%s nth=%llu", fi_op_name(p->op), p->rank, where,
-                 (unsigned long long)p->nth);
-        break;
     case RG_SW_NOMEM:
         snprintf(r, n, "nomem verb=post_send rank=%d%s nth=%llu", p->rank, where,
                  (unsigned long long)p->nth);
         break;
-    case RG_SW_DELAY:
-        snprintf(r, n, "delay ms=%llu op=%s rank=%d%s nth=%llu", (unsigned long long)sp->ms,
-                 fi_op_name(p->op), p->rank, where, (unsigned long long)p->nth);
-        break;
+    case RG_SW_LOSE: /* the kinds with an op and no parameter */
     case RG_SW_KILL:
     case RG_SW_STOP:
         snprintf(r, n, "%s op=%s rank=%d%s nth=%llu", kind_names[sp->kind], fi_op_name(p->op),
                  p->rank, where, (unsigned long long)p->nth);
         break;
+    case RG_SW_DELAY: /* the kinds with an op and a time */
     case RG_SW_LATE:
-        snprintf(r, n, "late ms=%llu op=%s rank=%d%s nth=%llu", (unsigned long long)sp->ms,
-                 fi_op_name(p->op), p->rank, where, (unsigned long long)p->nth);
+        snprintf(r, n, "%s ms=%llu op=%s rank=%d%s nth=%llu", kind_names[sp->kind],
+                 (unsigned long long)sp->ms, fi_op_name(p->op), p->rank, where,
+                 (unsigned long long)p->nth);
         break;
     case RG_SW_SWAP:
         snprintf(r, n, "swap_rails rank=%d", p->rank);
@@ -169,6 +164,14 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
         if (sp->rank >= 0 && r != sp->rank)
             continue;
         const rg_evidence *e = &ev[r];
+        /* Phases past the table would be points silently never planned. */
+        if (!sp->whole && sp->kind != RG_SW_SWAP && e->phases_lost) {
+            snprintf(err, errlen,
+                     "rank %d's counting run marked %d phases, more than the %d a sweep plans "
+                     "from: sweep with --whole, or split the program",
+                     r, e->nphases + e->phases_lost, RG_EV_PHASES_MAX);
+            return -1;
+        }
         for (int o = 0; o < nops; o++) {
             if (sp->whole || e->nphases == 0 || sp->kind == RG_SW_SWAP) {
                 struct counts c = {e->op_posts, e->op_cqe, e->polls};

@@ -510,6 +510,13 @@ static void bt_install(const char *path)
     }
 }
 
+/* Tells the shim (when it is there) which step the program is in. */
+static void phase(struct worker *w, int step, int rep)
+{
+    if (w->set_phase)
+        w->set_phase(step, rep);
+}
+
 /* Waits for the runner's go byte: 0, or -1 at the deadline or when the runner went away. */
 static int wait_go(int fd, double deadline_s)
 {
@@ -592,8 +599,7 @@ int rg_worker_main(const rg_worker_args *wa)
     const struct rg_fi_control_v1 *fi = rg_fi_control();
     if (fi && fi->size >= offsetof(struct rg_fi_control_v1, set_phase) + sizeof(fi->set_phase))
         w.set_phase = fi->set_phase;
-    if (w.set_phase)
-        w.set_phase(FI_PHASE_INIT, 0);
+    phase(&w, FI_PHASE_INIT, 0);
     say(&w, "step -1 0 init");
     w.h = w.p->init(&w.args, err, sizeof(err));
     if (!w.h) {
@@ -608,8 +614,7 @@ int rg_worker_main(const rg_worker_args *wa)
             rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
                              .step = (uint32_t)i,
                              .rep = (uint32_t)rep};
-            if (w.set_phase)
-                w.set_phase(i, rep);
+            phase(&w, i, rep);
             say(&w, "step %d %d %s", i, rep, label);
             w.step = i;
             w.rep = rep;
@@ -636,8 +641,7 @@ int rg_worker_main(const rg_worker_args *wa)
             return rc < 0 ? 3 : 0;
         }
     }
-    if (w.set_phase)
-        w.set_phase(sc.nops, 0);
+    phase(&w, sc.nops, 0);
     say(&w, "step %d 0 finalize", sc.nops);
     int rc = release(&w, &w.held, true, err, sizeof(err));
     if (rc) {
@@ -650,8 +654,7 @@ int rg_worker_main(const rg_worker_args *wa)
         say(&w, "verdict detected %d 0 finalize failed", sc.nops);
         return 0;
     }
-    if (w.set_phase)
-        w.set_phase(FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
+    phase(&w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
     say(&w, "verdict ok");
     return 0;
 }

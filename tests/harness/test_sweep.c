@@ -78,10 +78,16 @@ START_TEST(test_plan_phases)
     ck_assert_str_eq(p[5].rule, "error status=WR_FLUSH_ERR op=send rank=1 step=0 rep=0 nth=2");
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+    /* Phases the evidence could not hold are refused, not planned around; --whole still
+     * plans from the run's totals. */
+    e->phases_lost = 1;
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "marked 4 phases"));
     /* --whole: the run's totals, as for a program that marks no phases. */
     sp.whole = true;
     ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), 6 + 3);
     ck_assert_int_eq(p[0].step, FI_PHASE_ANY);
+    e->phases_lost = 0;
     sp = (rg_sweep_spec){.kind = RG_SW_NEGPOLL, .rank = 1};
     ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), 7);
     ck_assert_str_eq(p[6].rule, "negpoll rank=1 step=0 rep=1 nth=7");
