@@ -114,7 +114,7 @@ static int lookup(const char *const *names, int first, int n, const char *t, siz
     X(RANK, rank), X(DEV, dev), X(QP, qp), X(CQ, cq), X(OP, op), X(AFTER, after),                  \
         X(BEFORE, before), X(VERB, verb), X(NTH, nth), X(EVERY, every), X(PROB, prob),             \
         X(SEED, seed), X(COUNT, count), X(STATUS, status), X(RET, ret), X(MS, ms), X(BIT, bit),    \
-        X(PERM, perm), X(STEP, step), X(REP, rep)
+        X(PERM, perm), X(STEP, step), X(REP, rep), X(PER, per)
 #define FI__KEY_ENUM(k, name) K_##k
 #define FI__KEY_NAME(k, name) [K_##k] = #name
 enum key { FI__KEYS(FI__KEY_ENUM), K__N };
@@ -137,8 +137,8 @@ static const char *const key_names[K__N] = {FI__KEYS(FI__KEY_NAME)};
  */
 static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS),
-    [FI_NEGPOLL] = FILTERS | TRIGGERS | B(K_RET),
-    [FI_STALL] = FILTERS | TRIGGERS | B(K_MS),
+    [FI_NEGPOLL] = FILTERS | TRIGGERS | B(K_RET) | B(K_PER),
+    [FI_STALL] = FILTERS | TRIGGERS | B(K_MS) | B(K_PER),
     [FI_DELAY] = FILTERS | TRIGGERS | B(K_MS),
     [FI_DELAY_FIRST] = B(K_RANK) | B(K_MS),
     [FI_LOSE] = FILTERS | TRIGGERS,
@@ -503,6 +503,17 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
             return -1;
         r->rep = (int)x;
         return 0;
+    case K_PER:
+        /* What n counts at a poll site: the polls (how many is up to the program's timing) or
+         * the completions the CQ handed out (as many in every run, so a sweep's point is
+         * reproducible); per=cqe fires at the CQ's next poll after its nth completion. */
+        if (vn == 4 && !memcmp(v, "poll", 4))
+            r->per_cqe = false;
+        else if (vn == 3 && !memcmp(v, "cqe", 3))
+            r->per_cqe = true;
+        else
+            return fail(c, "per is poll or cqe '%s'", show(v, vn).s);
+        return 0;
     case K__N:
         break;
     }
@@ -529,6 +540,11 @@ static int finish_rule(const struct ctx *c, struct fi_rule *r, unsigned seen)
     /* A repetition is of some step: rep= alone would match that repetition of every step. */
     if ((seen & B(K_REP)) && !(seen & B(K_STEP)))
         return fail(c, "rep= needs step=");
+    /* A poll has no op and no QP: filtering polls on either would never fire. A completion
+     * has both, so per=cqe may narrow by them. */
+    if ((r->kind == FI_NEGPOLL || r->kind == FI_STALL) && !r->per_cqe &&
+        (seen & (B(K_OP) | B(K_QP))))
+        return fail(c, "%s counts polls, which have no op or qp: add per=cqe", kind_names[r->kind]);
     /* The delay the tests need most is a late receive (RNR); a send delay is asked for. */
     if (r->kind == FI_DELAY && !(seen & B(K_OP)))
         r->op = FI_OP_RECV;

@@ -32,6 +32,10 @@
  * Fault parameters:
  *   error   status=NAME|NUMBER     an ibv_wc_status (0..23), e.g. WR_FLUSH_ERR (default) or 5
  *   negpoll ret=N                  the negative value ibv_poll_cq returns (default -1)
+ *   negpoll, stall: per=poll|cqe   what n counts: the CQ's polls (default; how many there are
+ *                                  depends on timing) or the completions it handed out (as
+ *                                  many in every run): with per=cqe the fault fires at the
+ *                                  CQ's first poll after its nth matching completion
  *   stall   ms=D                   poll returns no completions for D ms (required)
  *   delay   ms=D                   a post_recv (op=recv, default) or post_send is held D ms
  *   delay_first ms=D               the rank's first post of any kind is held D ms
@@ -112,10 +116,11 @@ struct fi_rule {
     uint64_t seed;
     uint64_t count; /* 0: unlimited (but nth without every fires once) */
     /* parameters */
-    int status;  /* FI_ERROR: enum ibv_wc_status */
-    int ret;     /* FI_NEGPOLL */
-    uint64_t ms; /* FI_STALL, FI_DELAY, FI_DELAY_FIRST, FI_LATE */
-    int bit;     /* FI_CORRUPT: -1 = chosen from the seed */
+    int status;   /* FI_ERROR: enum ibv_wc_status */
+    int ret;      /* FI_NEGPOLL */
+    bool per_cqe; /* FI_NEGPOLL, FI_STALL: n counts completions, not polls */
+    uint64_t ms;  /* FI_STALL, FI_DELAY, FI_DELAY_FIRST, FI_LATE */
+    int bit;      /* FI_CORRUPT: -1 = chosen from the seed */
     int perm[FI_MAX_DEVS];
     int nperm; /* FI_SWAP_RAILS: 0 = reverse the list */
     int line;  /* where the rule was written (1-based), for events and errors */

@@ -81,7 +81,11 @@ struct fi_live {
     struct fi_plan plan;
     _Atomic uint64_t matched[FI_MAX_RULES];
     _Atomic uint64_t fired[FI_MAX_RULES];
-    uint32_t m_poll; /* negpoll, stall */
+    uint32_t m_poll;    /* negpoll, stall */
+    uint32_t m_pollcqe; /* those of them with per=cqe: counted at completions, fired at polls */
+    /* per=cqe: the CQ (ord + 1, 0 for none) whose next poll fires rule i, and its n there */
+    _Atomic int armed_cq[FI_MAX_RULES];
+    _Atomic uint64_t armed_nth[FI_MAX_RULES];
     uint32_t m_cqe;  /* error, corrupt */
     uint32_t m_send; /* lose, delay op=send|write, nomem verb=post_send */
     uint32_t m_recv; /* delay op=recv, nomem verb=post_recv */
@@ -830,8 +834,17 @@ static int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
         for (uint32_t m = lp->m_poll; m; m &= m - 1) {
             int i = __builtin_ctz(m);
             const struct fi_rule *r = &lp->plan.rules[i];
-            if (!fi_fire(lp, i, &s, &nth))
+            if (r->per_cqe) {
+                /* Counted and claimed when the completion was handed out: fires here once. */
+                int want = c->ord + 1;
+                if (atomic_load_explicit(&lp->armed_cq[i], memory_order_relaxed) != want ||
+                    !atomic_compare_exchange_strong(&lp->armed_cq[i], &want, 0))
+                    continue;
+                nth = atomic_load(&lp->armed_nth[i]);
+                atomic_fetch_add(&lp->fired[i], 1);
+            } else if (!fi_fire(lp, i, &s, &nth)) {
                 continue;
+            }
             if (r->kind == FI_NEGPOLL) {
                 char d[32];
                 snprintf(d, sizeof(d), "\"ret\":%d", r->ret);
@@ -857,6 +870,35 @@ static int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
         }
     }
     return result;
+}
+
+/* per=cqe poll rules: each completion handed out (after any rewriting) is counted, and one
+ * that fires arms the rule for this CQ's next poll (a later arm replaces one not yet fired). A
+ * completion count is the same in every run, where a poll count is not, so the point is
+ * reproducible. */
+static void fi_arm_pollcqe(struct fi_live *lp, struct fi_cq *c, struct ibv_context *ctx,
+                           const struct ibv_wc *wc, int got)
+{
+    for (int k = 0; k < got; k++) {
+        struct fi_site s = {.dev = c->c ? c->c->dev : NULL, .qpn = -1, .qp_ord = -1};
+        struct fi_qp *q = fi_qp_find(ctx, wc[k].qp_num);
+        if (q)
+            fi_site_qp(&s, q);
+        s.cq_ord = c->ord;
+        s.op = fi_wc_op(wc[k].opcode);
+        s.verb = FI_VERB_NONE;
+        for (uint32_t m = lp->m_pollcqe; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            uint64_t nth;
+            if (!fi_fire(lp, i, &s, &nth))
+                continue;
+            /* Not fired until a poll delivers it: a completion with no poll after it (the
+             * program's last) must read as a fault that never fired, not one swallowed. */
+            atomic_fetch_sub(&lp->fired[i], 1);
+            atomic_store(&lp->armed_nth[i], nth);
+            atomic_store(&lp->armed_cq[i], c->ord + 1);
+        }
+    }
 }
 
 /* ---- datapath wrappers -------------------------------------------------------------------- */
@@ -916,6 +958,8 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
     if (c) {
         atomic_fetch_add_explicit(&c->cqe, (uint64_t)got, memory_order_relaxed);
         FI_TOT(cqe, (uint64_t)got);
+        if (lp->m_pollcqe)
+            fi_arm_pollcqe(lp, c, cq->context, wc, got);
     }
     errno = saved;
     return got;
@@ -1987,6 +2031,8 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
         case FI_NEGPOLL:
         case FI_STALL:
             lp->m_poll |= bit;
+            if (r->per_cqe)
+                lp->m_pollcqe |= bit;
             break;
         case FI_ERROR:
         case FI_CORRUPT:

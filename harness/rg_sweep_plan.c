@@ -32,7 +32,6 @@ int rg_sweep_kind_of(const char *name)
 /* What a counting run saw, over the whole run or in one phase. */
 struct counts {
     const uint64_t *posts, *cqe; /* by enum fi_op */
-    uint64_t polls;
 };
 
 /* How many events rule kind/op would count. */
@@ -43,8 +42,12 @@ static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const struct c
     case RG_SW_KILL:
     case RG_SW_STOP:
         return e->cqe[op];
-    case RG_SW_NEGPOLL:
-        return e->polls;
+    case RG_SW_NEGPOLL: { /* per=cqe: one point after each completion, of any op */
+        uint64_t n = 0;
+        for (int o = FI_OP_ANY; o <= FI_OP_ATOMIC; o++)
+            n += e->cqe[o];
+        return n;
+    }
     case RG_SW_NOMEM: {
         uint64_t n = 0;
         for (int o = FI_OP_SEND; o <= FI_OP_ATOMIC; o++)
@@ -106,7 +109,8 @@ static void point_rule(const rg_sweep_spec *sp, rg_sweep_point *p)
                  p->rank, where, (unsigned long long)p->nth);
         break;
     case RG_SW_NEGPOLL:
-        snprintf(r, n, "negpoll rank=%d%s nth=%llu", p->rank, where, (unsigned long long)p->nth);
+        snprintf(r, n, "negpoll per=cqe rank=%d%s nth=%llu", p->rank, where,
+                 (unsigned long long)p->nth);
         break;
     case RG_SW_NOMEM:
         snprintf(r, n, "nomem verb=post_send rank=%d%s nth=%llu", p->rank, where,
@@ -174,7 +178,7 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
         }
         for (int o = 0; o < nops; o++) {
             if (sp->whole || e->nphases == 0 || sp->kind == RG_SW_SWAP) {
-                struct counts c = {e->op_posts, e->op_cqe, e->polls};
+                struct counts c = {e->op_posts, e->op_cqe};
                 if (series(sp, r, ops[o], FI_PHASE_ANY, FI_PHASE_ANY, events_of(sp, ops[o], &c),
                            pts, cap, &n, err, errlen))
                     return -1;
@@ -182,7 +186,7 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
             }
             for (int f = 0; f < e->nphases; f++) {
                 const struct rg_ev_phase *ph = &e->phase[f];
-                struct counts c = {ph->posts, ph->cqe, ph->polls};
+                struct counts c = {ph->posts, ph->cqe};
                 if (series(sp, r, ops[o], ph->step, ph->rep, events_of(sp, ops[o], &c), pts, cap,
                            &n, err, errlen))
                     return -1;

@@ -487,6 +487,16 @@ START_TEST(test_negpoll)
     ck_assert_int_eq(ev_int(json_array_get(f, 0), "ret"), -5);
     ck_assert_int_eq(ev_int(json_array_get(f, 0), "cq_ord"), 0);
     json_decref(f);
+    /* per=cqe: n counts the receive completions handed out; the poll after the second one
+     * fails, once, and the third receive still arrives. */
+    ck_assert_int_eq(probe(&p, "negpoll per=cqe op=recv nth=2", ARGS("--msgs", "3")), 1);
+    expect(&p, "poll_neg", 1);
+    expect(&p, "recv_ok", 3);
+    f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "nth"), 2);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "ret"), -1);
+    json_decref(f);
 }
 END_TEST
 

@@ -115,6 +115,13 @@ START_TEST(test_negpoll)
     ck_assert_int_eq(r.ret, -1);
 
     ck_assert_int_eq(one_rule("negpoll ret=-5").ret, -5);
+    /* per=cqe: n counts completions, which have an op and a QP to filter on. */
+    ck_assert(!r.per_cqe);
+    r = one_rule("negpoll per=cqe op=recv qp=#1 nth=3");
+    ck_assert(r.per_cqe);
+    ck_assert_int_eq(r.op, FI_OP_RECV);
+    ck_assert(!one_rule("stall ms=5 per=poll").per_cqe);
+    ck_assert(one_rule("stall ms=5 per=cqe").per_cqe);
     ck_assert_int_eq(one_rule("negpoll ret=-2147483648").ret, -2147483647 - 1);
     ck_assert_int_eq(one_rule("negpoll ret=-0x10").ret, -16);
 }
@@ -275,7 +282,7 @@ START_TEST(test_filters)
     ck_assert_uint_eq(r.after_ms, 100);
     ck_assert_uint_eq(r.before_ms, 2000);
 
-    r = one_rule("stall ms=5 qp=#2 cq=#0");
+    r = one_rule("stall ms=5 per=cqe qp=#2 cq=#0");
     ck_assert_int_eq(r.qp_num, -1);
     ck_assert_int_eq(r.qp_ord, 2);
     ck_assert_int_eq(r.cq_ord, 0);
@@ -486,6 +493,11 @@ static const struct {
     {"lose op=atomic", "RG_FI_PLAN:1: lose takes op=send or op=write 'atomic'"},
     /* ret */
     {"negpoll ret=5", "RG_FI_PLAN:1: ret must be a negative int '5'"},
+    {"negpoll per=cq", "RG_FI_PLAN:1: per is poll or cqe 'cq'"},
+    {"negpoll op=recv", "RG_FI_PLAN:1: negpoll counts polls, which have no op or qp: add per=cqe"},
+    {"stall ms=1 per=poll qp=#0",
+     "RG_FI_PLAN:1: stall counts polls, which have no op or qp: add per=cqe"},
+    {"error per=cqe", "RG_FI_PLAN:1: error does not take key 'per'"},
     {"negpoll ret=-0", "RG_FI_PLAN:1: ret must be a negative int '-0'"},
     {"negpoll ret=-2147483649", "RG_FI_PLAN:1: ret must be a negative int '-2147483649'"},
     {"negpoll ret=-99999999999999999999",
