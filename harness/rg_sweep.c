@@ -44,6 +44,7 @@ struct sweep_opts {
     char out[PATH_MAX];
     rg_sweep_spec spec;
     int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
+    bool list;        /* --list: print the planned points after the counting run, run none */
 };
 
 static double now_s(void)
@@ -55,12 +56,13 @@ static double now_s(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: railguard sweep --fault "
-               "error|negpoll|lose|nomem|delay|kill|stop|late|swap_rails\n"
-               "                       [--op send|recv|write] [--status NAME] [--ms D] [--rank R]\n"
-               "                       [--stride K] [--max N] [--whole] [--shrink N] [-j N]\n"
-               "                       [--transport SO] [--shim SO] [--devices a,b] [--seed N]\n"
-               "                       [--out DIR] SCENARIO\n");
+    fprintf(f,
+            "usage: railguard sweep --fault "
+            "error|negpoll|lose|nomem|delay|kill|stop|late|swap_rails\n"
+            "                       [--op send|recv|write] [--status NAME] [--ms D] [--rank R]\n"
+            "                       [--stride K] [--max N] [--whole] [--shrink N] [-j N] [--list]\n"
+            "                       [--transport SO] [--shim SO] [--devices a,b] [--seed N]\n"
+            "                       [--out DIR] SCENARIO\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -88,23 +90,16 @@ static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 
 static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
 {
-    static const struct option longs[] = {{"fault", required_argument, NULL, 'f'},
-                                          {"op", required_argument, NULL, 'p'},
-                                          {"status", required_argument, NULL, 'S'},
-                                          {"ms", required_argument, NULL, 'm'},
-                                          {"rank", required_argument, NULL, 'r'},
-                                          {"stride", required_argument, NULL, 'k'},
-                                          {"max", required_argument, NULL, 'M'},
-                                          {"transport", required_argument, NULL, 't'},
-                                          {"shim", required_argument, NULL, 's'},
-                                          {"devices", required_argument, NULL, 'd'},
-                                          {"seed", required_argument, NULL, 'e'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"jobs", required_argument, NULL, 'j'},
-                                          {"whole", no_argument, NULL, 'w'},
-                                          {"shrink", required_argument, NULL, 'x'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"fault", required_argument, NULL, 'f'},  {"op", required_argument, NULL, 'p'},
+        {"status", required_argument, NULL, 'S'}, {"ms", required_argument, NULL, 'm'},
+        {"rank", required_argument, NULL, 'r'},   {"stride", required_argument, NULL, 'k'},
+        {"max", required_argument, NULL, 'M'},    {"transport", required_argument, NULL, 't'},
+        {"shim", required_argument, NULL, 's'},   {"devices", required_argument, NULL, 'd'},
+        {"seed", required_argument, NULL, 'e'},   {"out", required_argument, NULL, 'o'},
+        {"jobs", required_argument, NULL, 'j'},   {"whole", no_argument, NULL, 'w'},
+        {"shrink", required_argument, NULL, 'x'}, {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     uint64_t x;
     int c;
     o->spec =
@@ -176,6 +171,9 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
             break;
         case 'w':
             o->spec.whole = true;
+            break;
+        case 'l':
+            o->list = true;
             break;
         case 'h':
             usage(stdout);
@@ -647,6 +645,14 @@ int rg_sweep_main(int argc, char **argv)
                (unsigned long long)ev[r].op_cqe[FI_OP_RECV],
                (unsigned long long)ev[r].op_cqe[FI_OP_SEND], (unsigned long long)ev[r].polls);
     printf("\n");
+    if (o.list) {
+        /* How big a sweep is, before it is paid for: one line a point, the rule it arms. */
+        for (int i = 0; i < n; i++)
+            printf("%5d  %s\n", i + 1, pts[i].rule);
+        printf("sweep: %s %s: %d points planned, none run (--list)\n", file,
+               rg_sweep_kind_name(o.spec.kind), n);
+        return 0;
+    }
     fflush(stdout);
 
     /* Every point's file first: a batch's `railguard run` takes them all at once. */
