@@ -9,7 +9,7 @@ BUILD    ?= build
 RAILS    ?= 2
 SOFTROCE  = ci/softroce
 CC       ?= cc
-PKGS      = check libibverbs jansson yaml-0.1
+PKGS      = check libibverbs jansson yaml-0.1 libcrypto
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2
@@ -144,7 +144,7 @@ $(BUILD)/$(1)/lib/railguard-transport.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map \
-	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs -ljansson
+	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs -ljansson -lcrypto
 
 $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	@mkdir -p $$(@D)
@@ -211,7 +211,7 @@ $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
 	    { echo "mutants: $< no longer applies to transport/: refresh it" >&2; exit 1; }
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
-	    -o $@ $(MUTANT_DIR)/$*/transport/*.c -libverbs -ljansson
+	    -o $@ $(MUTANT_DIR)/$*/transport/*.c -libverbs -ljansson -lcrypto
 	@nm -D --defined-only $@ | grep -q ' rg_plugin_v1$$' || \
 	    { echo "mutants: $@ has no plugin table" >&2; rm -f $@; exit 1; }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -754,6 +755,27 @@ static void judge_signalled(rg_rank_result *k, const struct rankproc *p, const r
                      SIGKILL, strsignal(SIGKILL), dir, r);
 }
 
+#define SECRET_BYTES 32
+
+/* 32 random bytes as 64 hex digits: what RG_SECRET carries to the ranks. */
+static int job_secret(char *hex)
+{
+    unsigned char b[SECRET_BYTES];
+    size_t got = 0;
+    while (got < sizeof(b)) {
+        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    explicit_bzero(b, sizeof(b));
+    return 0;
+}
+
 /*
  * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
  * local, this process's one rank when launched externally.
@@ -770,6 +792,12 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
 
     snprintf(snapsig, sizeof(snapsig), "%d", snapshot_signal());
     snprintf(btsig, sizeof(btsig), "%d", backtrace_signal());
+    /* A fresh secret for each run's side channel, so no stray process (nor a rank of another
+     * run) can join it. External ranks keep the one their launcher gave them all. */
+    char secret[2 * SECRET_BYTES + 1] = "";
+    if (whole && job_secret(secret) != 0) /* the ranks then say they have no secret */
+        fprintf(stderr, "railguard run: no random bytes for the side channel's secret: %s\n",
+                strerror(errno));
     for (int r = lo; r < hi; r++) {
         int fds[2];
         /* Until a rank says otherwise it is where it started. */
@@ -821,6 +849,10 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             setenv("RG_FI_RANK", rank, 1);
             setenv("RG_FI_SNAPSHOT_SIGNAL", snapsig, 1);
             setenv("RG_BACKTRACE_SIGNAL", btsig, 1);
+            if (secret[0]) {
+                setenv("RG_SECRET", secret, 1);
+                unsetenv("RG_SECRET_FILE");
+            }
             char *argv[] = {(char *)o->self,
                             "worker",
                             "--scenario",

@@ -88,6 +88,9 @@ int rg_redop_supported(rg_dtype dt, rg_redop op);
 typedef enum { RG_ALGO_AUTO, RG_ALGO_RING, RG_ALGO_MESH } rg_algo;
 typedef enum { RG_QPT_UC, RG_QPT_RC } rg_qp_type;
 
+#define RG_SECRET_MAX 256
+#define RG_SECRET_MIN 16
+
 typedef struct rg_config {
     int rank;                /* -1: unset */
     int size;                /* 0: the devices file's dimension */
@@ -96,6 +99,11 @@ typedef struct rg_config {
     rg_qp_type qp_type;      /* UC by default, as JACCL uses */
     double timeout_s;        /* the deadline of every wait; 0: unset (60 s) */
     rg_algo algo;            /* RG_ALGO_AUTO unless set */
+    /* The job's secret, the same on every rank: each side-channel connection proves it (an
+     * HMAC challenge, never the secret itself) before anything else is read or sent. Needed
+     * when size > 1; "" reads RG_SECRET or RG_SECRET_FILE at create. 16..256 printable
+     * characters, no blanks. */
+    char secret[RG_SECRET_MAX + 1];
 } rg_config;
 
 /* Everything unset: rank -1, size 0, empty strings, UC, timeout 0, auto. */
@@ -106,7 +114,8 @@ void rg_config_init(rg_config *cfg);
  * found wins: rank RG_RANK, MLX_RANK, JACCL_RANK; coordinator RG_COORDINATOR,
  * MLX_JACCL_COORDINATOR, JACCL_COORDINATOR; devices file RG_DEVICES_FILE, MLX_IBV_DEVICES,
  * JACCL_IBV_DEVICES; RG_QP_TYPE (uc|rc); RG_TIMEOUT (seconds, > 0); RG_ALGO (auto|ring|mesh),
- * else MLX_JACCL_RING / JACCL_RING (1: ring, 0: mesh). A malformed value is RG_ERR_CONFIG
+ * else MLX_JACCL_RING / JACCL_RING (1: ring, 0: mesh); the secret RG_SECRET, else the first
+ * line of RG_SECRET_FILE (a regular file no one else may read). A malformed value is RG_ERR_CONFIG
  * with a one-line message naming the variable and the value in err.
  */
 rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen);

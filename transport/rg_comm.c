@@ -850,7 +850,19 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     st = make_conns(c, dv);
     if (st)
         goto fail;
-    st = rg__sc_open(cfg->coordinator, c->rank, c->size, deadline, &c->sc, &c->err);
+    /* A plugin fills rg_config by hand: the launcher's secret still comes from the
+     * environment. Kept on the stack only for the handshake. */
+    char secret[RG_SECRET_MAX + 1];
+    snprintf(secret, sizeof(secret), "%s", cfg->secret);
+    if (!secret[0] && c->size > 1) {
+        char why[320];
+        if (rg__secret_from_env(secret, why, sizeof(why))) {
+            st = rg__err_set(&c->err, RG_ERR_CONFIG, "rank %d: %s", c->rank, why);
+            goto fail;
+        }
+    }
+    st = rg__sc_open(cfg->coordinator, secret, c->rank, c->size, deadline, &c->sc, &c->err);
+    explicit_bzero(secret, sizeof(secret));
     if (st)
         goto fail;
     st = exchange_and_connect(c, deadline);

@@ -31,4 +31,13 @@ rg_status rg__devices_parse(const char *text, const char *source, int rank, stru
 /* Reads the file at path (at most 1 MiB) and parses it. */
 rg_status rg__devices_load(const char *path, int rank, struct rg_devices *out, struct rg_err *e);
 
+/*
+ * The job secret from the environment: RG_SECRET, else the first line of RG_SECRET_FILE (a
+ * regular file that group and others cannot read). Writes it to out (RG_SECRET_MAX + 1 bytes)
+ * and returns RG_OK, or RG_OK with out "" when neither is set; a bad value or file is
+ * RG_ERR_CONFIG with one line in err naming the variable. Shared by rg_config_from_env and
+ * rg_comm_create, so a plugin that fills rg_config by hand still finds the launcher's secret.
+ */
+rg_status rg__secret_from_env(char *out, char *err, size_t errlen);
+
 #endif

@@ -20,11 +20,14 @@ struct rg_sc;
 
 /*
  * Connects the star. Rank 0 listens on the coordinator's port and accepts size-1 peers; the
- * others connect, retrying until the deadline (rank 0 may start later). Each side checks the
- * other's rank, size and protocol version.
+ * others connect, retrying until the deadline (rank 0 may start later). Every connection
+ * proves `secret` both ways (HMAC challenges; the secret never crosses the wire) before its
+ * rank counts; rank 0 refuses and logs (stderr) a connection that cannot, and goes on
+ * accepting. Each side checks the other's rank, size and protocol version. `secret` is kept
+ * by reference until this returns; a size above 1 needs one.
  */
-rg_status rg__sc_open(const char *coordinator, int rank, int size, double deadline,
-                      struct rg_sc **sc_p, struct rg_err *e);
+rg_status rg__sc_open(const char *coordinator, const char *secret, int rank, int size,
+                      double deadline, struct rg_sc **sc_p, struct rg_err *e);
 void rg__sc_close(struct rg_sc *sc);
 
 /* Every rank contributes len bytes; all receive size*len bytes in rank order. */

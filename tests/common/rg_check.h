@@ -21,6 +21,7 @@ Suite *rg_suite_data(void);
 Suite *rg_suite_report(void);
 Suite *rg_suite_judge(void);
 Suite *rg_suite_sweep(void);
+Suite *rg_suite_sidechan(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);

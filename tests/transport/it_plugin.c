@@ -23,6 +23,8 @@ static void setup(void)
 {
     rg_check_build_file(g_so, sizeof(g_so), "lib/railguard-transport.so");
     ck_assert_int_gt(rg_check_devices(devs, 8), 0);
+    /* The plugin's args carry no secret: the transport reads its launcher's, as here. */
+    setenv("RG_SECRET", "it-plugin-loopback-secret", 1);
 }
 
 static void write_devices(int n)

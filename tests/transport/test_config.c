@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --- helpers ------------------------------------------------------------------------------- */
@@ -431,6 +432,8 @@ static const char *const all_vars[] = {
     "RG_ALGO",
     "MLX_JACCL_RING",
     "JACCL_RING",
+    "RG_SECRET",
+    "RG_SECRET_FILE",
 };
 
 /* Each test runs forked, but the developer's own shell may set these; start from none. */
@@ -658,6 +661,12 @@ static const struct env_case {
     {"RG_ALGO", "tree", "RG_ALGO='tree': expected auto, ring or mesh"},
     {"MLX_JACCL_RING", "2", "MLX_JACCL_RING='2': expected 1 (ring) or 0 (mesh)"},
     {"JACCL_RING", "yes", "JACCL_RING='yes': expected 1 (ring) or 0 (mesh)"},
+    /* A secret, even a bad one, is never shown. */
+    {"RG_SECRET", "short", "RG_SECRET='...': a secret needs at least 16 characters"},
+    {"RG_SECRET", "sixteen chars ok",
+     "RG_SECRET='...': a secret is printable ASCII with no blanks"},
+    {"RG_SECRET_FILE", "/nonexistent/secret", "RG_SECRET_FILE='/nonexistent/secret': No such file"},
+    {"RG_SECRET_FILE", "/dev/null", "RG_SECRET_FILE='/dev/null': not a regular file"},
 };
 
 START_TEST(test_env_rejects)
@@ -678,6 +687,73 @@ START_TEST(test_env_rejects)
     ck_assert_int_eq(cfg.rank, -1);
     ck_assert_str_eq(cfg.coordinator, "");
     ck_assert(cfg.timeout_s == 0);
+}
+END_TEST
+
+/* The job secret: from RG_SECRET, else one line of a file only its owner can read. */
+START_TEST(test_env_secret)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        int mode;
+        const char *want; /* the secret read, or a piece of the error */
+    } files[] = {
+        {"0123456789abcdef\n", 17, 0600, "0123456789abcdef"},
+        {"0123456789abcdef", 16, 0400, "0123456789abcdef"},
+        {"0123456789abcdef\n", 17, 0640, "group or others may read it (chmod 600)"},
+        {"0123456789abcdef\nsecond", 23, 0600, "must hold the secret on one line"},
+        {"0123456789ab\0cdef\n", 18, 0600, "holds a NUL byte"},
+        {"0123456789abcdef\r\n", 18, 0600, "printable ASCII with no blanks"},
+        {"\n", 1, 0600, "at least 16 characters"},
+    };
+    char path[] = "/tmp/rg-secret-XXXXXX", err[256];
+    rg_config cfg;
+
+    clear_env();
+    rg_config_init(&cfg);
+    ck_assert_int_eq(rg_config_from_env(&cfg, err, sizeof(err)), RG_OK);
+    ck_assert_str_eq(cfg.secret, ""); /* none set: none read, and create will say so */
+    set("RG_SECRET", "0123456789abcdef0123");
+    ck_assert_int_eq(rg_config_from_env(&cfg, err, sizeof(err)), RG_OK);
+    ck_assert_str_eq(cfg.secret, "0123456789abcdef0123");
+    /* A secret already set wins over the environment, as every field does. */
+    set("RG_SECRET", "another-secret-of-the-env");
+    ck_assert_int_eq(rg_config_from_env(&cfg, err, sizeof(err)), RG_OK);
+    ck_assert_str_eq(cfg.secret, "0123456789abcdef0123");
+    clear_env();
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, files[i].text, files[i].len), (ssize_t)files[i].len);
+        ck_assert_int_eq(fchmod(fd, (mode_t)files[i].mode), 0);
+        close(fd);
+        set("RG_SECRET_FILE", path);
+        rg_config_init(&cfg);
+        rg_status st = rg_config_from_env(&cfg, err, sizeof(err));
+        unlink(path);
+        memcpy(path + strlen(path) - 6, "XXXXXX", 6);
+        if (files[i].want[0] == '0') {
+            ck_assert_msg(st == RG_OK, "file %zu: %s", i, err);
+            ck_assert_str_eq(cfg.secret, files[i].want);
+        } else {
+            ck_assert_int_eq(st, RG_ERR_CONFIG);
+            ck_assert_msg(strstr(err, files[i].want) && !strchr(err, '\n'), "file %zu: '%s'", i,
+                          err);
+            ck_assert_str_eq(cfg.secret, "");
+        }
+    }
+    /* RG_SECRET wins over the file; 256 characters are the most. */
+    char big[RG_SECRET_MAX + 2];
+    memset(big, 'k', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    set("RG_SECRET", big);
+    ck_assert_int_eq(rg_config_from_env(&cfg, err, sizeof(err)), RG_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "at most 256"));
+    big[RG_SECRET_MAX] = '\0';
+    set("RG_SECRET", big);
+    ck_assert_int_eq(rg_config_from_env(&cfg, err, sizeof(err)), RG_OK);
+    ck_assert_str_eq(cfg.secret, big);
 }
 END_TEST
 
@@ -760,6 +836,7 @@ Suite *rg_suite_config(void)
     tcase_add_test(tc, test_env_coordinator_forms);
     tcase_add_loop_test(tc, test_env_rejects, 0, (int)(sizeof(env_cases) / sizeof(env_cases[0])));
     tcase_add_test(tc, test_env_rejects_overlong);
+    tcase_add_test(tc, test_env_secret);
     tcase_add_test(tc, test_env_small_err_buffer);
     suite_add_tcase(s, tc);
     return s;
