@@ -152,12 +152,24 @@ static const char *const top_keys[T_KEYS] = {
     [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
 };
 
-enum { S_OP, S_DTYPE, S_COUNT, S_REDOP, S_ROOT, S_FROM, S_TO, S_REPEAT, S_INPLACE, S_KEYS };
+enum {
+    S_OP,
+    S_DTYPE,
+    S_COUNT,
+    S_REDOP,
+    S_ROOT,
+    S_FROM,
+    S_TO,
+    S_REPEAT,
+    S_INPLACE,
+    S_VALUES,
+    S_KEYS
+};
 
 static const char *const step_keys[S_KEYS] = {
-    [S_OP] = "op",       [S_DTYPE] = "dtype",   [S_COUNT] = "count",
-    [S_REDOP] = "redop", [S_ROOT] = "root",     [S_FROM] = "from",
-    [S_TO] = "to",       [S_REPEAT] = "repeat", [S_INPLACE] = "inplace",
+    [S_OP] = "op",           [S_DTYPE] = "dtype",   [S_COUNT] = "count", [S_REDOP] = "redop",
+    [S_ROOT] = "root",       [S_FROM] = "from",     [S_TO] = "to",       [S_REPEAT] = "repeat",
+    [S_INPLACE] = "inplace", [S_VALUES] = "values",
 };
 
 #define B(k) (1u << (k))
@@ -168,9 +180,9 @@ static const char *const step_keys[S_KEYS] = {
  * sendrecv two distinct ranks' buffers, and create and destroy happen once each where listed.
  */
 static const unsigned kind_keys[RG_SC_KIND_COUNT] = {
-    [RG_SC_ALL_REDUCE] = DATA | B(S_REDOP) | B(S_INPLACE),
+    [RG_SC_ALL_REDUCE] = DATA | B(S_REDOP) | B(S_INPLACE) | B(S_VALUES),
     [RG_SC_ALL_GATHER] = DATA | B(S_INPLACE),
-    [RG_SC_REDUCE_SCATTER] = DATA | B(S_REDOP) | B(S_INPLACE),
+    [RG_SC_REDUCE_SCATTER] = DATA | B(S_REDOP) | B(S_INPLACE) | B(S_VALUES),
     [RG_SC_BROADCAST] = DATA | B(S_ROOT),
     [RG_SC_SENDRECV] = DATA | B(S_FROM) | B(S_TO),
     [RG_SC_BARRIER] = B(S_REPEAT),
@@ -512,6 +524,7 @@ static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op
     op->from = op->to = -1;
     op->repeat = 1;
     op->inplace = false;
+    op->values = RG_VALUES_EXACT;
     op->line = (int)line_of(keys[S_OP]);
 
     const char *kind = kind_names[op->kind];
@@ -566,7 +579,19 @@ static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op
                 return bad(c, val, "inplace must be true or false");
             op->inplace = scalar_is(val, "true");
             break;
+        case S_VALUES:
+            if (get_name(c, val, "values", rg_data_values_names, RG_VALUES_COUNT, &i))
+                return -1;
+            op->values = i;
+            break;
         }
+    }
+    /* Checked once dtype and redop are known, whatever order the keys came in. */
+    if (vals[S_VALUES]) {
+        const char *why = rg_data_values_problem((rg_values)op->values, op->dtype, op->redop);
+        if (why)
+            return bad(c, vals[S_VALUES], "%s: %s %s", why, rg_data_dtype_name(op->dtype),
+                       rg_data_redop_name(op->redop));
     }
 
     if (op->kind == RG_SC_SENDRECV) {
@@ -1115,6 +1140,8 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
             fprintf(f, ", repeat: %d", op->repeat);
         if (keys & B(S_INPLACE))
             fprintf(f, ", inplace: %s", op->inplace ? "true" : "false");
+        if ((keys & B(S_VALUES)) && op->values != RG_VALUES_EXACT)
+            fprintf(f, ", values: %s", rg_data_values_names[op->values]);
         fputs("}\n", f);
     }
     fputs("expect:\n", f);

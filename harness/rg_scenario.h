@@ -27,6 +27,8 @@
  *       to: 1
  *       repeat: 3                      # default 1
  *       inplace: true                  # default false
+ *       values: rounding               # all_reduce, reduce_scatter: exact (default) |
+ *                                      #   rounding | special (rg_data.h, rg_values)
  *   expect:                            # default: ok everywhere
  *     all: ok                          # ok | detected | killed | any (ok, detected or killed);
  *                                      #   killed: ended by its own kill or stop fault
@@ -82,7 +84,8 @@ typedef struct rg_sc_op {
     int from, to;   /* sendrecv (required there) */
     int repeat;     /* >= 1 */
     bool inplace;
-    int line; /* the line of the step's "op:" in the file */
+    int values; /* rg_values (rg_data.h): all_reduce, reduce_scatter; default exact */
+    int line;   /* the line of the step's "op:" in the file */
 } rg_sc_op;
 
 /* One rule of the fault plan, as the file wrote it. */

@@ -613,7 +613,9 @@ int rg_worker_main(const rg_worker_args *wa)
         for (int rep = 0; rep < op->repeat; rep++) {
             rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
                              .step = (uint32_t)i,
-                             .rep = (uint32_t)rep};
+                             .rep = (uint32_t)rep,
+                             .values = (rg_values)op->values,
+                             .nranks = sc.ranks};
             phase(&w, i, rep);
             say(&w, "step %d %d %s", i, rep, label);
             w.step = i;

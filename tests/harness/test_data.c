@@ -219,6 +219,187 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* ---- values that need rounding, and special values ---------------------------------------- */
+
+/* float -> bfloat16, to nearest even (the textbook formula) or truncated (a plausible bug). */
+static uint16_t bf16_rne(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static uint16_t bf16_trunc(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)(x >> 16);
+}
+
+static float get_f32(const void *buf, size_t i)
+{
+    float f;
+    memcpy(&f, (const uint8_t *)buf + 4 * i, 4);
+    return f;
+}
+
+static float red_f(rg_redop op, float a, float b)
+{
+    return op == RG_SUM    ? a + b
+           : op == RG_PROD ? a * b
+           : op == RG_MAX  ? (b > a ? b : a)
+                           : (b < a ? b : a);
+}
+
+/*
+ * ROUNDING: whichever order a transport combines the ranks in, and whether it works in the
+ * dtype or in float, it lands on the expected value; most elements needed a rounding; and a
+ * bfloat16 sum that truncates instead of rounding is caught.
+ */
+START_TEST(test_rounding_values)
+{
+    enum { N = 512, RANKS = 5 };
+    rg_data_key k = key;
+    k.values = RG_VALUES_ROUNDING;
+    k.nranks = RANKS;
+    static uint8_t in[RANKS][N * 8], want[N * 8], got[N * 8];
+    for (int op = 0; op < RG_REDOP_COUNT; op++) {
+        /* float32: forwards, backwards and in double all agree with the reference. */
+        for (int r = 0; r < RANKS; r++)
+            rg_data_fill(in[r], N, RG_FLOAT32, op, &k, r, 9);
+        rg_data_expect_reduce(want, N, RG_FLOAT32, (rg_redop)op, &k, RANKS, 9);
+        int rounded = 0;
+        for (size_t i = 0; i < N; i++) {
+            float fw = get_f32(in[0], i), bw = get_f32(in[RANKS - 1], i);
+            double wide = get_f32(in[0], i);
+            for (int r = 1; r < RANKS; r++) {
+                fw = red_f((rg_redop)op, fw, get_f32(in[r], i));
+                bw = red_f((rg_redop)op, bw, get_f32(in[RANKS - 1 - r], i));
+                double v = get_f32(in[r], i);
+                wide = op == RG_SUM    ? wide + v
+                       : op == RG_PROD ? wide * v
+                       : op == RG_MAX  ? fmax(wide, v)
+                                       : fmin(wide, v);
+            }
+            ck_assert_msg(
+                fw == get_f32(want, i) && bw == get_f32(want, i) && (float)wide == get_f32(want, i),
+                "float32 %s element %zu: %a %a %a, expected %a", rg_data_redop_name((rg_redop)op),
+                i, (double)fw, (double)bw, wide, (double)get_f32(want, i));
+            rounded += (double)(float)wide != wide;
+        }
+        if (op == RG_SUM || op == RG_PROD)
+            ck_assert_msg(rounded > N / 2, "%s: only %d of %d elements needed rounding",
+                          rg_data_redop_name((rg_redop)op), rounded, N);
+        /* float16 in _Float16 arithmetic, each step rounded. */
+        for (int r = 0; r < RANKS; r++)
+            rg_data_fill(in[r], N, RG_FLOAT16, op, &k, r, 9);
+        rg_data_expect_reduce(want, N, RG_FLOAT16, (rg_redop)op, &k, RANKS, 9);
+        for (size_t i = 0; i < N; i++) {
+            _Float16 acc, v;
+            memcpy(&acc, in[0] + 2 * i, 2);
+            for (int r = 1; r < RANKS; r++) {
+                memcpy(&v, in[r] + 2 * i, 2);
+                acc = (_Float16)red_f((rg_redop)op, (float)acc, (float)v);
+            }
+            memcpy(got + 2 * i, &acc, 2);
+        }
+        ck_assert_uint_eq(rg_data_compare(got, want, N, RG_FLOAT16, true), N);
+        /* bfloat16 summed in float and rounded once: right; truncated: caught. */
+        for (int r = 0; r < RANKS; r++)
+            rg_data_fill(in[r], N, RG_BFLOAT16, op, &k, r, 9);
+        rg_data_expect_reduce(want, N, RG_BFLOAT16, (rg_redop)op, &k, RANKS, 9);
+        static uint8_t trunc[N * 2];
+        for (size_t i = 0; i < N; i++) {
+            float acc = (float)decode(in[0], i, RG_BFLOAT16);
+            for (int r = 1; r < RANKS; r++)
+                acc = red_f((rg_redop)op, acc, (float)decode(in[r], i, RG_BFLOAT16));
+            uint16_t h = bf16_rne(acc), t = bf16_trunc(acc);
+            memcpy(got + 2 * i, &h, 2);
+            memcpy(trunc + 2 * i, &t, 2);
+        }
+        ck_assert_uint_eq(rg_data_compare(got, want, N, RG_BFLOAT16, true), N);
+        if (op == RG_SUM || op == RG_PROD)
+            ck_assert_uint_lt(rg_data_compare(trunc, want, N, RG_BFLOAT16, true), N);
+    }
+    /* float64 sums, and complex64 sums part by part. */
+    for (int r = 0; r < RANKS; r++)
+        rg_data_fill(in[r], N, RG_FLOAT64, RG_SUM, &k, r, 0);
+    rg_data_expect_reduce(want, N, RG_FLOAT64, RG_SUM, &k, RANKS, 0);
+    for (size_t i = 0; i < N; i++) {
+        double acc = decode(in[RANKS - 1], i, RG_FLOAT64);
+        for (int r = RANKS - 2; r >= 0; r--)
+            acc += decode(in[r], i, RG_FLOAT64);
+        ck_assert(acc == decode(want, i, RG_FLOAT64));
+    }
+    for (int r = 0; r < RANKS; r++)
+        rg_data_fill(in[r], N, RG_COMPLEX64, RG_SUM, &k, r, 0);
+    rg_data_expect_reduce(want, N, RG_COMPLEX64, RG_SUM, &k, RANKS, 0);
+    for (size_t i = 0; i < 2 * N; i++) {
+        float acc = get_f32(in[0], i);
+        for (int r = 1; r < RANKS; r++)
+            acc += get_f32(in[r], i);
+        ck_assert(acc == get_f32(want, i));
+    }
+}
+END_TEST
+
+/* SPECIAL: infinities and NaNs where the redop defines them, compared by class. */
+START_TEST(test_special_values)
+{
+    enum { N = 600, RANKS = 3 };
+    rg_data_key k = key;
+    k.values = RG_VALUES_SPECIAL;
+    k.nranks = RANKS;
+    static float in[RANKS][N], want[N], got[N];
+    for (int op = 0; op < RG_REDOP_COUNT; op++) {
+        for (int r = 0; r < RANKS; r++)
+            rg_data_fill(in[r], N, RG_FLOAT32, op, &k, r, 0);
+        rg_data_expect_reduce(want, N, RG_FLOAT32, (rg_redop)op, &k, RANKS, 0);
+        int inf = 0, nan = 0;
+        for (size_t i = 0; i < N; i++) {
+            got[i] = in[0][i];
+            for (int r = 1; r < RANKS; r++)
+                got[i] = red_f((rg_redop)op, got[i], in[r][i]);
+            inf += isinf(want[i]) != 0;
+            nan += isnan(want[i]) != 0;
+        }
+        ck_assert_uint_eq(rg_data_compare(got, want, N, RG_FLOAT32, true), N);
+        ck_assert_int_gt(inf, N / 10);
+        if (op == RG_SUM || op == RG_PROD)
+            ck_assert_int_gt(nan, N / 10);
+        else
+            ck_assert_int_eq(nan, 0); /* max and min of a NaN are not defined alike everywhere */
+        /* A transport that drops an infinity is caught. */
+        for (size_t i = 0; i < N; i++)
+            if (isinf(got[i]))
+                got[i] = 0;
+        ck_assert_uint_lt(rg_data_compare(got, want, N, RG_FLOAT32, true), N);
+    }
+    /* The same classes in bfloat16 and float16 encodings. */
+    static uint16_t h[RANKS][N], hw[N];
+    for (int r = 0; r < RANKS; r++)
+        rg_data_fill(h[r], N, RG_FLOAT16, RG_SUM, &k, r, 0);
+    rg_data_expect_reduce(hw, N, RG_FLOAT16, RG_SUM, &k, RANKS, 0);
+    for (size_t i = 0; i < N; i++) {
+        _Float16 acc, v; /* decode() knows no infinities: the compiler's own type does */
+        memcpy(&acc, &h[0][i], 2);
+        for (int r = 1; r < RANKS; r++) {
+            memcpy(&v, &h[r][i], 2);
+            acc = (_Float16)((float)acc + (float)v);
+        }
+        memcpy(&got[0], &acc, 2);
+        ck_assert_msg(rg_data_compare(got, &hw[i], 1, RG_FLOAT16, true) == 1,
+                      "float16 element %zu: %g, expected 0x%04x", i, (double)acc, hw[i]);
+    }
+    /* Where a pattern does not apply, the scenario grammar refuses it. */
+    ck_assert_ptr_nonnull(rg_data_values_problem(RG_VALUES_ROUNDING, RG_INT32, RG_SUM));
+    ck_assert_ptr_nonnull(rg_data_values_problem(RG_VALUES_ROUNDING, RG_FLOAT64, RG_PROD));
+    ck_assert_ptr_nonnull(rg_data_values_problem(RG_VALUES_SPECIAL, RG_COMPLEX64, RG_SUM));
+    ck_assert_ptr_null(rg_data_values_problem(RG_VALUES_ROUNDING, RG_COMPLEX64, RG_SUM));
+    ck_assert_ptr_null(rg_data_values_problem(RG_VALUES_SPECIAL, RG_BFLOAT16, RG_MIN));
+}
+END_TEST
+
 Suite *rg_suite_data(void)
 {
     Suite *s = suite_create("data");
@@ -226,6 +407,8 @@ Suite *rg_suite_data(void)
     tcase_add_test(t, test_fill_deterministic);
     tcase_add_loop_test(t, test_expect_matches_decoded, 0, RG_COMPLEX64);
     tcase_add_test(t, test_complex_prod_units);
+    tcase_add_test(t, test_rounding_values);
+    tcase_add_test(t, test_special_values);
     tcase_add_test(t, test_copy_fill_bits);
     tcase_add_test(t, test_compare);
     tcase_add_test(t, test_guard);

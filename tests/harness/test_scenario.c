@@ -5,6 +5,7 @@
  * no input, random or mangled, crashes the parser or leaves a half-filled scenario behind.
  */
 #include "common/rg_check.h"
+#include "rg_data.h"
 #include "rg_scenario.h"
 
 #include <errno.h>
@@ -278,6 +279,10 @@ static const struct {
 } op_cases[] = {
     {"{op: all_reduce, dtype: int16, count: 3, redop: min, repeat: 2, inplace: true}",
      RG_SC_ALL_REDUCE},
+    {"{op: all_reduce, dtype: bfloat16, count: 3, redop: prod, repeat: 2, values: rounding}",
+     RG_SC_ALL_REDUCE},
+    {"{op: reduce_scatter, dtype: float16, count: 3, redop: max, repeat: 2, values: special}",
+     RG_SC_REDUCE_SCATTER},
     {"{op: all_gather, dtype: uint16, count: 3, repeat: 2, inplace: true}", RG_SC_ALL_GATHER},
     {"{op: reduce_scatter, dtype: int64, count: 3, redop: prod, repeat: 2, inplace: true}",
      RG_SC_REDUCE_SCATTER},
@@ -547,6 +552,10 @@ START_TEST(test_write_round_trip)
     /* A rule with a quote, a backslash-free "#" and an optional flag survives too. */
     snprintf(a.fault[1].rule, sizeof(a.fault[1].rule), "error qp=#2 nth=4");
     a.fault[1].optional = true;
+    /* A step's values survive (the first step is an all_reduce). */
+    ck_assert_int_eq(a.ops[0].kind, RG_SC_ALL_REDUCE);
+    a.ops[0].dtype = RG_BFLOAT16;
+    a.ops[0].values = RG_VALUES_ROUNDING;
     FILE *f = open_memstream(&buf, &len);
     ck_assert_int_eq(rg_scenario_write(f, &a, "a comment"), 0);
     fclose(f);
@@ -576,6 +585,7 @@ START_TEST(test_write_round_trip)
         ck_assert_int_eq(y->to, x->to);
         ck_assert_int_eq(y->repeat, x->repeat);
         ck_assert_int_eq(y->inplace, x->inplace);
+        ck_assert_int_eq(y->values, x->values);
     }
     for (int r = 0; r < a.ranks; r++) {
         ck_assert_int_eq(b.expect[r], a.expect[r]);
@@ -841,6 +851,15 @@ static const struct bad_case {
      "x.yaml:3: count must be 1..67108864 '67108865'"},
     {R "program:\n  - {op: all_reduce, count: 1e3}\n", "x.yaml:3: count must be 1..67108864 '1e3'"},
     {R "program:\n  - {op: all_reduce, root: 0}\n", "x.yaml:3: all_reduce does not take 'root'"},
+    {R "program:\n  - {op: all_gather, values: rounding}\n",
+     "x.yaml:3: all_gather does not take 'values'"},
+    {R "program:\n  - {op: all_reduce, values: fuzzy}\n", "x.yaml:3: bad values 'fuzzy'"},
+    {R "program:\n  - {op: all_reduce, values: rounding, dtype: int32}\n",
+     "x.yaml:3: rounding needs a floating dtype: int32 sum 'rounding'"},
+    {R "program:\n  - {op: reduce_scatter, dtype: float64, redop: prod,\n     values: rounding}\n",
+     "x.yaml:4: rounding has no prod for float64 or complex64: float64 prod 'rounding'"},
+    {R "program:\n  - {op: all_reduce, dtype: complex64, values: special}\n",
+     "x.yaml:3: special needs float16, bfloat16, float32 or float64: complex64 sum 'special'"},
     {R "program:\n  - op: broadcast\n    count: 4\n    redop: sum\n",
      "x.yaml:5: broadcast does not take 'redop'"},
     {R "program:\n  - {op: broadcast, inplace: true}\n",
