@@ -156,6 +156,7 @@ static rg_status run_steps(struct plan *p)
     }
     for (;;) {
         int pending = 0;
+        rg__waiting(c, -1, NULL);
         for (int v = 0; v < nv; v++) {
             int k = v % p->nrails, d = v / p->nrails, nst = p->nsteps[d];
             /* Receive first: it frees slots, grants credits and unblocks forwarding. */
@@ -167,8 +168,11 @@ static rg_status run_steps(struct plan *p)
                 int r = rg__peek(c, x, RG_MSG_DATA, &data, &len);
                 if (r < 0)
                     return c->err.st;
-                if (r == 0)
+                if (r == 0) {
+                    if (c->wait_peer < 0)
+                        rg__waiting(c, x->peer, "its data");
                     break;
+                }
                 rg__chunk(s->recv_len, p->esz, c->chunk_bytes, rcv[v].j, &off, &n);
                 if (len != n * p->esz) {
                     rg__err_set(&c->err, RG_ERR_PROTOCOL,
@@ -195,8 +199,11 @@ static rg_status run_steps(struct plan *p)
                     (rcv[v].t < s->dep || (rcv[v].t == s->dep && rcv[v].j <= snd[v].j)))
                     break;
                 struct rg_conn *x = conn(c, s->send_peer, k);
-                if (!rg__can_send(c, x))
+                if (!rg__can_send(c, x)) {
+                    if (c->wait_peer < 0)
+                        rg__waiting(c, x->peer, "a credit to send to it");
                     break;
+                }
                 size_t off, n;
                 rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[v].j, &off, &n);
                 if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz,

@@ -277,10 +277,14 @@ rg_status rg__progress(struct rg_comm *c, double *deadline)
                     break;
                 used += (size_t)w;
             }
+            char whom[96] = "";
+            if (c->wait_peer >= 0)
+                snprintf(whom, sizeof(whom), " waiting on rank %d for %s;", c->wait_peer,
+                         c->wait_for ? c->wait_for : "progress");
             rg__err_set(&c->err, RG_ERR_TIMEOUT,
                         "rank %d: operation %u did not finish within "
-                        "%.1f s;%s",
-                        c->rank, c->op_seq, c->timeout_s, where);
+                        "%.1f s;%s%s",
+                        c->rank, c->op_seq, c->timeout_s, whom, where);
             return rg__fail(c, RG_ERR_TIMEOUT);
         }
     }
@@ -373,7 +377,8 @@ rg_status rg__drain_sends(struct rg_comm *c, double *deadline)
     for (;;) {
         int busy = 0;
         for (int i = 0; i < c->nconns; i++)
-            busy |= c->conns[i].send_posted != c->conns[i].send_done;
+            if (c->conns[i].send_posted != c->conns[i].send_done && !busy++)
+                rg__waiting(c, c->conns[i].peer, "its receipt of a send (a completion)");
         if (!busy)
             return RG_OK;
         if (rg__progress(c, deadline))
@@ -798,7 +803,9 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
         return RG_ERR_NOMEM;
     }
     c->cfg = *cfg;
+    explicit_bzero(c->cfg.secret, sizeof(c->cfg.secret)); /* needed at the handshake only */
     c->rank = cfg->rank;
+    c->wait_peer = -1;
     c->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
     c->algo = cfg->algo;
     double deadline = rg__now() + c->timeout_s;

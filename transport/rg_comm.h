@@ -97,7 +97,18 @@ struct rg_comm {
     int poisoned;
     struct rg_err err;
     unsigned idle;
+    /* What the current wait needs, set before each rg__progress: a timeout names that peer
+     * (a stopped or lost peer shows as the one whose data or credit never came). */
+    int wait_peer;        /* -1: none said */
+    const char *wait_for; /* "its data", "a credit to send to it", ... */
 };
+
+/* The peer the next waits are for, and what from it; a timeout's message names them. */
+static inline void rg__waiting(struct rg_comm *c, int peer, const char *what)
+{
+    c->wait_peer = peer;
+    c->wait_for = what;
+}
 
 /* Slot addresses inside a connection's one registration. */
 static inline uint8_t *rg__recv_slot(struct rg_conn *c, unsigned slots, uint64_t seq)

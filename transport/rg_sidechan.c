@@ -140,6 +140,21 @@ static int send_frame(struct rg_sc *sc, int fd, int type, const void *p, uint32_
     return send_frame_from(fd, type, sc->rank, p, len, deadline);
 }
 
+/* Rank 0: peer `who` closed its side channel with no ABORT; the others hear it in its name. */
+static void relay_gone(struct rg_sc *sc, int who)
+{
+    if (sc->aborted)
+        return;
+    sc->aborted = 1;
+    snprintf(sc->abort_msg, sizeof(sc->abort_msg),
+             "rank %d closed the side channel without a word (it exited or was killed)", who);
+    double deadline = rg__now() + 1.0;
+    for (int r = 1; r < sc->size; r++)
+        if (r != who && sc->fd[r] >= 0)
+            send_frame_from(sc->fd[r], SC_ABORT, who, sc->abort_msg,
+                            (uint32_t)strlen(sc->abort_msg), deadline);
+}
+
 /*
  * Reads one frame from peer `who` and validates its header. On success *payload_p is a
  * malloc'd buffer (NULL for an empty payload) the caller frees.
@@ -149,10 +164,16 @@ static rg_status recv_frame(struct rg_sc *sc, int fd, int who, double deadline, 
 {
     struct sc_hdr h;
     int r = read_full(fd, &h, sizeof(h), deadline);
-    if (r == -2)
+    if (r == -2) {
+        /* The hub tells the others who went, before its own failure closes their sockets
+         * too: otherwise every survivor blames rank 0 for the death of another. */
+        if (sc->rank == 0 && who > 0)
+            relay_gone(sc, who);
         return rg__err_set(e, RG_ERR_PEER_ABORT,
-                           "rank %d: peer rank %d aborted: it closed the side channel", sc->rank,
-                           who);
+                           "rank %d: peer rank %d is gone: it closed the side channel without a "
+                           "word (it exited or was killed)",
+                           sc->rank, who);
+    }
     if (r)
         return rg__err_set(e, RG_ERR_TIMEOUT,
                            "rank %d: side channel: no message from rank %d before the deadline",

@@ -313,6 +313,80 @@ START_TEST(test_sc_setup_errors)
 }
 END_TEST
 
+/* Each rank of a 3-rank job checks the side channel until it fails; rank 2 leaves without a
+ * word (as SIGKILL would). */
+struct watch {
+    struct rg_sc *sc;
+    rg_status st;
+    struct rg_err err;
+};
+
+static void *watch_thread(void *arg)
+{
+    struct watch *w = arg;
+    double until = rg__now() + 10;
+    while (w->st == RG_OK && rg__now() < until) {
+        w->st = rg__sc_check(w->sc, &w->err);
+        usleep(1000);
+    }
+    return NULL;
+}
+
+struct opener {
+    struct rank_run *r;
+    struct rg_sc **sc;
+};
+
+static void *open_one(void *arg)
+{
+    struct opener *o = arg;
+    o->r->st = rg__sc_open(o->r->coord, o->r->secret, o->r->rank, o->r->size, o->r->deadline, o->sc,
+                           &o->r->err);
+    return NULL;
+}
+
+/* The survivors name the rank that died, not the hub that relayed it. */
+START_TEST(test_sc_gone_named)
+{
+    char coord[64];
+    snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+    static struct rg_sc *sc[3];
+    static struct rank_run r[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = (struct rank_run){.secret = SECRET, .rank = i, .size = 3};
+        snprintf(r[i].coord, sizeof(r[i].coord), "%s", coord);
+        r[i].deadline = rg__now() + 20;
+    }
+    /* Opened side by side: rank 0 waits for the others inside open. */
+    static struct opener op[3];
+    for (int i = 0; i < 3; i++) {
+        op[i] = (struct opener){&r[i], &sc[i]};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, open_one, &op[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_msg(r[i].st == RG_OK, "rank %d: %s", i, r[i].err.msg);
+    }
+    static struct watch w[2];
+    for (int i = 0; i < 2; i++) {
+        w[i] = (struct watch){.sc = sc[i]};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, watch_thread, &w[i]), 0);
+    }
+    rg__sc_close(sc[2]); /* no ABORT: gone, as a killed process is */
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(w[0].st, RG_ERR_PEER_ABORT);
+    ck_assert_msg(strstr(w[0].err.msg, "rank 0: peer rank 2 is gone"), "%s", w[0].err.msg);
+    ck_assert_int_eq(w[1].st, RG_ERR_PEER_ABORT);
+    ck_assert_msg(
+        strstr(w[1].err.msg, "rank 1: peer rank 2 aborted: rank 2 closed the side channel"), "%s",
+        w[1].err.msg);
+    rg__sc_close(sc[0]);
+    rg__sc_close(sc[1]);
+}
+END_TEST
+
 Suite *rg_suite_sidechan(void)
 {
     Suite *s = suite_create("sidechan");
@@ -323,6 +397,7 @@ Suite *rg_suite_sidechan(void)
     tcase_add_test(t, test_sc_silent_flood);
     tcase_add_test(t, test_sc_squatter);
     tcase_add_test(t, test_sc_setup_errors);
+    tcase_add_test(t, test_sc_gone_named);
     suite_add_tcase(s, t);
     return s;
 }
