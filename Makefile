@@ -13,7 +13,7 @@ PKGS      = check libibverbs jansson yaml-0.1 libcrypto
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Itransport -Ifaultinject -Iharness -Itests \
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Iparse -Itransport -Ifaultinject -Iharness -Itests \
                -Itests/transport -I$(BUILD)/gen -MMD -MP
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -23,7 +23,10 @@ FLAVOUR_asan := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
 FLAVOUR_cov  := -O0 --coverage
 
-TRANSPORT_SRC := $(sort $(wildcard transport/*.c))
+# The value parsers (integers, seconds, sizes, booleans): a leaf every other part links, so
+# the command line, the environment and the files cannot disagree on what a value means.
+PARSE_SRC     := parse/rg_parse.c
+TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC)
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
 FI_PURE_SRC   := faultinject/fi_plan.c
 # The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
@@ -34,7 +37,7 @@ HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c 
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/main.c
-FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c
+FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
@@ -43,8 +46,9 @@ SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
 DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c
 
 ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
-                $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c))
-ALL_H  = $(wildcard transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
+                $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c \
+                           tests/parse/*.c))
+ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
         regression sweep sweep-mutants \
@@ -151,7 +155,7 @@ $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
 
-$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC))
+$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC) $(PARSE_SRC))
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl -lm
@@ -211,7 +215,7 @@ $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
 	    { echo "mutants: $< no longer applies to transport/: refresh it" >&2; exit 1; }
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
-	    -o $@ $(MUTANT_DIR)/$*/transport/*.c -libverbs -ljansson -lcrypto
+	    -o $@ $(MUTANT_DIR)/$*/transport/*.c $(PARSE_SRC) -libverbs -ljansson -lcrypto
 	@nm -D --defined-only $@ | grep -q ' rg_plugin_v1$$' || \
 	    { echo "mutants: $@ has no plugin table" >&2; rm -f $@; exit 1; }
 

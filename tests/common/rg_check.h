@@ -22,6 +22,7 @@ Suite *rg_suite_report(void);
 Suite *rg_suite_judge(void);
 Suite *rg_suite_sweep(void);
 Suite *rg_suite_sidechan(void);
+Suite *rg_suite_parse(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* The value parsers every part shares (rg_parse.h). Digits are read by hand: strtol and strtod
+ * accept blanks, signs, bases and locales that no railguard input means. */
+#include "rg_parse.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Decimal digits s[0..) to the end, within max; -1 on anything else or overflow. */
+static int decimal(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (!digit(*s))
+            return -1;
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int rg_parse_uint(const char *s, bool hex, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s)
+        return -1;
+    if (hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        const char *p = s + 2;
+        if (!*p || strlen(p) > 16)
+            return -1;
+        for (; *p; p++) {
+            int d = digit(*p)                  ? *p - '0'
+                    : (*p >= 'a' && *p <= 'f') ? *p - 'a' + 10
+                    : (*p >= 'A' && *p <= 'F') ? *p - 'A' + 10
+                                               : -1;
+            if (d < 0)
+                return -1;
+            v = v << 4 | (uint64_t)d;
+        }
+    } else if (decimal(s, UINT64_MAX, &v)) {
+        return -1;
+    }
+    if (v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int rg_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    uint64_t mag;
+    if (!s)
+        return -1;
+    if (s[0] == '-') {
+        if (lo >= 0 || decimal(s + 1, (uint64_t)INT64_MAX + 1, &mag))
+            return -1;
+        int64_t v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+        if (v < lo || v > hi)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    if (decimal(s, (uint64_t)INT64_MAX, &mag) || (int64_t)mag < lo || (int64_t)mag > hi)
+        return -1;
+    *out = (int64_t)mag;
+    return 0;
+}
+
+int rg_parse_seconds(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    double v = 0, scale = 1;
+    int seen = 0, dot = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '.' && !dot) {
+            dot = 1;
+            continue;
+        }
+        if (!digit(*p) || seen > 15) /* beyond 15 digits a double stops being exact */
+            return -1;
+        seen++;
+        if (dot) {
+            scale /= 10;
+            v += (*p - '0') * scale;
+        } else {
+            v = v * 10 + (*p - '0');
+        }
+    }
+    if (!seen || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int rg_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    char num[32];
+    unsigned shift = 0;
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= sizeof(num))
+        return -1;
+    memcpy(num, s, n + 1);
+    switch (num[n - 1]) {
+    case 'K':
+        shift = 10;
+        break;
+    case 'M':
+        shift = 20;
+        break;
+    case 'G':
+        shift = 30;
+        break;
+    default:
+        break;
+    }
+    if (shift)
+        num[n - 1] = '\0';
+    uint64_t v;
+    if (decimal(num, UINT64_MAX >> shift, &v))
+        return -1;
+    v <<= shift;
+    if (v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int rg_parse_bool(const char *s, bool *out)
+{
+    if (!s || (strcmp(s, "0") && strcmp(s, "1")))
+        return -1;
+    *out = s[0] == '1';
+    return 0;
+}
+
+const char *rg_parse_show(const char *s, char *out, size_t len)
+{
+    if (!len)
+        return out;
+    if (strlen(s) > 64)
+        snprintf(out, len, "%.61s...", s);
+    else
+        snprintf(out, len, "%s", s);
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < ' ' || (unsigned char)*p == 0x7f)
+            *p = '?';
+    return out;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_parse.h - one parser per kind of value: integers, seconds, sizes and booleans, as the
+ * command line, the environment, scenario files and fault plans all spell them. A leaf part:
+ * transport/, faultinject/ and harness/ link it, and it links nothing of theirs, so the three
+ * cannot disagree on what "4096" or "1.5" means.
+ *
+ * Every parser takes the whole string, with no blanks, no sign that the range does not allow,
+ * no base prefix unless asked for, and no trailing junk; it returns 0 and the value, or -1
+ * and leaves *out alone. None reads the locale. None allocates.
+ */
+#ifndef RG_PARSE_H
+#define RG_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decimal, "-" allowed only when lo < 0. "010" is ten, never octal; "+1", " 1", "1 " fail. */
+int rg_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* As rg_parse_int for unsigned values, or "0x" hex too when `hex`. */
+int rg_parse_uint(const char *s, bool hex, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* Seconds: digits with an optional fraction ("10", "1.5", ".5"); no exponent, no hex, no inf
+ * or nan. Must lie in [lo, hi]. */
+int rg_parse_seconds(const char *s, double lo, double hi, double *out);
+
+/* Bytes: digits with an optional K, M or G (powers of 1024): "4096", "64K", "16M". */
+int rg_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* A switch: exactly "0" or "1". (Anything else is an error, not "on": RG_DEBUG=0 is off.) */
+int rg_parse_bool(const char *s, bool *out);
+
+/*
+ * A value as an error message may show it: at most 64 characters (cut with "..."), control
+ * characters (a newline, say) as '?', so the message stays one line. Returns out.
+ */
+const char *rg_parse_show(const char *s, char *out, size_t len);
+
+#endif
