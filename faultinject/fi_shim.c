@@ -18,9 +18,12 @@
  * tables filled when the objects are created.
  */
 #include "fi_internal.h"
+#include "rg_parse.h"
 #include "rg_faultinject.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <limits.h>
@@ -98,6 +101,7 @@ static _Atomic(struct fi_live *) g_live;
 static _Atomic int g_first_done; /* delay_first: the first post has happened */
 static uint64_t g_t0_ns;
 static _Atomic int g_rank = -1;
+static char g_rank_err[160];    /* why the rank variable could not be read, "" when it could */
 static char g_self_path[4096];  /* the shim as loaded, for dlopen(RTLD_NOLOAD) of itself */
 static char g_verbs_path[4096]; /* realpath of the libibverbs holding the real ibv_open_device */
 static int g_snapshot_sig;      /* the signal the snapshot handler took, 0 for none */
@@ -247,21 +251,25 @@ static void fi_read_rank(void)
     static const char *const names[] = {
         "RG_FI_RANK",           "RG_RANK",  "MLX_RANK",    "JACCL_RANK",
         "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-    int rank = -1, saved = errno; /* strtol sets errno: the caller's must survive */
+    int rank = -1;
+    g_rank_err[0] = '\0';
+    /* The first one set decides: a bad value is an error (fatal under a plan, whose rank=
+     * filters it would silently mis-aim), never a reason to read the next name. */
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const char *v = getenv(names[i]);
-        char *end;
+        int64_t r;
         if (!v || !*v)
             continue;
-        errno = 0;
-        long r = strtol(v, &end, 10);
-        if (!errno && !*end && r >= 0 && r < 1000000) {
+        if (rg_parse_int(v, 0, 999999, &r) == 0) {
             rank = (int)r;
-            break;
+        } else {
+            char shown[72];
+            snprintf(g_rank_err, sizeof(g_rank_err), "%s='%s': not a rank number (0..999999)",
+                     names[i], rg_parse_show(v, shown, sizeof(shown)));
         }
+        break;
     }
     atomic_store(&g_rank, rank);
-    errno = saved;
 }
 
 static void fi_sleep_ms(uint64_t ms)
@@ -2297,20 +2305,38 @@ static void fi_atfork_child(void)
 
 static char *fi_read_file(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    /* Non-blocking and regular files only: a FIFO must not hang the program at load. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat sb;
+    if (fd < 0) {
         snprintf(err, errlen, "RG_FI_PLAN_FILE: cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "RG_FI_PLAN_FILE: '%s': not a regular file", path);
+        close(fd);
+        return NULL;
+    }
     char *buf = malloc(FI_PLAN_FILE_MAX + 1);
-    size_t n = buf ? fread(buf, 1, FI_PLAN_FILE_MAX + 1, f) : 0;
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (!buf || bad || n > FI_PLAN_FILE_MAX) {
+    size_t n = 0;
+    bool bad = false;
+    while (buf && n <= FI_PLAN_FILE_MAX) {
+        ssize_t r = read(fd, buf + n, FI_PLAN_FILE_MAX + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            bad = r < 0;
+            break;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
+    if (!buf || bad || n > FI_PLAN_FILE_MAX || memchr(buf, '\0', n)) {
         snprintf(err, errlen, "RG_FI_PLAN_FILE: '%s': %s", path,
-                 !buf  ? "no memory"
-                 : bad ? "read error"
-                       : "larger than 64 KiB");
+                 !buf                   ? "no memory"
+                 : bad                  ? "read error"
+                 : n > FI_PLAN_FILE_MAX ? "larger than 64 KiB"
+                                        : "holds a NUL byte (the plan would be cut there)");
         free(buf);
         return NULL;
     }
@@ -2377,6 +2403,8 @@ __attribute__((constructor)) static void fi_load(void)
             fi_fatal(err);
         atomic_store(&g_live, lp);
     }
+    if (fi_live() && g_rank_err[0])
+        fi_fatal(g_rank_err);
     fi_snapshot_install();
     pthread_atfork(NULL, NULL, fi_atfork_child);
     /* A pass-through with no log file stays silent: a program run under the shim by hand

@@ -8,8 +8,10 @@
 #include "rg_scenario.h"
 #include "rg_data.h"
 #include "fi_plan.h"
+#include "rg_parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 /* A scenario is a few KiB; anything past this is not one. */
@@ -384,39 +388,20 @@ static int get_int(const struct ctx *c, const yaml_node_t *n, const char *what, 
     return 0;
 }
 
-/*
- * Seconds in (0, max], a plain decimal number (a fraction and an exponent allowed). strtod
- * alone would also take "inf", "nan", hex floats and blanks, and reads the decimal point of the
- * current locale, so it runs in the C locale on a string of digits, points, signs and e.
- */
+/* Seconds in (0, max], as rg_parse_seconds reads them everywhere: digits and a point. */
 static int get_seconds(const struct ctx *c, const yaml_node_t *n, const char *what, double max,
                        double *out)
 {
     char buf[64];
-    double v = NAN;
-
-    if (is_plain(n) && n->data.scalar.length > 0 && n->data.scalar.length < sizeof(buf)) {
-        size_t len = n->data.scalar.length;
+    double v = 0;
+    size_t len = is_plain(n) ? n->data.scalar.length : 0;
+    if (len > 0 && len < sizeof(buf)) {
         memcpy(buf, n->data.scalar.value, len);
         buf[len] = '\0';
-        bool ok = (buf[0] >= '0' && buf[0] <= '9') || buf[0] == '.';
-        for (size_t i = 0; i < len && ok; i++)
-            ok = strchr("0123456789.eE+-", buf[i]) != NULL && buf[i] != '\0';
-        if (ok) {
-            locale_t c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-            locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
-            char *end;
-            errno = 0;
-            double d = strtod(buf, &end);
-            if (!*end && errno != ERANGE)
-                v = d;
-            if (c_loc) {
-                uselocale(old);
-                freelocale(c_loc);
-            }
-        }
+    } else {
+        buf[0] = '\0';
     }
-    if (!isfinite(v) || !(v > 0) || v > max)
+    if (rg_parse_seconds(buf, 0, max, &v) || !(v > 0))
         return bad(c, n, "%s must be in (0, %.0f]", what, max);
     *out = v;
     return 0;
@@ -1023,6 +1008,23 @@ int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenari
         goto done;
     }
     doc_up = true;
+    /*
+     * No tags: libyaml gives "!!str 2" the same tag as a plain 2, so "ranks: !!str 2" would
+     * read as the number a YAML reader elsewhere takes for a string. A node whose text starts
+     * with '!' carries a tag; every value here is plain.
+     */
+    for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++) {
+        size_t at = n->start_mark.index;
+        if (at < len && text[at] == '!') {
+            size_t k = at;
+            while (k < len && k - at < 24 && text[k] != ' ' && text[k] != '\n')
+                k++;
+            fail(&c, n->start_mark.line + 1,
+                 "a YAML tag is not allowed here: values are plain '%.*s'", (int)(k - at),
+                 text + at);
+            goto done;
+        }
+    }
 
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     /* No document, or one that is only "---": YAML's null. */
@@ -1062,9 +1064,22 @@ int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen
         fail(&c, 0, "rg_scenario_load: no path");
         goto done;
     }
-    FILE *f = fopen(path, "rb");
+    /* Non-blocking, and regular files only: a FIFO or a device would block or never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat sb;
+    if (fd < 0) {
+        fail(&c, 0, "cannot open: %s", strerror(errno));
+        goto done;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fail(&c, 0, "not a regular file");
+        close(fd);
+        goto done;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         fail(&c, 0, "cannot open: %s", strerror(errno));
+        close(fd);
         goto done;
     }
     /* One byte past the limit tells a file at the limit from a larger one, even an endless one. */

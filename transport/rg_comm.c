@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The communicator: set-up, rail verification, the progress engine, teardown. */
 #include "rg_comm.h"
+#include "rg_parse.h"
 
 #include <arpa/inet.h>
 #include <sched.h>
@@ -92,7 +93,7 @@ rg_status rg__fail(struct rg_comm *c, rg_status st)
 {
     if (!c->poisoned) {
         c->poisoned = 1;
-        if (getenv("RG_DEBUG"))
+        if (c->debug)
             debug_dump(c);
         if (c->err.st == RG_OK)
             rg__err_set(&c->err, st, "rank %d: %s", c->rank, rg_strerror(st));
@@ -407,7 +408,7 @@ void rg__quiesce(struct rg_comm *c)
             n++;
         }
     }
-    if (n && getenv("RG_DEBUG"))
+    if (n && c->debug)
         fprintf(stderr,
                 "rank %d op %u: tore down %d connection(s) with sends in flight after a call "
                 "that sent from the caller's memory failed\n",
@@ -758,16 +759,19 @@ static rg_status hello(struct rg_comm *c, double deadline)
     return rg__drain_sends(c, &deadline);
 }
 
-static unsigned env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi,
+/* A tuning variable: a count, or with `bytes` a size ("64K"); the shared parser decides. */
+static unsigned env_uint(const char *name, unsigned dflt, unsigned lo, unsigned hi, bool bytes,
                          struct rg_err *e)
 {
     const char *s = getenv(name);
+    uint64_t v;
     if (!s || !*s)
         return dflt;
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (*end || s[0] == '-' || v < lo || v > hi) {
-        rg__err_set(e, RG_ERR_CONFIG, "%s='%s': expected a number from %u to %u", name, s, lo, hi);
+    if (bytes ? rg_parse_size(s, lo, hi, &v) : rg_parse_uint(s, false, lo, hi, &v)) {
+        char shown[72];
+        rg__err_set(e, RG_ERR_CONFIG, "%s='%s': expected %s from %u to %u", name,
+                    rg_parse_show(s, shown, sizeof(shown)),
+                    bytes ? "a size in bytes (or with K, M, G)" : "a number", lo, hi);
         return 0;
     }
     return (unsigned)v;
@@ -809,13 +813,15 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     c->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
     c->algo = cfg->algo;
     double deadline = rg__now() + c->timeout_s;
-    c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, &c->err);
-    c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, &c->err);
-    c->ring_bidir = env_uint("RG_RING_BIDIR", 1, 0, 1, &c->err);
-    c->zcopy_min = env_uint("RG_ZCOPY_MIN", DEFAULT_ZCOPY_MIN, 0, 1u << 30, &c->err);
-    c->oneshot_bytes = env_uint("RG_ONESHOT_BYTES", DEFAULT_ONESHOT, 0, 1u << 20, &c->err);
-    c->credit_batch = env_uint("RG_CREDIT_BATCH", c->slots / 2, 1, c->slots, &c->err);
-    c->poll_yield = env_uint("RG_POLL_YIELD", DEFAULT_POLL_YIELD, 0, 1u << 30, &c->err);
+    c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, true, &c->err);
+    c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, false, &c->err);
+    c->ring_bidir = env_uint("RG_RING_BIDIR", 1, 0, 1, false, &c->err);
+    c->zcopy_min = env_uint("RG_ZCOPY_MIN", DEFAULT_ZCOPY_MIN, 0, 1u << 30, true, &c->err);
+    c->oneshot_bytes = env_uint("RG_ONESHOT_BYTES", DEFAULT_ONESHOT, 0, 1u << 20, true, &c->err);
+    c->credit_batch = env_uint("RG_CREDIT_BATCH", c->slots / 2, 1, c->slots, false, &c->err);
+    c->poll_yield = env_uint("RG_POLL_YIELD", DEFAULT_POLL_YIELD, 0, 1u << 30, false, &c->err);
+    /* 0 or 1, read once: "RG_DEBUG=0" used to turn debugging on (any value did). */
+    c->debug = env_uint("RG_DEBUG", 0, 0, 1, false, &c->err);
     if (c->err.st) {
         st = c->err.st;
         goto fail;
@@ -824,6 +830,13 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     /* Not rand(): the caller's random sequence is none of our business. */
     c->seed = (uint64_t)(rg__now() * 1e9) ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)c;
     c->tag = (unsigned)(mix(&c->seed) & 0xfff);
+    if (cfg->rank < 0) {
+        /* Said plainly: "rank -1 out of range" sent people looking for a -1 they never set. */
+        st = rg__err_set(&c->err, RG_ERR_CONFIG,
+                         "no rank: set rg_config.rank, or RG_RANK (MLX_RANK, JACCL_RANK) for "
+                         "rg_config_from_env");
+        goto fail;
+    }
     if (!cfg->devices_file[0]) {
         st = rg__err_set(&c->err, RG_ERR_CONFIG,
                          "rank %d: no devices file (set RG_DEVICES_FILE "
@@ -913,7 +926,7 @@ rg_status rg_comm_destroy(rg_comm_h c)
     } else {
         st = c->err.st;
     }
-    if (st && getenv("RG_DEBUG"))
+    if (st && c->debug)
         fprintf(stderr, "railguard: rank %d: teardown: %s\n", c->rank, c->err.msg);
     comm_free(c);
     return st;

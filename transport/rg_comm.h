@@ -100,6 +100,7 @@ struct rg_comm {
     /* What the current wait needs, set before each rg__progress: a timeout names that peer
      * (a stopped or lost peer shows as the one whose data or credit never came). */
     int wait_peer;        /* -1: none said */
+    unsigned debug;       /* RG_DEBUG=1: counters on stderr at failures and teardown */
     const char *wait_for; /* "its data", "a credit to send to it", ... */
 };
 

@@ -4,6 +4,7 @@
  * to one rank's row, and the environment variables railguard shares with MLX and JACCL.
  */
 #include "rg_config.h"
+#include "rg_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -387,44 +388,21 @@ static rg_status env_fail(char *err, size_t errlen, const char *name, const char
     return RG_ERR_CONFIG;
 }
 
-/* Digits only: strtol alone would accept leading blanks, a sign and trailing junk via end. */
+/* Digits only (rg_parse_int): no blanks, no sign, no base. */
 static int parse_rank(const char *s, int *rank)
 {
-    char *end;
-
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*end || errno == ERANGE || v > INT_MAX)
+    int64_t v;
+    if (rg_parse_int(s, 0, INT_MAX, &v))
         return -1;
     *rank = (int)v;
     return 0;
 }
 
-/*
- * strtod reads the decimal point of the current locale; a program that called setlocale()
- * would otherwise reject "1.5". The C locale is selected for this thread only.
- */
+/* Digits and a point only (rg_parse_seconds): no exponent, no hex ("0x10"), no inf or nan, and
+ * no locale. Range checks are the caller's, for their own messages. */
 static int parse_seconds(const char *s, double *out)
 {
-    char *end;
-
-    if (!((*s >= '0' && *s <= '9') || *s == '.'))
-        return -1;
-    locale_t c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
-    errno = 0;
-    double v = strtod(s, &end);
-    int bad = *end || errno == ERANGE;
-    if (c_loc) {
-        uselocale(old);
-        freelocale(c_loc);
-    }
-    if (bad)
-        return -1;
-    *out = v;
-    return 0;
+    return rg_parse_seconds(s, 0, 1e15, out);
 }
 
 /* NULL when s looks like host:port, else why not. */

@@ -2,6 +2,8 @@
 /* Every ibv_* call the transport makes, each turned into an rg_status and recorded once. */
 #include "rg_verbs.h"
 
+#include "rg_parse.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,12 +52,22 @@ static rg_status pick_gid(struct rg_vdev *d, int table_len, struct rg_err *e)
     const char *forced = getenv("RG_GID_INDEX");
 
     if (forced && *forced) {
-        char *end;
-        long v = strtol(forced, &end, 10);
-        if (*end || v < 0 || v >= table_len)
-            return rg__err_set(e, RG_ERR_CONFIG, "RG_GID_INDEX '%s' is not an index 0..%d of %s",
-                               forced, table_len - 1, d->name);
+        int64_t v;
+        char shown[72];
+        rg_parse_show(forced, shown, sizeof(shown));
+        if (rg_parse_int(forced, 0, table_len - 1, &v))
+            return rg__err_set(e, RG_ERR_CONFIG, "RG_GID_INDEX='%s': not an index 0..%d of %s",
+                               shown, table_len - 1, d->name);
         d->gid_index = (int)v;
+        /* An index inside the table can still name an empty entry: say so here, not later as
+         * "No data available" from a modify_qp that cannot resolve the address. */
+        union ibv_gid g;
+        static const union ibv_gid zero;
+        if (ibv_query_gid(d->ctx, d->port, d->gid_index, &g) || !memcmp(&g, &zero, sizeof(g)))
+            return rg__err_set(e, RG_ERR_CONFIG,
+                               "RG_GID_INDEX='%s': entry %d of %s port %d's GID table is empty "
+                               "(no address is configured there)",
+                               shown, d->gid_index, d->name, d->port);
         goto query;
     }
     tab = calloc((size_t)table_len, sizeof(*tab));
@@ -143,6 +155,7 @@ rg_status rg_vdev_open(struct rg_vdev *d, const char *name, struct rg_err *e)
     d->mtu = pa.active_mtu;
     d->lid = pa.lid;
     d->link_layer = pa.link_layer;
+    d->gid_table_len = pa.gid_tbl_len;
     st = pick_gid(d, pa.gid_tbl_len, e);
     if (st)
         goto err_close;

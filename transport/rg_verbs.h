@@ -21,6 +21,7 @@ struct rg_vdev {
     char name[64];
     uint8_t port;
     int gid_index;
+    int gid_table_len; /* the port's GID table, populated or not */
     union ibv_gid gid;
     enum ibv_mtu mtu; /* the port's active MTU */
     uint16_t lid;     /* nonzero on InfiniBand, 0 on RoCE */

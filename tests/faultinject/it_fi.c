@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -734,6 +735,28 @@ START_TEST(test_bad_plan)
         ck_assert_msg(strstr(p.out, want) == p.out, "%s", p.out);
         ck_assert_msg(strchr(p.out, '\n') == p.out + p.len - 1, "not one line:\n%s", p.out);
     }
+    /* A plan file with a NUL (once cut there, silently), a FIFO (once a hang at load), and a
+     * rank variable that is not a number under a plan (once ignored: rank= rules mis-aimed). */
+    char nul[PATH_MAX], fifo[PATH_MAX], envf[PATH_MAX + 32];
+    snprintf(nul, sizeof(nul), "/tmp/rg-fi-nul.%d", (int)getpid());
+    FILE *f = fopen(nul, "w");
+    ck_assert_ptr_nonnull(f);
+    fwrite("error nth=1\0lose\n", 1, 18, f);
+    fclose(f);
+    snprintf(envf, sizeof(envf), "RG_FI_PLAN_FILE=%s", nul);
+    const char *nenv[] = {envf, NULL};
+    ck_assert_int_eq(run(&p, true, nenv, ARGS(g_probe, "--dev", devs[0]), 60), 2);
+    ck_assert_msg(strstr(p.out, "holds a NUL byte"), "%s", p.out);
+    unlink(nul);
+    snprintf(fifo, sizeof(fifo), "/tmp/rg-fi-fifo.%d", (int)getpid());
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    snprintf(envf, sizeof(envf), "RG_FI_PLAN_FILE=%s", fifo);
+    ck_assert_int_eq(run(&p, true, nenv, ARGS(g_probe, "--dev", devs[0]), 60), 2);
+    ck_assert_msg(strstr(p.out, "not a regular file"), "%s", p.out);
+    unlink(fifo);
+    const char *renv[] = {"RG_FI_PLAN=error nth=1", "RG_FI_RANK=abc", NULL};
+    ck_assert_int_eq(run(&p, true, renv, ARGS(g_probe, "--dev", devs[0]), 60), 2);
+    ck_assert_msg(strstr(p.out, "railguard-fi: RG_FI_RANK='abc': not a rank number"), "%s", p.out);
 }
 END_TEST
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --- helpers ------------------------------------------------------------------------------- */
@@ -510,11 +511,12 @@ START_TEST(test_limits_accepted)
     parse_ok("ranks: 2\nseed: 0x0\nprogram: [{op: barrier}]\n", &sc);
     ck_assert_uint_eq(sc.seed, 0);
 
-    /* Fractions and exponents; the deadline only has to be later than the timeout. */
+    /* Fractions; the deadline only has to be later than the timeout. Seconds are read by the
+     * parser the command line and the environment use too: no exponents. */
     parse_ok("ranks: 2\ntimeout: .25\ndeadline: 0.5\nprogram: [{op: barrier}]\n", &sc);
     ck_assert(sc.timeout_s == 0.25);
     ck_assert(sc.deadline_s == 0.5);
-    parse_ok("ranks: 2\ntimeout: 1e1\ndeadline: 1.5e2\nprogram: [{op: barrier}]\n", &sc);
+    parse_ok("ranks: 2\ntimeout: 10.\ndeadline: 150\nprogram: [{op: barrier}]\n", &sc);
     ck_assert(sc.timeout_s == 10);
     ck_assert(sc.deadline_s == 150);
     parse_ok("ranks: 2\ntimeout: 59.99\nprogram: [{op: barrier}]\n", &sc);
@@ -778,6 +780,7 @@ static const struct bad_case {
     {R "timeout: 1e400" P, "x.yaml:2: timeout must be in (0, 3600] '1e400'"},
     {R "timeout: 0x10" P, "x.yaml:2: timeout must be in (0, 3600] '0x10'"},
     {R "timeout: 5s" P, "x.yaml:2: timeout must be in (0, 3600] '5s'"},
+    {R "timeout: 1e1" P, "x.yaml:2: timeout must be in (0, 3600] '1e1'"},
     {R "timeout: '5'" P, "x.yaml:2: timeout must be in (0, 3600] '5'"},
     {R "deadline: 86401" P, "x.yaml:2: deadline must be in (0, 86400] '86401'"},
     {R "deadline: 30\ntimeout: 30" P, "x.yaml:2: deadline must be more than timeout '30'"},
@@ -851,6 +854,12 @@ static const struct bad_case {
      "x.yaml:3: count must be 1..67108864 '67108865'"},
     {R "program:\n  - {op: all_reduce, count: 1e3}\n", "x.yaml:3: count must be 1..67108864 '1e3'"},
     {R "program:\n  - {op: all_reduce, root: 0}\n", "x.yaml:3: all_reduce does not take 'root'"},
+    {"ranks: !!str 2\nprogram:\n  - {op: barrier}\n",
+     "x.yaml:1: a YAML tag is not allowed here: values are plain '!!str'"},
+    {"ranks: 2\nprogram: !!seq\n  - {op: barrier}\n",
+     "x.yaml:2: a YAML tag is not allowed here: values are plain '!!seq'"},
+    {R "program:\n  - {op: all_reduce, count: !!int 5}\n",
+     "x.yaml:3: a YAML tag is not allowed here: values are plain '!!int'"},
     {R "program:\n  - {op: all_gather, values: rounding}\n",
      "x.yaml:3: all_gather does not take 'values'"},
     {R "program:\n  - {op: all_reduce, values: fuzzy}\n", "x.yaml:3: bad values 'fuzzy'"},
@@ -1203,7 +1212,17 @@ START_TEST(test_load_directory)
     char err[256];
 
     ck_assert_int_eq(rg_scenario_load("/tmp", &sc, err, sizeof(err)), -1);
-    ck_assert_str_eq(err, "/tmp: cannot read: Is a directory");
+    ck_assert_str_eq(err, "/tmp: not a regular file");
+    /* A FIFO with no writer: refused at once, where reading it used to block forever. */
+    char fifo[64];
+    snprintf(fifo, sizeof(fifo), "/tmp/rg-sc-fifo.%d", (int)getpid());
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    int rc = rg_scenario_load(fifo, &sc, err, sizeof(err));
+    unlink(fifo);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_ptr_nonnull(strstr(err, ": not a regular file"));
+    ck_assert_int_eq(rg_scenario_load("/dev/null", &sc, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "/dev/null: not a regular file");
 }
 END_TEST
 

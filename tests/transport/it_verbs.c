@@ -5,9 +5,11 @@
  * as errors within the deadline rather than hang: a crossed rail and a missing device.
  */
 #include "common/rg_check.h"
+#include "rg_verbs.h"
 #include "vpair.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static char devs[8][64];
@@ -109,6 +111,46 @@ START_TEST(test_missing_device)
 }
 END_TEST
 
+/* A forced GID index: junk, outside the table, or on an empty entry is a config error that
+ * says which, at open. (An empty entry used to fail later as "No data available".) */
+START_TEST(test_gid_index_forced)
+{
+    static const struct {
+        const char *value, *want;
+    } cases[] = {
+        {"abc", "RG_GID_INDEX='abc': not an index 0.."},
+        {" 1", "RG_GID_INDEX=' 1': not an index 0.."},
+        {"100000", "RG_GID_INDEX='100000': not an index 0.."},
+    };
+    struct rg_vdev d;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct rg_err e = {0};
+        setenv("RG_GID_INDEX", cases[i].value, 1);
+        ck_assert_int_eq(rg_vdev_open(&d, devs[0], &e), RG_ERR_CONFIG);
+        ck_assert_msg(strstr(e.msg, cases[i].want), "%s", e.msg);
+    }
+    /* The last entry of the table: rxe fills only the first few. */
+    struct rg_err e = {0};
+    unsetenv("RG_GID_INDEX");
+    ck_assert_int_eq(rg_vdev_open(&d, devs[0], &e), RG_OK);
+    int last = d.gid_table_len - 1;
+    rg_vdev_close(&d);
+    char v[16];
+    snprintf(v, sizeof(v), "%d", last);
+    setenv("RG_GID_INDEX", v, 1);
+    e = (struct rg_err){0};
+    ck_assert_int_eq(rg_vdev_open(&d, devs[0], &e), RG_ERR_CONFIG);
+    ck_assert_msg(strstr(e.msg, "GID table is empty"), "%s", e.msg);
+    /* A populated one is taken. */
+    setenv("RG_GID_INDEX", "0", 1);
+    e = (struct rg_err){0};
+    ck_assert_msg(rg_vdev_open(&d, devs[0], &e) == RG_OK, "%s", e.msg);
+    ck_assert_int_eq(d.gid_index, 0);
+    rg_vdev_close(&d);
+    unsetenv("RG_GID_INDEX");
+}
+END_TEST
+
 Suite *rg_suite_it_verbs(void)
 {
     Suite *s = suite_create("it_verbs");
@@ -122,6 +164,7 @@ Suite *rg_suite_it_verbs(void)
     tcase_add_test(tc, test_rc_crossed_rail_is_an_error);
     tcase_add_test(tc, test_uc_crossed_rail_times_out);
     tcase_add_test(tc, test_missing_device);
+    tcase_add_test(tc, test_gid_index_forced);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -657,7 +657,12 @@ static const struct env_case {
     {"RG_TIMEOUT", "inf", "RG_TIMEOUT='inf': not a number of seconds"},
     {"RG_TIMEOUT", "nan", "RG_TIMEOUT='nan': not a number of seconds"},
     {"RG_TIMEOUT", "1e400", "RG_TIMEOUT='1e400': not a number of seconds"},
-    {"RG_TIMEOUT", "1e7", "RG_TIMEOUT='1e7': the timeout must be at most 1000000 seconds"},
+    {"RG_TIMEOUT", "1e7", "RG_TIMEOUT='1e7': not a number of seconds"},
+    {"RG_TIMEOUT", "10000000",
+     "RG_TIMEOUT='10000000': the timeout must be at most 1000000 seconds"},
+    {"RG_TIMEOUT", "0x10", "RG_TIMEOUT='0x10': not a number of seconds"},
+    {"RG_TIMEOUT", " 5", "RG_TIMEOUT=' 5': not a number of seconds"},
+    {"RG_RANK", "010x", "RG_RANK='010x': not a rank number"},
     {"RG_ALGO", "tree", "RG_ALGO='tree': expected auto, ring or mesh"},
     {"MLX_JACCL_RING", "2", "MLX_JACCL_RING='2': expected 1 (ring) or 0 (mesh)"},
     {"JACCL_RING", "yes", "JACCL_RING='yes': expected 1 (ring) or 0 (mesh)"},
@@ -757,6 +762,41 @@ START_TEST(test_env_secret)
 }
 END_TEST
 
+/* The communicator's own variables go through the shared parsers: no blanks, signs or hex
+ * slip through, RG_DEBUG is 0 or 1, and a missing rank is named as such. No device needed:
+ * each is refused before any is opened. */
+START_TEST(test_comm_env_values)
+{
+    static const struct {
+        const char *name, *value, *want;
+    } cases[] = {
+        {"RG_CHUNK_BYTES", " 4096", "RG_CHUNK_BYTES=' 4096': expected a size in bytes"},
+        {"RG_CHUNK_BYTES", "+4096", "RG_CHUNK_BYTES='+4096': expected a size in bytes"},
+        {"RG_CHUNK_BYTES", "1G",
+         "RG_CHUNK_BYTES='1G': expected a size in bytes (or with K, M, G) "
+         "from 4096 to 8388608"},
+        {"RG_SLOTS", "0x10", "RG_SLOTS='0x10': expected a number from 2 to 64"},
+        {"RG_DEBUG", "yes", "RG_DEBUG='yes': expected a number from 0 to 1"},
+        {"RG_POLL_YIELD", "1\n2", "RG_POLL_YIELD='1?2': expected a number"},
+        {"RG_CHUNK_BYTES", "64K", "no rank: set rg_config.rank, or RG_RANK"}, /* fine: 64 KiB */
+        {"RG_DEBUG", "0", "no rank: set rg_config.rank, or RG_RANK"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rg_config cfg;
+        rg_comm_h comm = NULL;
+        char err[320];
+        clear_env();
+        set(cases[i].name, cases[i].value);
+        rg_config_init(&cfg);
+        ck_assert_int_eq(rg_comm_create(&cfg, &comm, err, sizeof(err)), RG_ERR_CONFIG);
+        ck_assert_msg(strstr(err, cases[i].want) && !strchr(err, '\n'), "%s: '%s'", cases[i].name,
+                      err);
+        ck_assert_ptr_null(comm);
+        unsetenv(cases[i].name);
+    }
+}
+END_TEST
+
 /* Overlong strings are refused rather than cut, and the value shown is shortened. */
 START_TEST(test_env_rejects_overlong)
 {
@@ -837,6 +877,7 @@ Suite *rg_suite_config(void)
     tcase_add_loop_test(tc, test_env_rejects, 0, (int)(sizeof(env_cases) / sizeof(env_cases[0])));
     tcase_add_test(tc, test_env_rejects_overlong);
     tcase_add_test(tc, test_env_secret);
+    tcase_add_test(tc, test_comm_env_values);
     tcase_add_test(tc, test_env_small_err_buffer);
     suite_add_tcase(s, tc);
     return s;
