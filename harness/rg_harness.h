@@ -217,6 +217,14 @@ void rg_report_table(FILE *f, const rg_result *res, int n, double total_s);
 /* The live line for one finished scenario. */
 void rg_report_line(FILE *f, const rg_result *r);
 
+/*
+ * Appends " WORD" to the command line in buf (len bytes), quoted for a POSIX shell when it
+ * holds anything but letters, digits and _-./,:=+@% ('a b' -> 'a b', it's -> 'it'\''s'), so a
+ * printed reproduce line pastes back as the same command. Returns -1 (buf cut) when it does
+ * not fit.
+ */
+int rg_shell_word(char *buf, size_t len, const char *word);
+
 /* --- the sweep ----------------------------------------------------------------------------- */
 typedef enum {
     RG_SW_ERROR,

@@ -6,6 +6,7 @@
  */
 #include "rg_harness.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -335,6 +336,33 @@ static const char *fired_list(char *out, size_t len, const rg_result *r)
     if (!out[0])
         snprintf(out, len, "-");
     return out;
+}
+
+int rg_shell_word(char *buf, size_t len, const char *word)
+{
+    size_t n = strlen(buf);
+    bool plain = *word != '\0';
+    for (const char *p = word; *p && plain; p++)
+        plain = isalnum((unsigned char)*p) || strchr("_-./,:=+@%", *p);
+    if (n + 2 > len)
+        return -1;
+    buf[n++] = ' ';
+    if (!plain)
+        buf[n++] = '\'';
+    for (const char *p = word; *p; p++) {
+        const char *piece = *p == '\'' && !plain ? "'\\''" : NULL;
+        size_t k = piece ? 4 : 1;
+        if (n + k + 2 > len) {
+            buf[n] = '\0';
+            return -1;
+        }
+        memcpy(buf + n, piece ? piece : p, k);
+        n += k;
+    }
+    if (!plain)
+        buf[n++] = '\'';
+    buf[n] = '\0';
+    return 0;
 }
 
 void rg_report_line(FILE *f, const rg_result *r)

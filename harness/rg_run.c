@@ -9,6 +9,7 @@
  * the runner reads back for the live line, the table and the reports.
  */
 #include "rg_harness.h"
+#include "rg_parse.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -77,6 +78,17 @@ static char *abs_path(const char *p)
 {
     char *r = realpath(p, NULL);
     return r ? r : strdup(p);
+}
+
+/* words[] as one command line, each word quoted for the shell where it needs it. */
+static void command_line(char *buf, size_t len, const char *const *words)
+{
+    buf[0] = '\0';
+    for (int i = 0; words[i]; i++)
+        if (rg_shell_word(buf, len, words[i]) != 0)
+            break;
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
 }
 
 /* Absolute, so the reproduce line works from anywhere; left as it is if it can't be. */
@@ -179,6 +191,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"external", no_argument, NULL, 'x'},
                                           {"coordinator", required_argument, NULL, 'c'},
                                           {"devices-file", required_argument, NULL, 'f'},
+                                          {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
     const char *devs_from = "RG_SOFTROCE_DEVICES";
@@ -196,7 +209,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:o:", longs, NULL)) != -1) {
-        char *end;
+        char shown[72];
+        int64_t v;
         switch (c) {
         case 't':
             if (set_path(o->transport, sizeof(o->transport), optarg, "--transport"))
@@ -238,22 +252,25 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                 return 2;
             break;
         case 'e':
-            errno = 0;
-            o->seed = strtoull(optarg, &end, 0);
-            if (errno || !*optarg || *end || *optarg == '-') {
-                fprintf(stderr, "railguard run: --seed: not a number '%s'\n", optarg);
+            /* Decimal ("010" is ten) or 0x hex; no blanks or signs (" -1" once wrapped). */
+            if (rg_parse_uint(optarg, true, 0, UINT64_MAX, &o->seed)) {
+                fprintf(stderr, "railguard run: --seed: not a number 0..2^64-1 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
                 return 2;
             }
             o->seed_set = true;
             break;
         case 'j':
-            errno = 0;
-            o->jobs = (int)strtol(optarg, &end, 10);
-            if (errno || *end || o->jobs < 1 || o->jobs > 64) {
-                fprintf(stderr, "railguard run: -j: must be 1..64 '%s'\n", optarg);
+            if (rg_parse_int(optarg, 1, 64, &v)) {
+                fprintf(stderr, "railguard run: -j: must be 1..64 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
                 return 2;
             }
+            o->jobs = (int)v;
             break;
+        case 'h':
+            rg_run_usage(stdout);
+            return 1;
         default:
             fprintf(stderr, "railguard run: unknown or incomplete option '%s'\n", argv[optind - 1]);
             return 2;
@@ -264,6 +281,13 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         if (!o->coordinator[0] || !o->devices_file[0]) {
             fprintf(stderr, "railguard run: --external needs --coordinator HOST:PORT (rank 0's "
                             "address) and --devices-file FILE\n");
+            return 2;
+        }
+        const char *why = rg_parse_hostport_problem(o->coordinator);
+        if (why) {
+            char shown[72];
+            fprintf(stderr, "railguard run: --coordinator '%s': %s\n",
+                    rg_parse_show(o->coordinator, shown, sizeof(shown)), why);
             return 2;
         }
         if (access(o->devices_file, R_OK)) {
@@ -290,6 +314,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
     }
     make_abs(o->transport, sizeof(o->transport));
     make_abs(o->shim, sizeof(o->shim));
+    /* Before anything runs: an --out that is a file would lose every result at the end. */
+    struct stat sb;
+    if (stat(o->out, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "railguard run: --out '%s' exists and is not a directory\n", o->out);
+        return 2;
+    }
     if (optind >= argc)
         return usage("no scenario named");
     *first = optind;
@@ -1043,10 +1073,13 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     res.self_rank = -1;
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, e->sc.expect_at, sizeof(res.expect_at));
-    fmt(res.repro, sizeof(res.repro),
-        "%s run --seed %llu --transport %s --shim %s --devices %s --out %s/repro %s", o->self,
-        (unsigned long long)scenario_seed(o, &e->sc), o->transport, o->shim, o->devlist, o->out,
-        e->path);
+    char seed[24], repro_out[PATH_MAX + 8];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, &e->sc));
+    snprintf(repro_out, sizeof(repro_out), "%s/repro", o->out);
+    command_line(res.repro, sizeof(res.repro),
+                 (const char *const[]){o->self, "run", "--seed", seed, "--transport", o->transport,
+                                       "--shim", o->shim, "--devices", o->devlist, "--out",
+                                       repro_out, e->path, NULL});
     mkdir(dir, 0755);
     run_scenario(o, e, &res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
@@ -1141,11 +1174,15 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     view.t0_mono_ms = res.t0_mono_ms;
     view.self_rank = rank;
     snprintf(view.host, sizeof(view.host), "%s", res.host);
-    fmt(view.repro, sizeof(view.repro),
-        "(rank %d of %d, under the same launcher) %s run --external --coordinator %s "
-        "--devices-file %s --seed %llu --transport %s --shim %s --out %s %s",
-        rank, size, o->self, o->coordinator, o->devices_file,
-        (unsigned long long)scenario_seed(o, &e->sc), o->transport, o->shim, o->out, e->path);
+    char seed[24], cmd[sizeof(view.repro) - 64];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, &e->sc));
+    command_line(cmd, sizeof(cmd),
+                 (const char *const[]){o->self, "run", "--external", "--coordinator",
+                                       o->coordinator, "--devices-file", o->devices_file, "--seed",
+                                       seed, "--transport", o->transport, "--shim", o->shim,
+                                       "--out", o->out, e->path, NULL});
+    fmt(view.repro, sizeof(view.repro), "(rank %d of %d, under the same launcher) %s", rank, size,
+        cmd);
     rg_judge(&view);
     fmt(path, sizeof(path), "%s/rank%d.result.json", res.dir, rank);
     if (rg_result_save(&view, path, err, sizeof(err)) != 0)
@@ -1169,7 +1206,7 @@ int rg_run_main(int argc, char **argv)
 
     int rc = parse_opts(argc, argv, &o, &first);
     if (rc)
-        return rc;
+        return rc == 1 ? 0 : rc; /* 1: --help, said */
     for (int i = first; i < argc; i++)
         if (collect(argv[i], paths, &n) != 0)
             goto out;
@@ -1268,13 +1305,19 @@ int rg_run_main(int argc, char **argv)
     }
     double total = now_s() - t0;
     char path[PATH_MAX + 32];
+    /* DIR/report.json and DIR/junit.xml always, as documented; --json and --junit are extra
+     * copies where a CI system looks for them (they once replaced the DIR ones). */
     snprintf(path, sizeof(path), "%s/report.json", o.out);
-    if (rg_report_json(results, n, total, &info, o.json[0] ? o.json : path, err, sizeof(err)) != 0)
-        fprintf(stderr, "railguard run: %s\n", err);
-    snprintf(path, sizeof(path), "%s/junit.xml", o.out);
-    if (rg_report_junit(results, n, total, &info, o.junit[0] ? o.junit : path, err, sizeof(err)) !=
-        0)
-        fprintf(stderr, "railguard run: %s\n", err);
+    const char *json_to[] = {path, o.json[0] ? o.json : NULL};
+    for (int k = 0; k < 2 && json_to[k]; k++)
+        if (rg_report_json(results, n, total, &info, json_to[k], err, sizeof(err)) != 0)
+            fprintf(stderr, "railguard run: %s\n", err);
+    char jpath[PATH_MAX + 32];
+    snprintf(jpath, sizeof(jpath), "%s/junit.xml", o.out);
+    const char *junit_to[] = {jpath, o.junit[0] ? o.junit : NULL};
+    for (int k = 0; k < 2 && junit_to[k]; k++)
+        if (rg_report_junit(results, n, total, &info, junit_to[k], err, sizeof(err)) != 0)
+            fprintf(stderr, "railguard run: %s\n", err);
     rg_report_table(stdout, results, n, total);
     st = 0;
     int passed = 0;

@@ -557,8 +557,13 @@ static void recheck(struct sweep_state *ss, int i, double limit)
                : p->fired ? "pass"
                           : "not fired");
     if (p->failed) {
-        printf("        %s\n        reproduce: %s run --out %s/repro %s\n", oc.first, o->self,
-               o->out, path);
+        char cmd[3 * PATH_MAX], repro[PATH_MAX + 8];
+        snprintf(repro, sizeof(repro), "%s/repro", o->out);
+        cmd[0] = '\0';
+        const char *const words[] = {o->self, "run", "--out", repro, path};
+        for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+            rg_shell_word(cmd, sizeof(cmd), words[w]);
+        printf("        %s\n        reproduce:%s\n", oc.first, cmd);
         if (oc.ran)
             shrink(ss, i, oc.worst, limit);
     }

@@ -157,3 +157,23 @@ const char *rg_parse_show(const char *s, char *out, size_t len)
             *p = '?';
     return out;
 }
+
+const char *rg_parse_hostport_problem(const char *s)
+{
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    int64_t port;
+
+    if (!colon)
+        return "expected host:port";
+    if (colon == s)
+        return "empty host, expected host:port";
+    for (const char *p = s; p < colon; p++)
+        if ((unsigned char)*p <= ' ' || (unsigned char)*p == 0x7f)
+            return "the host has a blank or control character";
+    /* An IPv6 address has colons of its own; brackets say where the port starts. */
+    if (memchr(s, ':', (size_t)(colon - s)) && (s[0] != '[' || colon[-1] != ']'))
+        return "an IPv6 host needs brackets, as in [::1]:port";
+    if (rg_parse_int(colon + 1, 1, 65535, &port))
+        return "the port must be a number 1..65535";
+    return NULL;
+}

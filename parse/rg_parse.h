@@ -32,6 +32,9 @@ int rg_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /* A switch: exactly "0" or "1". (Anything else is an error, not "on": RG_DEBUG=0 is off.) */
 int rg_parse_bool(const char *s, bool *out);
 
+/* NULL when s is host:port (an IPv6 host in brackets, a port 1..65535), else why not. */
+const char *rg_parse_hostport_problem(const char *s);
+
 /*
  * A value as an error message may show it: at most 64 characters (cut with "..."), control
  * characters (a newline, say) as '?', so the message stays one line. Returns out.

@@ -405,28 +405,6 @@ static int parse_seconds(const char *s, double *out)
     return rg_parse_seconds(s, 0, 1e15, out);
 }
 
-/* NULL when s looks like host:port, else why not. */
-static const char *coordinator_problem(const char *s)
-{
-    const char *colon = strrchr(s, ':');
-
-    if (!colon)
-        return "expected host:port";
-    if (colon == s)
-        return "empty host, expected host:port";
-    for (const char *p = s; p < colon; p++)
-        if ((unsigned char)*p <= ' ' || (unsigned char)*p == 0x7f)
-            return "the host has a blank or control character";
-    /* An IPv6 address has colons of its own; brackets say where the port starts. */
-    if (memchr(s, ':', (size_t)(colon - s)) && (s[0] != '[' || colon[-1] != ']'))
-        return "an IPv6 host needs brackets, as in [::1]:port";
-    const char *port = colon + 1;
-    size_t digits = strspn(port, "0123456789");
-    if (digits == 0 || port[digits] || digits > 5 || atoi(port) < 1 || atoi(port) > 65535)
-        return "the port must be a number 1..65535";
-    return NULL;
-}
-
 /* NULL when s is a usable secret, else why not. */
 static const char *secret_problem(const char *s, size_t n)
 {
@@ -524,7 +502,7 @@ rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen)
             return env_fail(err, errlen, name, v, "rank out of range 0..%d", RG_MAX_RANKS - 1);
     }
     if (!c.coordinator[0] && (v = env_first(coord_vars, 3, &name))) {
-        const char *why = coordinator_problem(v);
+        const char *why = rg_parse_hostport_problem(v);
         if (strlen(v) >= sizeof(c.coordinator))
             why = "longer than 255 characters";
         if (why)

@@ -233,12 +233,20 @@ START_TEST(test_bad_transport_verdicts)
     } else if (bad_cases[_i].verbs) {
         setenv("RG_BAD_VERBS", bad_cases[_i].verbs, 1);
     }
-    const char *args[] = {"run",   "--transport", g_bad, "--devices", g_devs,
-                          "--out", out,           path,  NULL};
+    /* --json and --junit are extra copies: DIR's own report.json and junit.xml stay. */
+    char json_copy[PATH_MAX + 32], junit_copy[PATH_MAX + 32], own[PATH_MAX + 64];
+    snprintf(json_copy, sizeof(json_copy), "%s/copy%d.json", g_tmp, _i);
+    snprintf(junit_copy, sizeof(junit_copy), "%s/copy%d.xml", g_tmp, _i);
+    const char *args[] = {"run",    "--transport", g_bad,     "--devices", g_devs, "--out", out,
+                          "--json", json_copy,     "--junit", junit_copy,  path,   NULL};
     bool pass = strstr(bad_cases[_i].verdicts, "detected") != NULL;
     ck_assert_int_eq(railguard(bad_cases[_i].mode, args, 120), pass ? 0 : 1);
     ck_assert_str_eq(last_line(), pass ? "1 passed, 0 failed" : "0 passed, 1 failed");
     ck_assert_str_eq(json_verdicts(out), bad_cases[_i].verdicts);
+    ck_assert_int_eq(access(json_copy, R_OK), 0);
+    ck_assert_int_eq(access(junit_copy, R_OK), 0);
+    snprintf(own, sizeof(own), "%s/junit.xml", out);
+    ck_assert_int_eq(access(own, R_OK), 0);
     if (!pass) {
         expect_in("reproduce: ");
         expect_in("first failure: rank ");
@@ -511,6 +519,40 @@ START_TEST(test_external_launch)
 }
 END_TEST
 
+/* The command line's refusals, each one line and exit 2 before anything runs; --help is not
+ * one of them. */
+START_TEST(test_cli_refusals)
+{
+    char file[PATH_MAX + 32];
+    snprintf(file, sizeof(file), "%s/not-a-dir", g_tmp);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    static const struct {
+        const char *args[8];
+        const char *want;
+    } cases[] = {
+        {{"run", "--seed", " -1", "x.yaml"}, "railguard run: --seed: not a number 0..2^64-1 ' -1'"},
+        {{"run", "--seed", "1x", "x.yaml"}, "railguard run: --seed: not a number"},
+        {{"run", "-j", "0", "x.yaml"}, "railguard run: -j: must be 1..64 '0'"},
+        {{"run", "--external", "--coordinator", "nocolon", "--devices-file", "/dev/null", "x.yaml"},
+         "railguard run: --coordinator 'nocolon': expected host:port"},
+        {{"run", "--out", "FILE", "x.yaml"}, "exists and is not a directory"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *args[9] = {NULL};
+        for (int k = 0; k < 8 && cases[i].args[k]; k++)
+            args[k] = strcmp(cases[i].args[k], "FILE") ? cases[i].args[k] : file;
+        ck_assert_int_eq(railguard(NULL, args, 30), 2);
+        expect_in(cases[i].want);
+        ck_assert_msg(strchr(g_out, '\n') == g_out + strlen(g_out) - 1, "not one line: %s", g_out);
+    }
+    const char *help[] = {"run", "--help", NULL};
+    ck_assert_int_eq(railguard(NULL, help, 30), 0);
+    expect_in("usage: railguard run");
+}
+END_TEST
+
 Suite *rg_suite_it_run(void)
 {
     Suite *s = suite_create("it_run");
@@ -520,6 +562,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_loop_test(t, test_bad_transport_verdicts, 0,
                         (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(t, test_first_failure_named);
+    tcase_add_test(t, test_cli_refusals);
     tcase_add_test(t, test_bad_input_stops_the_run);
     tcase_add_test(t, test_reference_transport);
     tcase_add_test(t, test_external_launch);

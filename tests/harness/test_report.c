@@ -179,6 +179,22 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Reproduce lines paste back as the same command: words quoted only where a shell needs it. */
+START_TEST(test_shell_word)
+{
+    char buf[128] = "";
+    ck_assert_int_eq(rg_shell_word(buf, sizeof(buf), "/a/b-c_d.yaml"), 0);
+    ck_assert_int_eq(rg_shell_word(buf, sizeof(buf), "my dir/x y.yaml"), 0);
+    ck_assert_int_eq(rg_shell_word(buf, sizeof(buf), "it's"), 0);
+    ck_assert_int_eq(rg_shell_word(buf, sizeof(buf), ""), 0);
+    ck_assert_int_eq(rg_shell_word(buf, sizeof(buf), "$(rm -rf ~)"), 0);
+    ck_assert_str_eq(buf, " /a/b-c_d.yaml 'my dir/x y.yaml' 'it'\\''s' '' '$(rm -rf ~)'");
+    char small[8] = "";
+    ck_assert_int_eq(rg_shell_word(small, sizeof(small), "abcdefghij"), -1);
+    ck_assert_uint_lt(strlen(small), sizeof(small));
+}
+END_TEST
+
 Suite *rg_suite_report(void)
 {
     Suite *s = suite_create("report");
@@ -188,6 +204,7 @@ Suite *rg_suite_report(void)
     tcase_add_test(t, test_junit);
     tcase_add_test(t, test_table_last_line);
     tcase_add_test(t, test_names);
+    tcase_add_test(t, test_shell_word);
     suite_add_tcase(s, t);
     return s;
 }

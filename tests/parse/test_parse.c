@@ -95,6 +95,22 @@ START_TEST(test_parse_size_bool_show)
 }
 END_TEST
 
+START_TEST(test_parse_hostport)
+{
+    ck_assert_ptr_null(rg_parse_hostport_problem("a:1"));
+    ck_assert_ptr_null(rg_parse_hostport_problem("[::1]:65535"));
+    ck_assert_str_eq(rg_parse_hostport_problem("nocolon"), "expected host:port");
+    ck_assert_str_eq(rg_parse_hostport_problem(":1"), "empty host, expected host:port");
+    ck_assert_str_eq(rg_parse_hostport_problem("::1:5"),
+                     "an IPv6 host needs brackets, as in [::1]:port");
+    ck_assert_str_eq(rg_parse_hostport_problem("h:0"), "the port must be a number 1..65535");
+    ck_assert_str_eq(rg_parse_hostport_problem("h:+5"), "the port must be a number 1..65535");
+    ck_assert_str_eq(rg_parse_hostport_problem("a b:5"),
+                     "the host has a blank or control character");
+    ck_assert_str_eq(rg_parse_hostport_problem(NULL), "expected host:port");
+}
+END_TEST
+
 Suite *rg_suite_parse(void)
 {
     Suite *s = suite_create("parse");
@@ -103,6 +119,7 @@ Suite *rg_suite_parse(void)
     tcase_add_test(t, test_parse_uint);
     tcase_add_test(t, test_parse_seconds);
     tcase_add_test(t, test_parse_size_bool_show);
+    tcase_add_test(t, test_parse_hostport);
     suite_add_tcase(s, t);
     return s;
 }
