@@ -71,6 +71,10 @@ static struct {
     struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
     int (*destroy_qp)(struct ibv_qp *);
     int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+    int (*dealloc_pd)(struct ibv_pd *);
+    int (*dereg_mr)(struct ibv_mr *);
+    struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *);
+    int (*destroy_comp_channel)(struct ibv_comp_channel *);
     void *(*dlopen)(const char *, int);
     void *(*dlmopen)(Lmid_t, const char *, int);
 } real;
@@ -98,6 +102,16 @@ struct fi_live {
 };
 
 static _Atomic(struct fi_live *) g_live;
+
+/*
+ * Verbs objects alive now, by kind, for the exit's "alive" event: what a program still holds
+ * when it ends is a leak (QPs and CQs are counted from their slots). Signed: an object made
+ * by a path the shim does not wrap and freed by one it does drives a count below zero, which
+ * is read as "not known", never as a leak.
+ */
+static struct {
+    _Atomic int64_t contexts, pds, mrs, channels;
+} g_alive;
 static _Atomic int g_first_done; /* delay_first: the first post has happened */
 static uint64_t g_t0_ns;
 static _Atomic int g_rank = -1;
@@ -1670,6 +1684,7 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     if (!ctx)
         return NULL;
     FI_TOT(contexts, 1);
+    atomic_fetch_add(&g_alive.contexts, 1);
     int saved = errno; /* a success may still have set errno; the program sees the real one */
     fi_read_rank();
     pthread_mutex_lock(&g_lock);
@@ -1730,6 +1745,8 @@ FI_EXPORT int ibv_close_device(struct ibv_context *ctx)
     int rc = real.close_device(ctx);
     if (!rc && cx)
         atomic_store(&cx->ctx, NULL);
+    if (!rc)
+        atomic_fetch_sub(&g_alive.contexts, 1);
     return rc;
 }
 
@@ -1843,7 +1860,50 @@ FI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
         errno = ENOMEM;
         return NULL;
     }
-    return real.alloc_pd(ctx);
+    struct ibv_pd *pd = real.alloc_pd(ctx);
+    if (pd)
+        atomic_fetch_add(&g_alive.pds, 1);
+    return pd;
+}
+
+FI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+    int rc = real.dealloc_pd(pd);
+    if (!rc)
+        atomic_fetch_sub(&g_alive.pds, 1);
+    return rc;
+}
+
+/* A registration that succeeded counts as alive until ibv_dereg_mr frees it. */
+static struct ibv_mr *fi_mr_made(struct ibv_mr *mr)
+{
+    if (mr)
+        atomic_fetch_add(&g_alive.mrs, 1);
+    return mr;
+}
+
+FI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+    int rc = real.dereg_mr(mr);
+    if (!rc)
+        atomic_fetch_sub(&g_alive.mrs, 1);
+    return rc;
+}
+
+FI_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+    struct ibv_comp_channel *ch = real.create_comp_channel(ctx);
+    if (ch)
+        atomic_fetch_add(&g_alive.channels, 1);
+    return ch;
+}
+
+FI_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+    int rc = real.destroy_comp_channel(ch);
+    if (!rc)
+        atomic_fetch_sub(&g_alive.channels, 1);
+    return rc;
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
@@ -1852,7 +1912,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length
         errno = ENOMEM;
         return NULL;
     }
-    return real.reg_mr(pd, addr, length, access);
+    return fi_mr_made(real.reg_mr(pd, addr, length, access));
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
@@ -1862,7 +1922,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t l
         errno = ENOMEM;
         return NULL;
     }
-    return real.reg_mr_iova(pd, addr, length, iova, access);
+    return fi_mr_made(real.reg_mr_iova(pd, addr, length, iova, access));
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
@@ -1872,7 +1932,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
         errno = ENOMEM;
         return NULL;
     }
-    return real.reg_mr_iova2(pd, addr, length, iova, access);
+    return fi_mr_made(real.reg_mr_iova2(pd, addr, length, iova, access));
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
@@ -1882,7 +1942,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
         errno = ENOMEM;
         return NULL;
     }
-    return real.reg_dmabuf_mr(pd, offset, length, iova, fd, access);
+    return fi_mr_made(real.reg_dmabuf_mr(pd, offset, length, iova, fd, access));
 }
 
 FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
@@ -2106,6 +2166,17 @@ static void fi_summary_why(const char *why)
                  why, i, lp->plan.rules[i].line, fi_kind_name(lp->plan.rules[i].kind),
                  (unsigned long long)atomic_load(&lp->matched[i]),
                  (unsigned long long)atomic_load(&lp->fired[i]));
+    int64_t qps = 0, cqs = 0;
+    for (int i = 0; i < FI_MAX_QPS; i++)
+        qps += atomic_load(&g_qp[i].state) == SLOT_LIVE;
+    for (int i = 0; i < FI_MAX_CQS; i++)
+        cqs += atomic_load(&g_cq[i].state) == SLOT_LIVE;
+    fi_event("alive",
+             "\"why\":\"%s\",\"contexts\":%lld,\"pds\":%lld,\"mrs\":%lld,\"cqs\":%lld,\"qps\":%lld,"
+             "\"channels\":%lld",
+             why, (long long)atomic_load(&g_alive.contexts), (long long)atomic_load(&g_alive.pds),
+             (long long)atomic_load(&g_alive.mrs), (long long)cqs, (long long)qps,
+             (long long)atomic_load(&g_alive.channels));
     fi_event(
         "totals",
         "\"why\":\"%s\",\"contexts\":%llu,\"qps\":%llu,\"cqs\":%llu,\"posts_send\":%llu,"
@@ -2371,6 +2442,10 @@ __attribute__((constructor)) static void fi_load(void)
     RESOLVE(create_qp, "ibv_create_qp");
     RESOLVE(destroy_qp, "ibv_destroy_qp");
     RESOLVE(modify_qp, "ibv_modify_qp");
+    RESOLVE(dealloc_pd, "ibv_dealloc_pd");
+    RESOLVE(dereg_mr, "ibv_dereg_mr");
+    RESOLVE(create_comp_channel, "ibv_create_comp_channel");
+    RESOLVE(destroy_comp_channel, "ibv_destroy_comp_channel");
     RESOLVE(dlopen, "dlopen");
     RESOLVE(dlmopen, "dlmopen");
 #undef RESOLVE

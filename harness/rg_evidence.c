@@ -127,6 +127,16 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
             take_by_op(ph->cqe, json_object_get(o, "cqe_op"));
             ph->polls = u64_of(o, "polls");
         }
+    } else if (!strcmp(name, "alive")) {
+        if (!strcmp(str_of(o, "why"), "exit")) {
+            static const char *const kinds[6] = {"contexts", "pds", "mrs",
+                                                 "cqs",      "qps", "channels"};
+            ev->alive_at_exit = true;
+            for (int i = 0; i < 6; i++) {
+                json_t *v = json_object_get(o, kinds[i]);
+                ev->alive[i] = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+            }
+        }
     } else if (!strcmp(name, "totals")) {
         ev->totals = true;
         ev->snapshot = !strcmp(str_of(o, "why"), "snapshot");

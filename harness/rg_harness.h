@@ -27,6 +27,9 @@
     X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
     X(KILLED, "killed", "ended by its own kill or stop fault, as planned")                         \
     X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
+    X(LEAK, "LEAK",                                                                                \
+      "ended normally, but verbs objects (QPs, CQs, MRs, PDs, channels, contexts) or file "        \
+      "descriptors the transport made were never freed")                                           \
     X(ERROR_SWALLOWED, "ERROR_SWALLOWED",                                                          \
       "every call returned success though the shim handed the rank an error completion or a "      \
       "negative poll")                                                                             \
@@ -129,6 +132,10 @@ typedef struct rg_evidence {
     char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
     int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
     int bad_lines;       /* lines that were not JSON objects (a torn write at a kill) */
+    /* Verbs objects still alive when the process exited (the shim's "alive" event at exit;
+     * none when it was killed): contexts, pds, mrs, cqs, qps, channels. */
+    bool alive_at_exit;
+    int64_t alive[6];
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */
     uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];

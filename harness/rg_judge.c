@@ -301,6 +301,27 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         }
     }
 
+    /*
+     * Leaks: what the shim saw still alive when the process exited, after finalize. A killed
+     * or crashed rank has no exit event and is not judged here; a count below zero means an
+     * object made by a path the shim does not wrap, and is not called a leak.
+     */
+    for (int k = lo; (rules & RG_EV_RANK) && k < hi; k++) {
+        static const char *const kinds[6] = {"context(s)", "PD(s)", "MR(s)",
+                                             "CQ(s)",      "QP(s)", "completion channel(s)"};
+        const rg_evidence *e = &ev[k];
+        char what[200] = "";
+        size_t used = 0;
+        for (int i = 0; e->alive_at_exit && i < 6 && used + 40 < sizeof(what); i++)
+            if (e->alive[i] > 0)
+                used += (size_t)snprintf(what + used, sizeof(what) - used, "%s%lld %s",
+                                         used ? ", " : "", (long long)e->alive[i], kinds[i]);
+        if (used)
+            rg_rank_find(&r->rank[k], RG_V_LEAK, r->rank[k].left_t_s,
+                         "at exit, after finalize, the shim still saw %s alive: never destroyed",
+                         what);
+    }
+
     /* Every planned fault accounted for: one that fired nowhere proves nothing. */
     for (int i = 0; whole && i < r->nrules; i++) {
         const rg_rule_result *u = &r->rule[i];

@@ -499,6 +499,10 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double 
         p->ready = true;
         return;
     }
+    if (!strncmp(line, "leak ", 5)) {
+        rg_rank_find(k, RG_V_LEAK, t, "%s", line + 5);
+        return;
+    }
     if (strncmp(line, "verdict ", 8) != 0)
         return;
     const char *v = line + 8;

@@ -23,6 +23,7 @@
 #include "rg_faultinject.h"
 #include "rg_harness.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
@@ -58,6 +59,11 @@ struct held {
     int step, rep;
 };
 
+#define FD_BITS 1024
+struct fdset {
+    uint64_t bit[FD_BITS / 64];
+};
+
 struct worker {
     const rg_scenario *sc;
     void (*set_phase)(int step, int rep); /* the shim's, when it is there */
@@ -69,7 +75,26 @@ struct worker {
     int step, rep;     /* the step running now */
     struct held held;  /* the last successful call's buffers */
     struct held fresh; /* this step's, once its call returned success and its checks passed */
+    struct fdset fds;  /* open before init: anything more after finalize is the transport's */
 };
+
+/* --- file descriptors the transport leaves open -------------------------------------------- */
+static void fds_open(struct fdset *s)
+{
+    memset(s, 0, sizeof(*s));
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long fd = strtol(de->d_name, &end, 10);
+        if (*end || end == de->d_name || fd < 0 || fd >= FD_BITS || fd == dirfd(d))
+            continue;
+        s->bit[fd / 64] |= 1ull << (fd % 64);
+    }
+    closedir(d);
+}
 
 static void say(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct worker *w, const char *fmt, ...)
@@ -130,6 +155,35 @@ static void hex(char *out, size_t outlen, const uint8_t *p, size_t n)
     out[0] = '\0';
     for (size_t i = n; i-- > 0 && o + 3 < outlen;)
         o += (size_t)snprintf(out + o, outlen - o, "%02x", p[i]);
+}
+
+/*
+ * After finalize: every descriptor open now that was not open before init is the transport's
+ * leftover (its device, its side channel, an event channel): a "leak" line names each.
+ */
+static void fds_leaked(struct worker *w)
+{
+    struct fdset now;
+    char list[700] = "";
+    size_t used = 0;
+    int n = 0;
+    fds_open(&now);
+    for (int fd = 0; fd < FD_BITS; fd++) {
+        uint64_t m = 1ull << (fd % 64);
+        if (!(now.bit[fd / 64] & m) || (w->fds.bit[fd / 64] & m))
+            continue;
+        char link[64], what[200];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(link, what, sizeof(what) - 1);
+        what[k > 0 ? k : 0] = '\0';
+        n++;
+        if (used + 40 < sizeof(list))
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d (%s)",
+                                     used ? ", " : "", fd, k > 0 ? what : "?");
+    }
+    if (n)
+        say(w, "leak %d file descriptor(s) the transport opened are still open after finalize: %s",
+            n, list);
 }
 
 /*
@@ -601,9 +655,11 @@ int rg_worker_main(const rg_worker_args *wa)
         w.set_phase = fi->set_phase;
     phase(&w, FI_PHASE_INIT, 0);
     say(&w, "step -1 0 init");
+    fds_open(&w.fds);
     w.h = w.p->init(&w.args, err, sizeof(err));
     if (!w.h) {
         say(&w, "verdict detected -1 0 init: %s", err);
+        fds_leaked(&w); /* a failed init frees what it made, too */
         return 0;
     }
     for (int i = 0; i < sc.nops; i++) {
@@ -638,8 +694,10 @@ int rg_worker_main(const rg_worker_args *wa)
                 say(&w, "verdict corrupt %d %d %s", i, rep, err);
             else
                 say(&w, "verdict error %s: %s", label, err);
-            if (w.h)
+            if (w.h) {
                 w.p->finalize(w.h);
+                fds_leaked(&w);
+            }
             return rc < 0 ? 3 : 0;
         }
     }
@@ -648,15 +706,19 @@ int rg_worker_main(const rg_worker_args *wa)
     int rc = release(&w, &w.held, true, err, sizeof(err));
     if (rc) {
         say(&w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", sc.nops, err);
-        if (w.h)
+        if (w.h) {
             w.p->finalize(w.h);
+            fds_leaked(&w);
+        }
         return 0;
     }
     if (w.h && w.p->finalize(w.h)) {
         say(&w, "verdict detected %d 0 finalize failed", sc.nops);
+        fds_leaked(&w);
         return 0;
     }
     phase(&w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
+    fds_leaked(&w);
     say(&w, "verdict ok");
     return 0;
 }
