@@ -47,11 +47,11 @@ DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c
 
 ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
                 $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c \
-                           tests/parse/*.c))
+                           tests/parse/*.c tests/fuzz/*.c))
 ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression sweep sweep-mutants \
+        regression sweep sweep-mutants fuzz \
         format-check \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -243,6 +243,37 @@ sweep: deps
 sweep-mutants: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
+
+# --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
+# One target per parser: scenario files, fault plans, devices files. Each starts from its
+# checked-in corpus (tests/fuzz/corpus/NAME, copied so findings never touch the tree) and runs
+# FUZZ_SECONDS under ASan and UBSan; a crash, a leak or a two-line error fails the target and
+# leaves the input in $(BUILD)/fuzz/. The last line of each says how many inputs ran.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
+FUZZ_TARGETS := scenario plan devices
+FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c faultinject/fi_plan.c $(PARSE_SRC)
+FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
+FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
+FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 2>/dev/null) -lm
+
+$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*.c harness/*.h \
+                      faultinject/*.c faultinject/*.h transport/*.c transport/*.h)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIBS)
+
+fuzz: deps $(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz/fuzz-$(t))
+	@st=0; for t in $(FUZZ_TARGETS); do \
+	    rm -rf $(BUILD)/fuzz/corpus-$$t && cp -r tests/fuzz/corpus/$$t $(BUILD)/fuzz/corpus-$$t; \
+	    ( cd $(BUILD)/fuzz && ./fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -max_len=65536 corpus-$$t >fuzz-$$t.log 2>&1 ) || st=1; \
+	    n=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/fuzz-$$t.log); \
+	    echo "fuzz: $$t: $${n:-?} inputs in $(FUZZ_SECONDS) s, $$(grep -c '^==.*ERROR' \
+	        $(BUILD)/fuzz/fuzz-$$t.log) crash(es) (log $(BUILD)/fuzz/fuzz-$$t.log)"; \
+	done; exit $$st
 
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each
