@@ -175,9 +175,10 @@ static rg_status recv_frame(struct rg_sc *sc, int fd, int who, double deadline, 
                            sc->rank, who);
     }
     if (r)
-        return rg__err_set(e, RG_ERR_TIMEOUT,
-                           "rank %d: side channel: no message from rank %d before the deadline",
-                           sc->rank, who);
+        return rg__err_set(
+            e, RG_ERR_TIMEOUT,
+            "rank %d: side channel: no message from rank %d before the deadline%s", sc->rank, who,
+            who == 0 && sc->rank ? " (rank 0 answers once every rank has come)" : "");
     uint32_t magic = ntohl(h.magic), len = ntohl(h.len);
     int type = ntohs(h.type), from = (int)ntohl((uint32_t)h.from);
     if (magic != SC_MAGIC)
@@ -729,10 +730,19 @@ rg_status rg__sc_allgather(struct rg_sc *sc, const void *mine, size_t len, void 
         int pr = ms ? poll(p, (nfds_t)n, ms) : 0;
         if (pr < 0 && errno == EINTR)
             continue;
-        if (pr <= 0)
+        if (pr <= 0) {
+            /* Name who never came: that is the stopped or lost rank. */
+            char missing[96] = "";
+            size_t used = 0;
+            for (int r = 1; r < sc->size && used + 8 < sizeof(missing); r++)
+                if (!seen[r])
+                    used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%d",
+                                             used ? ", " : "", r);
             return rg__err_set(e, RG_ERR_TIMEOUT,
-                               "rank 0: side channel: %d of %d ranks arrived before the deadline",
-                               have, sc->size);
+                               "rank 0: side channel: %d of %d ranks arrived before the deadline; "
+                               "waiting on rank(s) %s",
+                               have, sc->size, missing);
+        }
         for (int i = 0; i < n; i++) {
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
