@@ -30,6 +30,9 @@
     X(LEAK, "LEAK",                                                                                \
       "ended normally, but verbs objects (QPs, CQs, MRs, PDs, channels, contexts) or file "        \
       "descriptors the transport made were never freed")                                           \
+    X(NOT_FAIL_STOP, "NOT_FAIL_STOP",                                                              \
+      "after a call returned an error, the same call again returned success, or outlived the "     \
+      "timeout before failing: the transport carries on after a failure")                          \
     X(ERROR_SWALLOWED, "ERROR_SWALLOWED",                                                          \
       "every call returned success though the shim handed the rank an error completion or a "      \
       "negative poll")                                                                             \

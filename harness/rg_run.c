@@ -503,6 +503,10 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double 
         rg_rank_find(k, RG_V_LEAK, t, "%s", line + 5);
         return;
     }
+    if (!strncmp(line, "notfailstop ", 12)) {
+        rg_rank_find(k, RG_V_NOT_FAIL_STOP, t, "%s", line + 12);
+        return;
+    }
     if (strncmp(line, "verdict ", 8) != 0)
         return;
     const char *v = line + 8;

@@ -265,6 +265,8 @@ START_TEST(test_leak)
         kept |= g_r.rank[1].finding[f].verdict == RG_V_LEAK;
     ck_assert(kept);
     ck_assert_int_eq(rg_verdict_of("LEAK"), RG_V_LEAK);
+    ck_assert_int_eq(rg_verdict_of("NOT_FAIL_STOP"), RG_V_NOT_FAIL_STOP);
+    ck_assert(RG_V_LEAK < RG_V_NOT_FAIL_STOP && RG_V_NOT_FAIL_STOP < RG_V_ERROR_SWALLOWED);
 }
 END_TEST
 
