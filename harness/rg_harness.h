@@ -30,6 +30,9 @@
     X(LEAK, "LEAK",                                                                                \
       "ended normally, but verbs objects (QPs, CQs, MRs, PDs, channels, contexts) or file "        \
       "descriptors the transport made were never freed")                                           \
+    X(SLOW_DETECTION, "SLOW_DETECTION",                                                            \
+      "failed, but more than half the timeout after a peer's failure it could have been told "     \
+      "of at once")                                                                                \
     X(NOT_FAIL_STOP, "NOT_FAIL_STOP",                                                              \
       "after a call returned an error, the same call again returned success, or outlived the "     \
       "timeout before failing: the transport carries on after a failure")                          \

@@ -322,6 +322,40 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
                          what);
     }
 
+    /*
+     * Slow detection: once a rank has failed (an error returned, or killed), a peer that can
+     * be told of it (the side channel, a closed socket) must fail within half its timeout,
+     * not wait the whole of it out. A stopped rank tells no one and the hub may be the one
+     * stopped, so a run where a stop fired is not judged here; nor is a rank that never
+     * failed.
+     */
+    bool stopped = false;
+    for (int i = 0; whole && i < r->nrules; i++)
+        stopped |= sc->fault[i].kind == FI_STOP && r->rule[i].fired > 0;
+    double first_fail = -1;
+    int failed_first = -1;
+    for (int k = lo; whole && !stopped && k < hi; k++) {
+        const rg_rank_result *res = &r->rank[k];
+        if ((res->verdict == RG_V_DETECTED || res->verdict == RG_V_KILLED) && res->t_s >= 0 &&
+            (first_fail < 0 || res->t_s < first_fail)) {
+            first_fail = res->t_s;
+            failed_first = k;
+        }
+    }
+    double slow_bound = sc->timeout_s / 2;
+    for (int k = lo; failed_first >= 0 && k < hi; k++) {
+        const rg_rank_result *res = &r->rank[k];
+        if (k == failed_first || res->verdict != RG_V_DETECTED || res->t_s < 0 ||
+            res->t_s - first_fail <= slow_bound)
+            continue;
+        rg_rank_find(&r->rank[k], RG_V_SLOW_DETECTION, res->t_s,
+                     "failed %.2f s after rank %d did (%s at %.2f s); a peer that can be told "
+                     "must fail within %.1f s, half its %.1f s timeout",
+                     res->t_s - first_fail, failed_first,
+                     rg_verdict_name(r->rank[failed_first].verdict), first_fail, slow_bound,
+                     sc->timeout_s);
+    }
+
     /* Every planned fault accounted for: one that fired nowhere proves nothing. */
     for (int i = 0; whole && i < r->nrules; i++) {
         const rg_rule_result *u = &r->rule[i];

@@ -23,6 +23,7 @@ static void setup_case(int n, const char *const *rules, int nrules)
     memset(&g_sc, 0, sizeof(g_sc));
     memset(g_ev, 0, sizeof(g_ev));
     g_r.ranks = g_sc.ranks = n;
+    g_sc.timeout_s = 10; /* a scenario's default */
     g_sc.nfaults = nrules;
     for (int i = 0; i < nrules; i++) {
         struct fi_plan plan;
@@ -229,6 +230,43 @@ START_TEST(test_error_swallowed)
     ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "2 injected negative poll(s)"));
     /* Nothing fired on rank 2: ok. */
     ck_assert_int_eq(g_r.rank[2].verdict, RG_V_OK);
+}
+END_TEST
+
+/* SLOW_DETECTION: a peer that could be told fails more than half its timeout after the first
+ * failure; a run where a stop fired is not judged (a stopped hub tells no one). */
+START_TEST(test_slow_detection)
+{
+    static const char *const rules[] = {"kill op=recv rank=2 nth=5"};
+    setup_case(3, rules, 1);
+    g_sc.timeout_s = 4;
+    g_ev[2].fired[0] = 1;
+    g_ev[2].first_fault_mono_ms = 1400;
+    g_r.rule[0].fired = 1;
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "killed by its kill fault");
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.5, "peer rank 2 is gone");
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "operation 2 did not finish within 4.0 s");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_SLOW_DETECTION);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "failed 4.05 s after rank 2 did (killed at 0.40 s); a peer that can be told "
+                     "must fail within 2.0 s, half its 4.0 s timeout");
+    /* The same with a stop: the others can only time out, and are not judged slow. */
+    static const char *const stop[] = {"stop op=recv rank=2 nth=5"};
+    setup_case(3, stop, 1);
+    g_sc.timeout_s = 4;
+    g_ev[2].fired[0] = 1;
+    g_ev[2].first_fault_mono_ms = 1400;
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "stopped by its stop fault");
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "operation 2 did not finish within 4.0 s");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
 }
 END_TEST
 
@@ -546,6 +584,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_killed);
     tcase_add_test(t, test_error_swallowed);
     tcase_add_test(t, test_leak);
+    tcase_add_test(t, test_slow_detection);
     tcase_add_test(t, test_not_instrumented);
     tcase_add_test(t, test_detected_needs_a_fault_before);
     tcase_add_test(t, test_not_exercised);
