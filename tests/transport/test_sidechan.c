@@ -56,6 +56,14 @@ static void start(pthread_t *t, struct rank_run *r, const char *coord, const cha
     ck_assert_int_eq(pthread_create(t, NULL, rank_thread, r), 0);
 }
 
+/* A free loopback port, and "127.0.0.1:PORT" for it in coord. */
+static int loopback(char *coord, size_t len)
+{
+    int port = rg_check_free_port();
+    snprintf(coord, len, "127.0.0.1:%d", port);
+    return port;
+}
+
 static int dial(int port)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -131,7 +139,7 @@ static int log_count(const char *needle)
 START_TEST(test_sc_join)
 {
     char coord[64];
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+    loopback(coord, sizeof(coord));
     pthread_t t[3];
     static struct rank_run r[3];
     for (int i = 0; i < 3; i++)
@@ -148,9 +156,8 @@ END_TEST
  * more than the 48 bytes of a random challenge. */
 START_TEST(test_sc_strangers)
 {
-    int port = rg_check_free_port();
     char coord[64];
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
+    int port = loopback(coord, sizeof(coord));
     capture_stderr();
     pthread_t t0, t1;
     static struct rank_run r0, r1;
@@ -204,9 +211,8 @@ END_TEST
  * cannot crowd the job out. */
 START_TEST(test_sc_silent_flood)
 {
-    int port = rg_check_free_port();
     char coord[64];
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
+    int port = loopback(coord, sizeof(coord));
     capture_stderr();
     pthread_t t0, t1;
     static struct rank_run r0, r1;
@@ -229,9 +235,8 @@ END_TEST
 /* A squatter on rank 0's port cannot pass as rank 0: it cannot prove the secret back. */
 START_TEST(test_sc_squatter)
 {
-    int port = rg_check_free_port();
     char coord[64];
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
+    int port = loopback(coord, sizeof(coord));
     int lfd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -286,8 +291,7 @@ START_TEST(test_sc_setup_errors)
     struct rg_sc *sc = NULL;
     struct rg_err e = {0};
     char coord[64];
-    int port = rg_check_free_port();
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
+    int port = loopback(coord, sizeof(coord));
     ck_assert_int_eq(rg__sc_open(coord, "", 0, 2, rg__now() + 1, &sc, &e), RG_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(e.msg, "no job secret: set RG_SECRET or RG_SECRET_FILE"));
     /* Someone else holds the port. */
@@ -349,7 +353,7 @@ static void *open_one(void *arg)
 START_TEST(test_sc_gone_named)
 {
     char coord[64];
-    snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+    loopback(coord, sizeof(coord));
     static struct rg_sc *sc[3];
     static struct rank_run r[3];
     pthread_t t[3];
