@@ -38,6 +38,7 @@
 
 struct bad {
     int rank;
+    int failed; /* a call failed: every later one fails too (fail-stop), but in "carryon" */
     char err[128];
     void *lib;
     struct ibv_context *ctx;
@@ -156,11 +157,14 @@ static int act(struct bad *b, void *out, size_t n, void *in, size_t m)
             pause();
     if (!strcmp(md, "crash"))
         raise(SIGSEGV);
-    if (!strcmp(md, "poll")) {
+    if (!strcmp(md, "poll") || !strcmp(md, "carryon")) {
         struct ibv_wc wc;
+        if (b->failed && md[0] == 'p')
+            return 1; /* fail-stop, as a transport must be */
         int got = b->cq ? ibv_poll_cq(b->cq, 1, &wc) : 0;
         if (got < 0) {
             snprintf(b->err, sizeof(b->err), "bad plugin: ibv_poll_cq returned %d", got);
+            b->failed = 1;
             return 1;
         }
         return 0; /* used with barriers only: no data to get right */
@@ -220,7 +224,8 @@ static int bad_recv(void *h, void *buf, size_t count, rg_dtype dt, int peer)
 /* barrier communicates nothing, but in "poll" mode it polls as every call does. */
 static int bad_barrier(void *h)
 {
-    return strcmp(mode(h), "poll") ? 0 : act(h, NULL, 0, NULL, 0);
+    const char *md = mode(h);
+    return strcmp(md, "poll") && strcmp(md, "carryon") ? 0 : act(h, NULL, 0, NULL, 0);
 }
 
 static int bad_finalize(void *h)

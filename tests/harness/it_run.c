@@ -209,6 +209,9 @@ static const struct {
     /* Verbs the shim never saw: the rank is not instrumented, so its ok means nothing. */
     {"poll", "none", "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\n", "ERROR,ERROR",
      "not instrumented: the shim saw no verbs calls"},
+    /* A transport that carries on after its error: the repeated step returns success. */
+    {"carryon", NULL, "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n",
+     "NOT_FAIL_STOP,NOT_FAIL_STOP", "the step, repeated after its error, returned success"},
     /* libibverbs dlopen-ed under another name is still libibverbs: the fault fires. */
     {"poll", "symlink", "[negpoll nth=2]",
      "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n", "detected,detected",
