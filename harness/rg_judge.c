@@ -342,6 +342,10 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
             failed_first = k;
         }
     }
+    /* A rank that failed in init may have failed before it could reach its peers at all (the
+     * reference registers memory before it joins the side channel): not judged. */
+    if (failed_first >= 0 && r->rank[failed_first].step < 0)
+        failed_first = -1;
     double slow_bound = sc->timeout_s / 2;
     for (int k = lo; failed_first >= 0 && k < hi; k++) {
         const rg_rank_result *res = &r->rank[k];

@@ -255,6 +255,17 @@ START_TEST(test_slow_detection)
     ck_assert_str_eq(g_r.rank[1].detail,
                      "failed 4.05 s after rank 2 did (killed at 0.40 s); a peer that can be told "
                      "must fail within 2.0 s, half its 4.0 s timeout");
+    /* A first failure in init may come before the rank could tell anyone: not judged. */
+    setup_case(3, rules, 1);
+    g_sc.timeout_s = 4;
+    g_ev[2].fired[0] = 1;
+    g_ev[2].first_fault_mono_ms = 1200;
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = -1};
+    rg_rank_find(&g_r.rank[2], RG_V_DETECTED, 0.4, "reg_mr: Cannot allocate memory");
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = -1};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "only 2 of 3 ranks joined");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
     /* The same with a stop: the others can only time out, and are not judged slow. */
     static const char *const stop[] = {"stop op=recv rank=2 nth=5"};
     setup_case(3, stop, 1);
