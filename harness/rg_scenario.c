@@ -333,40 +333,20 @@ static int lookup(const yaml_node_t *n, const char *const *names, int count)
 }
 
 /*
- * "0" or [1-9][0-9]*, or with hex_ok 0x and hex digits. strtoull alone would take blanks, a
- * sign (wrapping "-1" to 2^64-1) and trailing junk; a leading zero is refused because YAML 1.1
- * reads "010" as octal 8.
+ * "0" or [1-9][0-9]*, or with hex_ok 0x and hex digits, read by the shared parser
+ * (rg_parse_uint: no blanks, signs or junk). A leading zero is refused because YAML 1.1 reads
+ * "010" as octal 8.
  */
 static int digits_u64(const char *v, size_t len, bool hex_ok, uint64_t *out)
 {
     char buf[32];
-    int base = 10;
-    size_t start = 0;
-
-    if (hex_ok && len > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-        base = 16;
-        start = 2;
-    } else if (len > 1 && v[0] == '0') {
+    /* YAML 1.1 reads "010" as octal 8: a leading zero is refused here, not read either way. */
+    if (len >= sizeof(buf) || memchr(v, '\0', len) ||
+        (len > 1 && v[0] == '0' && !(hex_ok && (v[1] == 'x' || v[1] == 'X'))))
         return -1;
-    }
-    if (len == start || len >= sizeof(buf))
-        return -1;
-    for (size_t i = start; i < len; i++) {
-        char ch = v[i];
-        bool ok = (ch >= '0' && ch <= '9') ||
-                  (base == 16 && ((ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')));
-        if (!ok)
-            return -1;
-    }
     memcpy(buf, v, len);
     buf[len] = '\0';
-    errno = 0;
-    char *end;
-    unsigned long long u = strtoull(buf + start, &end, base);
-    if (errno == ERANGE || *end)
-        return -1;
-    *out = u;
-    return 0;
+    return rg_parse_uint(buf, hex_ok, 0, UINT64_MAX, out);
 }
 
 static int plain_u64(const yaml_node_t *n, bool hex_ok, uint64_t *out)

@@ -140,18 +140,22 @@ static int send_frame(struct rg_sc *sc, int fd, int type, const void *p, uint32_
     return send_frame_from(fd, type, sc->rank, p, len, deadline);
 }
 
-/* Rank 0: peer `who` closed its side channel with no ABORT; the others hear it in its name. */
-static void relay_gone(struct rg_sc *sc, int who)
+/*
+ * Rank 0, the hub: records an abort that began at rank `from` (once) and passes it on to every
+ * other rank in `from`'s name, so each survivor blames the rank that failed, not the hub.
+ */
+static void relay_abort(struct rg_sc *sc, int from, const char *reason)
 {
     if (sc->aborted)
         return;
     sc->aborted = 1;
-    snprintf(sc->abort_msg, sizeof(sc->abort_msg),
-             "rank %d closed the side channel without a word (it exited or was killed)", who);
+    snprintf(sc->abort_msg, sizeof(sc->abort_msg), "%s", reason ? reason : "(no reason)");
+    if (sc->rank != 0)
+        return;
     double deadline = rg__now() + 1.0;
     for (int r = 1; r < sc->size; r++)
-        if (r != who && sc->fd[r] >= 0)
-            send_frame_from(sc->fd[r], SC_ABORT, who, sc->abort_msg,
+        if (r != from && sc->fd[r] >= 0)
+            send_frame_from(sc->fd[r], SC_ABORT, from, sc->abort_msg,
                             (uint32_t)strlen(sc->abort_msg), deadline);
 }
 
@@ -167,8 +171,13 @@ static rg_status recv_frame(struct rg_sc *sc, int fd, int who, double deadline, 
     if (r == -2) {
         /* The hub tells the others who went, before its own failure closes their sockets
          * too: otherwise every survivor blames rank 0 for the death of another. */
-        if (sc->rank == 0 && who > 0)
-            relay_gone(sc, who);
+        if (sc->rank == 0 && who > 0) {
+            char why[96];
+            snprintf(why, sizeof(why),
+                     "rank %d closed the side channel without a word (it exited or was killed)",
+                     who);
+            relay_abort(sc, who, why);
+        }
         return rg__err_set(e, RG_ERR_PEER_ABORT,
                            "rank %d: peer rank %d is gone: it closed the side channel without a "
                            "word (it exited or was killed)",
@@ -587,18 +596,7 @@ void rg__sc_close(struct rg_sc *sc)
 
 static rg_status note_abort(struct rg_sc *sc, int from, const char *reason, struct rg_err *e)
 {
-    if (!sc->aborted) {
-        sc->aborted = 1;
-        snprintf(sc->abort_msg, sizeof(sc->abort_msg), "%s", reason ? reason : "(no reason)");
-        /* Rank 0 is the hub: everyone else hears of the abort through it. */
-        if (sc->rank == 0) {
-            double deadline = rg__now() + 1.0;
-            for (int r = 1; r < sc->size; r++)
-                if (r != from && sc->fd[r] >= 0)
-                    send_frame_from(sc->fd[r], SC_ABORT, from, sc->abort_msg,
-                                    (uint32_t)strlen(sc->abort_msg), deadline);
-        }
-    }
+    relay_abort(sc, from, reason);
     return rg__err_set(e, RG_ERR_PEER_ABORT, "rank %d: peer rank %d aborted: %s", sc->rank, from,
                        sc->abort_msg);
 }
