@@ -245,19 +245,21 @@ sweep-mutants: deps
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
 
 # --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
-# One target per parser: scenario files, fault plans, devices files. Each starts from its
-# checked-in corpus (tests/fuzz/corpus/NAME, copied so findings never touch the tree) and runs
-# FUZZ_SECONDS under ASan and UBSan; a crash, a leak or a two-line error fails the target and
+# One target per parser: scenario files, fault plans, devices files, and the side channel's
+# frames and handshake. Each starts from its checked-in corpus (tests/fuzz/corpus/NAME, copied
+# so findings never touch the tree) and runs FUZZ_SECONDS under ASan and UBSan; a crash, a leak or a two-line error fails the target and
 # leaves the input in $(BUILD)/fuzz/. The last line of each says how many inputs ran.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
-FUZZ_TARGETS := scenario plan devices
+FUZZ_TARGETS := scenario plan devices sidechan
 FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
-FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 2>/dev/null) -lm
+# rg_sidechan.c itself is included by its target, to reach the static frame decoder.
+FUZZ_SRC_sidechan := transport/rg_status.c
+FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*.c harness/*.h \
                       faultinject/*.c faultinject/*.h transport/*.c transport/*.h)

@@ -141,6 +141,21 @@ static int send_frame(struct rg_sc *sc, int fd, int type, const void *p, uint32_
 }
 
 /*
+ * A peer's abort reason is its bytes, not ours: it ends up in error messages, logs and
+ * terminals, so every control byte (a newline, an escape sequence) becomes '?' and the one
+ * line stays one line.
+ */
+static void keep_reason(struct rg_sc *sc, const char *reason)
+{
+    size_t i = 0;
+    for (; reason[i] && i + 1 < sizeof(sc->abort_msg); i++) {
+        unsigned char ch = (unsigned char)reason[i];
+        sc->abort_msg[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    sc->abort_msg[i] = '\0';
+}
+
+/*
  * Rank 0, the hub: records an abort that began at rank `from` (once) and passes it on to every
  * other rank in `from`'s name, so each survivor blames the rank that failed, not the hub.
  */
@@ -149,7 +164,7 @@ static void relay_abort(struct rg_sc *sc, int from, const char *reason)
     if (sc->aborted)
         return;
     sc->aborted = 1;
-    snprintf(sc->abort_msg, sizeof(sc->abort_msg), "%s", reason ? reason : "(no reason)");
+    keep_reason(sc, reason ? reason : "(no reason)");
     if (sc->rank != 0)
         return;
     double deadline = rg__now() + 1.0;
@@ -458,6 +473,9 @@ out:
     return st;
 }
 
+static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, double deadline,
+                               struct rg_err *e);
+
 static rg_status open_peer(struct rg_sc *sc, struct addrinfo *ai, const char *coord,
                            double deadline, struct rg_err *e)
 {
@@ -482,6 +500,17 @@ static rg_status open_peer(struct rg_sc *sc, struct addrinfo *ai, const char *co
     }
     set_nodelay(fd);
     sc->fd[0] = fd;
+    return prove_to_root(sc, fd, coord, deadline, e);
+}
+
+/*
+ * A rank's half of the handshake on its connection to rank 0: take the challenge, answer with
+ * the proof, and check rank 0's welcome. Everything read here may come from a squatter on the
+ * port, so nothing is believed before the welcome's proof.
+ */
+static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, double deadline,
+                               struct rg_err *e)
+{
     int type, from;
     void *pl;
     uint32_t len;

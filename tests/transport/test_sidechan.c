@@ -349,22 +349,18 @@ static void *open_one(void *arg)
     return NULL;
 }
 
-/* The survivors name the rank that died, not the hub that relayed it. */
-START_TEST(test_sc_gone_named)
+/* Ranks 0..2 of one job, opened side by side (rank 0 waits for the others inside open). */
+static void open_three(struct rg_sc *sc[3])
 {
     char coord[64];
     loopback(coord, sizeof(coord));
-    static struct rg_sc *sc[3];
     static struct rank_run r[3];
+    static struct opener op[3];
     pthread_t t[3];
     for (int i = 0; i < 3; i++) {
         r[i] = (struct rank_run){.secret = SECRET, .rank = i, .size = 3};
         snprintf(r[i].coord, sizeof(r[i].coord), "%s", coord);
         r[i].deadline = rg__now() + 20;
-    }
-    /* Opened side by side: rank 0 waits for the others inside open. */
-    static struct opener op[3];
-    for (int i = 0; i < 3; i++) {
         op[i] = (struct opener){&r[i], &sc[i]};
         ck_assert_int_eq(pthread_create(&t[i], NULL, open_one, &op[i]), 0);
     }
@@ -372,22 +368,56 @@ START_TEST(test_sc_gone_named)
         pthread_join(t[i], NULL);
         ck_assert_msg(r[i].st == RG_OK, "rank %d: %s", i, r[i].err.msg);
     }
-    static struct watch w[2];
+}
+
+/* Ranks 0 and 1 watch while rank 2 leaves: closed without a word, or with an abort. */
+static void watch_rank2_leave(struct rg_sc *sc[3], const char *reason, struct watch w[2])
+{
+    pthread_t t[2];
     for (int i = 0; i < 2; i++) {
         w[i] = (struct watch){.sc = sc[i]};
         ck_assert_int_eq(pthread_create(&t[i], NULL, watch_thread, &w[i]), 0);
     }
-    rg__sc_close(sc[2]); /* no ABORT: gone, as a killed process is */
+    if (reason)
+        rg__sc_abort(sc[2], reason);
+    rg__sc_close(sc[2]);
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
+    rg__sc_close(sc[0]);
+    rg__sc_close(sc[1]);
+}
+
+/* The survivors name the rank that died, not the hub that relayed it. */
+START_TEST(test_sc_gone_named)
+{
+    static struct rg_sc *sc[3];
+    static struct watch w[2];
+    open_three(sc);
+    watch_rank2_leave(sc, NULL, w); /* no ABORT: gone, as a killed process is */
     ck_assert_int_eq(w[0].st, RG_ERR_PEER_ABORT);
     ck_assert_msg(strstr(w[0].err.msg, "rank 0: peer rank 2 is gone"), "%s", w[0].err.msg);
     ck_assert_int_eq(w[1].st, RG_ERR_PEER_ABORT);
     ck_assert_msg(
         strstr(w[1].err.msg, "rank 1: peer rank 2 aborted: rank 2 closed the side channel"), "%s",
         w[1].err.msg);
-    rg__sc_close(sc[0]);
-    rg__sc_close(sc[1]);
+}
+END_TEST
+
+/* A peer's abort reason is its bytes: a newline or an escape sequence in it reaches neither
+ * rank's message (they used to be copied through, making a one-line error two). */
+START_TEST(test_sc_abort_reason_one_line)
+{
+    static struct rg_sc *sc[3];
+    static struct watch w[2];
+    open_three(sc);
+    watch_rank2_leave(sc, "first line\nsecond line\x1b[2J", w);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(w[i].st, RG_ERR_PEER_ABORT);
+        ck_assert_msg(strstr(w[i].err.msg, "peer rank 2 aborted: first line?second line?[2J"),
+                      "rank %d: %s", i, w[i].err.msg);
+        for (const char *p = w[i].err.msg; *p; p++)
+            ck_assert_int_ge((unsigned char)*p, 0x20);
+    }
 }
 END_TEST
 
@@ -402,6 +432,7 @@ Suite *rg_suite_sidechan(void)
     tcase_add_test(t, test_sc_squatter);
     tcase_add_test(t, test_sc_setup_errors);
     tcase_add_test(t, test_sc_gone_named);
+    tcase_add_test(t, test_sc_abort_reason_one_line);
     suite_add_tcase(s, t);
     return s;
 }
