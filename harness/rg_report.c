@@ -242,7 +242,7 @@ static void junit_property(FILE *f, const char *name, const char *value)
 
 static void junit_properties(FILE *f, const rg_run_info *info)
 {
-    char name[64], gids[256];
+    char name[80], gids[256]; /* "device." and a 64-byte name */
     fputs("    <properties>\n", f);
     junit_property(f, "railguard", info->railguard);
     junit_property(f, "kernel", info->kernel);
