@@ -48,6 +48,7 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_LATE] = "late",
     [FI_KILL] = "kill",
     [FI_STOP] = "stop",
+    [FI_EXIT] = "exit",
 };
 
 static const char *const op_names[] = {
@@ -114,7 +115,7 @@ static int lookup(const char *const *names, int first, int n, const char *t, siz
     X(RANK, rank), X(DEV, dev), X(QP, qp), X(CQ, cq), X(OP, op), X(AFTER, after),                  \
         X(BEFORE, before), X(VERB, verb), X(NTH, nth), X(EVERY, every), X(PROB, prob),             \
         X(SEED, seed), X(COUNT, count), X(STATUS, status), X(RET, ret), X(MS, ms), X(BIT, bit),    \
-        X(PERM, perm), X(STEP, step), X(REP, rep), X(PER, per)
+        X(PERM, perm), X(STEP, step), X(REP, rep), X(PER, per), X(CODE, code)
 #define FI__KEY_ENUM(k, name) K_##k
 #define FI__KEY_NAME(k, name) [K_##k] = #name
 enum key { FI__KEYS(FI__KEY_ENUM), K__N };
@@ -149,6 +150,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_LATE] = FILTERS | TRIGGERS | B(K_MS),
     [FI_KILL] = FILTERS | TRIGGERS,
     [FI_STOP] = FILTERS | TRIGGERS,
+    [FI_EXIT] = FILTERS | TRIGGERS | B(K_CODE),
 };
 
 /* --- messages ------------------------------------------------------------------------------ */
@@ -502,6 +504,11 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
         if (num(c, "rep", v, vn, 0, 0, FI_PHASE_MAX, &x))
             return -1;
         r->rep = (int)x;
+        return 0;
+    case K_CODE:
+        if (num(c, "code", v, vn, 0, 0, 255, &x))
+            return -1;
+        r->code = (int)x;
         return 0;
     case K_PER:
         /* What n counts at a poll site: the polls (how many is up to the program's timing) or

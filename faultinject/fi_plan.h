@@ -8,7 +8,7 @@
  *                                                of a word starts a comment to the line's end
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
- *          | swap_rails | count | late | kill | stop
+ *          | swap_rails | count | late | kill | stop | exit
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
  *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
@@ -47,6 +47,8 @@
  *                                  that dies mid-operation)
  *   stop                           the rank raises SIGSTOP there (a peer that hangs; the
  *                                  runner ends it once the other ranks have ended)
+ *   exit    code=N                 the rank calls exit(N) there (default 0): a peer that
+ *                                  leaves early, without finalize, perhaps reporting success
  *   nomem   verb=V                 the verb fails with ENOMEM (required)
  *   corrupt bit=B                  flips bit B of a received payload (default: from the seed)
  *   swap_rails perm=a,b,...        device list order and names permuted (default: reversed)
@@ -80,6 +82,7 @@ enum fi_kind {
     FI_LATE,
     FI_KILL,
     FI_STOP,
+    FI_EXIT,
     FI_KIND_MAX
 };
 
@@ -118,6 +121,7 @@ struct fi_rule {
     /* parameters */
     int status;   /* FI_ERROR: enum ibv_wc_status */
     int ret;      /* FI_NEGPOLL */
+    int code;     /* FI_EXIT: exit status, 0..255 */
     bool per_cqe; /* FI_NEGPOLL, FI_STALL: n counts completions, not polls */
     uint64_t ms;  /* FI_STALL, FI_DELAY, FI_DELAY_FIRST, FI_LATE */
     int bit;      /* FI_CORRUPT: -1 = chosen from the seed */

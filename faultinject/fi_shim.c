@@ -749,6 +749,15 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
             raise(r->kind == FI_KILL ? SIGKILL : SIGSTOP);
             continue;
         }
+        if (r->kind == FI_EXIT) {
+            /* exit(), not _exit(): a program that returns early runs its atexit handlers and
+             * the shim's own, which records what was still alive. */
+            char d[96];
+            snprintf(d, sizeof(d), "\"exit\":%d,\"wr_id\":%llu", r->code,
+                     (unsigned long long)wr_id);
+            fi_event_fault(lp, i, &s, nth, d);
+            exit(r->code);
+        }
         if (r->kind == FI_ERROR) {
             char d[96];
             snprintf(d, sizeof(d), "\"status\":\"%s\",\"code\":%d,\"wr_id\":%llu",
@@ -1994,10 +2003,11 @@ FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
         fi_late_drop(q);
     if (q && fi_live())
         fi_qp_summary(q, "destroy");
+    /* Its CQs are read before the provider frees the QP (valgrind caught the read after). */
+    struct fi_cq *cs[2] = {q ? fi_cq_find(qp->send_cq) : NULL, q ? fi_cq_find(qp->recv_cq) : NULL};
     int rc = real.destroy_qp(qp);
     if (!rc && q) {
         /* Its made-up completions go with it: the slot may serve another QP next. */
-        struct fi_cq *cs[2] = {fi_cq_find(qp->send_cq), fi_cq_find(qp->recv_cq)};
         for (int k = 0; k < 2; k++) {
             if (!cs[k] || (k == 1 && cs[1] == cs[0]))
                 continue;
@@ -2106,6 +2116,7 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
         case FI_CORRUPT:
         case FI_KILL:
         case FI_STOP:
+        case FI_EXIT:
             lp->m_cqe |= bit;
             break;
         case FI_LOSE:

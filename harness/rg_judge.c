@@ -303,10 +303,13 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
 
     /*
      * Leaks: what the shim saw still alive when the process exited, after finalize. A killed
-     * or crashed rank has no exit event and is not judged here; a count below zero means an
-     * object made by a path the shim does not wrap, and is not called a leak.
+     * or crashed rank has no exit event, and one its exit fault ended never reached finalize:
+     * neither is judged here; a count below zero means an object made by a path the shim does
+     * not wrap, and is not called a leak.
      */
     for (int k = lo; (rules & RG_EV_RANK) && k < hi; k++) {
+        if (r->rank[k].verdict == RG_V_KILLED || r->rank[k].verdict == RG_V_CRASH)
+            continue;
         static const char *const kinds[6] = {"context(s)", "PD(s)", "MR(s)",
                                              "CQ(s)",      "QP(s)", "completion channel(s)"};
         const rg_evidence *e = &ev[k];

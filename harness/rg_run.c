@@ -55,6 +55,11 @@ struct run_opts {
     bool external;
     char coordinator[256];
     char devices_file[PATH_MAX];
+    /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
+    char wrap_arg[1024]; /* as given, for the reproduce line */
+    char wrap_buf[1024];
+    char *wrap[17];
+    int nwrap;
 };
 
 /* snprintf for messages and paths that are cut short rather than refused when too long. */
@@ -111,6 +116,7 @@ void rg_run_usage(FILE *f)
     fprintf(f,
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
             "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
+            "                     [--rank-wrapper 'CMD ARG...']\n"
             "                     SCENARIO|DIR...\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
@@ -177,6 +183,63 @@ static int parse_devices(struct run_opts *o, const char *list, const char *from)
     return 0;
 }
 
+/*
+ * --rank-wrapper 'valgrind --error-exitcode=99': blank-separated words (no quoting), at most
+ * 16, the first a program found on PATH now, so a typo is one line here and not a CRASH in
+ * every rank. The ranks keep their pid (a wrapper must exec the worker, as valgrind does, or
+ * its signals and backtraces reach the wrapper).
+ */
+static int parse_wrapper(struct run_opts *o, const char *arg)
+{
+    char shown[72];
+    if (snprintf(o->wrap_buf, sizeof(o->wrap_buf), "%s", arg) >= (int)sizeof(o->wrap_buf)) {
+        fprintf(stderr, "railguard run: --rank-wrapper: longer than %zu bytes\n",
+                sizeof(o->wrap_buf) - 1);
+        return -1;
+    }
+    snprintf(o->wrap_arg, sizeof(o->wrap_arg), "%s", arg);
+    o->nwrap = 0;
+    for (char *save = NULL, *w = strtok_r(o->wrap_buf, " \t", &save); w;
+         w = strtok_r(NULL, " \t", &save)) {
+        if (o->nwrap == 16) {
+            fprintf(stderr, "railguard run: --rank-wrapper: more than 16 words\n");
+            return -1;
+        }
+        for (const char *c = w; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                fprintf(stderr, "railguard run: --rank-wrapper: a control character in '%s'\n",
+                        rg_parse_show(arg, shown, sizeof(shown)));
+                return -1;
+            }
+        o->wrap[o->nwrap++] = w;
+    }
+    o->wrap[o->nwrap] = NULL;
+    if (!o->nwrap) {
+        fprintf(stderr, "railguard run: --rank-wrapper: empty\n");
+        return -1;
+    }
+    if (strchr(o->wrap[0], '/')) {
+        if (access(o->wrap[0], X_OK) == 0)
+            return 0;
+        fprintf(stderr, "railguard run: --rank-wrapper: '%s' is not an executable file\n",
+                rg_parse_show(o->wrap[0], shown, sizeof(shown)));
+        return -1;
+    }
+    const char *path = getenv("PATH");
+    char cand[PATH_MAX];
+    for (const char *d = path ? path : ""; *d;) {
+        size_t n = strcspn(d, ":");
+        if (n &&
+            snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, d, o->wrap[0]) < (int)sizeof(cand) &&
+            access(cand, X_OK) == 0)
+            return 0;
+        d += n + (d[n] == ':');
+    }
+    fprintf(stderr, "railguard run: --rank-wrapper: '%s' not found on PATH\n",
+            rg_parse_show(o->wrap[0], shown, sizeof(shown)));
+    return -1;
+}
+
 static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
 {
     static const struct option longs[] = {{"transport", required_argument, NULL, 't'},
@@ -191,6 +254,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"external", no_argument, NULL, 'x'},
                                           {"coordinator", required_argument, NULL, 'c'},
                                           {"devices-file", required_argument, NULL, 'f'},
+                                          {"rank-wrapper", required_argument, NULL, 'W'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
@@ -267,6 +331,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                 return 2;
             }
             o->jobs = (int)v;
+            break;
+        case 'W':
+            if (parse_wrapper(o, optarg))
+                return 2;
             break;
         case 'h':
             rg_run_usage(stdout);
@@ -413,6 +481,7 @@ struct rankproc {
     size_t len;
     bool exited;
     bool verdict;
+    bool said_error; /* its verdict was "error": the worker then exits 3 */
     int status;
     bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
     int go;          /* the write end of its go pipe, until every rank is ready */
@@ -524,6 +593,7 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double 
         }
         rg_rank_find(k, det ? RG_V_DETECTED : RG_V_SILENT_CORRUPTION, t, "%s", v);
     } else if (!strncmp(v, "error ", 6)) {
+        p->said_error = true;
         rg_rank_find(k, RG_V_ERROR, t, "%s", v + 6);
     }
 }
@@ -754,24 +824,32 @@ static bool release_ranks(struct rankproc *procs, int lo, int hi, bool now)
     return true;
 }
 
-/* Stopped, or ended by SIGKILL: judge_signalled decides whether its own fault did it. */
-static bool signalled(const struct rankproc *p)
+/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
+ * before its verdict): judge_ended decides whether its own fault did it. */
+static bool ended_early(const struct rankproc *p)
 {
-    return p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL);
+    return p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL) ||
+           (WIFEXITED(p->status) && !p->verdict);
 }
 
 /*
- * A rank that stopped, or died by SIGKILL: planned when its own shim says a kill (stop) rule
- * fired there, which it writes before raising the signal; else a crash (an OOM kill, a
- * stranger's signal, a stop nobody planned).
+ * A rank that stopped, died by SIGKILL or exited before its verdict: planned when its own shim
+ * says a stop (kill, exit) rule fired there, which it writes before acting; else a crash (an
+ * OOM kill, a stranger's signal, a stop nobody planned, a transport that called exit).
  */
-static void judge_signalled(rg_rank_result *k, const struct rankproc *p, const rg_scenario *sc,
-                            const rg_evidence *e, const char *dir, int r)
+static void judge_ended(rg_rank_result *k, const struct rankproc *p, const rg_scenario *sc,
+                        const rg_evidence *e, const char *dir, int r)
 {
-    int want = p->stopped ? FI_STOP : FI_KILL;
+    bool exited = !p->stopped && WIFEXITED(p->status);
+    int want = p->stopped ? FI_STOP : exited ? FI_EXIT : FI_KILL;
     for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
         if (sc->fault[i].kind == want && e->fired[i] > 0) {
-            if (p->stopped)
+            if (exited)
+                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
+                             "left early by its exit fault (faults item %d, line %d) in %s, with "
+                             "status %d",
+                             i + 1, sc->fault[i].line, k->where, WEXITSTATUS(p->status));
+            else if (p->stopped)
                 rg_rank_find(k, RG_V_KILLED, p->stop_t_s,
                              "stopped by its stop fault (faults item %d, line %d) at %.2f s in "
                              "%s; ended by the runner once the other ranks had ended",
@@ -782,7 +860,13 @@ static void judge_signalled(rg_rank_result *k, const struct rankproc *p, const r
                              sc->fault[i].line, k->where);
             return;
         }
-    if (p->stopped)
+    if (exited) {
+        char logp[1200], tail[400];
+        snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
+        log_tail(logp, tail, sizeof(tail));
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d without a verdict%s%s",
+                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
+    } else if (p->stopped)
         rg_rank_find(k, RG_V_CRASH, p->stop_t_s,
                      "stopped by a signal no planned fault raised, at %.2f s in %s", p->stop_t_s,
                      k->where);
@@ -912,7 +996,18 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                             "--seed",
                             seed,
                             NULL};
-            execv(o->self, argv);
+            if (o->nwrap) {
+                /* The wrapper's words, then the worker's: one argv for execvp. */
+                char *wargv[17 + sizeof(argv) / sizeof(argv[0])];
+                int n = 0;
+                for (int w = 0; w < o->nwrap; w++)
+                    wargv[n++] = o->wrap[w];
+                for (size_t a = 0; a < sizeof(argv) / sizeof(argv[0]); a++)
+                    wargv[n++] = argv[a];
+                execvp(wargv[0], wargv);
+            } else {
+                execv(o->self, argv);
+            }
             _exit(127);
         }
         close(fds[1]);
@@ -993,17 +1088,19 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             p->hung = true; /* judged below, once the evidence says what its queues held */
         } else if (p->pid < 0) {
             rg_rank_find(k, RG_V_ERROR, 0, "could not start the rank");
-        } else if (signalled(p)) {
-            /* judged below: the rank's own kill or stop fault, or a crash */
+        } else if (ended_early(p)) {
+            /* judged below: the rank's own kill, stop or exit fault, or a crash */
         } else if (WIFSIGNALED(p->status)) {
             log_tail(logp, tail, sizeof(tail));
             rg_rank_find(k, RG_V_CRASH, k->left_t_s,
                          "killed by signal %d (%s); backtrace in %s/rank%d.backtrace%s%s",
                          WTERMSIG(p->status), strsignal(WTERMSIG(p->status)), res->dir, r,
                          tail[0] ? "; last output: " : "", tail);
-        } else if (!p->verdict) {
+        } else if (WEXITSTATUS(p->status) != (p->said_error ? 3 : 0)) {
+            /* After its verdict the worker only exits: a status there is a crash at exit (a
+             * destructor, a sanitizer's report), which the verdict cannot have seen. */
             log_tail(logp, tail, sizeof(tail));
-            rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d without a verdict%s%s",
+            rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d after its verdict%s%s",
                          WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
         }
         if (p->fd >= 0)
@@ -1019,8 +1116,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
     }
     for (int r = lo; r < hi; r++)
-        if (procs[r].pid > 0 && !procs[r].hung && signalled(&procs[r]))
-            judge_signalled(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
+        if (procs[r].pid > 0 && !procs[r].hung && ended_early(&procs[r]))
+            judge_ended(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
     rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
     res->t0_mono_ms = t0_ms;
     gethostname(res->host, sizeof(res->host) - 1);
@@ -1087,7 +1184,8 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     command_line(res.repro, sizeof(res.repro),
                  (const char *const[]){o->self, "run", "--seed", seed, "--transport", o->transport,
                                        "--shim", o->shim, "--devices", o->devlist, "--out",
-                                       repro_out, e->path, NULL});
+                                       repro_out, o->nwrap ? "--rank-wrapper" : e->path,
+                                       o->nwrap ? o->wrap_arg : NULL, e->path, NULL});
     mkdir(dir, 0755);
     run_scenario(o, e, &res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
@@ -1188,7 +1286,8 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
                  (const char *const[]){o->self, "run", "--external", "--coordinator",
                                        o->coordinator, "--devices-file", o->devices_file, "--seed",
                                        seed, "--transport", o->transport, "--shim", o->shim,
-                                       "--out", o->out, e->path, NULL});
+                                       "--out", o->out, o->nwrap ? "--rank-wrapper" : e->path,
+                                       o->nwrap ? o->wrap_arg : NULL, e->path, NULL});
     fmt(view.repro, sizeof(view.repro), "(rank %d of %d, under the same launcher) %s", rank, size,
         cmd);
     rg_judge(&view);

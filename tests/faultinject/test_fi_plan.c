@@ -254,6 +254,22 @@ START_TEST(test_kill_stop)
 }
 END_TEST
 
+/* exit: a completion-site fault whose one parameter is the status, 0 (success) unless given. */
+START_TEST(test_exit)
+{
+    struct fi_rule r = one_rule("exit op=send rank=1 nth=3");
+    ck_assert_int_eq(r.kind, FI_EXIT);
+    ck_assert_int_eq(r.code, 0);
+    ck_assert_int_eq(r.op, FI_OP_SEND);
+    ck_assert_int_eq(one_rule("exit code=255").code, 255);
+    ck_assert_str_eq(fi_kind_name(FI_EXIT), "exit");
+    ck_assert_str_eq(parse_bad("exit code=256", "RG_FI_PLAN"),
+                     "RG_FI_PLAN:1: code must be 0..255 '256'");
+    ck_assert_str_eq(parse_bad("kill code=1", "RG_FI_PLAN"),
+                     "RG_FI_PLAN:1: kill does not take key 'code'");
+}
+END_TEST
+
 START_TEST(test_count)
 {
     struct fi_rule r = one_rule("count");
@@ -637,7 +653,7 @@ START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
         "error",   "negpoll",    "stall", "delay", "delay_first", "lose", "nomem",
-        "corrupt", "swap_rails", "count", "late",  "kill",        "stop",
+        "corrupt", "swap_rails", "count", "late",  "kill",        "stop", "exit",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);
@@ -863,6 +879,7 @@ Suite *rg_suite_fi_plan(void)
     tcase_add_test(tc, test_count);
     tcase_add_test(tc, test_late);
     tcase_add_test(tc, test_kill_stop);
+    tcase_add_test(tc, test_exit);
     tcase_add_test(tc, test_phase_filters);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_trigger_keys);

@@ -9,6 +9,8 @@
  *   clobber   returns success, changes the input    -> SILENT_CORRUPTION (send buffer)
  *   hang      never returns                         -> DEADLOCK
  *   crash     dies of SIGSEGV                       -> CRASH
+ *   atexit    returns success, then the process exits 7 from an atexit handler (a crash at
+ *             exit, after the verdict)          -> CRASH
  *   poll      polls its CQ once and returns its verdict: an error only when the poll fails
  *             (a negpoll fault), as a correct transport would  -> ok, or detected
  *
@@ -118,6 +120,11 @@ static const char *mode(const struct bad *b)
     return m ? m : "error";
 }
 
+static void exit_badly(void)
+{
+    _exit(7);
+}
+
 static void *bad_init(const rg_plugin_args *a, char *err, size_t errlen)
 {
     struct bad *b = calloc(1, sizeof(*b));
@@ -126,6 +133,8 @@ static void *bad_init(const rg_plugin_args *a, char *err, size_t errlen)
         return NULL;
     }
     b->rank = a->rank;
+    if (!strcmp(mode(b), "atexit"))
+        atexit(exit_badly);
     const char *lib = getenv("RG_BAD_VERBS");
     if (strcmp(lib ? lib : "", "none") != 0 &&
         open_verbs(b, lib && *lib ? lib : "libibverbs.so.1", err, errlen) != 0) {

@@ -212,6 +212,8 @@ static const struct {
     /* A transport that carries on after its error: the repeated step returns success. */
     {"carryon", NULL, "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n",
      "NOT_FAIL_STOP,NOT_FAIL_STOP", "the step, repeated after its error, returned success"},
+    /* A rank that gave its verdict and then exited non-zero crashed at exit: not ok. */
+    {"atexit", NULL, NULL, "", "CRASH,CRASH", "exited with status 7 after its verdict"},
     /* libibverbs dlopen-ed under another name is still libibverbs: the fault fires. */
     {"poll", "symlink", "[negpoll nth=2]",
      "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n", "detected,detected",
