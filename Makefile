@@ -184,8 +184,9 @@ $(BUILD)/$(1)/bin/rg-fi-probe-dl: $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_d
 
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
             $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
+            $(BUILD)/$(1)/lib/railguard-transport.so \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
-                $(BUILD)/$(1)/lib/railguard-transport.so $(BUILD)/$(1)/lib/rg-test-bad-plugin.so \
+                $(BUILD)/$(1)/lib/rg-test-bad-plugin.so \
                 $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl \
                 $(BUILD)/$(1)/bin/rg-fi-threads)
 .PHONY: build-$(1)
@@ -311,8 +312,8 @@ check: deps
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan integration conformance regression sweep-error \
-	     sweep-negpoll || st=1; \
+	 ci/tally $(TALLY) unit unit-asan integration conformance asan-run memcheck regression \
+	     sweep-error sweep-negpoll || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
