@@ -29,6 +29,8 @@ PARSE_SRC     := parse/rg_parse.c
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC)
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
 FI_PURE_SRC   := faultinject/fi_plan.c
+# The ownership sanitizer needs no device either: the unit tests link it with an event catcher.
+FI_OWN_SRC    := faultinject/fi_own.c
 # The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
 # linked into the unit tests. The `railguard` command links these, its runner and the fault-plan
 # library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
@@ -37,7 +39,7 @@ HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c 
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/main.c
-FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_shim.c $(PARSE_SRC)
+FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_shim.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
@@ -105,7 +107,7 @@ $$($(1)_LIB): $$(call obj_$(1),$(TRANSPORT_SRC))
 	$$(call quiet,AR,$$@)
 	$(Q)rm -f $$@ && ar rcs $$@ $$^
 
-$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_SRC) \
+$(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_SRC) $(FI_OWN_SRC) \
                                           $(HARNESS_PURE_SRC)) \
                           $$($(1)_LIB)
 	@mkdir -p $$(@D)

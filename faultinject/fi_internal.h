@@ -5,6 +5,8 @@
 
 #include "fi_plan.h"
 
+#include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Milliseconds since the shim was loaded (monotonic); the time window and every event use it. */
@@ -30,5 +32,21 @@ int fi_event_logged(void);
  * from several processes sharing a file never interleave. No allocation.
  */
 void fi_event(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Buffer ownership (fi_own.c), on while the plan holds an `ownership` rule. MRs are known by
+ * (context, lkey); a record is made per work request at post (NULL: exempt, or not
+ * sanitized and counted so) and checked once when its request retires, before the program sees
+ * the completion. fi_own_check returns true when it found (and wrote an event for) a rewrite.
+ */
+struct fi_own;
+void fi_own_mr_add(const void *ctx, uint32_t lkey, uint64_t va, uint64_t iova, uint64_t len);
+void fi_own_mr_del(const void *ctx, uint32_t lkey);
+struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w);
+struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w);
+void fi_own_unsanitized(uint64_t n);
+bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len);
+void fi_own_free(struct fi_own *o);
+void fi_own_counts(uint64_t *sends, uint64_t *recvs, uint64_t *rewritten, uint64_t *unsanitized);
 
 #endif

@@ -49,6 +49,7 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_KILL] = "kill",
     [FI_STOP] = "stop",
     [FI_EXIT] = "exit",
+    [FI_OWNERSHIP] = "ownership",
 };
 
 static const char *const op_names[] = {
@@ -129,12 +130,13 @@ static const char *const key_names[K__N] = {FI__KEYS(FI__KEY_NAME)};
 
 /*
  * A key a fault would silently ignore is an error, so a plan never reads as doing more than it
- * does. Three faults are narrower than the rest:
+ * does. Four faults are narrower than the rest:
  *   delay_first  fires once, on the rank's first post of any kind: a trigger or an op/QP filter
  *                could only stop it from ever firing, so it takes rank= and ms= alone.
  *   swap_rails   acts once, on the device list, before any QP or CQ exists: rank= and perm=.
  *   count        injects nothing and turns counting on for every QP and CQ: it takes no key
  *                (a filter would read as narrowing the counts, which it cannot).
+ *   ownership    the same for the sanitizer: it watches every QP of the process or none.
  */
 static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS),
@@ -151,6 +153,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_KILL] = FILTERS | TRIGGERS,
     [FI_STOP] = FILTERS | TRIGGERS,
     [FI_EXIT] = FILTERS | TRIGGERS | B(K_CODE),
+    [FI_OWNERSHIP] = 0,
 };
 
 /* --- messages ------------------------------------------------------------------------------ */

@@ -8,7 +8,7 @@
  *                                                of a word starts a comment to the line's end
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
- *          | swap_rails | count | late | kill | stop | exit
+ *          | swap_rails | count | late | kill | stop | exit | ownership
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
  *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
@@ -53,6 +53,9 @@
  *   corrupt bit=B                  flips bit B of a received payload (default: from the seed)
  *   swap_rails perm=a,b,...        device list order and names permuted (default: reversed)
  *   count                          no fault, no keys: count posts, completions and polls only
+ *   ownership                      no fault, no keys: the buffer-ownership sanitizer (fi_own.c)
+ *                                  checks every send's gather list at its completion and
+ *                                  poisons every receive's buffer at post
  */
 #ifndef RG_FI_PLAN_H
 #define RG_FI_PLAN_H
@@ -83,6 +86,7 @@ enum fi_kind {
     FI_KILL,
     FI_STOP,
     FI_EXIT,
+    FI_OWNERSHIP,
     FI_KIND_MAX
 };
 

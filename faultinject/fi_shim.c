@@ -93,6 +93,7 @@ struct fi_live {
     /* per=cqe: the CQ (ord + 1, 0 for none) whose next poll fires rule i, and its n there */
     _Atomic int armed_cq[FI_MAX_RULES];
     _Atomic uint64_t armed_nth[FI_MAX_RULES];
+    bool own;        /* an ownership rule: the buffer-ownership sanitizer is on */
     uint32_t m_cqe;  /* error, corrupt */
     uint32_t m_send; /* lose, delay op=send|write, nomem verb=post_send */
     uint32_t m_recv; /* delay op=recv, nomem verb=post_recv */
@@ -150,7 +151,8 @@ struct fi_rent { /* a posted work request: its id, for receives the buffer it fi
     uint64_t wr_id;
     uint64_t addr;
     uint32_t len;
-    bool signaled; /* sends: whether its completion is reported on success */
+    bool signaled;      /* sends: whether its completion is reported on success */
+    struct fi_own *own; /* the ownership sanitizer's record, NULL when it is off or exempt */
 };
 
 /*
@@ -507,6 +509,17 @@ static void fi_ring_push(struct fi_ring *r, const struct fi_rent *e)
     r->tail = next;
 }
 
+/* A push whose record goes with the entry, or is freed (and counted) when the ring is full. */
+static void fi_ring_push_own(struct fi_ring *r, const struct fi_rent *e)
+{
+    uint32_t tail = r->tail;
+    fi_ring_push(r, e);
+    if (e->own && r->tail == tail) {
+        fi_own_free(e->own);
+        fi_own_unsanitized(1);
+    }
+}
+
 /* The first entry from the head with this wr_id, or UINT32_MAX. */
 static uint32_t fi_ring_find(const struct fi_ring *r, uint64_t wr_id)
 {
@@ -516,12 +529,29 @@ static uint32_t fi_ring_find(const struct fi_ring *r, uint64_t wr_id)
     return UINT32_MAX;
 }
 
-/* Retires the entries from the head up to and including position h. */
-static void fi_ring_take(struct fi_ring *r, uint32_t h, struct fi_rent *out)
+/*
+ * Retires the entries from the head up to and including position h. Those before h completed
+ * unseen (unsignaled sends, which a later completion retires in order): their buffers are
+ * checked here. h's record goes to *out, whose caller checks it with the completion's status.
+ */
+static void fi_ring_take(struct fi_ring *r, uint32_t qpn, uint32_t h, struct fi_rent *out)
 {
-    if (out)
-        *out = r->e[h];
+    for (uint32_t k = r->head; k != h; k = (k + 1) % r->cap) {
+        fi_own_check(r->e[k].own, qpn, r->e[k].wr_id, true, 0);
+        fi_own_free(r->e[k].own);
+    }
+    *out = r->e[h];
     r->head = (h + 1) % r->cap;
+}
+
+/* Forgets what the ring holds from position `from` to its tail (a break, a refused post, a
+ * slot reused): the requests are gone, so their records are freed unchecked. */
+static void fi_ring_forget(struct fi_ring *r, uint32_t from)
+{
+    for (uint32_t k = from; r->cap && k != r->tail; k = (k + 1) % r->cap) {
+        fi_own_free(r->e[k].own);
+        r->e[k].own = NULL;
+    }
 }
 
 /*
@@ -529,7 +559,7 @@ static void fi_ring_take(struct fi_ring *r, uint32_t h, struct fi_rent *out)
  * `success` matters for sends: an error completion may belong to an unsignaled request, so it
  * retires up to the first request with its wr_id instead. False when no entry stands for it.
  */
-static bool fi_ring_retire(struct fi_ring *r, bool recv, bool success, uint64_t wr_id,
+static bool fi_ring_retire(struct fi_ring *r, uint32_t qpn, bool recv, bool success, uint64_t wr_id,
                            struct fi_rent *out)
 {
     uint32_t h = UINT32_MAX;
@@ -546,16 +576,23 @@ static bool fi_ring_retire(struct fi_ring *r, bool recv, bool success, uint64_t 
     }
     if (h == UINT32_MAX)
         return false;
-    fi_ring_take(r, h, out);
+    fi_ring_take(r, qpn, h, out);
     return true;
 }
 
 /* A completion for a posted request: drops it (and what it retires) from its ring. */
-static bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, struct fi_rent *out)
+static bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, uint32_t byte_len,
+                      struct fi_rent *out)
 {
     pthread_mutex_lock(&q->rlock);
-    bool found = fi_ring_retire(recv ? &q->rring : &q->sring, recv, success, wr_id, out);
+    bool found = fi_ring_retire(recv ? &q->rring : &q->sring, q->qpn, recv, success, wr_id, out);
     pthread_mutex_unlock(&q->rlock);
+    if (found && out->own) {
+        /* Before the program sees the completion: from then on the buffer is its own again. */
+        fi_own_check(out->own, q->qpn, out->wr_id, success, byte_len);
+        fi_own_free(out->own);
+        out->own = NULL;
+    }
     return found;
 }
 
@@ -585,26 +622,41 @@ static bool fi_signaled(const struct fi_qp *q, const struct ibv_send_wr *w)
  * Posts a run of sends to the provider and records them. The record is written first and the
  * lock held across the post, so a completion polled at once on another thread finds its entry
  * and two threads posting to one QP record in the provider's order. What the provider refused
- * (from *bad on) leaves the record again.
+ * (from *bad on) leaves the record again. `pre`: the first request's ownership record, made
+ * when the program posted it (a late post), or NULL to make them all now.
  */
-static int fi_send_run(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
-                       struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+static int fi_send_run_own(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
+                           struct ibv_send_wr *wr, struct ibv_send_wr **bad, struct fi_own *pre)
 {
     uint64_t sig = 0;
     pthread_mutex_lock(&q->rlock);
     uint32_t tail0 = q->sring.tail, n = 0;
     bool exact0 = q->sring.exact;
+    bool own = !pre && fi_live() && fi_live()->own;
     for (struct ibv_send_wr *w = wr; w; w = w->next)
-        fi_ring_push(&q->sring,
-                     &(struct fi_rent){.wr_id = w->wr_id, .signaled = fi_signaled(q, w)});
+        fi_ring_push_own(&q->sring, &(struct fi_rent){.wr_id = w->wr_id,
+                                                      .signaled = fi_signaled(q, w),
+                                                      .own = w == wr && pre ? pre
+                                                             : own ? fi_own_send(qp->context, w)
+                                                                   : NULL});
     int rc = post(qp, wr, bad);
     for (struct ibv_send_wr *w = wr; w && !(rc && w == *bad); w = w->next, n++)
         sig += fi_signaled(q, w);
-    if (rc && exact0 && q->sring.exact)
-        q->sring.tail = (tail0 + n) % q->sring.cap;
+    if (rc && exact0 && q->sring.exact) {
+        uint32_t keep = (tail0 + n) % q->sring.cap;
+        fi_ring_forget(&q->sring, keep);
+        q->sring.tail = keep;
+    }
     pthread_mutex_unlock(&q->rlock);
     atomic_fetch_add_explicit(&q->sig_posted, sig, memory_order_relaxed);
     return rc;
+}
+
+/* Posts a run of sends whose records are made now (see fi_send_run_own). */
+static int fi_send_run(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
+                       struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    return fi_send_run_own(q, post, qp, wr, bad, NULL);
 }
 
 /* Posts the run head..prev that comes before w (none when head is w); the caller's list is
@@ -628,16 +680,21 @@ static int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp,
     pthread_mutex_lock(&q->rlock);
     uint32_t tail0 = q->rring.tail, n = 0;
     bool exact0 = q->rring.exact;
+    bool own = fi_live() && fi_live()->own;
     for (struct ibv_recv_wr *w = wr; w; w = w->next)
-        fi_ring_push(&q->rring,
-                     &(struct fi_rent){.wr_id = w->wr_id,
-                                       .addr = w->num_sge > 0 ? w->sg_list[0].addr : 0,
-                                       .len = w->num_sge > 0 ? w->sg_list[0].length : 0});
+        fi_ring_push_own(&q->rring,
+                         &(struct fi_rent){.wr_id = w->wr_id,
+                                           .addr = w->num_sge > 0 ? w->sg_list[0].addr : 0,
+                                           .len = w->num_sge > 0 ? w->sg_list[0].length : 0,
+                                           .own = own ? fi_own_recv(qp->context, w) : NULL});
     int rc = post(qp, wr, bad);
     for (struct ibv_recv_wr *w = wr; rc && w && w != *bad; w = w->next)
         n++;
-    if (rc && exact0 && q->rring.exact)
-        q->rring.tail = (tail0 + n) % q->rring.cap;
+    if (rc && exact0 && q->rring.exact) {
+        uint32_t keep = (tail0 + n) % q->rring.cap;
+        fi_ring_forget(&q->rring, keep);
+        q->rring.tail = keep;
+    }
     pthread_mutex_unlock(&q->rlock);
     return rc;
 }
@@ -693,6 +750,7 @@ static void fi_qp_break(struct fi_qp *q)
         struct fi_ring *r = &q->rring;
         for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap)
             lost += !fi_pend_push(rc, q, r->e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
+        fi_ring_forget(r, r->head);
         r->head = r->tail;
         pthread_mutex_unlock(&q->rlock);
     }
@@ -709,6 +767,7 @@ static void fi_qp_break(struct fi_qp *q)
             for (uint32_t h = r->head; r->cap && h != r->tail; h = (h + 1) % r->cap)
                 lost +=
                     !fi_pend_push(sc, q, r->e[h].wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
+            fi_ring_forget(r, r->head);
             r->head = r->tail;
             q->sq_by_shim = true;
             pthread_mutex_unlock(&q->rlock);
@@ -833,7 +892,7 @@ static bool fi_on_provider_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq
     if (broken && !recv && q->sq_by_shim)
         return false;
     struct fi_rent e;
-    bool have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, &e);
+    bool have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, byte_len, &e);
     /* Lost sends wait for the signaled sends before them, whatever their status. */
     if (!recv && (have ? e.signaled : *status == IBV_WC_SUCCESS))
         atomic_fetch_add_explicit(&q->sig_done, 1, memory_order_relaxed);
@@ -1045,6 +1104,7 @@ struct fi_late {
     struct ibv_qp *qp;
     struct ibv_send_wr wr;
     struct ibv_sge sge[FI_LATE_SGE];
+    struct fi_own *own; /* taken when the program posted: the buffer was the NIC's from then */
 };
 
 static struct fi_late g_late[FI_LATE_MAX];
@@ -1065,7 +1125,7 @@ static uint64_t fi_late_post_due(uint64_t now)
         if (!e)
             break;
         struct ibv_send_wr *bad = NULL;
-        int rc = fi_send_run(e->q, e->post, e->qp, &e->wr, &bad);
+        int rc = fi_send_run_own(e->q, e->post, e->qp, &e->wr, &bad, e->own);
         if (rc)
             fi_event("note", "\"what\":\"late post failed\",\"qp\":%u,\"errno\":%d", e->q->qpn, rc);
         e->used = false;
@@ -1140,7 +1200,9 @@ static bool fi_late_hold(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
                               .q = q,
                               .post = post,
                               .qp = qp,
-                              .wr = *w};
+                              .wr = *w,
+                              .own =
+                                  fi_live() && fi_live()->own ? fi_own_send(qp->context, w) : NULL};
         memcpy(e->sge, w->sg_list, (size_t)w->num_sge * sizeof(e->sge[0]));
         e->wr.sg_list = e->sge;
         e->wr.next = NULL;
@@ -1166,6 +1228,7 @@ static void fi_late_drop(struct fi_qp *q)
     for (int i = 0; i < FI_LATE_MAX; i++)
         if (g_late[i].used && g_late[i].q == q) {
             g_late[i].used = false;
+            fi_own_free(g_late[i].own);
             n++;
         }
     atomic_store(&q->late, 0);
@@ -1444,6 +1507,8 @@ static void fi_qpx_start(struct ibv_qp_ex *qx)
 static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
 {
     fi_count_post(q, op);
+    if (fi_live()->own)
+        fi_own_unsanitized(1); /* its gather list is set by calls the shim does not see */
     pthread_mutex_lock(&q->rlock);
     q->sring.exact = false;
     pthread_mutex_unlock(&q->rlock);
@@ -1563,6 +1628,8 @@ static void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, b
         errno = saved;
         return;
     }
+    fi_ring_forget(&q->sring, q->sring.head);
+    fi_ring_forget(&q->rring, q->rring.head);
     free(q->sring.e);
     free(q->rring.e);
     memset((char *)q + sizeof(q->state), 0, sizeof(*q) - sizeof(q->state));
@@ -1883,16 +1950,27 @@ FI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
     return rc;
 }
 
-/* A registration that succeeded counts as alive until ibv_dereg_mr frees it. */
-static struct ibv_mr *fi_mr_made(struct ibv_mr *mr)
+/*
+ * A registration that succeeded counts as alive until ibv_dereg_mr frees it. With the ownership
+ * sanitizer on, the MR's range is noted (iova: the address its SGEs use; the program's address
+ * is mr->addr), unless it is not in this process's memory (DMA-buf: cpu false).
+ */
+static struct ibv_mr *fi_mr_made(struct ibv_mr *mr, uint64_t iova, bool cpu)
 {
-    if (mr)
-        atomic_fetch_add(&g_alive.mrs, 1);
+    if (!mr)
+        return mr;
+    atomic_fetch_add(&g_alive.mrs, 1);
+    struct fi_live *lp = fi_live();
+    if (lp && lp->own && cpu)
+        fi_own_mr_add(mr->context, mr->lkey, (uint64_t)(uintptr_t)mr->addr, iova, mr->length);
     return mr;
 }
 
 FI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
+    /* Out of the table first: no check reads the memory once the program may free it. */
+    if (mr && fi_live() && fi_live()->own)
+        fi_own_mr_del(mr->context, mr->lkey);
     int rc = real.dereg_mr(mr);
     if (!rc)
         atomic_fetch_sub(&g_alive.mrs, 1);
@@ -1921,7 +1999,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length
         errno = ENOMEM;
         return NULL;
     }
-    return fi_mr_made(real.reg_mr(pd, addr, length, access));
+    return fi_mr_made(real.reg_mr(pd, addr, length, access), (uint64_t)(uintptr_t)addr, true);
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
@@ -1931,7 +2009,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t l
         errno = ENOMEM;
         return NULL;
     }
-    return fi_mr_made(real.reg_mr_iova(pd, addr, length, iova, access));
+    return fi_mr_made(real.reg_mr_iova(pd, addr, length, iova, access), iova, true);
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
@@ -1941,7 +2019,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
         errno = ENOMEM;
         return NULL;
     }
-    return fi_mr_made(real.reg_mr_iova2(pd, addr, length, iova, access));
+    return fi_mr_made(real.reg_mr_iova2(pd, addr, length, iova, access), iova, true);
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
@@ -1951,7 +2029,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
         errno = ENOMEM;
         return NULL;
     }
-    return fi_mr_made(real.reg_dmabuf_mr(pd, offset, length, iova, fd, access));
+    return fi_mr_made(real.reg_dmabuf_mr(pd, offset, length, iova, fd, access), iova, false);
 }
 
 FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
@@ -2143,6 +2221,9 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
         case FI_SWAP_RAILS:
             lp->m_swap |= bit;
             break;
+        case FI_OWNERSHIP:
+            lp->own = true;
+            break;
         case FI_COUNT:
         case FI_KIND_MAX:
             break;
@@ -2188,6 +2269,15 @@ static void fi_summary_why(const char *why)
              why, (long long)atomic_load(&g_alive.contexts), (long long)atomic_load(&g_alive.pds),
              (long long)atomic_load(&g_alive.mrs), (long long)cqs, (long long)qps,
              (long long)atomic_load(&g_alive.channels));
+    if (lp && lp->own) {
+        uint64_t sends, recvs, rewritten, unsanitized;
+        fi_own_counts(&sends, &recvs, &rewritten, &unsanitized);
+        fi_event("owned",
+                 "\"why\":\"%s\",\"sends\":%llu,\"recvs\":%llu,\"rewritten\":%llu,"
+                 "\"unsanitized\":%llu",
+                 why, (unsigned long long)sends, (unsigned long long)recvs,
+                 (unsigned long long)rewritten, (unsigned long long)unsanitized);
+    }
     fi_event(
         "totals",
         "\"why\":\"%s\",\"contexts\":%llu,\"qps\":%llu,\"cqs\":%llu,\"posts_send\":%llu,"

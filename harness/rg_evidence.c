@@ -127,6 +127,22 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
             take_by_op(ph->cqe, json_object_get(o, "cqe_op"));
             ph->polls = u64_of(o, "polls");
         }
+    } else if (!strcmp(name, "ownership")) {
+        if (!ev->own_first[0]) {
+            bool send = !strcmp(str_of(o, "op"), "send");
+            snprintf(ev->own_first, sizeof(ev->own_first),
+                     "%s: qp 0x%llx, wr_id 0x%llx, byte %lld of %llu",
+                     send ? "a send buffer rewritten before its completion"
+                          : "a posted receive buffer written past the bytes that arrived",
+                     (unsigned long long)u64_of(o, "qp"), (unsigned long long)u64_of(o, "wr_id"),
+                     (long long)u64_of(o, "offset"), (unsigned long long)u64_of(o, "bytes"));
+        }
+    } else if (!strcmp(name, "owned")) {
+        ev->owned = true;
+        ev->own_sends = u64_of(o, "sends");
+        ev->own_recvs = u64_of(o, "recvs");
+        ev->own_rewritten = u64_of(o, "rewritten");
+        ev->own_unsanitized = u64_of(o, "unsanitized");
     } else if (!strcmp(name, "alive")) {
         if (!strcmp(str_of(o, "why"), "exit")) {
             static const char *const kinds[6] = {"contexts", "pds", "mrs",

@@ -25,7 +25,7 @@
 #define RG_VERDICTS(X)                                                                             \
     X(OK, "ok", "returned success; every output, guard band and send buffer was right")            \
     X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
-    X(KILLED, "killed", "ended by its own kill or stop fault, as planned")                         \
+    X(KILLED, "killed", "ended by its own kill, stop or exit fault, as planned")                   \
     X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
     X(LEAK, "LEAK",                                                                                \
       "ended normally, but verbs objects (QPs, CQs, MRs, PDs, channels, contexts) or file "        \
@@ -36,13 +36,16 @@
     X(NOT_FAIL_STOP, "NOT_FAIL_STOP",                                                              \
       "after a call returned an error, the same call again returned success, or outlived the "     \
       "timeout before failing: the transport carries on after a failure")                          \
+    X(BUFFER_REWRITTEN_IN_FLIGHT, "BUFFER_REWRITTEN_IN_FLIGHT",                                    \
+      "the program wrote memory the NIC owned: a send buffer before its completion, or a "         \
+      "posted receive buffer past what arrived")                                                   \
     X(ERROR_SWALLOWED, "ERROR_SWALLOWED",                                                          \
       "every call returned success though the shim handed the rank an error completion or a "      \
       "negative poll")                                                                             \
     X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                  \
       "returned an error though no planned fault had fired before it")                             \
     X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")     \
-    X(CRASH, "CRASH", "died by a signal, or exited without a verdict")                             \
+    X(CRASH, "CRASH", "died by a signal, exited without a verdict, or non-zero after it")          \
     X(DEADLOCK, "DEADLOCK", "still running at the deadline; backtrace taken, then killed")         \
     X(SILENT_CORRUPTION, "SILENT_CORRUPTION",                                                      \
       "returned success with wrong data, a broken guard band or a changed send buffer")
@@ -76,6 +79,9 @@ typedef struct rg_rank_result {
     char detail[1024];  /* the verdict's finding, whole */
     int nfindings;
     rg_finding finding[RG_MAX_FINDINGS];
+    /* The ownership sanitizer's word on this rank: "" (off), "checked S sends, R receives", or
+     * "not sanitized: ..." when some requests went where the shim cannot follow. */
+    char ownership[128];
 } rg_rank_result;
 
 /*
@@ -138,6 +144,10 @@ typedef struct rg_evidence {
     char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
     int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
     int bad_lines;       /* lines that were not JSON objects (a torn write at a kill) */
+    /* The ownership sanitizer: its last "owned" summary, and its first finding in full. */
+    bool owned;
+    uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
+    char own_first[200];
     /* Verbs objects still alive when the process exited (the shim's "alive" event at exit;
      * none when it was killed): contexts, pds, mrs, cqs, qps, channels. */
     bool alive_at_exit;

@@ -302,6 +302,29 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
     }
 
     /*
+     * Buffer ownership: the sanitizer's findings, whatever the data said (a rewrite the NIC
+     * happened to read before is invisible in the output), and its word on what it checked.
+     */
+    for (int k = lo; (rules & RG_EV_RANK) && sc->ownership && k < hi; k++) {
+        const rg_evidence *e = &ev[k];
+        rg_rank_result *res = &r->rank[k];
+        if (e->own_first[0])
+            rg_rank_find(res, RG_V_BUFFER_REWRITTEN_IN_FLIGHT, res->left_t_s, "%s%s", e->own_first,
+                         e->own_rewritten > 1 ? " (the first of several)" : "");
+        if (!e->owned)
+            snprintf(res->ownership, sizeof(res->ownership), "not known: the rank left no summary");
+        else if (e->own_unsanitized)
+            snprintf(res->ownership, sizeof(res->ownership),
+                     "not sanitized: %llu request(s) the shim could not follow (checked %llu "
+                     "sends, %llu receives)",
+                     (unsigned long long)e->own_unsanitized, (unsigned long long)e->own_sends,
+                     (unsigned long long)e->own_recvs);
+        else
+            snprintf(res->ownership, sizeof(res->ownership), "checked %llu sends, %llu receives",
+                     (unsigned long long)e->own_sends, (unsigned long long)e->own_recvs);
+    }
+
+    /*
      * Leaks: what the shim saw still alive when the process exited, after finalize. A killed
      * or crashed rank has no exit event, and one its exit fault ended never reached finalize:
      * neither is judged here; a count below zero means an object made by a path the shim does

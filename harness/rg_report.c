@@ -23,11 +23,12 @@ static json_t *rank_json(const rg_result *r, int i)
         json_array_append_new(findings, json_pack("{s:s,s:f,s:s}", "verdict",
                                                   rg_verdict_name(k->finding[f].verdict), "t",
                                                   k->finding[f].t_s, "text", k->finding[f].text));
-    return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:o}", "rank", i, "verdict",
+    return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
                      rg_verdict_name(k->verdict), "expect",
                      rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want)), "t",
                      k->t_s, "step", k->step, "rep", k->rep, "step_t", k->step_t_s, "left_t",
-                     k->left_t_s, "where", k->where, "detail", k->detail, "findings", findings);
+                     k->left_t_s, "where", k->where, "detail", k->detail, "ownership", k->ownership,
+                     "findings", findings);
 }
 
 static json_t *rule_json(const rg_result *r, int i)
@@ -137,6 +138,7 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->rank[i].rep = (int)json_integer_value(json_object_get(k, "rep"));
         copy_str(r->rank[i].where, sizeof(r->rank[i].where), k, "where");
         copy_str(r->rank[i].detail, sizeof(r->rank[i].detail), k, "detail");
+        copy_str(r->rank[i].ownership, sizeof(r->rank[i].ownership), k, "ownership");
         r->rank[i].t_s = num_or(k, "t", -1);
         r->rank[i].step_t_s = num_or(k, "step_t", -1);
         r->rank[i].left_t_s = num_or(k, "left_t", -1);

@@ -55,6 +55,7 @@ struct run_opts {
     bool external;
     char coordinator[256];
     char devices_file[PATH_MAX];
+    bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
     /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
     char wrap_arg[1024]; /* as given, for the reproduce line */
     char wrap_buf[1024];
@@ -116,7 +117,7 @@ void rg_run_usage(FILE *f)
     fprintf(f,
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
             "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
-            "                     [--rank-wrapper 'CMD ARG...']\n"
+            "                     [--rank-wrapper 'CMD ARG...'] [--no-ownership]\n"
             "                     SCENARIO|DIR...\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
@@ -255,6 +256,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"coordinator", required_argument, NULL, 'c'},
                                           {"devices-file", required_argument, NULL, 'f'},
                                           {"rank-wrapper", required_argument, NULL, 'W'},
+                                          {"no-ownership", no_argument, NULL, 'N'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
@@ -335,6 +337,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         case 'W':
             if (parse_wrapper(o, optarg))
                 return 2;
+            break;
+        case 'N':
+            o->no_ownership = true;
             break;
         case 'h':
             rg_run_usage(stdout);
@@ -506,14 +511,15 @@ static int free_port(void)
     return port;
 }
 
-/* The plan every rank reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked. */
+/* The plan every rank reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked, and
+ * after them the sanitizer's (rule numbers in the events stay the scenario's). */
 static int write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len)
 {
     fmt(path, len, "%s/plan", dir);
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s\n", sc->faults[0] ? sc->faults : "count");
+    fprintf(f, "%s\n%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "");
     return fclose(f);
 }
 
@@ -1181,11 +1187,18 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     char seed[24], repro_out[PATH_MAX + 8];
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, &e->sc));
     snprintf(repro_out, sizeof(repro_out), "%s/repro", o->out);
-    command_line(res.repro, sizeof(res.repro),
-                 (const char *const[]){o->self, "run", "--seed", seed, "--transport", o->transport,
-                                       "--shim", o->shim, "--devices", o->devlist, "--out",
-                                       repro_out, o->nwrap ? "--rank-wrapper" : e->path,
-                                       o->nwrap ? o->wrap_arg : NULL, e->path, NULL});
+    const char *args[24] = {o->self,  "run",   "--seed",    seed,       "--transport", o->transport,
+                            "--shim", o->shim, "--devices", o->devlist, "--out",       repro_out};
+    int na = 12;
+    if (o->nwrap) {
+        args[na++] = "--rank-wrapper";
+        args[na++] = o->wrap_arg;
+    }
+    if (o->no_ownership)
+        args[na++] = "--no-ownership";
+    args[na++] = e->path;
+    args[na] = NULL;
+    command_line(res.repro, sizeof(res.repro), args);
     mkdir(dir, 0755);
     run_scenario(o, e, &res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
@@ -1331,6 +1344,8 @@ int rg_run_main(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             goto out;
         }
+        if (o.no_ownership)
+            e->sc.ownership = false;
         /* External runs take their rails from the site's devices file. */
         if (!o.external && e->sc.rails > o.ndevices) {
             fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", paths[i],

@@ -144,6 +144,7 @@ enum {
     T_PROGRAM,
     T_EXPECT,
     T_ZERO_COPY,
+    T_OWNERSHIP,
     T_KEYS
 };
 
@@ -154,6 +155,7 @@ static const char *const top_keys[T_KEYS] = {
     [T_DEADLINE] = "deadline",   [T_SEED] = "seed",
     [T_FAULTS] = "faults",       [T_PROGRAM] = "program",
     [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
+    [T_OWNERSHIP] = "ownership",
 };
 
 enum {
@@ -643,6 +645,11 @@ static int parse_fault_rule(const struct ctx *c, const yaml_node_t *f, int item,
     if (plan.nrules != 1)
         return bad(c, f, "faults item %d: one rule per item, not %d in", item, plan.nrules);
     out->kind = (int)plan.rules[0].kind;
+    if (out->kind == FI_OWNERSHIP)
+        return bad(c, f,
+                   "faults item %d: the sanitizer is the scenario's key 'ownership', not a "
+                   "fault:",
+                   item);
     return 0;
 }
 
@@ -797,6 +804,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     sc->faults[0] = '\0';
     sc->nfaults = 0;
     sc->zero_copy = false;
+    sc->ownership = true;
     for (int r = 0; r < RG_MAX_RANKS; r++) {
         sc->expect[r] = RG_SC_EXPECT_OK;
         sc->expect_at[r] = RG_SC_AT_ANY;
@@ -864,6 +872,11 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
                 return bad(c, val, "zero_copy must be true or false");
             sc->zero_copy = scalar_is(val, "true");
             break;
+        case T_OWNERSHIP:
+            if (!is_plain(val) || !(scalar_is(val, "true") || scalar_is(val, "false")))
+                return bad(c, val, "ownership must be true or false");
+            sc->ownership = scalar_is(val, "true");
+            break;
         default: /* T_RANKS, read above */
             break;
         }
@@ -884,6 +897,12 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
         return bad(c, vals[T_TIMEOUT], "timeout must be less than the deadline (default %.0f)",
                    sc->deadline_s);
     }
+    /* The runner adds the sanitizer's rule to the plan it hands the ranks. */
+    if (sc->ownership && sc->nfaults >= FI_MAX_RULES)
+        return bad(c, vals[T_FAULTS],
+                   "faults: %d rules and the ownership sanitizer's make more "
+                   "than %d (set ownership: false) at",
+                   sc->nfaults, FI_MAX_RULES);
     if (!vals[T_NAME])
         return default_name(c, sc->name);
     return 0;
@@ -1106,8 +1125,9 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
     fprintf(f, "name: %s\nranks: %d\nrails: %d\nqp: %s\nalgorithm: %s\n", sc->name, sc->ranks,
             sc->rails, qp_names[sc->qp], algo_names[sc->algo]);
     /* %.17g: the seconds read back as the same double. */
-    fprintf(f, "timeout: %.17g\ndeadline: %.17g\nseed: %llu\nzero_copy: %s\n", sc->timeout_s,
-            sc->deadline_s, (unsigned long long)sc->seed, sc->zero_copy ? "true" : "false");
+    fprintf(f, "timeout: %.17g\ndeadline: %.17g\nseed: %llu\nzero_copy: %s\nownership: %s\n",
+            sc->timeout_s, sc->deadline_s, (unsigned long long)sc->seed,
+            sc->zero_copy ? "true" : "false", sc->ownership ? "true" : "false");
     if (sc->nfaults) {
         fputs("faults:\n", f);
         for (int i = 0; i < sc->nfaults; i++) {

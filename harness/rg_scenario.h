@@ -14,6 +14,7 @@
  *   seed: 7                            # inputs and probabilistic faults, default 1
  *   zero_copy: true                    # register each call's buffers with the transport
  *                                      #   (mem_register) so it may send in place; default false
+ *   ownership: false                   # the shim's buffer-ownership sanitizer; default true
  *   faults:                            # the shim's plan, one rule per item (optional)
  *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
  *     - {rule: "delay ms=50 rank=0", optional: true}   # may fire nowhere without failing
@@ -106,6 +107,7 @@ typedef struct rg_scenario {
     double deadline_s;
     uint64_t seed;
     bool zero_copy;
+    bool ownership;                /* the plan the ranks get holds the sanitizer's rule */
     char faults[RG_SC_FAULTS_MAX]; /* the rules one per line (rule i on line i+1), "" when none */
     int nfaults;
     rg_sc_fault fault[FI_MAX_RULES];

@@ -16,6 +16,7 @@ Suite *rg_suite_verbs_gid(void);
 Suite *rg_suite_vpair_pattern(void);
 Suite *rg_suite_plan(void);
 Suite *rg_suite_fi_plan(void);
+Suite *rg_suite_fi_own(void);
 Suite *rg_suite_scenario(void);
 Suite *rg_suite_data(void);
 Suite *rg_suite_report(void);

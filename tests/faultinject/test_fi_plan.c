@@ -652,8 +652,8 @@ END_TEST
 START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
-        "error",   "negpoll",    "stall", "delay", "delay_first", "lose", "nomem",
-        "corrupt", "swap_rails", "count", "late",  "kill",        "stop", "exit",
+        "error",      "negpoll", "stall", "delay", "delay_first", "lose", "nomem",     "corrupt",
+        "swap_rails", "count",   "late",  "kill",  "stop",        "exit", "ownership",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);

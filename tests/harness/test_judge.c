@@ -425,6 +425,53 @@ static void write_lines(const char *path, const char *text)
     fclose(f);
 }
 
+/* The ownership sanitizer's events read back, and the verdict they make even when the data
+ * was right; a rank whose requests went where the shim cannot follow is said so, not passed. */
+START_TEST(test_ownership)
+{
+    char path[] = "/tmp/rg-own-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setup_case(2, NULL, 0);
+    g_sc.ownership = true;
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":18,\"wr_id\":4096,"
+                      "\"offset\":7,\"bytes\":16400}\n"
+                      "{\"event\":\"ownership\",\"op\":\"recv\",\"qp\":18,\"wr_id\":1,"
+                      "\"offset\":3,\"bytes\":16}\n"
+                      "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":40,\"recvs\":41,"
+                      "\"rewritten\":2,\"unsanitized\":0}\n"
+                      "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":2,\"qps\":2}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[0], err, sizeof(err)), 0);
+    ck_assert(g_ev[0].owned);
+    ck_assert_uint_eq(g_ev[0].own_sends, 40);
+    ck_assert_uint_eq(g_ev[0].own_rewritten, 2);
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":3,\"recvs\":0,"
+                      "\"rewritten\":0,\"unsanitized\":5}\n"
+                      "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":2,\"qps\":2}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_BUFFER_REWRITTEN_IN_FLIGHT);
+    ck_assert_str_eq(g_r.rank[0].detail,
+                     "a send buffer rewritten before its completion: qp 0x12, wr_id 0x1000, byte "
+                     "7 of 16400 (the first of several)");
+    ck_assert_str_eq(g_r.rank[0].ownership, "checked 40 sends, 41 receives");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_OK);
+    ck_assert_str_eq(g_r.rank[1].ownership, "not sanitized: 5 request(s) the shim could not "
+                                            "follow (checked 3 sends, 0 receives)");
+    ck_assert(!rg_judge(&g_r));
+    /* Off: nothing said, nothing judged. */
+    setup_case(2, NULL, 0);
+    g_ev[0].own_first[0] = 'x';
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert_str_eq(g_r.rank[0].ownership, "");
+}
+END_TEST
+
 START_TEST(test_evidence_read)
 {
     char path[] = "/tmp/rg-evidence-XXXXXX", err[256];
@@ -590,6 +637,7 @@ Suite *rg_suite_judge(void)
     Suite *s = suite_create("judge");
     TCase *t = tcase_create("judge");
     tcase_add_test(t, test_precedence);
+    tcase_add_test(t, test_ownership);
     tcase_add_test(t, test_first_failure_in_time);
     tcase_add_test(t, test_detected_at);
     tcase_add_test(t, test_killed);

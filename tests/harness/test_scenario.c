@@ -222,6 +222,7 @@ START_TEST(test_full)
     ck_assert_int_eq(sc.expect[2], RG_SC_EXPECT_ANY);
     ck_assert_int_eq(sc.expect[3], RG_SC_EXPECT_OK);
     ck_assert(sc.zero_copy);
+    ck_assert(sc.ownership);
 }
 END_TEST
 
@@ -243,6 +244,7 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(sc.seed, 1);
     ck_assert_str_eq(sc.faults, "");
     ck_assert(!sc.zero_copy);
+    ck_assert(sc.ownership); /* the sanitizer is on unless a scenario says otherwise */
     ck_assert_int_eq(sc.nops, 2);
     for (int r = 0; r < RG_MAX_RANKS; r++)
         ck_assert_int_eq(sc.expect[r], RG_SC_EXPECT_OK);
@@ -558,6 +560,7 @@ START_TEST(test_write_round_trip)
     ck_assert_int_eq(a.ops[0].kind, RG_SC_ALL_REDUCE);
     a.ops[0].dtype = RG_BFLOAT16;
     a.ops[0].values = RG_VALUES_ROUNDING;
+    a.ownership = false; /* and a scenario that turned the sanitizer off */
     FILE *f = open_memstream(&buf, &len);
     ck_assert_int_eq(rg_scenario_write(f, &a, "a comment"), 0);
     fclose(f);
@@ -570,6 +573,7 @@ START_TEST(test_write_round_trip)
     ck_assert(b.timeout_s == a.timeout_s && b.deadline_s == a.deadline_s);
     ck_assert_uint_eq(b.seed, a.seed);
     ck_assert_int_eq(b.zero_copy, a.zero_copy);
+    ck_assert_int_eq(b.ownership, a.ownership);
     ck_assert_int_eq(b.nfaults, a.nfaults);
     for (int i = 0; i < a.nfaults; i++) {
         ck_assert_str_eq(b.fault[i].rule, a.fault[i].rule);
@@ -648,17 +652,23 @@ START_TEST(test_faults)
               !sc.fault[3].optional);
     check_invariants(&sc);
 
-    /* FI_MAX_RULES items fit; one more is refused at its own line, before anything runs. */
+    /* FI_MAX_RULES items fit; one more is refused at its own line, before anything runs. The
+     * sanitizer's rule counts too: with it on, the last place is its own. */
     char *text = malloc(64 * 1024);
     ck_assert_ptr_nonnull(text);
-    size_t len = (size_t)snprintf(text, 64 * 1024, "ranks: 2\nprogram: [{op: barrier}]\nfaults:\n");
+    size_t len = (size_t)snprintf(
+        text, 64 * 1024, "ranks: 2\nprogram: [{op: barrier}]\nownership: false\nfaults:\n");
     for (int i = 0; i < FI_MAX_RULES; i++)
         len += (size_t)snprintf(text + len, 64 * 1024 - len, "  - error nth=%d\n", i + 1);
     parse_ok(text, &sc);
     ck_assert_int_eq(sc.nfaults, FI_MAX_RULES);
     check_invariants(&sc);
+    memcpy(strstr(text, "ownership: false"), "ownership: true ", 16);
+    expect_bad(text, "x.yaml:5: faults: 32 rules and the ownership sanitizer's make more than 32 "
+                     "(set ownership: false) at '[...]'");
+    memcpy(strstr(text, "ownership: true "), "ownership: false", 16);
     snprintf(text + len, 64 * 1024 - len, "  - lose\n");
-    expect_bad(text, "x.yaml:36: faults: at most 32 rules, item 33 is one more 'lose'");
+    expect_bad(text, "x.yaml:37: faults: at most 32 rules, item 33 is one more 'lose'");
 
     /* The longest rule fits whole; a longer one is refused, not cut. */
     char rule[RG_SC_RULE_MAX + 1];
@@ -794,6 +804,10 @@ static const struct bad_case {
     {R "seed: 0x1g" P, "x.yaml:2: seed must be 0..2^64-1 (decimal or 0x hex) '0x1g'"},
     {R "seed: 1.0" P, "x.yaml:2: seed must be 0..2^64-1 (decimal or 0x hex) '1.0'"},
     {R "zero_copy: yes" P, "x.yaml:2: zero_copy must be true or false 'yes'"},
+    {R "ownership: off" P, "x.yaml:2: ownership must be true or false 'off'"},
+    {R "faults: [ownership]" P,
+     "x.yaml:2: faults item 1: the sanitizer is the scenario's key 'ownership', not a fault: "
+     "'ownership'"},
     {R "zero_copy: [true]" P, "x.yaml:2: zero_copy must be true or false '[...]'"},
     {R "zero_copy: \"true\"" P, "x.yaml:2: zero_copy must be true or false 'true'"},
     {R "name: a b" P, "x.yaml:2: name must be 1..127 characters of [A-Za-z0-9._-] 'a b'"},

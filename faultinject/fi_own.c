@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffer ownership: a verbs sanitizer. From a post until its completion is polled the memory a
+ * work request names is the NIC's, not the program's:
+ *   - a send's (or RDMA write's) gather list is copied at post and compared when the request
+ *     retires (an unsignaled one, when a later completion on its queue retires it), before the
+ *     program sees the completion. A change is a buffer rewritten in flight: on rxe loopback
+ *     the payload went out inside post_send, so the data check alone never sees it, while real
+ *     hardware may read the memory late;
+ *   - a receive's (or RDMA read's) scatter list is filled with a poison pattern at post: its
+ *     contents are undefined until the completion, so a program that reads it early gets
+ *     poison into its results. At a receive's completion, bytes past byte_len that no longer
+ *     hold poison were written by the program into memory the NIC owned.
+ * Inline sends are copied by the provider at post and are exempt. Only memory inside an MR
+ * that is still registered is read (the MR table's lock is held across the read, and dereg_mr
+ * takes it first), so a program that frees a buffer after deregistering it is never touched.
+ * What the sanitizer cannot follow (an SGE outside any MR it saw, a DMA-buf MR, requests made
+ * through ibv_qp_ex) is counted as not sanitized, never as checked.
+ */
+#include "fi_internal.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FI_OWN_MRS 4096                /* power of two: the MR table's slots */
+#define FI_OWN_COPY_MAX (256ull << 20) /* bytes of send copies held at once, at most */
+#define FI_POISON 0xa5
+
+struct own_mr {
+    const void *ctx; /* NULL: empty slot */
+    uint32_t lkey;
+    uint64_t va, iova, len;
+    uint64_t gen;
+};
+
+static struct own_mr g_mr[FI_OWN_MRS];
+static pthread_rwlock_t g_mr_lock = PTHREAD_RWLOCK_INITIALIZER;
+static uint64_t g_mr_gen;
+static _Atomic uint64_t g_copy_bytes;
+
+static struct {
+    _Atomic uint64_t sends, recvs, rewritten, unsanitized;
+} g_own;
+
+struct fi_own_sge {
+    uint64_t va; /* where the program's bytes are */
+    uint32_t len;
+    uint32_t lkey;
+    uint64_t gen; /* the MR's registration it was read under */
+};
+
+struct fi_own {
+    const void *ctx;
+    bool recv; /* a receive or an RDMA read: poisoned at post */
+    bool read; /* an RDMA read: byte_len says nothing of its buffer, so no check past it */
+    int nsge;
+    uint32_t total;
+    struct fi_own_sge *sge;
+    uint8_t *copy; /* sends: the gather list's bytes at post, in order */
+};
+
+static uint32_t mr_hash(const void *ctx, uint32_t lkey)
+{
+    uint64_t h = (uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ull ^ lkey * 0xff51afd7ed558ccdull;
+    return (uint32_t)(h >> 40) & (FI_OWN_MRS - 1);
+}
+
+static struct own_mr *mr_find(const void *ctx, uint32_t lkey)
+{
+    uint32_t h = mr_hash(ctx, lkey);
+    for (uint32_t i = 0; i < FI_OWN_MRS; i++) {
+        struct own_mr *m = &g_mr[(h + i) & (FI_OWN_MRS - 1)];
+        if (!m->ctx)
+            return NULL;
+        if (m->ctx == ctx && m->lkey == lkey && m->len)
+            return m;
+    }
+    return NULL;
+}
+
+void fi_own_mr_add(const void *ctx, uint32_t lkey, uint64_t va, uint64_t iova, uint64_t len)
+{
+    pthread_rwlock_wrlock(&g_mr_lock);
+    uint32_t h = mr_hash(ctx, lkey);
+    struct own_mr *free_slot = NULL;
+    for (uint32_t i = 0; i < FI_OWN_MRS; i++) {
+        struct own_mr *m = &g_mr[(h + i) & (FI_OWN_MRS - 1)];
+        if (m->ctx && m->ctx == ctx && m->lkey == lkey) {
+            free_slot = m; /* an lkey reused after its dereg: take its slot */
+            break;
+        }
+        if (!m->ctx || !m->len) {
+            if (!free_slot)
+                free_slot = m;
+            if (!m->ctx)
+                break;
+        }
+    }
+    if (free_slot)
+        *free_slot = (struct own_mr){ctx, lkey, va, iova, len, ++g_mr_gen};
+    pthread_rwlock_unlock(&g_mr_lock);
+    /* A full table leaves this MR unknown: its buffers are counted as not sanitized. */
+}
+
+void fi_own_mr_del(const void *ctx, uint32_t lkey)
+{
+    pthread_rwlock_wrlock(&g_mr_lock);
+    struct own_mr *m = mr_find(ctx, lkey);
+    if (m)
+        m->len = 0; /* a tombstone: probes go on past it */
+    pthread_rwlock_unlock(&g_mr_lock);
+}
+
+/* The program's address of an SGE, or 0 when no registered MR holds all of it. Read lock held. */
+static uint64_t sge_va(const void *ctx, const struct ibv_sge *s, uint64_t *gen)
+{
+    const struct own_mr *m = mr_find(ctx, s->lkey);
+    if (!m || s->addr < m->iova || s->length > m->len || s->addr - m->iova > m->len - s->length)
+        return 0;
+    *gen = m->gen;
+    return m->va + (s->addr - m->iova);
+}
+
+static struct fi_own *own_new(const void *ctx, bool recv, const struct ibv_sge *sg, int n)
+{
+    if (n <= 0)
+        return NULL;
+    struct fi_own *o = calloc(1, sizeof(*o));
+    struct fi_own_sge *s = calloc((size_t)n, sizeof(*s));
+    if (!o || !s) {
+        free(o);
+        free(s);
+        return NULL;
+    }
+    o->ctx = ctx;
+    o->recv = recv;
+    o->nsge = n;
+    o->sge = s;
+    pthread_rwlock_rdlock(&g_mr_lock);
+    for (int i = 0; i < n; i++) {
+        s[i].len = sg[i].length;
+        s[i].lkey = sg[i].lkey;
+        s[i].va = sge_va(ctx, &sg[i], &s[i].gen);
+        if (!s[i].va && sg[i].length) {
+            pthread_rwlock_unlock(&g_mr_lock);
+            free(s);
+            free(o);
+            return NULL;
+        }
+        o->total += sg[i].length;
+    }
+    if (recv) {
+        for (int i = 0; i < n; i++)
+            if (s[i].len)
+                memset((void *)(uintptr_t)s[i].va, FI_POISON, s[i].len);
+    } else if (o->total) {
+        if (atomic_fetch_add(&g_copy_bytes, o->total) + o->total > FI_OWN_COPY_MAX ||
+            !(o->copy = malloc(o->total))) {
+            atomic_fetch_sub(&g_copy_bytes, o->total);
+            pthread_rwlock_unlock(&g_mr_lock);
+            free(s);
+            free(o);
+            return NULL;
+        }
+        for (int i = 0, off = 0; i < n; off += (int)s[i].len, i++)
+            memcpy(o->copy + off, (const void *)(uintptr_t)s[i].va, s[i].len);
+    }
+    pthread_rwlock_unlock(&g_mr_lock);
+    return o;
+}
+
+struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
+{
+    if (w->send_flags & IBV_SEND_INLINE)
+        return NULL; /* the provider copied it at post */
+    switch (w->opcode) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_SEND_WITH_INV:
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        break;
+    case IBV_WR_RDMA_READ: {
+        struct fi_own *o = own_new(ctx, true, w->sg_list, w->num_sge);
+        if (o) {
+            o->read = true;
+            atomic_fetch_add(&g_own.recvs, 1);
+        } else if (w->num_sge > 0) {
+            atomic_fetch_add(&g_own.unsanitized, 1);
+        }
+        return o;
+    }
+    default:
+        return NULL; /* atomics and the rest: 8 bytes the NIC writes, nothing to compare */
+    }
+    struct fi_own *o = own_new(ctx, false, w->sg_list, w->num_sge);
+    if (o)
+        atomic_fetch_add(&g_own.sends, 1);
+    else if (w->num_sge > 0)
+        atomic_fetch_add(&g_own.unsanitized, 1);
+    return o;
+}
+
+struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w)
+{
+    struct fi_own *o = own_new(ctx, true, w->sg_list, w->num_sge);
+    if (o)
+        atomic_fetch_add(&g_own.recvs, 1);
+    else if (w->num_sge > 0)
+        atomic_fetch_add(&g_own.unsanitized, 1);
+    return o;
+}
+
+void fi_own_unsanitized(uint64_t n)
+{
+    atomic_fetch_add(&g_own.unsanitized, n);
+}
+
+void fi_own_free(struct fi_own *o)
+{
+    if (!o)
+        return;
+    if (o->copy)
+        atomic_fetch_sub(&g_copy_bytes, o->total);
+    free(o->copy);
+    free(o->sge);
+    free(o);
+}
+
+/*
+ * The first byte that changed, as an offset into the request's gather list, or -1. A send: any
+ * byte against its copy. A receive that completed with byte_len bytes (success): any byte past
+ * them that is no longer poison. Only SGEs whose MR is still the one they were read under.
+ */
+static int64_t own_diff(const struct fi_own *o, bool success, uint32_t byte_len)
+{
+    int64_t at = -1;
+    uint64_t off = 0;
+    pthread_rwlock_rdlock(&g_mr_lock);
+    for (int i = 0; i < o->nsge && at < 0; off += o->sge[i].len, i++) {
+        const struct fi_own_sge *s = &o->sge[i];
+        uint64_t gen;
+        struct ibv_sge probe = {.lkey = s->lkey, .length = s->len};
+        const struct own_mr *m = s->len ? mr_find(o->ctx, s->lkey) : NULL;
+        if (!m || m->gen != s->gen)
+            continue; /* deregistered since: tracking ended there */
+        probe.addr = m->iova + (s->va - m->va);
+        if (sge_va(o->ctx, &probe, &gen) != s->va)
+            continue;
+        const uint8_t *p = (const uint8_t *)(uintptr_t)s->va;
+        if (!o->recv) {
+            if (memcmp(p, o->copy + off, s->len) != 0)
+                for (uint32_t b = 0; b < s->len && at < 0; b++)
+                    if (p[b] != o->copy[off + b])
+                        at = (int64_t)(off + b);
+        } else if (success) {
+            uint64_t from = byte_len > off ? byte_len - off : 0;
+            for (uint64_t b = from; b < s->len && at < 0; b++)
+                if (p[b] != FI_POISON)
+                    at = (int64_t)(off + b);
+        }
+    }
+    pthread_rwlock_unlock(&g_mr_lock);
+    return at;
+}
+
+bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len)
+{
+    if (!o || (o->recv && (!success || o->read)))
+        return false;
+    int64_t at = own_diff(o, success, byte_len);
+    if (at < 0)
+        return false;
+    atomic_fetch_add(&g_own.rewritten, 1);
+    fi_event("ownership",
+             "\"op\":\"%s\",\"qp\":%" PRIu32 ",\"wr_id\":%" PRIu64 ",\"offset\":%" PRId64
+             ",\"bytes\":%" PRIu32,
+             o->recv ? "recv" : "send", qpn, wr_id, at, o->total);
+    return true;
+}
+
+void fi_own_counts(uint64_t *sends, uint64_t *recvs, uint64_t *rewritten, uint64_t *unsanitized)
+{
+    *sends = atomic_load(&g_own.sends);
+    *recvs = atomic_load(&g_own.recvs);
+    *rewritten = atomic_load(&g_own.rewritten);
+    *unsanitized = atomic_load(&g_own.unsanitized);
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The buffer-ownership sanitizer (faultinject/fi_own.c) without a device: MRs are noted by hand,
+ * work requests are plain structs, and the events it writes are caught by this file's fi_event.
+ */
+#include "common/rg_check.h"
+#include "fi_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static char g_ev[512];
+static int g_nev;
+
+/* The shim's writer, replaced: the last event's body, and how many there were. */
+void fi_event(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(g_ev, sizeof(g_ev), "%s:", name);
+    va_start(ap, fmt);
+    vsnprintf(g_ev + n, sizeof(g_ev) - (size_t)n, fmt, ap);
+    va_end(ap);
+    g_nev++;
+}
+
+static char g_ctx; /* any address names a context */
+static uint8_t g_buf[4096];
+
+static void setup(void)
+{
+    g_nev = 0;
+    g_ev[0] = '\0';
+    memset(g_buf, 0x11, sizeof(g_buf));
+    /* Registered at an iova of its own: SGEs speak iova, the check reads the program's bytes. */
+    fi_own_mr_add(&g_ctx, 77, (uint64_t)(uintptr_t)g_buf, 0x10000, sizeof(g_buf));
+}
+
+static void teardown(void)
+{
+    fi_own_mr_del(&g_ctx, 77);
+}
+
+static struct ibv_send_wr send_wr(struct ibv_sge *sg, int n)
+{
+    return (struct ibv_send_wr){.wr_id = 9, .sg_list = sg, .num_sge = n, .opcode = IBV_WR_SEND};
+}
+
+START_TEST(test_send_untouched_passes)
+{
+    struct ibv_sge sg[2] = {{0x10000, 100, 77}, {0x10000 + 1000, 50, 77}};
+    struct ibv_send_wr w = send_wr(sg, 2);
+    struct fi_own *o = fi_own_send(&g_ctx, &w);
+    ck_assert_ptr_nonnull(o);
+    g_buf[500] ^= 1; /* outside the gather list: the program's to change */
+    ck_assert(!fi_own_check(o, 5, 9, true, 0));
+    ck_assert_int_eq(g_nev, 0);
+    fi_own_free(o);
+}
+END_TEST
+
+/* A byte of the second SGE changed before the completion: named by its offset in the list. */
+START_TEST(test_send_rewritten_found)
+{
+    struct ibv_sge sg[2] = {{0x10000, 100, 77}, {0x10000 + 1000, 50, 77}};
+    struct ibv_send_wr w = send_wr(sg, 2);
+    struct fi_own *o = fi_own_send(&g_ctx, &w);
+    g_buf[1000 + 7] = 0x22;
+    ck_assert(fi_own_check(o, 5, 9, true, 0));
+    ck_assert_int_eq(g_nev, 1);
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":9,\"offset\":107,"
+                           "\"bytes\":150");
+    fi_own_free(o);
+    uint64_t s, r, rw, u;
+    fi_own_counts(&s, &r, &rw, &u);
+    ck_assert_uint_ge(rw, 1);
+}
+END_TEST
+
+/* Inline sends were copied at post: exempt. An SGE outside every MR: not sanitized, counted. */
+START_TEST(test_send_exempt_and_unknown)
+{
+    uint64_t s0, r0, rw0, u0, s1, r1, rw1, u1;
+    fi_own_counts(&s0, &r0, &rw0, &u0);
+    struct ibv_sge in = {0x10000, 16, 77}, out = {0x10000 + 4000, 200, 77};
+    struct ibv_send_wr w = send_wr(&in, 1);
+    w.send_flags = IBV_SEND_INLINE;
+    ck_assert_ptr_null(fi_own_send(&g_ctx, &w));
+    w = send_wr(&out, 1); /* runs 104 bytes past the MR's end */
+    ck_assert_ptr_null(fi_own_send(&g_ctx, &w));
+    struct ibv_sge other = {0x10000, 16, 78}; /* an lkey never registered */
+    w = send_wr(&other, 1);
+    ck_assert_ptr_null(fi_own_send(&g_ctx, &w));
+    fi_own_counts(&s1, &r1, &rw1, &u1);
+    ck_assert_uint_eq(u1 - u0, 2);
+    ck_assert_uint_eq(s1 - s0, 0);
+}
+END_TEST
+
+/* A receive's buffer is poison from its post; bytes past byte_len must still be at completion. */
+START_TEST(test_recv_poison)
+{
+    struct ibv_sge sg = {0x10000 + 64, 256, 77};
+    struct ibv_recv_wr w = {.wr_id = 3, .sg_list = &sg, .num_sge = 1};
+    struct fi_own *o = fi_own_recv(&g_ctx, &w);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(g_buf[64], 0xa5);
+    ck_assert_int_eq(g_buf[64 + 255], 0xa5);
+    ck_assert_int_eq(g_buf[63], 0x11);
+    ck_assert_int_eq(g_buf[64 + 256], 0x11);
+    memset(g_buf + 64, 0x33, 100); /* what the NIC delivered: 100 bytes */
+    ck_assert(!fi_own_check(o, 5, 3, true, 100));
+    fi_own_free(o);
+
+    o = fi_own_recv(&g_ctx, &w);
+    memset(g_buf + 64, 0x33, 100);
+    g_buf[64 + 200] = 0; /* the program wrote past what arrived, while the NIC owned it */
+    ck_assert(fi_own_check(o, 5, 3, true, 100));
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"recv\",\"qp\":5,\"wr_id\":3,\"offset\":200,"
+                           "\"bytes\":256");
+    fi_own_free(o);
+
+    /* A flushed receive delivered nothing: its buffer is not judged. */
+    o = fi_own_recv(&g_ctx, &w);
+    g_buf[64] = 0;
+    ck_assert(!fi_own_check(o, 5, 3, false, 0));
+    fi_own_free(o);
+}
+END_TEST
+
+/* Deregistered before the completion: tracking ended there, the memory is never read. */
+START_TEST(test_dereg_ends_tracking)
+{
+    struct ibv_sge sg = {0x10000, 100, 77};
+    struct ibv_send_wr w = send_wr(&sg, 1);
+    struct fi_own *o = fi_own_send(&g_ctx, &w);
+    fi_own_mr_del(&g_ctx, 77);
+    g_buf[3] = 0x44;
+    ck_assert(!fi_own_check(o, 5, 9, true, 0));
+    /* The same lkey registered again is another registration: still not compared. */
+    fi_own_mr_add(&g_ctx, 77, (uint64_t)(uintptr_t)g_buf, 0x10000, sizeof(g_buf));
+    ck_assert(!fi_own_check(o, 5, 9, true, 0));
+    ck_assert_int_eq(g_nev, 0);
+    fi_own_free(o);
+}
+END_TEST
+
+Suite *rg_suite_fi_own(void)
+{
+    Suite *s = suite_create("fi_own");
+    TCase *t = tcase_create("sanitizer");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, test_send_untouched_passes);
+    tcase_add_test(t, test_send_rewritten_found);
+    tcase_add_test(t, test_send_exempt_and_unknown);
+    tcase_add_test(t, test_recv_poison);
+    tcase_add_test(t, test_dereg_ends_tracking);
+    suite_add_tcase(s, t);
+    return s;
+}
