@@ -173,6 +173,17 @@ static struct fi_own *own_new(const void *ctx, bool recv, const struct ibv_sge *
     return o;
 }
 
+/* A record made counts as checked; one that could not be (an SGE outside every MR, no
+ * memory, the copy budget spent) as not sanitized. */
+static struct fi_own *counted(struct fi_own *o, _Atomic uint64_t *made, int nsge)
+{
+    if (o)
+        atomic_fetch_add(made, 1);
+    else if (nsge > 0)
+        atomic_fetch_add(&g_own.unsanitized, 1);
+    return o;
+}
+
 struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
 {
     if (w->send_flags & IBV_SEND_INLINE)
@@ -185,34 +196,21 @@ struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
     case IBV_WR_RDMA_WRITE_WITH_IMM:
         break;
     case IBV_WR_RDMA_READ: {
-        struct fi_own *o = own_new(ctx, true, w->sg_list, w->num_sge);
-        if (o) {
+        struct fi_own *o =
+            counted(own_new(ctx, true, w->sg_list, w->num_sge), &g_own.recvs, w->num_sge);
+        if (o)
             o->read = true;
-            atomic_fetch_add(&g_own.recvs, 1);
-        } else if (w->num_sge > 0) {
-            atomic_fetch_add(&g_own.unsanitized, 1);
-        }
         return o;
     }
     default:
         return NULL; /* atomics and the rest: 8 bytes the NIC writes, nothing to compare */
     }
-    struct fi_own *o = own_new(ctx, false, w->sg_list, w->num_sge);
-    if (o)
-        atomic_fetch_add(&g_own.sends, 1);
-    else if (w->num_sge > 0)
-        atomic_fetch_add(&g_own.unsanitized, 1);
-    return o;
+    return counted(own_new(ctx, false, w->sg_list, w->num_sge), &g_own.sends, w->num_sge);
 }
 
 struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w)
 {
-    struct fi_own *o = own_new(ctx, true, w->sg_list, w->num_sge);
-    if (o)
-        atomic_fetch_add(&g_own.recvs, 1);
-    else if (w->num_sge > 0)
-        atomic_fetch_add(&g_own.unsanitized, 1);
-    return o;
+    return counted(own_new(ctx, true, w->sg_list, w->num_sge), &g_own.recvs, w->num_sge);
 }
 
 void fi_own_unsanitized(uint64_t n)
