@@ -115,12 +115,13 @@ static void member(int self, const uint8_t *data, size_t size)
 {
     struct rg_sc *sc = new_sc(self, 3);
     struct rg_err e = {0};
-    if (self == 0 && size) {
-        /* The first byte says where rank 1's bytes end and rank 2's begin. */
-        size_t cut = data[0] % size;
-        sc->fd[1] = feed(data + 1, cut);
-        sc->fd[2] = feed(data + 1 + cut, size - 1 - cut);
-    } else if (self) {
+    if (self == 0) {
+        /* The first byte says where rank 1's bytes end and rank 2's begin. Both peers get a
+         * socket, empty ones too: a rank with none would be waited on until the deadline. */
+        size_t skip = size ? 1 : 0, cut = size ? data[0] % size : 0;
+        sc->fd[1] = feed(data + skip, cut);
+        sc->fd[2] = feed(data + skip + cut, size - skip - cut);
+    } else {
         sc->fd[0] = feed(data, size);
     }
     for (int round = 0; round < 2; round++) {
