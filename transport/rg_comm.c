@@ -867,9 +867,6 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
                          c->rank);
         goto fail;
     }
-    st = make_conns(c, dv);
-    if (st)
-        goto fail;
     /* A plugin fills rg_config by hand: the launcher's secret still comes from the
      * environment. Kept on the stack only for the handshake. */
     char secret[RG_SECRET_MAX + 1];
@@ -885,6 +882,11 @@ rg_status rg_comm_create(const rg_config *cfg, rg_comm_h *comm_p, char *err, siz
     explicit_bzero(secret, sizeof(secret));
     if (st)
         goto fail;
+    /* The side channel first, the devices after: a rank whose registration or QP fails can
+     * then tell its peers at once, instead of leaving them to wait out their deadline. */
+    st = make_conns(c, dv);
+    if (st)
+        goto fail_abort;
     st = exchange_and_connect(c, deadline);
     if (st)
         goto fail_abort;
