@@ -53,7 +53,7 @@ ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC
 ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression sweep sweep-mutants fuzz \
+        regression sweep sweep-mutants mutant-seeds fuzz \
         format-check \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -64,6 +64,10 @@ help:
 	@echo "make run            the conformance suite on soft-RoCE (installs what is missing)"
 	@echo "make check          unit tests (plain, ASan+UBSan) and integration tests on rxe"
 	@echo "make check-full     the full transport matrix on 4 rails (sizes to 64 MiB)"
+	@echo "make regression     the upstream regression suite: reference and mutants"
+	@echo "make sweep          every fault point of every sweep program (long)"
+	@echo "make mutant-seeds   each mutant under 20 seeds: which oracle catches it, how often"
+	@echo "make fuzz           libFuzzer on every parser of outside bytes (FUZZ_RUNS=N)"
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
 	@echo "make format-check   clang-format over every C file"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
@@ -246,6 +250,13 @@ sweep: deps
 sweep-mutants: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
+
+# How much luck each oracle needs: every regression scenario against its mutant under SEEDS
+# seeds (default 20); one row per scenario, runs caught and by which verdict.
+SEEDS ?= 20
+mutant-seeds: deps
+	@$(MAKE) --no-print-directory build-rel mutants
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/mutant-seeds $(BUILD) $(SEEDS)
 
 # --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
 # One target per parser: scenario files, fault plans, devices files, and the side channel's
