@@ -355,10 +355,10 @@ coverage: deps
 	@$(MAKE) --no-print-directory build-cov
 	@find $(BUILD)/cov -name '*.gcda' -delete
 	-$(BUILD)/cov/tests/unit
-	-$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- sh -c '$(BUILD)/cov/tests/integration; \
-	    rm -rf $(BUILD)/cov-run; $(BUILD)/cov/bin/railguard run --out $(BUILD)/cov-run scenarios/'
+	-$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- ci/coverage-guest $(BUILD)
 	@# lcov 1.16 on Debian 12 prints "Subroutine ... redefined" noise from geninfo; drop it.
-	@lcov --quiet --capture --directory $(BUILD)/cov/obj --output-file $(BUILD)/cov/all.info \
+	@lcov --quiet --capture --directory $(BUILD)/cov/obj --directory $(BUILD)/cov/pic \
+	    --output-file $(BUILD)/cov/all.info \
 	    --rc lcov_branch_coverage=0 2>&1 | { grep -v 'redefined at' || true; }
 	@lcov --quiet --extract $(BUILD)/cov/all.info '$(CURDIR)/transport/*' \
 	    '$(CURDIR)/faultinject/*' '$(CURDIR)/harness/*' '$(CURDIR)/parse/*' \
