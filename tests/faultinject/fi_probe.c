@@ -101,10 +101,11 @@ struct opts {
     double timeout_s;
     bool cq_ex;
     bool list;
-    bool hang;       /* after the report, post two more receives and wait to be killed */
-    bool scribble;   /* reuse the send buffer as soon as ibv_post_send returns (the bug) */
-    long poll_empty; /* time this many polls of an empty CQ, then stop */
-    int unsignaled;  /* unsignaled sends before each message's signaled one, same wr_id */
+    bool hang;           /* after the report, post two more receives and wait to be killed */
+    bool scribble;       /* reuse the send buffer as soon as ibv_post_send returns (the bug) */
+    long poll_empty;     /* time this many polls of an empty CQ, then stop */
+    int unsignaled;      /* unsignaled sends before each message's signaled one, same wr_id */
+    const char *control; /* a plan set through the shim's control table, not the environment */
 };
 
 struct tally {
@@ -137,7 +138,7 @@ static int usage(const char *msg)
     fprintf(stderr,
             "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
             "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
-            "[--scribble]\n",
+            "[--scribble] [--control PLAN]\n",
             msg);
     return 2;
 }
@@ -159,6 +160,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->scribble = true;
         } else if (!v) {
             return usage("a flag is missing its value or unknown");
+        } else if (!strcmp(a, "--control")) {
+            o->control = v, i++;
         } else if (!strcmp(a, "--dev")) {
             o->dev = v, i++;
         } else if (!strcmp(a, "--qp")) {
@@ -313,6 +316,22 @@ static int run(const struct opts *o)
     struct tally t = {0};
     union ibv_gid gid;
 
+    /* --control: the plan comes through the control table, as an in-process test sets it. */
+    const struct rg_fi_control_v1 *fi = o->control ? rg_fi_control() : NULL;
+    if (o->control) {
+        char err[256] = "";
+        if (!fi) {
+            fprintf(stderr, "probe: --control, but no shim in the process\n");
+            goto out;
+        }
+        /* A bad plan is refused in one line and leaves the old one in place. */
+        int bad = fi->set_plan("error nth=0", err, sizeof(err));
+        printf("probe: control bad=%d err='%s'\n", bad, err);
+        if (fi->set_plan(o->control, err, sizeof(err)) != 0) {
+            fprintf(stderr, "probe: set_plan: %s\n", err);
+            goto out;
+        }
+    }
     if (!list) {
         /* errno is what ibv_get_device_list left: the shim must not have clobbered it. */
         fprintf(stderr, "probe: cannot list RDMA devices: %s\n", strerror(errno));
@@ -509,6 +528,13 @@ static int run(const struct opts *o)
            o->msgs, t.send_ok, t.send_err, t.recv_ok, t.recv_err, t.corrupt, t.post_send_err,
            t.post_recv_err, t.poll_neg, t.timeouts, t.sends_posted, t.first_err, s[0].qp->qp_num,
            s[1].qp->qp_num, rg_fi_control() != NULL, ms);
+    if (fi) {
+        printf("probe: control fired=%llu matched=%llu\n", (unsigned long long)fi->fired(0),
+               (unsigned long long)fi->matched(0));
+        fi->summary();
+        char err[8];
+        fi->set_plan("", err, sizeof(err)); /* back to the pass-through */
+    }
     fflush(stdout);
     if (o->hang) {
         /* A rank stuck at a deadline, with work outstanding: the runner's snapshot signal must
