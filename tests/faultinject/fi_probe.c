@@ -43,6 +43,7 @@ static int (*v_ibv_destroy_qp)(struct ibv_qp *);
 static int (*v_ibv_modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 static int (*v_ibv_query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
 static const char *(*v_ibv_wc_status_str)(enum ibv_wc_status);
+static struct ibv_qp_ex *(*v_ibv_qp_to_qp_ex)(struct ibv_qp *);
 
 static int load_verbs(void)
 {
@@ -82,6 +83,7 @@ static int load_verbs(void)
     SYM(ibv_modify_qp);
     SYM(ibv_query_gid);
     SYM(ibv_wc_status_str);
+    SYM(ibv_qp_to_qp_ex);
 #undef SYM
     return 0;
 }
@@ -106,6 +108,7 @@ struct opts {
     long poll_empty;     /* time this many polls of an empty CQ, then stop */
     int unsignaled;      /* unsignaled sends before each message's signaled one, same wr_id */
     const char *control; /* a plan set through the shim's control table, not the environment */
+    bool qp_ex;          /* QPs made by ibv_create_qp_ex, sends posted through ibv_wr_* */
 };
 
 struct tally {
@@ -138,7 +141,7 @@ static int usage(const char *msg)
     fprintf(stderr,
             "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
             "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
-            "[--scribble] [--control PLAN]\n",
+            "[--scribble] [--control PLAN] [--qp-ex]\n",
             msg);
     return 2;
 }
@@ -156,6 +159,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->list = true;
         } else if (!strcmp(a, "--hang")) {
             o->hang = true;
+        } else if (!strcmp(a, "--qp-ex")) {
+            o->qp_ex = true;
         } else if (!strcmp(a, "--scribble")) {
             o->scribble = true;
         } else if (!v) {
@@ -396,7 +401,16 @@ static int run(const struct opts *o)
             .recv_cq = s[k].cq,
             .qp_type = o->type,
             .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1}};
-        if (!(s[k].qp = V(ibv_create_qp)(pd, &qa))) {
+        struct ibv_qp_init_attr_ex qx = {.send_cq = qa.send_cq,
+                                         .recv_cq = qa.recv_cq,
+                                         .qp_type = qa.qp_type,
+                                         .cap = qa.cap,
+                                         .pd = pd,
+                                         .comp_mask =
+                                             IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                                         .send_ops_flags = IBV_QP_EX_WITH_SEND};
+        s[k].qp = o->qp_ex ? ibv_create_qp_ex(ctx, &qx) : V(ibv_create_qp)(pd, &qa);
+        if (!s[k].qp) {
             fprintf(stderr, "probe: ibv_create_qp: %s\n", strerror(errno));
             goto out;
         }
@@ -453,7 +467,18 @@ static int run(const struct opts *o)
         }
         for (int k = 0; k < per && !prc; k++) {
             swr.send_flags = k == per - 1 ? IBV_SEND_SIGNALED : 0;
-            prc = ibv_post_send(s[0].qp, &swr, &sbad);
+            if (o->qp_ex) {
+                /* The new post API: the shim sees the calls, not a work request list. */
+                struct ibv_qp_ex *x = V(ibv_qp_to_qp_ex)(s[0].qp);
+                ibv_wr_start(x);
+                x->wr_id = swr.wr_id;
+                x->wr_flags = swr.send_flags;
+                ibv_wr_send(x);
+                ibv_wr_set_sge(x, ssge.lkey, ssge.addr, ssge.length);
+                prc = ibv_wr_complete(x);
+            } else {
+                prc = ibv_post_send(s[0].qp, &swr, &sbad);
+            }
             t.sends_posted += !prc;
         }
         if (prc) {

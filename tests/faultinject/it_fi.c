@@ -590,6 +590,24 @@ START_TEST(test_ownership)
 }
 END_TEST
 
+/* Sends posted through ibv_qp_ex's wr_* calls: counted and delivered under a plan, and the
+ * ownership sanitizer, which cannot see their gather lists, says so instead of passing them. */
+START_TEST(test_qp_ex)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "count", ARGS("--qp-ex", "--msgs", "4")), 0);
+    expect(&p, "recv_ok", 4);
+    expect(&p, "send_ok", 4);
+    ck_assert_int_eq(probe(&p, "ownership", ARGS("--qp-ex", "--msgs", "4")), 0);
+    json_t *sum = events("owned");
+    ck_assert_uint_eq(json_array_size(sum), 1);
+    json_t *last = json_array_get(sum, 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(last, "unsanitized")), 4);
+    ck_assert_int_eq(json_integer_value(json_object_get(last, "sends")), 0);
+    json_decref(sum);
+}
+END_TEST
+
 /* The control table: a plan set in process (a bad one refused in one line, the old one kept),
  * its counts read back, a summary on request, and the pass-through restored. */
 START_TEST(test_control)
@@ -987,6 +1005,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_threads);
     tcase_add_test(t, test_ownership);
     tcase_add_test(t, test_control);
+    tcase_add_test(t, test_qp_ex);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
