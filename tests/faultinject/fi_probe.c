@@ -409,7 +409,12 @@ static int run(const struct opts *o)
                                          .comp_mask =
                                              IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
                                          .send_ops_flags = IBV_QP_EX_WITH_SEND};
-        s[k].qp = o->qp_ex ? ibv_create_qp_ex(ctx, &qx) : V(ibv_create_qp)(pd, &qa);
+        /* Through the context's op, as ibv_create_qp_ex does, without its fallback to
+         * ibv_create_qp (which the dlopen-ing probe does not link). */
+        struct verbs_context *vc = o->qp_ex ? verbs_get_ctx_op(ctx, create_qp_ex) : NULL;
+        if (o->qp_ex && !vc)
+            errno = EOPNOTSUPP;
+        s[k].qp = !o->qp_ex ? V(ibv_create_qp)(pd, &qa) : vc ? vc->create_qp_ex(ctx, &qx) : NULL;
         if (!s[k].qp) {
             fprintf(stderr, "probe: ibv_create_qp: %s\n", strerror(errno));
             goto out;
