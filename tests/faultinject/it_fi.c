@@ -568,7 +568,7 @@ static long owned(const char *key)
 
 /*
  * The ownership sanitizer on the same bug: --scribble's reuse of a send buffer before its
- * completion is found on every run, with no late fault, at the byte it changed; the same
+ * completion is found with no late fault and no timing involved, at the byte it changed; the same
  * program without the reuse is checked clean, and its receive buffers were poisoned at post.
  */
 START_TEST(test_ownership)
