@@ -47,6 +47,12 @@ struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w);
 void fi_own_unsanitized(uint64_t n);
 bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len);
 void fi_own_free(struct fi_own *o);
+/* Sends retired unseen (unsignaled, completed in order before a later completion): their
+ * records go on a list under the QP's ring lock (fi_own_defer appends at *tail) and are
+ * checked and freed after it is released (fi_own_check_list), so the poll path holds the lock
+ * for no memcmp. */
+void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id);
+void fi_own_check_list(struct fi_own *list, uint32_t qpn);
 void fi_own_counts(uint64_t *sends, uint64_t *recvs, uint64_t *rewritten, uint64_t *unsanitized);
 
 #endif

@@ -60,7 +60,9 @@ struct fi_own {
     int nsge;
     uint32_t total;
     struct fi_own_sge *sge;
-    uint8_t *copy; /* sends: the gather list's bytes at post, in order */
+    uint8_t *copy;       /* sends: the gather list's bytes at post, in order */
+    struct fi_own *next; /* on a list of records retired unseen, checked after the ring's lock */
+    uint64_t wr_id;      /* while on that list */
 };
 
 static uint32_t mr_hash(const void *ctx, uint32_t lkey)
@@ -264,6 +266,26 @@ static int64_t own_diff(const struct fi_own *o, bool success, uint32_t byte_len)
     }
     pthread_rwlock_unlock(&g_mr_lock);
     return at;
+}
+
+void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id)
+{
+    if (!o)
+        return;
+    o->wr_id = wr_id;
+    o->next = NULL;
+    **tail = o;
+    *tail = &o->next;
+}
+
+void fi_own_check_list(struct fi_own *list, uint32_t qpn)
+{
+    while (list) {
+        struct fi_own *next = list->next;
+        fi_own_check(list, qpn, list->wr_id, true, 0);
+        fi_own_free(list);
+        list = next;
+    }
 }
 
 bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len)

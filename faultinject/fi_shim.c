@@ -302,6 +302,13 @@ static struct fi_live *fi_live(void)
     return atomic_load_explicit(&g_live, memory_order_acquire);
 }
 
+/* Whether the live plan asks for the buffer-ownership sanitizer (one load of the plan). */
+static bool fi_own_on(void)
+{
+    struct fi_live *lp = fi_live();
+    return lp && lp->own;
+}
+
 static struct fi_ctx *fi_ctx_of(struct ibv_context *ctx)
 {
     int n = atomic_load_explicit(&g_nctx, memory_order_acquire);
@@ -531,16 +538,19 @@ static uint32_t fi_ring_find(const struct fi_ring *r, uint64_t wr_id)
 
 /*
  * Retires the entries from the head up to and including position h. Those before h completed
- * unseen (unsignaled sends, which a later completion retires in order): their buffers are
- * checked here. h's record goes to *out, whose caller checks it with the completion's status.
+ * unseen (unsignaled sends, which a later completion retires in order): their records go on
+ * the list at *unseen, for the caller to check once the ring's lock is released. h's record
+ * goes to *out, whose caller checks it with the completion's status.
  */
-static void fi_ring_take(struct fi_ring *r, uint32_t qpn, uint32_t h, struct fi_rent *out)
+static void fi_ring_take(struct fi_ring *r, uint32_t h, struct fi_own ***unseen,
+                         struct fi_rent *out)
 {
     for (uint32_t k = r->head; k != h; k = (k + 1) % r->cap) {
-        fi_own_check(r->e[k].own, qpn, r->e[k].wr_id, true, 0);
-        fi_own_free(r->e[k].own);
+        fi_own_defer(unseen, r->e[k].own, r->e[k].wr_id);
+        r->e[k].own = NULL;
     }
     *out = r->e[h];
+    r->e[h].own = NULL;
     r->head = (h + 1) % r->cap;
 }
 
@@ -559,8 +569,8 @@ static void fi_ring_forget(struct fi_ring *r, uint32_t from)
  * `success` matters for sends: an error completion may belong to an unsignaled request, so it
  * retires up to the first request with its wr_id instead. False when no entry stands for it.
  */
-static bool fi_ring_retire(struct fi_ring *r, uint32_t qpn, bool recv, bool success, uint64_t wr_id,
-                           struct fi_rent *out)
+static bool fi_ring_retire(struct fi_ring *r, bool recv, bool success, uint64_t wr_id,
+                           struct fi_own ***unseen, struct fi_rent *out)
 {
     uint32_t h = UINT32_MAX;
     if (!r->cap || r->head == r->tail)
@@ -576,7 +586,7 @@ static bool fi_ring_retire(struct fi_ring *r, uint32_t qpn, bool recv, bool succ
     }
     if (h == UINT32_MAX)
         return false;
-    fi_ring_take(r, qpn, h, out);
+    fi_ring_take(r, h, unseen, out);
     return true;
 }
 
@@ -584,9 +594,11 @@ static bool fi_ring_retire(struct fi_ring *r, uint32_t qpn, bool recv, bool succ
 static bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, uint32_t byte_len,
                       struct fi_rent *out)
 {
+    struct fi_own *unseen = NULL, **tail = &unseen;
     pthread_mutex_lock(&q->rlock);
-    bool found = fi_ring_retire(recv ? &q->rring : &q->sring, q->qpn, recv, success, wr_id, out);
+    bool found = fi_ring_retire(recv ? &q->rring : &q->sring, recv, success, wr_id, &tail, out);
     pthread_mutex_unlock(&q->rlock);
+    fi_own_check_list(unseen, q->qpn);
     if (found && out->own) {
         /* Before the program sees the completion: from then on the buffer is its own again. */
         fi_own_check(out->own, q->qpn, out->wr_id, success, byte_len);
@@ -632,7 +644,7 @@ static int fi_send_run_own(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp
     pthread_mutex_lock(&q->rlock);
     uint32_t tail0 = q->sring.tail, n = 0;
     bool exact0 = q->sring.exact;
-    bool own = !pre && fi_live() && fi_live()->own;
+    bool own = !pre && fi_own_on();
     for (struct ibv_send_wr *w = wr; w; w = w->next)
         fi_ring_push_own(&q->sring, &(struct fi_rent){.wr_id = w->wr_id,
                                                       .signaled = fi_signaled(q, w),
@@ -680,7 +692,7 @@ static int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp,
     pthread_mutex_lock(&q->rlock);
     uint32_t tail0 = q->rring.tail, n = 0;
     bool exact0 = q->rring.exact;
-    bool own = fi_live() && fi_live()->own;
+    bool own = fi_own_on();
     for (struct ibv_recv_wr *w = wr; w; w = w->next)
         fi_ring_push_own(&q->rring,
                          &(struct fi_rent){.wr_id = w->wr_id,
@@ -1201,8 +1213,7 @@ static bool fi_late_hold(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
                               .post = post,
                               .qp = qp,
                               .wr = *w,
-                              .own =
-                                  fi_live() && fi_live()->own ? fi_own_send(qp->context, w) : NULL};
+                              .own = fi_own_on() ? fi_own_send(qp->context, w) : NULL};
         memcpy(e->sge, w->sg_list, (size_t)w->num_sge * sizeof(e->sge[0]));
         e->wr.sg_list = e->sge;
         e->wr.next = NULL;
@@ -1507,7 +1518,7 @@ static void fi_qpx_start(struct ibv_qp_ex *qx)
 static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
 {
     fi_count_post(q, op);
-    if (fi_live()->own)
+    if (fi_own_on())
         fi_own_unsanitized(1); /* its gather list is set by calls the shim does not see */
     pthread_mutex_lock(&q->rlock);
     q->sring.exact = false;
@@ -1969,7 +1980,7 @@ static struct ibv_mr *fi_mr_made(struct ibv_mr *mr, uint64_t iova, bool cpu)
 FI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
     /* Out of the table first: no check reads the memory once the program may free it. */
-    if (mr && fi_live() && fi_live()->own)
+    if (mr && fi_own_on())
         fi_own_mr_del(mr->context, mr->lkey);
     int rc = real.dereg_mr(mr);
     if (!rc)
@@ -2097,6 +2108,12 @@ FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
             atomic_store(&cs[k]->npend, keep);
             pthread_mutex_unlock(&cs[k]->plock);
         }
+        /* Tracking ends here: its requests' records (send copies) are freed now, not when the
+         * slot is reused, so their memory and the copy budget come back at once. */
+        pthread_mutex_lock(&q->rlock);
+        fi_ring_forget(&q->sring, q->sring.head);
+        fi_ring_forget(&q->rring, q->rring.head);
+        pthread_mutex_unlock(&q->rlock);
         atomic_store(&q->state, SLOT_DEAD);
     }
     return rc;

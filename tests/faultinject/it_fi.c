@@ -590,6 +590,16 @@ START_TEST(test_ownership)
     ck_assert_int_eq(owned("sends"), 3);
     ck_assert_int_ge(owned("recvs"), 3);
     ck_assert_int_eq(owned("rewritten"), 0);
+
+    /* Unsignaled sends retire unseen, when the signaled one after them completes: each of
+     * them is checked too (after the ring's lock is released), 3 sends a message. */
+    ck_assert_int_eq(probe(&p, "ownership", ARGS("--msgs", "2", "--unsignaled", "2", "--scribble")),
+                     0);
+    ck_assert_int_eq(owned("sends"), 6);
+    ck_assert_int_eq(owned("rewritten"), 6);
+    ck_assert_int_eq(probe(&p, "ownership", ARGS("--msgs", "2", "--unsignaled", "2")), 0);
+    ck_assert_int_eq(owned("sends"), 6);
+    ck_assert_int_eq(owned("rewritten"), 0);
 }
 END_TEST
 
