@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* The error table's two string views, and the error record internal code fills once. */
+/* The error table's two string views, the error record internal code fills once, and the one
+ * clock every deadline is read on (here, not in rg_comm.c, so code that links no device, such
+ * as the side channel's fuzz target, shares it). */
 #include "rg_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
+
+double rg__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 const char *rg_strerror(rg_status st)
 {

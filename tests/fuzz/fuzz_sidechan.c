@@ -20,17 +20,7 @@ static FILE *rg_fuzz_quiet;
 
 #include "../../transport/rg_sidechan.c"
 
-#include <time.h>
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* rg_comm.c's, which needs a device; the side channel only reads the clock. */
-double rg__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static const char fuzz_secret[] = "fuzz-secret";
 
