@@ -112,6 +112,38 @@ static uint64_t scenario_seed(const struct run_opts *o, const rg_scenario *sc)
     return o->seed_set ? o->seed : sc->seed;
 }
 
+/*
+ * The reproduce line of one scenario: `railguard run`, then `where` (how the ranks meet: local
+ * devices, or an external launch's coordinator), then what every run passes on — seed,
+ * transport, shim, output, rank wrapper, --no-ownership — and the scenario's file. One builder,
+ * so a local and an external line never disagree on what reproduces a run.
+ */
+static void repro_line(char *buf, size_t len, const struct run_opts *o, const char *const *where,
+                       const char *out, const rg_scenario *sc, const char *path)
+{
+    char seed[24];
+    const char *args[32];
+    int na = 0;
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, sc));
+    args[na++] = o->self;
+    args[na++] = "run";
+    for (; *where && na < 16; where++)
+        args[na++] = *where;
+    const char *tail[] = {"--seed", seed,    "--transport", o->transport,
+                          "--shim", o->shim, "--out",       out};
+    for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+        args[na++] = tail[i];
+    if (o->nwrap) {
+        args[na++] = "--rank-wrapper";
+        args[na++] = o->wrap_arg;
+    }
+    if (o->no_ownership)
+        args[na++] = "--no-ownership";
+    args[na++] = path;
+    args[na] = NULL;
+    command_line(buf, len, args);
+}
+
 void rg_run_usage(FILE *f)
 {
     fprintf(f,
@@ -1184,21 +1216,10 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     res.self_rank = -1;
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, e->sc.expect_at, sizeof(res.expect_at));
-    char seed[24], repro_out[PATH_MAX + 8];
-    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, &e->sc));
+    char repro_out[PATH_MAX + 8];
     snprintf(repro_out, sizeof(repro_out), "%s/repro", o->out);
-    const char *args[24] = {o->self,  "run",   "--seed",    seed,       "--transport", o->transport,
-                            "--shim", o->shim, "--devices", o->devlist, "--out",       repro_out};
-    int na = 12;
-    if (o->nwrap) {
-        args[na++] = "--rank-wrapper";
-        args[na++] = o->wrap_arg;
-    }
-    if (o->no_ownership)
-        args[na++] = "--no-ownership";
-    args[na++] = e->path;
-    args[na] = NULL;
-    command_line(res.repro, sizeof(res.repro), args);
+    repro_line(res.repro, sizeof(res.repro), o,
+               (const char *const[]){"--devices", o->devlist, NULL}, repro_out, &e->sc, e->path);
     mkdir(dir, 0755);
     run_scenario(o, e, &res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
@@ -1293,14 +1314,11 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     view.t0_mono_ms = res.t0_mono_ms;
     view.self_rank = rank;
     snprintf(view.host, sizeof(view.host), "%s", res.host);
-    char seed[24], cmd[sizeof(view.repro) - 64];
-    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, &e->sc));
-    command_line(cmd, sizeof(cmd),
-                 (const char *const[]){o->self, "run", "--external", "--coordinator",
-                                       o->coordinator, "--devices-file", o->devices_file, "--seed",
-                                       seed, "--transport", o->transport, "--shim", o->shim,
-                                       "--out", o->out, o->nwrap ? "--rank-wrapper" : e->path,
-                                       o->nwrap ? o->wrap_arg : NULL, e->path, NULL});
+    char cmd[sizeof(view.repro) - 64];
+    repro_line(cmd, sizeof(cmd), o,
+               (const char *const[]){"--external", "--coordinator", o->coordinator,
+                                     "--devices-file", o->devices_file, NULL},
+               o->out, &e->sc, e->path);
     fmt(view.repro, sizeof(view.repro), "(rank %d of %d, under the same launcher) %s", rank, size,
         cmd);
     rg_judge(&view);

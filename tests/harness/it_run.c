@@ -477,9 +477,12 @@ START_TEST(test_external_launch)
     for (int pass = 0; pass < 2; pass++) {
         /* A port nobody holds: both ranks are told rank 0's address, as a launcher would. */
         snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+        /* The second pass without the sanitizer: its reproduce line must say so. */
         const char *args[] = {
-            "run",   "--external", "--coordinator",      coord, "--devices-file", devs,
-            "--out", out,          pass ? flush : clean, NULL};
+            "run", "--external",     "--coordinator", coord, "--devices-file", devs, "--out",
+            out,   "--no-ownership", flush,           NULL};
+        if (!pass)
+            args[8] = clean, args[9] = NULL;
         pid_t pids[2];
         for (int r = 0; r < 2; r++) {
             snprintf(logs[r], sizeof(logs[r]), "%s/ext%d-rank%d.log", g_tmp, pass, r);
@@ -506,6 +509,10 @@ START_TEST(test_external_launch)
         read_log(logs[1]);
         expect_in(pass ? "  detected  fired 1\n" : "  ok  fired -\n");
         ck_assert_str_eq(last_line(), "1 passed, 0 failed");
+        /* Its reproduce line is an external launch's, with what this run was given. */
+        const char *res = slurp("%s/rank1.result.json", dir);
+        ck_assert_msg(strstr(res, "--external --coordinator "), "%s", res);
+        ck_assert_msg(!pass == !strstr(res, "--no-ownership "), "%s", res);
     }
     /* A launcher whose size is not the scenario's is refused before anything runs. */
     const char *bad[] = {
