@@ -45,7 +45,7 @@ HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
 IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c))
 SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
-DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c
+DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c harness/rg_data.c
 
 ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
                 $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c \
@@ -118,7 +118,7 @@ $(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_S
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
-$(BUILD)/$(1)/tests/integration: $$(call obj_$(1),$(IT_SRC) $(HELPER_SRC)) $$($(1)_LIB)
+$(BUILD)/$(1)/tests/integration: $$(call obj_$(1),$(IT_SRC) $(HELPER_SRC) harness/rg_data.c) $$($(1)_LIB)
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)

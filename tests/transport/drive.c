@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "drive.h"
+#include "rg_data.h"
 #include "rg_internal.h"
 
 #include <arpa/inet.h>
@@ -36,142 +37,18 @@ void drive_opts_default(struct drive_opts *o)
     o->env_rank = -1;
 }
 
-/* --- the reference: logical integer values, combined in int64, then encoded ------------------ */
+/* --- the oracle: the runner's own (harness/rg_data.c), one for every test and scenario -------- */
 
-static int is_signed_like(rg_dtype dt)
+/* The stream of values for one call of a cycle: each call has its own, so a result left over
+ * from the call before (or a stale buffer) cannot pass for this one's. */
+enum { K_ALL_REDUCE, K_REDUCE_SCATTER, K_ALL_GATHER, K_BROADCAST, K_SENDRECV };
+static rg_data_key key(uint64_t seed, int call, int cycle, int nranks)
 {
-    return dt != RG_BOOL && dt != RG_UINT8 && dt != RG_UINT16 && dt != RG_UINT32 && dt != RG_UINT64;
-}
-
-/* Small values keep every sum and product exact in every dtype, including bfloat16. */
-static int64_t value(rg_dtype dt, rg_redop op, int rank, size_t i, uint64_t seed, int imag)
-{
-    uint64_t h = (uint64_t)i * 7 + (uint64_t)rank * 13 + seed + (uint64_t)imag * 5;
-    if (dt == RG_BOOL)
-        return h % 5 != 0;
-    if (dt == RG_COMPLEX64)
-        return (int64_t)(h % 3) - 1;
-    if (op == RG_PROD) {
-        static const int64_t sv[4] = {-2, -1, 1, 2}, uv[4] = {1, 2, 1, 1};
-        return is_signed_like(dt) ? sv[h % 4] : uv[h % 4];
-    }
-    return is_signed_like(dt) ? (int64_t)(h % 11) - 5 : (int64_t)(h % 11);
-}
-
-static int64_t combine(rg_dtype dt, rg_redop op, int64_t a, int64_t b)
-{
-    if (dt == RG_BOOL)
-        return (op == RG_SUM || op == RG_MAX) ? (a || b) : (a && b);
-    switch (op) {
-    case RG_SUM:
-        return a + b;
-    case RG_PROD:
-        return a * b;
-    case RG_MAX:
-        return a > b ? a : b;
-    default:
-        return a < b ? a : b;
-    }
-}
-
-static uint16_t f16_of_int(int64_t v)
-{
-    if (v == 0)
-        return 0;
-    uint16_t sign = v < 0 ? 0x8000 : 0;
-    unsigned a = (unsigned)(v < 0 ? -v : v); /* |v| < 2048 here, so exact */
-    int e = 31 - __builtin_clz(a);
-    return (uint16_t)(sign | (unsigned)((e + 15) << 10) | ((a << (10 - e)) & 0x3ff));
-}
-
-static void encode(rg_dtype dt, void *dst, size_t i, int64_t re, int64_t im)
-{
-    uint8_t *p = (uint8_t *)dst + i * rg_dtype_size(dt);
-    switch (dt) {
-    case RG_BOOL:
-    case RG_INT8:
-    case RG_UINT8: {
-        uint8_t v = (uint8_t)re;
-        memcpy(p, &v, 1);
-        break;
-    }
-    case RG_INT16:
-    case RG_UINT16: {
-        uint16_t v = (uint16_t)re;
-        memcpy(p, &v, 2);
-        break;
-    }
-    case RG_INT32:
-    case RG_UINT32: {
-        uint32_t v = (uint32_t)re;
-        memcpy(p, &v, 4);
-        break;
-    }
-    case RG_INT64:
-    case RG_UINT64: {
-        uint64_t v = (uint64_t)re;
-        memcpy(p, &v, 8);
-        break;
-    }
-    case RG_FLOAT16: {
-        uint16_t v = f16_of_int(re);
-        memcpy(p, &v, 2);
-        break;
-    }
-    case RG_BFLOAT16: {
-        float f = (float)re;
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        uint16_t v = (uint16_t)(b >> 16);
-        memcpy(p, &v, 2);
-        break;
-    }
-    case RG_FLOAT32: {
-        float f = (float)re;
-        memcpy(p, &f, 4);
-        break;
-    }
-    case RG_FLOAT64: {
-        double f = (double)re;
-        memcpy(p, &f, 8);
-        break;
-    }
-    case RG_COMPLEX64: {
-        float f[2] = {(float)re, (float)im};
-        memcpy(p, f, 8);
-        break;
-    }
-    default:
-        break;
-    }
-}
-
-/* The input of `rank` for element i, and the reduction over all ranks. */
-static void fill_input(rg_dtype dt, rg_redop op, int rank, uint64_t seed, void *buf, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        encode(dt, buf, i, value(dt, op, rank, i, seed, 0), value(dt, op, rank, i, seed, 1));
-}
-
-static void fill_reduced(rg_dtype dt, rg_redop op, int ranks, uint64_t seed, void *buf, size_t n,
-                         size_t base)
-{
-    for (size_t i = 0; i < n; i++) {
-        int64_t re = value(dt, op, 0, base + i, seed, 0), im = value(dt, op, 0, base + i, seed, 1);
-        for (int r = 1; r < ranks; r++) {
-            int64_t br = value(dt, op, r, base + i, seed, 0),
-                    bi = value(dt, op, r, base + i, seed, 1);
-            if (dt == RG_COMPLEX64 && op == RG_PROD) {
-                int64_t nr = re * br - im * bi, ni = re * bi + im * br;
-                re = nr;
-                im = ni;
-            } else {
-                re = combine(dt, op, re, br);
-                im = combine(dt, op, im, bi);
-            }
-        }
-        encode(dt, buf, i, re, im);
-    }
+    return (rg_data_key){.seed = seed,
+                         .step = (uint32_t)call,
+                         .rep = (uint32_t)cycle,
+                         .values = RG_VALUES_EXACT,
+                         .nranks = nranks};
 }
 
 /* --- one rank ----------------------------------------------------------------------------------
@@ -184,29 +61,10 @@ struct ctx {
     struct rank_out *out;
 };
 
-/*
- * IEEE leaves the sign of an exact zero to the order of operations (-0 + -0 is -0, x + -x is
- * +0), and ring order differs by segment, so the comparison folds -0 into +0 for float types.
- * Everything else is bit-exact.
- */
-static void fold_zero_sign(rg_dtype dt, uint8_t *b, size_t bytes)
-{
-    size_t w = dt == RG_FLOAT64                           ? 8
-               : (dt == RG_FLOAT32 || dt == RG_COMPLEX64) ? 4
-               : (dt == RG_FLOAT16 || dt == RG_BFLOAT16)  ? 2
-                                                          : 0;
-    for (size_t i = 0; w && i + w <= bytes; i += w) {
-        /* Little-endian: the sign is the top bit of the last byte. */
-        int zero = (b[i + w - 1] & 0x7f) == 0;
-        for (size_t k = 0; zero && k + 1 < w; k++)
-            zero = b[i + k] == 0;
-        if (zero)
-            b[i + w - 1] = 0;
-    }
-}
-
+/* A call's status and result: bit-exact, except that a reduction's floating zeros compare
+ * without their sign and NaNs by class (rg_data_compare: the order of a reduction decides them). */
 static int check(struct ctx *x, const char *what, rg_dtype dt, rg_redop op, size_t count,
-                 rg_status st, const void *got, const void *want, size_t bytes)
+                 rg_status st, const void *got, const void *want, size_t n, bool reduced)
 {
     if (st != RG_OK) {
         snprintf(x->out->msg, sizeof(x->out->msg), "rank %d: %s %s %s count %zu: %s: %.320s",
@@ -214,17 +72,16 @@ static int check(struct ctx *x, const char *what, rg_dtype dt, rg_redop op, size
                  rg_comm_error(x->comm));
         return -1;
     }
-    fold_zero_sign(dt, (uint8_t *)(uintptr_t)got, bytes);
-    fold_zero_sign(dt, (uint8_t *)(uintptr_t)want, bytes);
-    if (memcmp(got, want, bytes)) {
-        size_t b = 0;
-        while (((const uint8_t *)got)[b] == ((const uint8_t *)want)[b])
-            b++;
+    size_t at = rg_data_compare(got, want, n, dt, reduced), esz = rg_dtype_size(dt);
+    if (at < n) {
+        uint64_t g = 0, w = 0;
+        memcpy(&g, (const uint8_t *)got + at * esz, esz < 8 ? esz : 8);
+        memcpy(&w, (const uint8_t *)want + at * esz, esz < 8 ? esz : 8);
         snprintf(x->out->msg, sizeof(x->out->msg),
-                 "rank %d: %s %s %s count %zu: wrong result at byte %zu (element %zu): 0x%02x, "
-                 "expected 0x%02x",
-                 x->rank, what, rg_dtype_name(dt), rg_redop_name(op), count, b,
-                 b / rg_dtype_size(dt), ((const uint8_t *)got)[b], ((const uint8_t *)want)[b]);
+                 "rank %d: %s %s %s count %zu: wrong result at element %zu: 0x%llx, expected "
+                 "0x%llx",
+                 x->rank, what, rg_dtype_name(dt), rg_redop_name(op), count, at,
+                 (unsigned long long)g, (unsigned long long)w);
         return -1;
     }
     x->out->checks++;
@@ -307,7 +164,7 @@ static int check_one_shot(struct ctx *x, size_t bytes, size_t count, const uint6
 static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int cycle)
 {
     size_t esz = rg_dtype_size(dt), bytes = count * esz, nb = bytes * (size_t)x->n;
-    uint64_t seed = x->o->seed + (uint64_t)cycle;
+    uint64_t seed = x->o->seed; /* the cycle is the stream's repeat */
     uint8_t *in = malloc(nb + 1), *out = malloc(nb + 1), *want = malloc(nb + 1);
     int rc = -1, n = x->n, r = x->rank, left = (r + n - 1) % n;
     uint64_t l0, z0, each[8];
@@ -324,27 +181,29 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         goto out;
     }
     /* all_reduce, out of place then in place */
-    fill_input(dt, op, r, seed, in, count);
-    fill_reduced(dt, op, n, seed, want, count, 0);
+    rg_data_key k = key(seed, K_ALL_REDUCE, cycle, n);
+    rg_data_fill(in, count, dt, (int)op, &k, r, 0);
+    rg_data_expect_reduce(want, count, dt, op, &k, n, 0);
     memset(out, 0xa5, bytes);
     l0 = rg__comm_sends_to(x->comm, left);
     sends_to_each(x, each);
     st = rg_all_reduce(x->comm, in, out, count, dt, op);
-    if (check(x, "all_reduce", dt, op, count, st, out, want, bytes) ||
+    if (check(x, "all_reduce", dt, op, count, st, out, want, count, true) ||
         check_ways(x, "all_reduce", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
         check_one_shot(x, bytes, count, each))
         goto out;
-    fill_input(dt, op, r, seed, out, count);
+    rg_data_fill(out, count, dt, (int)op, &k, r, 0);
     st = rg_all_reduce(x->comm, out, out, count, dt, op);
-    if (check(x, "all_reduce(in place)", dt, op, count, st, out, want, bytes))
+    if (check(x, "all_reduce(in place)", dt, op, count, st, out, want, count, true))
         goto out;
     /* reduce_scatter: block b of rank q's input is the logical stream at offset b * count */
-    fill_input(dt, op, r, seed, in, count * (size_t)n);
-    fill_reduced(dt, op, n, seed, want, count, (size_t)r * count);
+    k = key(seed, K_REDUCE_SCATTER, cycle, n);
+    rg_data_fill(in, count * (size_t)n, dt, (int)op, &k, r, 0);
+    rg_data_expect_reduce(want, count, dt, op, &k, n, (size_t)r * count);
     memset(out, 0xa5, bytes);
     l0 = rg__comm_sends_to(x->comm, left);
     st = rg_reduce_scatter(x->comm, in, out, count, dt, op);
-    if (check(x, "reduce_scatter", dt, op, count, st, out, want, bytes) ||
+    if (check(x, "reduce_scatter", dt, op, count, st, out, want, count, true) ||
         check_ways(x, "reduce_scatter", bytes, rg__comm_sends_to(x->comm, left) - l0, 1))
         goto out;
     if (op != RG_SUM) {
@@ -352,21 +211,23 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         goto out; /* the data-movement collectives do not depend on op */
     }
     /* all_gather: rank q contributes its input stream */
+    k = key(seed, K_ALL_GATHER, cycle, n);
     for (int q = 0; q < n; q++)
-        fill_input(dt, op, q, seed, want + (size_t)q * bytes, count);
-    fill_input(dt, op, r, seed, in, count);
+        rg_data_fill(want + (size_t)q * bytes, count, dt, -1, &k, q, 0);
+    rg_data_fill(in, count, dt, -1, &k, r, 0);
     memset(out, 0xa5, nb);
     l0 = rg__comm_sends_to(x->comm, left);
     z0 = rg__comm_zcopy_sends(x->comm);
     st = rg_all_gather(x->comm, in, out, count, dt);
-    if (check(x, "all_gather", dt, op, count, st, out, want, nb) ||
+    if (check(x, "all_gather", dt, op, count, st, out, want, count * (size_t)n, false) ||
         check_ways(x, "all_gather", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
         check_zcopy(x, "all_gather", ring_both_ways(x, bytes) ? (count - count / 2) * esz : bytes,
                     rg__comm_zcopy_sends(x->comm) - z0))
         goto out;
     /* broadcast from a root that moves with the cycle */
     int root = cycle % n;
-    fill_input(dt, op, root, seed + 99, want, count);
+    k = key(seed, K_BROADCAST, cycle, n);
+    rg_data_fill(want, count, dt, -1, &k, root, 0);
     if (r == root)
         memcpy(out, want, bytes);
     else
@@ -374,13 +235,14 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     l0 = rg__comm_sends_to(x->comm, left);
     st = rg_broadcast(x->comm, out, count, dt, root);
     /* Every rank but the chain's ends passes data on both ways; the root surely does. */
-    if (check(x, "broadcast", dt, op, count, st, out, want, bytes) ||
+    if (check(x, "broadcast", dt, op, count, st, out, want, count, false) ||
         check_ways(x, "broadcast", bytes, rg__comm_sends_to(x->comm, left) - l0, r == root))
         goto out;
     /* send to the right, receive from the left; even ranks send first */
     int right = (r + 1) % n;
-    fill_input(dt, op, r, seed + 7, in, count);
-    fill_input(dt, op, left, seed + 7, want, count);
+    k = key(seed, K_SENDRECV, cycle, n);
+    rg_data_fill(in, count, dt, -1, &k, r, 0);
+    rg_data_fill(want, count, dt, -1, &k, left, 0);
     memset(out, 0xa5, bytes);
     z0 = rg__comm_zcopy_sends(x->comm);
     if (r % 2 == 0) {
@@ -392,7 +254,7 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         if (!st)
             st = rg_send(x->comm, in, count, dt, right);
     }
-    if (check(x, "send/recv", dt, op, count, st, out, want, bytes) ||
+    if (check(x, "send/recv", dt, op, count, st, out, want, count, false) ||
         check_zcopy(x, "send", bytes, rg__comm_zcopy_sends(x->comm) - z0))
         goto out;
     rc = 0;
