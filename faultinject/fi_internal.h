@@ -53,6 +53,11 @@ void fi_own_free(struct fi_own *o);
  * for no memcmp. */
 void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id);
 void fi_own_check_list(struct fi_own *list, uint32_t qpn);
-void fi_own_counts(uint64_t *sends, uint64_t *recvs, uint64_t *rewritten, uint64_t *unsanitized);
+/* Requests checked (sends, recvs), rewrites found, requests not sanitized, and receives
+ * poisoned again at an error completion. */
+struct fi_own_tally {
+    uint64_t sends, recvs, rewritten, unsanitized, repoisoned;
+};
+void fi_own_counts(struct fi_own_tally *t);
 
 #endif

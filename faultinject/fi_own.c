@@ -43,7 +43,7 @@ static uint64_t g_mr_gen;
 static _Atomic uint64_t g_copy_bytes;
 
 static struct {
-    _Atomic uint64_t sends, recvs, rewritten, unsanitized;
+    _Atomic uint64_t sends, recvs, rewritten, unsanitized, repoisoned;
 } g_own;
 
 struct fi_own_sge {
@@ -231,10 +231,26 @@ void fi_own_free(struct fi_own *o)
     free(o);
 }
 
+/* SGE i's bytes when its MR is still the registration it was read under, else NULL (tracking
+ * ended at dereg_mr). Read lock held. */
+static uint8_t *sge_live(const struct fi_own *o, int i)
+{
+    const struct fi_own_sge *s = &o->sge[i];
+    uint64_t gen;
+    struct ibv_sge probe = {.lkey = s->lkey, .length = s->len};
+    const struct own_mr *m = s->len ? mr_find(o->ctx, s->lkey) : NULL;
+    if (!m || m->gen != s->gen)
+        return NULL;
+    probe.addr = m->iova + (s->va - m->va);
+    if (sge_va(o->ctx, &probe, &gen) != s->va)
+        return NULL;
+    return (uint8_t *)(uintptr_t)s->va;
+}
+
 /*
  * The first byte that changed, as an offset into the request's gather list, or -1. A send: any
  * byte against its copy. A receive that completed with byte_len bytes (success): any byte past
- * them that is no longer poison. Only SGEs whose MR is still the one they were read under.
+ * them that is no longer poison.
  */
 static int64_t own_diff(const struct fi_own *o, bool success, uint32_t byte_len)
 {
@@ -242,30 +258,42 @@ static int64_t own_diff(const struct fi_own *o, bool success, uint32_t byte_len)
     uint64_t off = 0;
     pthread_rwlock_rdlock(&g_mr_lock);
     for (int i = 0; i < o->nsge && at < 0; off += o->sge[i].len, i++) {
-        const struct fi_own_sge *s = &o->sge[i];
-        uint64_t gen;
-        struct ibv_sge probe = {.lkey = s->lkey, .length = s->len};
-        const struct own_mr *m = s->len ? mr_find(o->ctx, s->lkey) : NULL;
-        if (!m || m->gen != s->gen)
-            continue; /* deregistered since: tracking ended there */
-        probe.addr = m->iova + (s->va - m->va);
-        if (sge_va(o->ctx, &probe, &gen) != s->va)
+        const uint8_t *p = sge_live(o, i);
+        uint32_t len = o->sge[i].len;
+        if (!p)
             continue;
-        const uint8_t *p = (const uint8_t *)(uintptr_t)s->va;
         if (!o->recv) {
-            if (memcmp(p, o->copy + off, s->len) != 0)
-                for (uint32_t b = 0; b < s->len && at < 0; b++)
+            if (memcmp(p, o->copy + off, len) != 0)
+                for (uint32_t b = 0; b < len && at < 0; b++)
                     if (p[b] != o->copy[off + b])
                         at = (int64_t)(off + b);
         } else if (success) {
             uint64_t from = byte_len > off ? byte_len - off : 0;
-            for (uint64_t b = from; b < s->len && at < 0; b++)
+            for (uint64_t b = from; b < len && at < 0; b++)
                 if (p[b] != FI_POISON)
                     at = (int64_t)(off + b);
         }
     }
     pthread_rwlock_unlock(&g_mr_lock);
     return at;
+}
+
+/*
+ * A receive (or RDMA read) that completed in error: its buffer's contents are undefined, so
+ * they become poison again before the program sees the completion. Where the shim made the
+ * error up, or the NIC had written the data before failing, the bytes would otherwise still be
+ * right, and a program that ignores the status would pass by luck (mlx#3152's class).
+ */
+static void own_repoison(struct fi_own *o)
+{
+    pthread_rwlock_rdlock(&g_mr_lock);
+    for (int i = 0; i < o->nsge; i++) {
+        uint8_t *p = sge_live(o, i);
+        if (p)
+            memset(p, FI_POISON, o->sge[i].len);
+    }
+    pthread_rwlock_unlock(&g_mr_lock);
+    atomic_fetch_add(&g_own.repoisoned, 1);
 }
 
 void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id)
@@ -290,6 +318,8 @@ void fi_own_check_list(struct fi_own *list, uint32_t qpn)
 
 bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len)
 {
+    if (o && o->recv && !success)
+        own_repoison(o);
     if (!o || (o->recv && (!success || o->read)))
         return false;
     int64_t at = own_diff(o, success, byte_len);
@@ -303,10 +333,11 @@ bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, 
     return true;
 }
 
-void fi_own_counts(uint64_t *sends, uint64_t *recvs, uint64_t *rewritten, uint64_t *unsanitized)
+void fi_own_counts(struct fi_own_tally *t)
 {
-    *sends = atomic_load(&g_own.sends);
-    *recvs = atomic_load(&g_own.recvs);
-    *rewritten = atomic_load(&g_own.rewritten);
-    *unsanitized = atomic_load(&g_own.unsanitized);
+    t->sends = atomic_load(&g_own.sends);
+    t->recvs = atomic_load(&g_own.recvs);
+    t->rewritten = atomic_load(&g_own.rewritten);
+    t->unsanitized = atomic_load(&g_own.unsanitized);
+    t->repoisoned = atomic_load(&g_own.repoisoned);
 }

@@ -590,22 +590,31 @@ static bool fi_ring_retire(struct fi_ring *r, bool recv, bool success, uint64_t 
     return true;
 }
 
-/* A completion for a posted request: drops it (and what it retires) from its ring. */
-static bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, uint32_t byte_len,
-                      struct fi_rent *out)
+/*
+ * A completion for a posted request: drops it (and what it retires) from its ring. The
+ * requests it retired unseen are checked here; its own record stays in out->own for
+ * fi_retired(), once the completion's status is final.
+ */
+static bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, struct fi_rent *out)
 {
     struct fi_own *unseen = NULL, **tail = &unseen;
     pthread_mutex_lock(&q->rlock);
     bool found = fi_ring_retire(recv ? &q->rring : &q->sring, recv, success, wr_id, &tail, out);
     pthread_mutex_unlock(&q->rlock);
     fi_own_check_list(unseen, q->qpn);
-    if (found && out->own) {
-        /* Before the program sees the completion: from then on the buffer is its own again. */
-        fi_own_check(out->own, q->qpn, out->wr_id, success, byte_len);
-        fi_own_free(out->own);
-        out->own = NULL;
-    }
     return found;
+}
+
+/* Checks and frees a retired request's ownership record, with the status the program will
+ * see (an error the shim made up included: a receive's buffer is then poison again). Before
+ * the program sees the completion: from then on the buffer is its own again. */
+static void fi_retired(struct fi_qp *q, struct fi_rent *e, int status, uint32_t byte_len)
+{
+    if (!e->own)
+        return;
+    fi_own_check(e->own, q->qpn, e->wr_id, status == IBV_WC_SUCCESS, byte_len);
+    fi_own_free(e->own);
+    e->own = NULL;
 }
 
 /* Whether a completion of q came from its receive queue. A successful one says so in its
@@ -904,7 +913,7 @@ static bool fi_on_provider_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq
     if (broken && !recv && q->sq_by_shim)
         return false;
     struct fi_rent e;
-    bool have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, byte_len, &e);
+    bool have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, &e);
     /* Lost sends wait for the signaled sends before them, whatever their status. */
     if (!recv && (have ? e.signaled : *status == IBV_WC_SUCCESS))
         atomic_fetch_add_explicit(&q->sig_done, 1, memory_order_relaxed);
@@ -914,6 +923,8 @@ static bool fi_on_provider_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq
     } else if (*status == IBV_WC_SUCCESS && lp->m_cqe) {
         fi_on_cqe(lp, q, c, status, vendor_err, opcode, wr_id, byte_len, have ? &e : NULL);
     }
+    if (have)
+        fi_retired(q, &e, *status, byte_len);
     fi_count_cqe(q, *status, opcode);
     return true;
 }
@@ -2287,13 +2298,14 @@ static void fi_summary_why(const char *why)
              (long long)atomic_load(&g_alive.mrs), (long long)cqs, (long long)qps,
              (long long)atomic_load(&g_alive.channels));
     if (lp && lp->own) {
-        uint64_t sends, recvs, rewritten, unsanitized;
-        fi_own_counts(&sends, &recvs, &rewritten, &unsanitized);
+        struct fi_own_tally t;
+        fi_own_counts(&t);
         fi_event("owned",
                  "\"why\":\"%s\",\"sends\":%llu,\"recvs\":%llu,\"rewritten\":%llu,"
-                 "\"unsanitized\":%llu",
-                 why, (unsigned long long)sends, (unsigned long long)recvs,
-                 (unsigned long long)rewritten, (unsigned long long)unsanitized);
+                 "\"unsanitized\":%llu,\"repoisoned\":%llu",
+                 why, (unsigned long long)t.sends, (unsigned long long)t.recvs,
+                 (unsigned long long)t.rewritten, (unsigned long long)t.unsanitized,
+                 (unsigned long long)t.repoisoned);
     }
     fi_event(
         "totals",

@@ -113,6 +113,7 @@ struct opts {
 
 struct tally {
     int send_ok, send_err, recv_ok, recv_err, corrupt, post_send_err, post_recv_err, poll_neg;
+    int err_stale; /* receives completed in error whose buffer held the right bytes anyway */
     int timeouts;
     int sends_posted; /* every send work request accepted by ibv_post_send */
     char first_err[64];
@@ -519,6 +520,11 @@ static int run(const struct opts *o)
             if (wc.status != IBV_WC_SUCCESS) {
                 t.recv_err++;
                 first_err(&t, V(ibv_wc_status_str)(wc.status));
+                /* What a program that ignores the status would have used: right by luck? */
+                bool stale = true;
+                for (size_t i = 0; stale && i < o->size; i++)
+                    stale = rbuf[i] == pattern(m, i);
+                t.err_stale += stale;
                 continue;
             }
             bool same = wc.byte_len == o->size && wc.wr_id == rwr.wr_id;
@@ -552,12 +558,12 @@ static int run(const struct opts *o)
     double ms = (now_s() - t0) * 1e3;
     /* shim=1 when railguard-fi.so is in the process (its control table resolves), so a test
      * of the pass-through can tell "shim loaded, did nothing" from "shim never loaded". */
-    printf("probe: msgs=%d send_ok=%d send_err=%d recv_ok=%d recv_err=%d corrupt=%d "
+    printf("probe: msgs=%d send_ok=%d send_err=%d recv_ok=%d recv_err=%d corrupt=%d err_stale=%d "
            "post_send_err=%d post_recv_err=%d poll_neg=%d timeouts=%d sends_posted=%d "
            "first_err='%s' qp0=%u qp1=%u shim=%d elapsed_ms=%.0f\n",
-           o->msgs, t.send_ok, t.send_err, t.recv_ok, t.recv_err, t.corrupt, t.post_send_err,
-           t.post_recv_err, t.poll_neg, t.timeouts, t.sends_posted, t.first_err, s[0].qp->qp_num,
-           s[1].qp->qp_num, rg_fi_control() != NULL, ms);
+           o->msgs, t.send_ok, t.send_err, t.recv_ok, t.recv_err, t.corrupt, t.err_stale,
+           t.post_send_err, t.post_recv_err, t.poll_neg, t.timeouts, t.sends_posted, t.first_err,
+           s[0].qp->qp_num, s[1].qp->qp_num, rg_fi_control() != NULL, ms);
     if (fi) {
         printf("probe: control fired=%llu matched=%llu\n", (unsigned long long)fi->fired(0),
                (unsigned long long)fi->matched(0));

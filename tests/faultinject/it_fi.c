@@ -603,6 +603,24 @@ START_TEST(test_ownership)
 }
 END_TEST
 
+/*
+ * A receive the shim fails after its data landed (mlx#3152's class: the status ignored, the
+ * stale buffer right by luck): without the sanitizer the buffer still holds the right bytes;
+ * with it, they are poison again before the completion is seen, so ignoring the status shows.
+ */
+START_TEST(test_ownership_error_repoisons)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "error op=recv nth=2", ARGS("--msgs", "3")), 1);
+    ck_assert_int_ge(field(&p, "recv_err"), 1);
+    expect(&p, "err_stale", 1);
+    ck_assert_int_eq(probe(&p, "ownership; error op=recv nth=2", ARGS("--msgs", "3")), 1);
+    ck_assert_int_ge(field(&p, "recv_err"), 1);
+    expect(&p, "err_stale", 0);
+    ck_assert_int_ge(owned("repoisoned"), 1);
+}
+END_TEST
+
 /* Sends posted through ibv_qp_ex's wr_* calls: counted and delivered under a plan, and the
  * ownership sanitizer, which cannot see their gather lists, says so instead of passing them. */
 START_TEST(test_qp_ex)
@@ -1013,6 +1031,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_bad_plan);
     tcase_add_test(t, test_threads);
     tcase_add_test(t, test_ownership);
+    tcase_add_test(t, test_ownership_error_repoisons);
     tcase_add_test(t, test_control);
     tcase_add_test(t, test_qp_ex);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
