@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* --- verdicts (ULFM/Jepsen style), per rank -------------------------------------------------- */
 /*
@@ -326,6 +327,44 @@ typedef struct rg_worker_args {
 } rg_worker_args;
 
 int rg_worker_main(const rg_worker_args *a);
+
+/* --- the processes of a run (rg_proc.c): workers under `run`, programs under `exec` -------- */
+struct rg_proc {
+    pid_t pid;
+    int fd;
+    char buf[4096];
+    size_t len;
+    bool exited;
+    bool verdict;
+    bool said_error; /* its verdict was "error": the worker then exits 3 */
+    int status;
+    bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
+    int go;          /* the write end of its go pipe, until every rank is ready */
+    bool ready;      /* said "ready": loaded, waiting for go */
+    bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
+    double stop_t_s; /* when the runner saw it stop, from the scenario's start */
+    pid_t gdb;
+};
+
+/* CLOCK_MONOTONIC in seconds: every deadline of the runner is read on it. */
+double rg_now_s(void);
+/* The real-time signals a process still running at the deadline is sent: the shim writes its
+ * summary on the first, a worker its backtrace on the second. No verbs stack uses them. */
+int rg_proc_snapshot_signal(void);
+int rg_proc_backtrace_signal(void);
+/* Whether the file's last 64 KiB hold needle (with NULL: whether it has any byte). */
+bool rg_file_has(const char *path, const char *needle);
+/* The last `max` bytes of a log, cut at a line start, made one line for a finding. */
+void rg_log_tail(const char *path, char *out, size_t max);
+/* Every process lo..hi-1 still running: summary, backtrace (gdb where it gave none), killed.
+ * `inproc`: the process writes its own backtrace on rg_proc_backtrace_signal (a worker). */
+void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, bool inproc);
+/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
+ * before its verdict); rg_proc_judge_ended says whether its own fault did it (KILLED) or not
+ * (CRASH), from its evidence e. Its log is DIR/rankR.log. */
+bool rg_proc_ended_early(const struct rg_proc *p);
+void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
+                         const rg_evidence *e, const char *dir, int r);
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);

@@ -32,10 +32,6 @@
 #include <unistd.h>
 
 #define RG_RUN_MAX_SCENARIOS 512
-/* gdb needs ~20 s per process under emulation; all hung ranks get theirs at once. */
-#define RG_BACKTRACE_S 60.0
-/* How long the ranks get to answer the snapshot and backtrace signals themselves. */
-#define RG_INPROC_WAIT_S 3.0
 
 struct run_opts {
     char self[PATH_MAX];
@@ -71,13 +67,6 @@ static void fmt(char *dst, size_t len, const char *f, ...)
     va_start(ap, f);
     vsnprintf(dst, len, f, ap);
     va_end(ap);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static char *abs_path(const char *p)
@@ -511,23 +500,6 @@ static uint64_t registered_bytes(const struct sc_entry *e, int n)
 }
 
 /* --- one scenario ---------------------------------------------------------------------------- */
-struct rankproc {
-    pid_t pid;
-    int fd;
-    char buf[4096];
-    size_t len;
-    bool exited;
-    bool verdict;
-    bool said_error; /* its verdict was "error": the worker then exits 3 */
-    int status;
-    bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
-    int go;          /* the write end of its go pipe, until every rank is ready */
-    bool ready;      /* said "ready": loaded, waiting for go */
-    bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
-    double stop_t_s; /* when the runner saw it stop, from the scenario's start */
-    pid_t gdb;
-};
-
 static int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -587,7 +559,7 @@ static double since(double t0_ms, double at_ms)
 }
 
 /* One status line from a rank: "<mono ms> step ..." or "<mono ms> verdict ...". */
-static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double t0_ms)
+static void take_line(rg_rank_result *k, struct rg_proc *p, char *line, double t0_ms)
 {
     int step, rep, off = 0;
     double at;
@@ -636,7 +608,7 @@ static void take_line(rg_rank_result *k, struct rankproc *p, char *line, double 
     }
 }
 
-static void drain(rg_rank_result *k, struct rankproc *p, double t0_ms)
+static void drain(rg_rank_result *k, struct rg_proc *p, double t0_ms)
 {
     for (;;) {
         if (p->fd < 0)
@@ -664,160 +636,6 @@ static void drain(rg_rank_result *k, struct rankproc *p, double t0_ms)
     }
 }
 
-/* The signals a rank still running at the deadline is sent before it is killed: the shim
- * writes its summary, the worker its backtrace. Real-time ones, which no verbs stack uses. */
-static int snapshot_signal(void)
-{
-    return SIGRTMIN + 2;
-}
-
-static int backtrace_signal(void)
-{
-    return SIGRTMIN + 3;
-}
-
-/* Whether the file's last 64 KiB hold needle (or, with NULL, whether it has any byte): what
- * is looked for was just appended, and an events file can be far longer. */
-static bool file_has(const char *path, const char *needle)
-{
-    char buf[65536];
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long end = ftell(f);
-        fseek(f, end > (long)sizeof(buf) - 1 ? end - (long)sizeof(buf) + 1 : 0, SEEK_SET);
-    }
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return needle ? strstr(buf, needle) != NULL : n > 0;
-}
-
-/* The last `max` bytes of a rank's log, cut at a line start, made one line for a finding. */
-static void log_tail(const char *path, char *out, size_t max)
-{
-    out[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long end = ftell(f);
-        long from = end > (long)max - 1 ? end - (long)max + 1 : 0;
-        if (fseek(f, from, SEEK_SET) == 0) {
-            size_t n = fread(out, 1, max - 1, f);
-            out[n] = '\0';
-        }
-    }
-    fclose(f);
-    char *p = out;
-    if (strlen(out) == max - 1 && (p = strchr(out, '\n')))
-        memmove(out, p + 1, strlen(p + 1) + 1);
-    size_t n = strlen(out);
-    while (n && (out[n - 1] == '\n' || out[n - 1] == ' '))
-        out[--n] = '\0';
-    for (p = out; *p; p++)
-        if (*p == '\n')
-            *p = '|';
-        else if ((unsigned char)*p < 0x20)
-            *p = '?';
-}
-
-/* gdb in batch mode on one process, in the background: the fallback when the rank gave no
- * backtrace of its own (a stopped process, a handler replaced by the transport). */
-static pid_t gdb_start(const char *dir, int rank, pid_t pid)
-{
-    char out[1200], pidstr[32];
-    snprintf(out, sizeof(out), "%s/rank%d.backtrace", dir, rank);
-    snprintf(pidstr, sizeof(pidstr), "%ld", (long)pid);
-    pid_t g = fork();
-    if (g == 0) {
-        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execlp("gdb", "gdb", "-batch", "-nx", "-p", pidstr, "-ex", "thread apply all bt",
-               (char *)NULL);
-        _exit(127);
-    }
-    return g;
-}
-
-/*
- * Every rank still running at the deadline is asked, all at once, for the shim's summary and
- * its own backtrace; those that gave no backtrace within a few seconds get gdb, all in
- * parallel. Then they are killed. A hang's report so comes seconds after the deadline, however
- * many ranks hang.
- */
-static void stop_hung(struct rankproc *procs, int lo, int hi, const char *dir)
-{
-    char path[1200], evp[1200], err[256];
-    static rg_evidence ev;
-    bool asked[RG_MAX_RANKS] = {false};
-    int hung = 0;
-    for (int r = lo; r < hi; r++) {
-        if (procs[r].pid <= 0 || procs[r].exited)
-            continue;
-        hung++;
-        kill(procs[r].pid, backtrace_signal());
-        /* Only a shim that said it handles the snapshot signal is sent it: to any other
-         * process a real-time signal is fatal, and the backtrace would be lost with it. */
-        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
-        if (rg_evidence_read(evp, &ev, err, sizeof(err)) == 0 &&
-            ev.snapshot_signal == snapshot_signal()) {
-            kill(procs[r].pid, snapshot_signal());
-            asked[r] = true;
-        }
-    }
-    if (!hung)
-        return;
-    double until = now_s() + RG_INPROC_WAIT_S;
-    for (bool all = false; !all && now_s() < until;) {
-        usleep(50000);
-        all = true;
-        for (int r = lo; r < hi; r++) {
-            if (procs[r].pid <= 0 || procs[r].exited)
-                continue;
-            snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
-            snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
-            all =
-                all && file_has(path, NULL) && (!asked[r] || file_has(evp, "\"why\":\"snapshot\""));
-        }
-    }
-    for (int r = lo; r < hi; r++) {
-        struct rankproc *p = &procs[r];
-        p->gdb = -1;
-        if (p->pid <= 0 || p->exited)
-            continue;
-        snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
-        if (!file_has(path, NULL))
-            p->gdb = gdb_start(dir, r, p->pid);
-    }
-    until = now_s() + RG_BACKTRACE_S;
-    for (int r = lo; r < hi; r++) {
-        struct rankproc *p = &procs[r];
-        while (p->gdb > 0) {
-            int st;
-            if (waitpid(p->gdb, &st, WNOHANG) == p->gdb)
-                break;
-            if (now_s() > until) {
-                kill(p->gdb, SIGKILL);
-                waitpid(p->gdb, &st, 0);
-                break;
-            }
-            usleep(50000);
-        }
-    }
-    for (int r = lo; r < hi; r++) {
-        struct rankproc *p = &procs[r];
-        if (p->pid <= 0 || p->exited)
-            continue;
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, &p->status, 0);
-    }
-}
-
 /* "rank 1 left with SILENT_CORRUPTION at 0.42 s in all_reduce ...": the first peer to end. */
 static void first_to_leave(const rg_result *res, int lo, int hi, int self, char *out, size_t len)
 {
@@ -839,7 +657,7 @@ static void first_to_leave(const rg_result *res, int lo, int hi, int self, char 
  * Sends every rank its go byte once all are ready (or gone: the others then go on and fail
  * on their own), or at once with `now`. Returns whether they were released.
  */
-static bool release_ranks(struct rankproc *procs, int lo, int hi, bool now)
+static bool release_ranks(struct rg_proc *procs, int lo, int hi, bool now)
 {
     for (int r = lo; r < hi && !now; r++)
         if (procs[r].pid > 0 && !procs[r].ready && !procs[r].exited && !procs[r].stopped)
@@ -860,59 +678,6 @@ static bool release_ranks(struct rankproc *procs, int lo, int hi, bool now)
     }
     sigaction(SIGPIPE, &old, NULL);
     return true;
-}
-
-/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
- * before its verdict): judge_ended decides whether its own fault did it. */
-static bool ended_early(const struct rankproc *p)
-{
-    return p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL) ||
-           (WIFEXITED(p->status) && !p->verdict);
-}
-
-/*
- * A rank that stopped, died by SIGKILL or exited before its verdict: planned when its own shim
- * says a stop (kill, exit) rule fired there, which it writes before acting; else a crash (an
- * OOM kill, a stranger's signal, a stop nobody planned, a transport that called exit).
- */
-static void judge_ended(rg_rank_result *k, const struct rankproc *p, const rg_scenario *sc,
-                        const rg_evidence *e, const char *dir, int r)
-{
-    bool exited = !p->stopped && WIFEXITED(p->status);
-    int want = p->stopped ? FI_STOP : exited ? FI_EXIT : FI_KILL;
-    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
-        if (sc->fault[i].kind == want && e->fired[i] > 0) {
-            if (exited)
-                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
-                             "left early by its exit fault (faults item %d, line %d) in %s, with "
-                             "status %d",
-                             i + 1, sc->fault[i].line, k->where, WEXITSTATUS(p->status));
-            else if (p->stopped)
-                rg_rank_find(k, RG_V_KILLED, p->stop_t_s,
-                             "stopped by its stop fault (faults item %d, line %d) at %.2f s in "
-                             "%s; ended by the runner once the other ranks had ended",
-                             i + 1, sc->fault[i].line, p->stop_t_s, k->where);
-            else
-                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
-                             "killed by its kill fault (faults item %d, line %d) in %s", i + 1,
-                             sc->fault[i].line, k->where);
-            return;
-        }
-    if (exited) {
-        char logp[1200], tail[400];
-        snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
-        log_tail(logp, tail, sizeof(tail));
-        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d without a verdict%s%s",
-                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
-    } else if (p->stopped)
-        rg_rank_find(k, RG_V_CRASH, p->stop_t_s,
-                     "stopped by a signal no planned fault raised, at %.2f s in %s", p->stop_t_s,
-                     k->where);
-    else
-        rg_rank_find(k, RG_V_CRASH, k->left_t_s,
-                     "killed by signal %d (%s), not by a planned fault; backtrace in "
-                     "%s/rank%d.backtrace",
-                     SIGKILL, strsignal(SIGKILL), dir, r);
 }
 
 #define SECRET_BYTES 32
@@ -945,13 +710,13 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                       bool whole)
 {
     const rg_scenario *sc = &e->sc;
-    static struct rankproc procs[RG_MAX_RANKS];
+    static struct rg_proc procs[RG_MAX_RANKS];
     static rg_evidence ev[RG_MAX_RANKS];
-    double t0 = now_s(), t0_ms = t0 * 1000.0;
+    double t0 = rg_now_s(), t0_ms = t0 * 1000.0;
     char snapsig[16], btsig[16];
 
-    snprintf(snapsig, sizeof(snapsig), "%d", snapshot_signal());
-    snprintf(btsig, sizeof(btsig), "%d", backtrace_signal());
+    snprintf(snapsig, sizeof(snapsig), "%d", rg_proc_snapshot_signal());
+    snprintf(btsig, sizeof(btsig), "%d", rg_proc_backtrace_signal());
     /* A fresh secret for each run's side channel, so no stray process (nor a rank of another
      * run) can join it. External ranks keep the one their launcher gave them all. */
     char secret[2 * SECRET_BYTES + 1] = "";
@@ -963,7 +728,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         /* Until a rank says otherwise it is where it started. */
         res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1};
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
-        procs[r] = (struct rankproc){.pid = -1, .fd = -1, .go = -1};
+        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
         int gfds[2];
         if (pipe(fds) != 0)
             continue;
@@ -1078,7 +843,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         }
         if (!live)
             break;
-        double left = deadline - now_s();
+        double left = deadline - rg_now_s();
         if (left <= 0)
             break;
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
@@ -1090,12 +855,12 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 waitpid(procs[r].pid, &st, WNOHANG | WUNTRACED) == procs[r].pid) {
                 if (WIFSTOPPED(st)) {
                     procs[r].stopped = true;
-                    procs[r].stop_t_s = now_s() - t0;
+                    procs[r].stop_t_s = rg_now_s() - t0;
                     continue;
                 }
                 procs[r].status = st;
                 procs[r].exited = true;
-                res->rank[r].left_t_s = now_s() - t0;
+                res->rank[r].left_t_s = rg_now_s() - t0;
                 drain(&res->rank[r], &procs[r], t0_ms);
             }
         }
@@ -1105,7 +870,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
     release_ranks(procs, lo, hi, true);
     /* Stopped ranks are ended first, so the deadline's backtraces are only the hung ones'. */
     for (int r = lo; r < hi; r++) {
-        struct rankproc *p = &procs[r];
+        struct rg_proc *p = &procs[r];
         if (p->pid > 0 && !p->exited && p->stopped) {
             kill(p->pid, SIGKILL);
             waitpid(p->pid, &p->status, 0);
@@ -1114,9 +879,9 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             drain(&res->rank[r], p, t0_ms);
         }
     }
-    stop_hung(procs, lo, hi, res->dir);
+    rg_proc_stop_hung(procs, lo, hi, res->dir, true);
     for (int r = lo; r < hi; r++) {
-        struct rankproc *p = &procs[r];
+        struct rg_proc *p = &procs[r];
         rg_rank_result *k = &res->rank[r];
         char logp[1200], tail[400];
         snprintf(logp, sizeof(logp), "%s/rank%d.log", res->dir, r);
@@ -1126,10 +891,10 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             p->hung = true; /* judged below, once the evidence says what its queues held */
         } else if (p->pid < 0) {
             rg_rank_find(k, RG_V_ERROR, 0, "could not start the rank");
-        } else if (ended_early(p)) {
+        } else if (rg_proc_ended_early(p)) {
             /* judged below: the rank's own kill, stop or exit fault, or a crash */
         } else if (WIFSIGNALED(p->status)) {
-            log_tail(logp, tail, sizeof(tail));
+            rg_log_tail(logp, tail, sizeof(tail));
             rg_rank_find(k, RG_V_CRASH, k->left_t_s,
                          "killed by signal %d (%s); backtrace in %s/rank%d.backtrace%s%s",
                          WTERMSIG(p->status), strsignal(WTERMSIG(p->status)), res->dir, r,
@@ -1137,14 +902,14 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         } else if (WEXITSTATUS(p->status) != (p->said_error ? 3 : 0)) {
             /* After its verdict the worker only exits: a status there is a crash at exit (a
              * destructor, a sanitizer's report), which the verdict cannot have seen. */
-            log_tail(logp, tail, sizeof(tail));
+            rg_log_tail(logp, tail, sizeof(tail));
             rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d after its verdict%s%s",
                          WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
         }
         if (p->fd >= 0)
             close(p->fd);
     }
-    res->seconds = now_s() - t0;
+    res->seconds = rg_now_s() - t0;
 
     /* The shim's evidence, now that every rank has ended: what it saw, what fired and when. */
     for (int r = lo; r < hi; r++) {
@@ -1154,8 +919,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
     }
     for (int r = lo; r < hi; r++)
-        if (procs[r].pid > 0 && !procs[r].hung && ended_early(&procs[r]))
-            judge_ended(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
+        if (procs[r].pid > 0 && !procs[r].hung && rg_proc_ended_early(&procs[r]))
+            rg_proc_judge_ended(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
     rg_evidence_apply(res, sc, ev, lo, hi, t0_ms, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
     res->t0_mono_ms = t0_ms;
     gethostname(res->host, sizeof(res->host) - 1);
@@ -1405,7 +1170,7 @@ int rg_run_main(int argc, char **argv)
            o.transport, o.devlist, o.jobs, o.out);
     fflush(stdout);
 
-    double t0 = now_s();
+    double t0 = rg_now_s();
     pid_t running[64];
     int slot_of[64], next = 0, done = 0, inflight = 0;
     while (done < n) {
@@ -1443,7 +1208,7 @@ int rg_run_main(int argc, char **argv)
             break;
         }
     }
-    double total = now_s() - t0;
+    double total = rg_now_s() - t0;
     char path[PATH_MAX + 32];
     /* DIR/report.json and DIR/junit.xml always, as documented; --json and --junit are extra
      * copies where a CI system looks for them (they once replaced the DIR ones). */

@@ -47,13 +47,6 @@ struct sweep_opts {
     bool list;        /* --list: print the planned points after the counting run, run none */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -242,13 +235,13 @@ static int run_one(const struct sweep_opts *o, const char *scenario, const char 
         execv(o->self, (char *const *)argv);
         _exit(127);
     }
-    double end = now_s() + limit_s;
+    double end = rg_now_s() + limit_s;
     int st;
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid)
             break;
-        if (now_s() > end) {
+        if (rg_now_s() > end) {
             /* The run has deadlines of its own; this one only guards against the harness. */
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
@@ -312,11 +305,11 @@ static int run_batch(const struct batch *b)
     FILE *lf = fopen(log, "a");
     char buf[8192];
     size_t len = 0;
-    double end = now_s() + b->limit_s;
+    double end = rg_now_s() + b->limit_s;
     int rc = 0;
     for (;;) {
         struct pollfd pf = {.fd = fds[0], .events = POLLIN};
-        if (now_s() > end) {
+        if (rg_now_s() > end) {
             /* The run has deadlines of its own; this one only guards against the harness. */
             kill(pid, SIGKILL);
             rc = -1;
@@ -431,7 +424,7 @@ static void point_outcome(const struct sweep_state *ss, const char *dir, struct 
 static void progress(struct sweep_state *ss)
 {
     ss->done++;
-    double dt = now_s() - ss->t0;
+    double dt = rg_now_s() - ss->t0;
     if (ss->done % 10 == 0 || ss->done == ss->n)
         printf("sweep: %d/%d points, %d failing, %.2f points/s, ETA %.0f s\n", ss->done, ss->n,
                ss->failed, ss->done / dt, (ss->n - ss->done) * dt / ss->done);
@@ -685,7 +678,7 @@ int rg_sweep_main(int argc, char **argv)
     }
 
     static struct sweep_state ss;
-    ss = (struct sweep_state){.o = &o, .pts = pts, .n = n, .t0 = now_s()};
+    ss = (struct sweep_state){.o = &o, .pts = pts, .n = n, .t0 = rg_now_s()};
     for (int lo = 0; lo < n; lo += SW__BATCH) {
         int hi = lo + SW__BATCH < n ? lo + SW__BATCH : n;
         struct batch b = {&o, lo, hi, (hi - lo) * (sc.deadline_s + 30) + 120, point_done, &ss};
@@ -699,7 +692,7 @@ int rg_sweep_main(int argc, char **argv)
     }
     int failed = ss.failed, fired = ss.fired, flaky = ss.flaky, passed = ss.passed;
     double t0 = ss.t0;
-    double dt = now_s() - t0;
+    double dt = rg_now_s() - t0;
     printf("sweep: %s %s: %d points in %.1f s (%.2f points/s): %d fired, %d not fired, %d "
            "failing, %d flaky\n",
            file, rg_sweep_kind_name(o.spec.kind), n, dt, n / (dt > 0 ? dt : 1), fired, n - fired,
