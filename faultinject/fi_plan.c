@@ -578,6 +578,7 @@ static int ends_rule(char ch)
  */
 static int parse_text(struct ctx *c, const char *p, struct fi_plan *out)
 {
+    const char *start = p;
     struct fi_rule *r = NULL;
     unsigned seen = 0;
 
@@ -605,6 +606,7 @@ static int parse_text(struct ctx *c, const char *p, struct fi_plan *out)
             if (r) {
                 if (parse_param(c, r, &seen, t, n))
                     return -1;
+                r->src_len = (uint32_t)(p - start) - r->src_off;
                 continue;
             }
             int k = lookup(kind_names, 0, FI_KIND_MAX, t, n, 0);
@@ -614,6 +616,8 @@ static int parse_text(struct ctx *c, const char *p, struct fi_plan *out)
                 return fail(c, "too many rules, at most %d '%s'", FI_MAX_RULES, show(t, n).s);
             r = &out->rules[out->nrules++];
             rule_init(r, (enum fi_kind)k, c->line);
+            r->src_off = (uint32_t)(t - start);
+            r->src_len = (uint32_t)n;
             seen = 0;
         }
     }

@@ -132,6 +132,9 @@ struct fi_rule {
     int perm[FI_MAX_DEVS];
     int nperm; /* FI_SWAP_RAILS: 0 = reverse the list */
     int line;  /* where the rule was written (1-based), for events and errors */
+    /* Its bytes in the plan text, from its fault word to the end of its last parameter: a
+     * caller can name each rule as it was written (railguard exec's report). */
+    uint32_t src_off, src_len;
 };
 
 struct fi_plan {

@@ -95,6 +95,26 @@ START_TEST(test_error_defaults)
 }
 END_TEST
 
+/* Each rule's bytes in the text: from its fault word to its last parameter, whatever blanks,
+ * separators and comments lie around it (railguard exec names rules this way). */
+START_TEST(test_rule_source_span)
+{
+    static const char text[] = "  error op=recv   nth=2 ;negpoll ret=-1\n# kill nth=9\n\tstop  \n";
+    static const char *const want[] = {"error op=recv   nth=2", "negpoll ret=-1", "stop"};
+    struct fi_plan plan;
+    char err[256];
+    ck_assert_int_eq(fi_plan_parse(text, "t", &plan, err, sizeof(err)), 0);
+    ck_assert_int_eq(plan.nrules, 3);
+    for (int i = 0; i < 3; i++) {
+        const struct fi_rule *r = &plan.rules[i];
+        ck_assert_uint_le(r->src_off + r->src_len, sizeof(text) - 1);
+        ck_assert_int_eq((int)r->src_len, (int)strlen(want[i]));
+        ck_assert(!memcmp(text + r->src_off, want[i], r->src_len));
+    }
+    ck_assert_int_eq(plan.rules[2].line, 3);
+}
+END_TEST
+
 START_TEST(test_error_status_forms)
 {
     ck_assert_int_eq(one_rule("error status=RETRY_EXC_ERR").status, IBV_WC_RETRY_EXC_ERR);
@@ -912,6 +932,7 @@ Suite *rg_suite_fi_plan(void)
     tcase_add_test(tc, test_fires_prob);
     tcase_add_test(tc, test_draw_deterministic);
     tcase_add_test(tc, test_draw_uniform);
+    tcase_add_test(tc, test_rule_source_span);
     suite_add_tcase(s, tc);
     return s;
 }
