@@ -124,6 +124,9 @@ typedef struct rg_result {
     double t0_mono_ms;
     char host[64];
     int self_rank; /* an external launch's one rank: which it is (its result holds rank 0) */
+    /* LEAK is a finding, not a failure: a rank is judged by its findings below it (railguard
+     * exec without --leaks: many programs leave cleanup to exit). */
+    bool leak_ok;
 } rg_result;
 
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
@@ -365,6 +368,14 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
 bool rg_proc_ended_early(const struct rg_proc *p);
 void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
                          const rg_evidence *e, const char *dir, int r);
+
+/* Writes DIR/plan, the fault plan every process of sc reads (the sanitizer's rule last when
+ * sc->ownership); its path to `path`. 0, or -1. */
+int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len);
+/* In a child about to exec: the shim preloaded (before any LD_PRELOAD already there with
+ * `keep_preload`), its plan file, events file, rank and snapshot signal. */
+void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
+                      bool keep_preload);
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);

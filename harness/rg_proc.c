@@ -237,3 +237,37 @@ void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_sc
                      "%s/rank%d.backtrace",
                      SIGKILL, strsignal(SIGKILL), dir, r);
 }
+
+/* The plan every process reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked,
+ * and after them the sanitizer's (rule numbers in the events stay the scenario's). */
+int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len)
+{
+    if ((size_t)snprintf(path, len, "%s/plan", dir) >= len)
+        return -1;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s\n%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "");
+    return fclose(f);
+}
+
+void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
+                      bool keep_preload)
+{
+    char buf[8192], num[16];
+    const char *old = getenv("LD_PRELOAD");
+    if (keep_preload && old && *old &&
+        (size_t)snprintf(buf, sizeof(buf), "%s:%s", shim, old) < sizeof(buf))
+        setenv("LD_PRELOAD", buf, 1);
+    else
+        setenv("LD_PRELOAD", shim, 1);
+    /* The plan as the runner checked it, from one file: no faults still counts, and the events
+     * then say what each process did. */
+    unsetenv("RG_FI_PLAN");
+    setenv("RG_FI_PLAN_FILE", planfile, 1);
+    setenv("RG_FI_LOG", events, 1);
+    snprintf(num, sizeof(num), "%d", rank);
+    setenv("RG_FI_RANK", num, 1);
+    snprintf(num, sizeof(num), "%d", rg_proc_snapshot_signal());
+    setenv("RG_FI_SNAPSHOT_SIGNAL", num, 1);
+}

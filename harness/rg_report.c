@@ -49,11 +49,11 @@ static json_t *result_json(const rg_result *r)
         json_array_append_new(ranks, rank_json(r, i));
     for (int i = 0; i < r->nrules; i++)
         json_array_append_new(rules, rule_json(r, i));
-    return json_pack("{s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:f,s:o,s:o,s:f,s:s,s:i}", "name", r->name,
+    return json_pack("{s:s,s:s,s:s,s:b,s:s,s:s,s:s,s:f,s:o,s:o,s:f,s:s,s:i,s:b}", "name", r->name,
                      "path", r->path, "dir", r->dir, "passed", r->passed, "why", r->why,
                      "first_failure", r->first, "repro", r->repro, "seconds", r->seconds, "ranks",
                      ranks, "rules", rules, "t0_mono_ms", r->t0_mono_ms, "host", r->host,
-                     "self_rank", r->self_rank);
+                     "self_rank", r->self_rank, "leak_ok", r->leak_ok);
 }
 
 static int write_json(json_t *j, const char *path, char *err, size_t errlen)
@@ -119,6 +119,7 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     r->t0_mono_ms = num_or(j, "t0_mono_ms", 0);
     copy_str(r->host, sizeof(r->host), j, "host");
     r->self_rank = (int)num_or(j, "self_rank", -1);
+    r->leak_ok = json_is_true(json_object_get(j, "leak_ok"));
     r->seconds = json_number_value(json_object_get(j, "seconds"));
     r->ranks = (int)json_array_size(ranks);
     for (int i = 0; i < r->ranks; i++) {

@@ -515,18 +515,6 @@ static int free_port(void)
     return port;
 }
 
-/* The plan every rank reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked, and
- * after them the sanitizer's (rule numbers in the events stay the scenario's). */
-static int write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len)
-{
-    fmt(path, len, "%s/plan", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "%s\n%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "");
-    return fclose(f);
-}
-
 static int write_devices(const struct run_opts *o, const rg_scenario *sc, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -713,9 +701,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
     static struct rg_proc procs[RG_MAX_RANKS];
     static rg_evidence ev[RG_MAX_RANKS];
     double t0 = rg_now_s(), t0_ms = t0 * 1000.0;
-    char snapsig[16], btsig[16];
+    char btsig[16];
 
-    snprintf(snapsig, sizeof(snapsig), "%d", rg_proc_snapshot_signal());
     snprintf(btsig, sizeof(btsig), "%d", rg_proc_backtrace_signal());
     /* A fresh secret for each run's side channel, so no stray process (nor a rank of another
      * run) can join it. External ranks keep the one their launcher gave them all. */
@@ -765,14 +752,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 close(gfds[0]);
             unlink(evp); /* a rerun into the same directory must not read old evidence */
             unlink(bt);
-            setenv("LD_PRELOAD", pre, 1);
-            /* The plan as the runner checked it, from one file: no faults still counts, and the
-             * events then say what each rank did. */
-            unsetenv("RG_FI_PLAN");
-            setenv("RG_FI_PLAN_FILE", planfile, 1);
-            setenv("RG_FI_LOG", evp, 1);
-            setenv("RG_FI_RANK", rank, 1);
-            setenv("RG_FI_SNAPSHOT_SIGNAL", snapsig, 1);
+            rg_proc_shim_env(pre, planfile, evp, r, false);
             setenv("RG_BACKTRACE_SIGNAL", btsig, 1);
             if (secret[0]) {
                 setenv("RG_SECRET", secret, 1);
@@ -950,7 +930,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     int port = free_port();
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
     if (port < 0 || write_devices(o, sc, devfile) != 0 ||
-        write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
+        rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
             res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};
             snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
@@ -1055,7 +1035,7 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     /* Each rank its own plan file: ranks may share the directory on a shared file system. */
     fmt(pdir, sizeof(pdir), "%s/rank%d", res.dir, rank);
     mkdir(pdir, 0755);
-    if (write_plan(pdir, &e->sc, plan, sizeof(plan)) != 0) {
+    if (rg_proc_write_plan(pdir, &e->sc, plan, sizeof(plan)) != 0) {
         fprintf(stderr, "railguard run: %s: cannot write the plan: %s\n", plan, strerror(errno));
         return 2;
     }

@@ -313,6 +313,21 @@ START_TEST(test_leak)
     for (int f = 0; f < g_r.rank[1].nfindings; f++)
         kept |= g_r.rank[1].finding[f].verdict == RG_V_LEAK;
     ck_assert(kept);
+    /* leak_ok (railguard exec without --leaks): the leak stays the verdict, listed, but the
+     * rank is judged by what lies below it -- unless that fails on its own. */
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[1].alive_at_exit = true;
+    g_ev[1].alive[4] = 1;
+    g_r.leak_ok = true;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[1] = RG_SC_EXPECT_DETECTED; /* ok under the leak: not what was expected */
+    ck_assert(!rg_judge(&g_r));
+    g_r.expect[1] = RG_SC_EXPECT_ANY;
+    g_r.leak_ok = false;
+    ck_assert(!rg_judge(&g_r));
     ck_assert_int_eq(rg_verdict_of("LEAK"), RG_V_LEAK);
     ck_assert_int_eq(rg_verdict_of("NOT_FAIL_STOP"), RG_V_NOT_FAIL_STOP);
     ck_assert(RG_V_LEAK < RG_V_NOT_FAIL_STOP && RG_V_NOT_FAIL_STOP < RG_V_ERROR_SWALLOWED);
@@ -553,6 +568,11 @@ START_TEST(test_result_round_trip)
     ck_assert_uint_eq(back.rule[1].fired, 4);
     ck_assert_uint_eq(back.rule[1].fired_by[1], 4);
     ck_assert(back.rule[0].counting);
+    ck_assert(!back.leak_ok);
+    g_r.leak_ok = true;
+    ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.leak_ok);
     unlink(path);
 }
 END_TEST
