@@ -2015,13 +2015,25 @@ FI_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
     return rc;
 }
 
+/*
+ * libibverbs's ibv_reg_mr and ibv_reg_mr_iova end in a call of ibv_reg_mr_iova2 through its
+ * PLT, which lands in this shim again: one registration would count twice (a LEAK of one MR
+ * at exit, found by railguard exec on a program that calls ibv_reg_mr itself) and a reg_mr
+ * rule's n would advance twice. The outer wrapper marks its thread; the inner call passes
+ * straight through.
+ */
+static __thread bool t_in_reg_mr;
+
 FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
     if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
         errno = ENOMEM;
         return NULL;
     }
-    return fi_mr_made(real.reg_mr(pd, addr, length, access), (uint64_t)(uintptr_t)addr, true);
+    t_in_reg_mr = true;
+    struct ibv_mr *mr = real.reg_mr(pd, addr, length, access);
+    t_in_reg_mr = false;
+    return fi_mr_made(mr, (uint64_t)(uintptr_t)addr, true);
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
@@ -2031,12 +2043,17 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t l
         errno = ENOMEM;
         return NULL;
     }
-    return fi_mr_made(real.reg_mr_iova(pd, addr, length, iova, access), iova, true);
+    t_in_reg_mr = true;
+    struct ibv_mr *mr = real.reg_mr_iova(pd, addr, length, iova, access);
+    t_in_reg_mr = false;
+    return fi_mr_made(mr, iova, true);
 }
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
                                           uint64_t iova, unsigned int access)
 {
+    if (t_in_reg_mr)
+        return real.reg_mr_iova2(pd, addr, length, iova, access);
     if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
         errno = ENOMEM;
         return NULL;

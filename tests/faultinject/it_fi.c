@@ -668,6 +668,27 @@ START_TEST(test_nomem_post)
 }
 END_TEST
 
+/*
+ * libibverbs's ibv_reg_mr calls ibv_reg_mr_iova2 through its PLT, back into the shim: one
+ * registration must still count once (alive at exit, and a reg_mr rule's n). The probe calls
+ * ibv_reg_mr itself, once.
+ */
+START_TEST(test_reg_mr_counts_once)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "count", ARGS("--msgs", "1")), 0);
+    json_t *a = events("alive");
+    ck_assert_uint_eq(json_array_size(a), 1);
+    ck_assert_int_eq(ev_int(json_array_get(a, 0), "mrs"), 0);
+    json_decref(a);
+    /* Its one registration is n=1: a rule at n=2 matches nothing and never fires. */
+    ck_assert_int_eq(probe(&p, "nomem verb=reg_mr nth=2", ARGS("--msgs", "1")), 0);
+    json_t *f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 0);
+    json_decref(f);
+}
+END_TEST
+
 START_TEST(test_nomem_verbs)
 {
     static const char *const verbs[][2] = {{"reg_mr", "ibv_reg_mr"},
@@ -1031,6 +1052,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_bad_plan);
     tcase_add_test(t, test_threads);
     tcase_add_test(t, test_ownership);
+    tcase_add_test(t, test_reg_mr_counts_once);
     tcase_add_test(t, test_ownership_error_repoisons);
     tcase_add_test(t, test_control);
     tcase_add_test(t, test_qp_ex);
