@@ -119,16 +119,31 @@ void rg_rank_recast(rg_rank_result *k, rg_verdict from, rg_verdict to, const cha
 /* A detected with a place (detected@init) must have stopped the rank there: a check that is
  * broken but whose fallback fires later (a timeout in the first call instead of a refusal at
  * init) is another behaviour, not the expected one. */
+/* The finding a rank is judged by: its verdict's, or with leak_ok the highest one below a LEAK
+ * (-1: the leak was its only finding, so it is judged ok). */
+static int judged_by(const rg_rank_result *k, bool leak_ok)
+{
+    int best = -1;
+    for (int i = 0; i < k->nfindings; i++) {
+        rg_verdict v = k->finding[i].verdict;
+        if ((v == RG_V_LEAK && leak_ok) || (best >= 0 && v <= k->finding[best].verdict))
+            continue;
+        best = i;
+    }
+    return best;
+}
+
+static rg_verdict judged_verdict(const rg_rank_result *k, bool leak_ok)
+{
+    if (k->verdict != RG_V_LEAK || !leak_ok)
+        return k->verdict;
+    int i = judged_by(k, leak_ok);
+    return i < 0 ? RG_V_OK : k->finding[i].verdict;
+}
+
 static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, bool leak_ok)
 {
-    rg_verdict v = k->verdict;
-    if (v == RG_V_LEAK && leak_ok) {
-        /* The highest finding below the leak, or ok when it was the only one. */
-        v = RG_V_OK;
-        for (int i = 0; i < k->nfindings; i++)
-            if (k->finding[i].verdict != RG_V_LEAK && k->finding[i].verdict > v)
-                v = k->finding[i].verdict;
-    }
+    rg_verdict v = judged_verdict(k, leak_ok);
     switch (e) {
     case RG_SC_EXPECT_OK:
         return v == RG_V_OK;
@@ -145,20 +160,24 @@ static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, bool lea
 static void fail_line(char *out, size_t len, const rg_result *r, int i)
 {
     const rg_rank_result *k = &r->rank[i];
+    rg_verdict v = judged_verdict(k, r->leak_ok);
+    int f = v == k->verdict ? -1 : judged_by(k, r->leak_ok);
+    bool own = v == k->verdict; /* else the leak's text is not what is judged */
+    const char *detail = f >= 0 ? k->finding[f].text : own ? k->detail : "";
+    double t = f >= 0 ? k->finding[f].t_s : own ? k->t_s : -1;
     char at[48] = "", want[32], in[200] = "";
-    if (k->t_s >= 0)
-        snprintf(at, sizeof(at), " at %.2f s", k->t_s);
+    if (t >= 0)
+        snprintf(at, sizeof(at), " at %.2f s", t);
     rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want));
-    if (k->verdict == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY && k->step < 0)
+    if (v == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY && k->step < 0)
         snprintf(in, sizeof(in), " in init");
-    else if (k->verdict == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
+    else if (v == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
         snprintf(in, sizeof(in), " in step %d (%s)", k->step, k->where);
-    if (k->verdict > RG_V_KILLED)
-        snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(k->verdict), at, k->where,
-                 k->detail);
+    if (v > RG_V_KILLED)
+        snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(v), at, k->where, detail);
     else
-        snprintf(out, len, "rank %d: %s%s%s, expected %s%s%s", i, rg_verdict_name(k->verdict), at,
-                 in, want, k->detail[0] ? ": " : "", k->detail);
+        snprintf(out, len, "rank %d: %s%s%s, expected %s%s%s", i, rg_verdict_name(v), at, in, want,
+                 detail[0] ? ": " : "", detail);
 }
 
 /*

@@ -109,6 +109,10 @@ struct opts {
     int unsignaled;      /* unsignaled sends before each message's signaled one, same wr_id */
     const char *control; /* a plan set through the shim's control table, not the environment */
     bool qp_ex;          /* QPs made by ibv_create_qp_ex, sends posted through ibv_wr_* */
+    /* Bugs railguard exec must find in a program (tests/harness/it_exec.c): */
+    bool ignore_errors; /* exit 0 whatever the completions said (a status never checked) */
+    bool leak;          /* exit without destroying anything */
+    bool spin;          /* after the messages, poll an empty CQ forever (a wait with no deadline) */
 };
 
 struct tally {
@@ -137,12 +141,23 @@ static void first_err(struct tally *t, const char *what)
         snprintf(t->first_err, sizeof(t->first_err), "%s", what);
 }
 
+/* The bug --spin plays: a wait for a completion with no deadline, as a receive loop whose peer
+ * died. Its own function, so a backtrace names it. */
+static __attribute__((noinline)) void spin_on_empty_cq(struct ibv_cq *cq)
+{
+    struct ibv_wc wc;
+    printf("probe: spinning\n");
+    fflush(stdout);
+    for (;;)
+        (void)ibv_poll_cq(cq, 1, &wc);
+}
+
 static int usage(const char *msg)
 {
     fprintf(stderr,
             "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
             "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
-            "[--scribble] [--control PLAN] [--qp-ex]\n",
+            "[--scribble] [--control PLAN] [--qp-ex] [--ignore-errors] [--leak] [--spin]\n",
             msg);
     return 2;
 }
@@ -164,6 +179,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->qp_ex = true;
         } else if (!strcmp(a, "--scribble")) {
             o->scribble = true;
+        } else if (!strcmp(a, "--ignore-errors")) {
+            o->ignore_errors = true;
+        } else if (!strcmp(a, "--leak")) {
+            o->leak = true;
+        } else if (!strcmp(a, "--spin")) {
+            o->spin = true;
         } else if (!v) {
             return usage("a flag is missing its value or unknown");
         } else if (!strcmp(a, "--control")) {
@@ -585,7 +606,13 @@ static int run(const struct opts *o)
         for (;;)
             pause();
     }
+    if (o->spin)
+        spin_on_empty_cq(s[1].cq);
     rc = t.recv_ok == o->msgs * per && t.send_ok == o->msgs && !t.poll_neg ? 0 : 1;
+    if (o->ignore_errors)
+        rc = 0;
+    if (o->leak)
+        return rc; /* everything left for exit to clean up */
 out:
     for (int k = 1; k >= 0; k--) {
         if (s[k].qp)

@@ -326,8 +326,14 @@ START_TEST(test_leak)
     g_r.expect[1] = RG_SC_EXPECT_DETECTED; /* ok under the leak: not what was expected */
     ck_assert(!rg_judge(&g_r));
     g_r.expect[1] = RG_SC_EXPECT_ANY;
+    /* A failure under the leak is named as itself, not as the leak. */
+    rg_rank_find(&g_r.rank[1], RG_V_NOT_EXERCISED, -1, "faults item 1 fired 0 times");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 1: NOT_EXERCISED in all_reduce: faults item 1 fired 0 times");
     g_r.leak_ok = false;
     ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(strncmp(g_r.why, "rank 1: LEAK", 12), 0);
     ck_assert_int_eq(rg_verdict_of("LEAK"), RG_V_LEAK);
     ck_assert_int_eq(rg_verdict_of("NOT_FAIL_STOP"), RG_V_NOT_FAIL_STOP);
     ck_assert(RG_V_LEAK < RG_V_NOT_FAIL_STOP && RG_V_NOT_FAIL_STOP < RG_V_ERROR_SWALLOWED);
