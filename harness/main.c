@@ -2,6 +2,7 @@
 /*
  * railguard - the scenario runner's command line:
  *   railguard run [options] SCENARIO|DIR...   run scenarios, print verdicts and reports
+ *   railguard exec [options] -- CMD [ARG...]    any verbs program under the shim, judged
  *   railguard sweep --fault KIND ... SCENARIO  every fault point of a scenario
  *   railguard report DIR                      judge an external launch's ranks together
  *   railguard worker ...                      one rank of a scenario (started by run)
@@ -66,6 +67,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "run"))
         return rg_run_main(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "exec"))
+        return rg_exec_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "sweep"))
         return rg_sweep_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "report"))
@@ -73,5 +76,6 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "worker"))
         return worker(argc, argv);
     rg_run_usage(stderr);
+    rg_exec_usage(stderr);
     return argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
 }

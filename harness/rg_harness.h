@@ -381,4 +381,8 @@ void rg_proc_shim_env(const char *shim, const char *planfile, const char *events
 int rg_run_main(int argc, char **argv);
 void rg_run_usage(FILE *f);
 
+/* --- railguard exec: any verbs program, judged (rg_exec.c) ------------------------------- */
+int rg_exec_main(int argc, char **argv);
+void rg_exec_usage(FILE *f);
+
 #endif

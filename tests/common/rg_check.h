@@ -31,6 +31,7 @@ Suite *rg_suite_it_coll(void);
 Suite *rg_suite_it_fi(void);
 Suite *rg_suite_it_plugin(void);
 Suite *rg_suite_it_run(void);
+Suite *rg_suite_it_exec(void);
 
 /*
  * Runs the suites forked, prints Check's summary and a plain "<label>: N passed, M failed"

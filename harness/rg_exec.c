@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard exec`: any verbs program, unmodified, judged as `railguard run` judges a
+ * transport. N copies of the command run under the shim with the plan checked here (the plan
+ * library's own parser), each with its rank and size in the environment; each process gets a
+ * verdict from the one table: its exit status and signals, DEADLOCK with gdb's backtrace at
+ * the deadline, and the shim's evidence -- NOT_EXERCISED when a planned fault never fired,
+ * ERROR_SWALLOWED when it exited 0 after injected error completions or negative polls,
+ * ERROR_WITHOUT_FAULT for a failure no fault caused, the ownership sanitizer's findings, and
+ * the verbs objects left at exit (LEAK, which fails only with --leaks). `detected` is a
+ * non-zero exit after a fault fired. The outputs are run's: the live line, the table,
+ * report.json, junit.xml and each process's log, events and backtrace.
+ */
+#include "rg_harness.h"
+#include "rg_parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RG_EXEC_ARGS 64
+#define RG_EXEC_PLAN_MAX (64 * 1024)
+
+struct exec_opts {
+    char self[PATH_MAX];
+    char shim[PATH_MAX];
+    char out[PATH_MAX];
+    char json[PATH_MAX];
+    char junit[PATH_MAX];
+    char name[RG_SC_NAME_MAX];
+    int ranks;
+    double deadline_s;
+    bool expect_set;
+    rg_sc_expect expect;
+    bool leaks;
+    bool no_ownership;
+    const char *faults; /* --faults, as given */
+    const char *plan;   /* --plan FILE */
+    char **cmd;         /* after "--" */
+    int ncmd;
+};
+
+void rg_exec_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: railguard exec [--ranks N] [--faults RULES | --plan FILE] [--deadline S]\n"
+            "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
+            "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
+            "                      [--shim SO] -- CMD [ARG...]\n"
+            "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
+            "  Each gets RG_RANK and RG_SIZE in its environment; '{rank}' and '{size}' in an\n"
+            "  argument are replaced by them. RULES are the shim's plan grammar (rules separated\n"
+            "  by ';' or newlines). --expect defaults to ok without faults, any with them.\n");
+}
+
+static int usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "railguard exec: %s\n", msg);
+    rg_exec_usage(stderr);
+    return 2;
+}
+
+static int set_path(char *dst, size_t len, const char *v, const char *flag)
+{
+    if (!v || !*v || strlen(v) >= len) {
+        fprintf(stderr, "railguard exec: %s: bad or too long value '%s'\n", flag, v ? v : "");
+        return -1;
+    }
+    snprintf(dst, len, "%s", v);
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct exec_opts *o)
+{
+    static const struct option longs[] = {
+        {"ranks", required_argument, NULL, 'n'},  {"faults", required_argument, NULL, 'f'},
+        {"plan", required_argument, NULL, 'p'},   {"deadline", required_argument, NULL, 'd'},
+        {"expect", required_argument, NULL, 'e'}, {"leaks", no_argument, NULL, 'l'},
+        {"no-ownership", no_argument, NULL, 'N'}, {"name", required_argument, NULL, 'a'},
+        {"out", required_argument, NULL, 'o'},    {"json", required_argument, NULL, 'S'},
+        {"junit", required_argument, NULL, 'J'},  {"shim", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    int c;
+    char shown[72];
+    o->ranks = 1;
+    o->deadline_s = 60;
+    snprintf(o->out, sizeof(o->out), "railguard-exec");
+    opterr = 0;
+    optind = 1;
+    /* '+': options end at the first word that is not one, so the command's own flags stay its. */
+    while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
+        int64_t v;
+        switch (c) {
+        case 'n':
+            if (rg_parse_int(optarg, 1, RG_MAX_RANKS, &v) != 0) {
+                fprintf(stderr, "railguard exec: --ranks: not a number in 1..%d '%s'\n",
+                        RG_MAX_RANKS, rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->ranks = (int)v;
+            break;
+        case 'f':
+            o->faults = optarg;
+            break;
+        case 'p':
+            o->plan = optarg;
+            break;
+        case 'd':
+            if (rg_parse_seconds(optarg, 0.1, 86400, &o->deadline_s) != 0) {
+                fprintf(stderr, "railguard exec: --deadline: not seconds in 0.1..86400 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            break;
+        case 'e': {
+            int at;
+            if (rg_sc_expect_parse(optarg, strlen(optarg), &o->expect, &at) != 0 ||
+                o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY) {
+                fprintf(stderr, "railguard exec: --expect: ok, detected or any, not '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->expect_set = true;
+            break;
+        }
+        case 'l':
+            o->leaks = true;
+            break;
+        case 'N':
+            o->no_ownership = true;
+            break;
+        case 'a': {
+            size_t n = strlen(optarg);
+            bool ok = n > 0 && n < sizeof(o->name);
+            for (size_t i = 0; ok && i < n; i++)
+                ok = (optarg[i] >= 'a' && optarg[i] <= 'z') ||
+                     (optarg[i] >= 'A' && optarg[i] <= 'Z') ||
+                     (optarg[i] >= '0' && optarg[i] <= '9') || strchr("-_.", optarg[i]);
+            if (!ok) {
+                fprintf(stderr,
+                        "railguard exec: --name: letters, digits, '-', '_', '.', not '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            snprintf(o->name, sizeof(o->name), "%s", optarg);
+            break;
+        }
+        case 'o':
+            if (set_path(o->out, sizeof(o->out) - 300, optarg, "--out"))
+                return 2;
+            break;
+        case 'S':
+            if (set_path(o->json, sizeof(o->json), optarg, "--json"))
+                return 2;
+            break;
+        case 'J':
+            if (set_path(o->junit, sizeof(o->junit), optarg, "--junit"))
+                return 2;
+            break;
+        case 's':
+            if (set_path(o->shim, sizeof(o->shim), optarg, "--shim"))
+                return 2;
+            break;
+        case 'h':
+            rg_exec_usage(stdout);
+            return 1;
+        case ':':
+            fprintf(stderr, "railguard exec: %s needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "railguard exec: unknown option '%s'\n",
+                    rg_parse_show(argv[optind - 1], shown, sizeof(shown)));
+            return 2;
+        }
+    }
+    if (o->faults && o->plan)
+        return usage("--faults and --plan: one plan, not two");
+    if (optind < argc && !strcmp(argv[optind], "--"))
+        optind++;
+    if (optind >= argc)
+        return usage("no command: give it after '--'");
+    o->cmd = argv + optind;
+    o->ncmd = argc - optind;
+    if (o->ncmd > RG_EXEC_ARGS)
+        return usage("more than 64 words of command");
+    return 0;
+}
+
+/* The plan's text: --faults as given, or --plan's file (at most 64 KiB). NULL and a line in
+ * err when the file cannot be read. */
+static char *plan_text(const struct exec_opts *o, char *err, size_t errlen)
+{
+    if (o->faults)
+        return strdup(o->faults);
+    if (!o->plan)
+        return strdup("");
+    FILE *f = fopen(o->plan, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", o->plan, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(RG_EXEC_PLAN_MAX + 1);
+    size_t n = buf ? fread(buf, 1, RG_EXEC_PLAN_MAX + 1, f) : 0;
+    bool bad = ferror(f) || n > RG_EXEC_PLAN_MAX || (buf && memchr(buf, '\0', n));
+    fclose(f);
+    if (!buf || bad) {
+        snprintf(err, errlen, "%s: %s", o->plan,
+                 !buf                   ? "out of memory"
+                 : n > RG_EXEC_PLAN_MAX ? "longer than 64 KiB"
+                                        : "unreadable or not text");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/*
+ * The scenario the judge sees: no program steps, the command's ranks, the plan's rules as
+ * written (the plan library splits and checks them: one owner for the grammar), the
+ * sanitizer unless --no-ownership. Returns 0, or -1 with one line in err.
+ */
+static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err, size_t errlen)
+{
+    static struct fi_plan plan, again;
+    char perr[320];
+    const char *origin = o->plan ? o->plan : "--faults";
+    memset(sc, 0, sizeof(*sc));
+    const char *base = strrchr(o->cmd[0], '/');
+    snprintf(sc->name, sizeof(sc->name), "%s", o->name[0] ? o->name : base ? base + 1 : o->cmd[0]);
+    sc->ranks = o->ranks;
+    sc->rails = 1;
+    sc->deadline_s = o->deadline_s;
+    /* Programs have no communicator timeout; SLOW_DETECTION's bound is half the deadline. */
+    sc->timeout_s = o->deadline_s;
+    sc->ownership = !o->no_ownership;
+    char *text = plan_text(o, err, errlen);
+    if (!text)
+        return -1;
+    if (fi_plan_parse(text, origin, &plan, perr, sizeof(perr)) != 0) {
+        snprintf(err, errlen, "%s", perr);
+        free(text);
+        return -1;
+    }
+    size_t used = 0;
+    for (int i = 0; i < plan.nrules; i++) {
+        const struct fi_rule *r = &plan.rules[i];
+        rg_sc_fault *f = &sc->fault[i];
+        if (r->kind == FI_OWNERSHIP) {
+            snprintf(err, errlen,
+                     "%s:%d: the sanitizer is on by default (--no-ownership turns it off), not a "
+                     "rule 'ownership'",
+                     origin, r->line);
+            free(text);
+            return -1;
+        }
+        if (r->src_len >= sizeof(f->rule) || used + r->src_len + 2 >= sizeof(sc->faults)) {
+            snprintf(err, errlen, "%s:%d: rule %d longer than %zu characters", origin, r->line,
+                     i + 1, sizeof(f->rule) - 1);
+            free(text);
+            return -1;
+        }
+        memcpy(f->rule, text + r->src_off, r->src_len);
+        f->rule[r->src_len] = '\0';
+        f->line = r->line;
+        f->kind = (int)r->kind;
+        used += (size_t)snprintf(sc->faults + used, sizeof(sc->faults) - used, "%s%s",
+                                 used ? "\n" : "", f->rule);
+    }
+    sc->nfaults = plan.nrules;
+    free(text);
+    /* The joined plan is what every process reads: it must say the same. */
+    if (fi_plan_parse(sc->faults, origin, &again, perr, sizeof(perr)) != 0 ||
+        again.nrules != plan.nrules) {
+        snprintf(err, errlen, "%s: the rules do not join into one plan: %s", origin, perr);
+        return -1;
+    }
+    rg_sc_expect e = o->expect_set ? o->expect : sc->nfaults ? RG_SC_EXPECT_ANY : RG_SC_EXPECT_OK;
+    for (int r = 0; r < sc->ranks; r++) {
+        sc->expect[r] = e;
+        sc->expect_at[r] = RG_SC_AT_ANY;
+    }
+    return 0;
+}
+
+/* The command's words with {rank} and {size} replaced, into buf; argv points into it. */
+static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len, char **argv)
+{
+    size_t used = 0;
+    for (int i = 0; i < o->ncmd; i++) {
+        argv[i] = buf + used;
+        for (const char *p = o->cmd[i]; *p;) {
+            char tmp[16];
+            const char *put = NULL;
+            size_t skip = 1;
+            if (!strncmp(p, "{rank}", 6)) {
+                snprintf(tmp, sizeof(tmp), "%d", rank);
+                put = tmp, skip = 6;
+            } else if (!strncmp(p, "{size}", 6)) {
+                snprintf(tmp, sizeof(tmp), "%d", o->ranks);
+                put = tmp, skip = 6;
+            }
+            size_t n = put ? strlen(put) : 1;
+            if (used + n + 1 >= len)
+                return -1;
+            memcpy(buf + used, put ? put : p, n);
+            used += n;
+            p += skip;
+        }
+        buf[used++] = '\0';
+    }
+    argv[o->ncmd] = NULL;
+    return 0;
+}
+
+/* In the child: the process's log, the shim, its rank; then the command. Never returns. */
+static void start_child(const struct exec_opts *o, const rg_result *res, const char *planfile,
+                        int rank)
+{
+    char log[1200], evp[1200], bt[1200], num[16], words[16384];
+    char *argv[RG_EXEC_ARGS + 1];
+    snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, rank);
+    snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, rank);
+    snprintf(bt, sizeof(bt), "%s/rank%d.backtrace", res->dir, rank);
+    int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nfd = open("/dev/null", O_RDONLY);
+    if (lfd < 0 || nfd < 0 || dup2(nfd, 0) < 0 || dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0)
+        _exit(126);
+    close(lfd);
+    close(nfd);
+    unlink(evp); /* a rerun into the same directory must not read old evidence */
+    unlink(bt);
+    /* Its own process group, so what it forks goes with it at the end. */
+    setpgid(0, 0);
+    rg_proc_shim_env(o->shim, planfile, evp, rank, true);
+    snprintf(num, sizeof(num), "%d", rank);
+    setenv("RG_RANK", num, 1);
+    snprintf(num, sizeof(num), "%d", o->ranks);
+    setenv("RG_SIZE", num, 1);
+    if (rank_argv(o, rank, words, sizeof(words), argv) != 0) {
+        fprintf(stderr, "railguard exec: cannot start: the command is longer than %zu bytes\n",
+                sizeof(words));
+        _exit(127);
+    }
+    execvp(argv[0], argv);
+    fprintf(stderr, "railguard exec: cannot start '%s': %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* The processes' ends, as they come, until none is running or the deadline passes. */
+static void watch(struct rg_proc *procs, rg_result *res, double t0, double deadline)
+{
+    for (;;) {
+        int live = 0;
+        for (int r = 0; r < res->ranks; r++) {
+            struct rg_proc *p = &procs[r];
+            int st;
+            if (p->pid <= 0 || p->exited || p->stopped)
+                continue;
+            pid_t w = waitpid(p->pid, &st, WNOHANG | WUNTRACED);
+            if (w == p->pid && WIFSTOPPED(st)) {
+                p->stopped = true;
+                p->stop_t_s = rg_now_s() - t0;
+            } else if (w == p->pid) {
+                p->status = st;
+                p->exited = true;
+                res->rank[r].left_t_s = rg_now_s() - t0;
+            } else {
+                live++;
+            }
+        }
+        /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
+        if (!live || rg_now_s() >= deadline)
+            return;
+        usleep(20000);
+    }
+}
+
+/* Whether the process's own exit fault ended it (the shim says so before it exits). */
+static bool exit_fault_fired(const rg_scenario *sc, const rg_evidence *e)
+{
+    for (int i = 0; i < sc->nfaults; i++)
+        if (sc->fault[i].kind == FI_EXIT && e->fired[i] > 0)
+            return true;
+    return false;
+}
+
+/* One process's verdict from how it ended; the evidence's rules come after, for all at once. */
+static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenario *sc,
+                          const rg_evidence *e, const char *dir, int r)
+{
+    char logp[1200], tail[400];
+    snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
+    rg_log_tail(logp, tail, sizeof(tail));
+    if (p->pid <= 0) {
+        rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
+    } else if (p->hung) {
+        /* DEADLOCK is written once the evidence says what its queues held */
+    } else if (p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL) ||
+               (WIFEXITED(p->status) && exit_fault_fired(sc, e))) {
+        rg_proc_judge_ended(k, p, sc, e, dir, r);
+    } else if (WIFSIGNALED(p->status)) {
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "killed by signal %d (%s)%s%s",
+                     WTERMSIG(p->status), strsignal(WTERMSIG(p->status)),
+                     tail[0] ? "; last output: " : "", tail);
+    } else if (WEXITSTATUS(p->status) == 127 && strstr(tail, "railguard exec: cannot start")) {
+        rg_rank_find(k, RG_V_ERROR, k->left_t_s, "%s", tail);
+    } else if (e->present && e->loaded && !e->totals) {
+        /* _exit() or exec() skip the shim's summary: what it did with verbs is unknown. */
+        rg_rank_find(k, RG_V_ERROR, k->left_t_s,
+                     "not instrumented: exited with status %d but the shim wrote no summary (the "
+                     "program left by _exit() or exec()), so what it did with verbs is unknown",
+                     WEXITSTATUS(p->status));
+    } else if (WEXITSTATUS(p->status) != 0) {
+        rg_rank_find(k, RG_V_DETECTED, k->left_t_s, "exited with status %d%s%s",
+                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
+    } else {
+        rg_rank_find(k, RG_V_OK, k->left_t_s, "exited with status 0");
+    }
+}
+
+/* Runs and judges the processes; res holds the verdicts. */
+static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result *res)
+{
+    static struct rg_proc procs[RG_MAX_RANKS];
+    static rg_evidence ev[RG_MAX_RANKS];
+    char plan[1200], err[512];
+    double t0 = rg_now_s(), t0_ms = t0 * 1000.0;
+    if (rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
+        for (int r = 0; r < sc->ranks; r++)
+            rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "cannot write %s/plan: %s", res->dir,
+                         strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    for (int r = 0; r < sc->ranks; r++) {
+        res->rank[r] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1};
+        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "%s", sc->name);
+        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1, .verdict = true};
+        pid_t pid = fork();
+        if (pid == 0)
+            start_child(o, res, plan, r);
+        procs[r].pid = pid;
+    }
+    watch(procs, res, t0, t0 + sc->deadline_s);
+    for (int r = 0; r < sc->ranks; r++) {
+        struct rg_proc *p = &procs[r];
+        if (p->pid > 0 && !p->exited && p->stopped) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &p->status, 0);
+            p->exited = true;
+            res->rank[r].left_t_s = p->stop_t_s;
+        }
+        p->hung = p->pid > 0 && !p->exited;
+    }
+    rg_proc_stop_hung(procs, 0, sc->ranks, res->dir, false);
+    for (int r = 0; r < sc->ranks; r++)
+        if (procs[r].pid > 0)
+            kill(-procs[r].pid, SIGKILL); /* what it left running in its group */
+    res->seconds = rg_now_s() - t0;
+    for (int r = 0; r < sc->ranks; r++) {
+        char evp[1200];
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
+            rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
+        judge_process(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
+    }
+    rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
+    res->t0_mono_ms = t0_ms;
+    gethostname(res->host, sizeof(res->host) - 1);
+    for (int r = 0; r < sc->ranks; r++) {
+        rg_rank_result *k = &res->rank[r];
+        if (procs[r].hung)
+            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
+                         "still running after the %.0f s deadline%s%s; backtrace in "
+                         "%s/rank%d.backtrace",
+                         sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
+    }
+}
+
+/* "railguard exec --ranks 2 --faults '...' -- CMD ...", quoted to paste back. */
+static void repro_line(const struct exec_opts *o, int argc, char **argv, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    rg_shell_word(buf, len, o->self);
+    for (int i = 0; i < argc; i++)
+        if (rg_shell_word(buf, len, argv[i]) != 0)
+            break;
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+}
+
+static int mkdirs(const char *path)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir(p, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int rg_exec_main(int argc, char **argv)
+{
+    static struct exec_opts o;
+    static rg_scenario sc;
+    static rg_result res;
+    char err[600], path[PATH_MAX + 64];
+    memset(&o, 0, sizeof(o));
+    ssize_t n = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
+    if (n <= 0)
+        return usage("cannot find my own executable");
+    o.self[n] = '\0';
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", o.self);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(o.shim, sizeof(o.shim), "%.*s/../lib/railguard-fi.so", (int)(sizeof(o.shim) - 40),
+             dir);
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (build_scenario(&o, &sc, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return 2;
+    }
+    if (access(o.shim, R_OK) != 0) {
+        fprintf(stderr, "railguard exec: --shim: cannot read '%s': %s\n", o.shim, strerror(errno));
+        return 2;
+    }
+    memset(&res, 0, sizeof(res));
+    snprintf(res.name, sizeof(res.name), "%s", sc.name);
+    repro_line(&o, argc, argv, res.repro, sizeof(res.repro));
+    snprintf(res.path, sizeof(res.path), "%s", res.repro);
+    if ((size_t)snprintf(res.dir, sizeof(res.dir), "%s/000-%s", o.out, sc.name) >=
+        sizeof(res.dir)) {
+        fprintf(stderr, "railguard exec: --out: too long a path '%s'\n", o.out);
+        return 2;
+    }
+    if (mkdirs(res.dir) != 0) {
+        fprintf(stderr, "railguard exec: --out: cannot make '%s': %s\n", res.dir, strerror(errno));
+        return 2;
+    }
+    res.ranks = sc.ranks;
+    res.self_rank = -1;
+    res.leak_ok = !o.leaks;
+    memcpy(res.expect, sc.expect, sizeof(res.expect));
+    memcpy(res.expect_at, sc.expect_at, sizeof(res.expect_at));
+    run_exec(&o, &sc, &res);
+    rg_judge(&res);
+    snprintf(path, sizeof(path), "%s/result.json", res.dir);
+    int bad = rg_result_save(&res, path, err, sizeof(err));
+    snprintf(path, sizeof(path), "%s/report.json", o.out);
+    bad = bad || rg_report_json(&res, 1, res.seconds, NULL, path, err, sizeof(err));
+    snprintf(path, sizeof(path), "%s/junit.xml", o.out);
+    bad = bad || rg_report_junit(&res, 1, res.seconds, NULL, path, err, sizeof(err));
+    bad =
+        bad || (o.json[0] && rg_report_json(&res, 1, res.seconds, NULL, o.json, err, sizeof(err)));
+    bad = bad ||
+          (o.junit[0] && rg_report_junit(&res, 1, res.seconds, NULL, o.junit, err, sizeof(err)));
+    rg_report_line(stdout, &res);
+    rg_report_table(stdout, &res, 1, res.seconds);
+    if (bad) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return 1;
+    }
+    return res.passed ? 0 : 1;
+}

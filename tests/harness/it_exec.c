@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard exec` end to end, on rxe, with a program railguard does not drive: rg-fi-probe (a
+ * loopback pair of QPs) and its built-in bugs. A clean run passes; a flushed receive the
+ * program reports is `detected`; the same error ignored (exit 0) is ERROR_SWALLOWED; a rule
+ * that never fires is NOT_EXERCISED; a poll loop with no deadline is DEADLOCK with a backtrace
+ * naming the loop; objects never destroyed are listed as LEAK and fail only with --leaks; each
+ * copy gets its rank and size. Bad flags stop it at once with one line.
+ */
+#include "common/rg_check.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_bin[PATH_MAX], g_probe[PATH_MAX], g_tmp[PATH_MAX];
+static char g_out[65536];
+static int g_n;
+
+static void setup(void)
+{
+    rg_check_build_file(g_bin, sizeof(g_bin), "bin/railguard");
+    rg_check_build_file(g_probe, sizeof(g_probe), "bin/rg-fi-probe");
+    snprintf(g_tmp, sizeof(g_tmp), "/tmp/rg-it-exec.%ld", (long)getpid());
+    mkdir(g_tmp, 0755);
+}
+
+/*
+ * Runs "railguard exec --out DIR ARGS" (a shell line, KILLed after 150 s), its output in g_out;
+ * DIR, a fresh directory per call, goes to dir. Returns the exit status.
+ */
+static int rg_exec(char *dir, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int rg_exec(char *dir, size_t len, const char *fmt, ...)
+{
+    char args[2048], cmd[3 * PATH_MAX + 2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    /* Each test is a process of its own (Check forks): the pid keeps their directories apart. */
+    ck_assert((size_t)snprintf(dir, len, "%s/x%ld-%d", g_tmp, (long)getpid(), g_n++) < len);
+    snprintf(cmd, sizeof(cmd), "timeout -s KILL 150 %s exec --out %s %s 2>&1", g_bin, dir, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(g_out, 1, sizeof(g_out) - 1, p);
+    g_out[n] = '\0';
+    int st = pclose(p);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 137, "railguard exec killed:\n%s", g_out);
+    return WEXITSTATUS(st);
+}
+
+static void expect_in(const char *needle)
+{
+    ck_assert_msg(strstr(g_out, needle), "'%s' not in:\n%s", needle, g_out);
+}
+
+static bool file_holds(const char *path, const char *needle)
+{
+    static char buf[256 * 1024];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, needle) != NULL;
+}
+
+START_TEST(test_clean_and_detected)
+{
+    char dir[PATH_MAX];
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "-- %s --msgs 3", g_probe), 0);
+    expect_in("PASS  rg-fi-probe");
+    expect_in(" ok  fired -");
+    expect_in("1 passed, 0 failed");
+    /* The program reports the flushed receive (exit 1) after the fault fired: detected. */
+    ck_assert_int_eq(
+        rg_exec(dir, sizeof(dir), "--faults 'error op=recv nth=2' -- %s --msgs 3", g_probe), 0);
+    expect_in(" detected  fired 1");
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    ck_assert(file_holds(path, "\"verdict\": \"detected\""));
+    snprintf(path, sizeof(path), "%s/junit.xml", dir);
+    ck_assert(file_holds(path, "rg-fi-probe"));
+    /* Expected ok, it failed: the run fails. */
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
+                             "--expect ok --faults 'error op=recv nth=2' -- %s --msgs 3", g_probe),
+                     1);
+}
+END_TEST
+
+START_TEST(test_swallowed_and_not_exercised)
+{
+    char dir[PATH_MAX];
+    /* The same error, but the program exits 0 whatever its completions said. */
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
+                             "--faults 'error op=recv nth=2' -- %s --msgs 3 --ignore-errors",
+                             g_probe),
+                     1);
+    expect_in("ERROR_SWALLOWED");
+    expect_in("handed this rank 1 injected error completion(s), yet every call it made returned "
+              "success");
+    /* A rule that matches nothing the program does proves nothing. */
+    ck_assert_int_eq(
+        rg_exec(dir, sizeof(dir), "--faults 'error op=recv nth=99' -- %s --msgs 3", g_probe), 1);
+    expect_in("NOT_EXERCISED");
+    expect_in("fired 0 times on every rank");
+}
+END_TEST
+
+/* A poll loop with no deadline: DEADLOCK at the deadline, gdb's backtrace names the loop. */
+START_TEST(test_deadlock_backtrace)
+{
+    char dir[PATH_MAX], bt[PATH_MAX + 64];
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "--deadline 3 -- %s --msgs 1 --spin", g_probe), 1);
+    expect_in("DEADLOCK");
+    expect_in("still running after the 3 s deadline");
+    snprintf(bt, sizeof(bt), "%s/000-rg-fi-probe/rank0.backtrace", dir);
+    ck_assert_msg(file_holds(bt, "spin_on_empty_cq"), "no spin_on_empty_cq in %s", bt);
+}
+END_TEST
+
+/* Objects left for exit to clean up: listed, failing only with --leaks. */
+START_TEST(test_leaks)
+{
+    char dir[PATH_MAX];
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "-- %s --msgs 1 --leak", g_probe), 0);
+    expect_in("LEAK");
+    expect_in("1 passed, 0 failed");
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/000-rg-fi-probe/result.json", dir);
+    ck_assert(file_holds(path, "QP(s) alive: never destroyed"));
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "--leaks -- %s --msgs 1 --leak", g_probe), 1);
+    expect_in("0 passed, 1 failed");
+}
+END_TEST
+
+/* Each copy's rank and size, in its environment and in {rank}/{size}; its own log. */
+START_TEST(test_ranks)
+{
+    char dir[PATH_MAX], log[PATH_MAX + 64];
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
+                             "--ranks 2 --name ranks -- sh -c 'echo r=$RG_RANK s=$RG_SIZE a=$0' "
+                             "'{rank}of{size}'"),
+                     1); /* sh leaves without the shim's summary: not instrumented, ERROR */
+    expect_in("not instrumented: exited with status 0 but the shim wrote no summary");
+    for (int r = 0; r < 2; r++) {
+        char want[64];
+        snprintf(log, sizeof(log), "%s/000-ranks/rank%d.log", dir, r);
+        snprintf(want, sizeof(want), "r=%d s=2 a=%dof2", r, r);
+        ck_assert_msg(file_holds(log, want), "no '%s' in %s", want, log);
+    }
+}
+END_TEST
+
+/* Bad flags: one line naming the flag, status 2, nothing run. */
+START_TEST(test_bad_flags)
+{
+    static const char *const cases[][2] = {
+        {"--ranks 0 -- true", "railguard exec: --ranks: not a number in 1..64 '0'"},
+        {"--faults 'error nht=2' -- true", "railguard exec: --faults:1: unknown key 'nht'"},
+        {"--faults 'count' --plan /dev/null -- true",
+         "railguard exec: --faults and --plan: one plan, not two"},
+        {"--expect killed -- true", "railguard exec: --expect: ok, detected or any, not 'killed'"},
+        {"--deadline -1 -- true", "railguard exec: --deadline: not seconds in 0.1..86400 '-1'"},
+        {"--plan /nonexistent -- true",
+         "railguard exec: /nonexistent: cannot open: No such file or directory"},
+        {"--bogus -- true", "railguard exec: unknown option '--bogus'"},
+        {"--ranks 2", "railguard exec: no command: give it after '--'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char dir[PATH_MAX];
+        ck_assert_int_eq(rg_exec(dir, sizeof(dir), "%s", cases[i][0]), 2);
+        ck_assert_msg(!strncmp(g_out, cases[i][1], strlen(cases[i][1])) &&
+                          g_out[strlen(cases[i][1])] == '\n',
+                      "%s: want first line '%s', got:\n%s", cases[i][0], cases[i][1], g_out);
+        ck_assert_int_ne(access(dir, F_OK), 0); /* nothing made */
+    }
+}
+END_TEST
+
+Suite *rg_suite_it_exec(void)
+{
+    Suite *s = suite_create("it_exec");
+    TCase *t = tcase_create("exec");
+    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 600);
+    tcase_add_test(t, test_clean_and_detected);
+    tcase_add_test(t, test_swallowed_and_not_exercised);
+    tcase_add_test(t, test_deadlock_backtrace);
+    tcase_add_test(t, test_leaks);
+    tcase_add_test(t, test_ranks);
+    tcase_add_test(t, test_bad_flags);
+    suite_add_tcase(s, t);
+    return s;
+}
