@@ -192,6 +192,11 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
     o->ncmd = argc - optind;
     if (o->ncmd > RG_EXEC_ARGS)
         return usage("more than 64 words of command");
+    if (!rg_proc_executable(o->cmd[0])) {
+        fprintf(stderr, "railguard exec: '%s' %s\n", rg_parse_show(o->cmd[0], shown, sizeof(shown)),
+                strchr(o->cmd[0], '/') ? "is not an executable file" : "not found on PATH");
+        return 2;
+    }
     return 0;
 }
 

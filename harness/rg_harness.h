@@ -377,6 +377,17 @@ int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_
 void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
                       bool keep_preload);
 
+/*
+ * A command given as one argument ('valgrind --error-exitcode=99'): blank-separated words (no
+ * quoting) copied into buf, at most `max` of them in words[] (NULL after the last), the first
+ * an executable file or a program on PATH now, so a typo is one line before anything runs.
+ * Returns the number of words, or -1 with what is wrong in err.
+ */
+int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
+                     size_t errlen);
+/* Whether `name` (a path, or a word looked up on PATH) is an executable file. */
+bool rg_proc_executable(const char *name);
+
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
 void rg_run_usage(FILE *f);

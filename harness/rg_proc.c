@@ -6,9 +6,11 @@
  * fault, or a crash), and the tail of its log for a finding.
  */
 #include "rg_harness.h"
+#include "rg_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,4 +272,57 @@ void rg_proc_shim_env(const char *shim, const char *planfile, const char *events
     setenv("RG_FI_RANK", num, 1);
     snprintf(num, sizeof(num), "%d", rg_proc_snapshot_signal());
     setenv("RG_FI_SNAPSHOT_SIGNAL", num, 1);
+}
+
+bool rg_proc_executable(const char *name)
+{
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char cand[PATH_MAX];
+    for (const char *d = path ? path : ""; *d;) {
+        size_t n = strcspn(d, ":");
+        if (n && snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, d, name) < (int)sizeof(cand) &&
+            access(cand, X_OK) == 0)
+            return true;
+        d += n + (d[n] == ':');
+    }
+    return false;
+}
+
+int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
+                     size_t errlen)
+{
+    char shown[72];
+    int n = 0;
+    if (snprintf(buf, buflen, "%s", arg) >= (int)buflen) {
+        snprintf(err, errlen, "longer than %zu bytes", buflen - 1);
+        return -1;
+    }
+    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == max) {
+            snprintf(err, errlen, "more than %d words", max);
+            return -1;
+        }
+        for (const char *c = w; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                snprintf(err, errlen, "a control character in '%s'",
+                         rg_parse_show(arg, shown, sizeof(shown)));
+                return -1;
+            }
+        words[n++] = w;
+    }
+    words[n] = NULL;
+    if (!n) {
+        snprintf(err, errlen, "empty");
+        return -1;
+    }
+    if (!rg_proc_executable(words[0])) {
+        snprintf(err, errlen,
+                 strchr(words[0], '/') ? "'%s' is not an executable file"
+                                       : "'%s' not found on PATH",
+                 rg_parse_show(words[0], shown, sizeof(shown)));
+        return -1;
+    }
+    return n;
 }

@@ -213,53 +213,15 @@ static int parse_devices(struct run_opts *o, const char *list, const char *from)
  */
 static int parse_wrapper(struct run_opts *o, const char *arg)
 {
-    char shown[72];
-    if (snprintf(o->wrap_buf, sizeof(o->wrap_buf), "%s", arg) >= (int)sizeof(o->wrap_buf)) {
-        fprintf(stderr, "railguard run: --rank-wrapper: longer than %zu bytes\n",
-                sizeof(o->wrap_buf) - 1);
-        return -1;
-    }
+    char err[200];
     snprintf(o->wrap_arg, sizeof(o->wrap_arg), "%s", arg);
-    o->nwrap = 0;
-    for (char *save = NULL, *w = strtok_r(o->wrap_buf, " \t", &save); w;
-         w = strtok_r(NULL, " \t", &save)) {
-        if (o->nwrap == 16) {
-            fprintf(stderr, "railguard run: --rank-wrapper: more than 16 words\n");
-            return -1;
-        }
-        for (const char *c = w; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-                fprintf(stderr, "railguard run: --rank-wrapper: a control character in '%s'\n",
-                        rg_parse_show(arg, shown, sizeof(shown)));
-                return -1;
-            }
-        o->wrap[o->nwrap++] = w;
-    }
-    o->wrap[o->nwrap] = NULL;
-    if (!o->nwrap) {
-        fprintf(stderr, "railguard run: --rank-wrapper: empty\n");
+    o->nwrap =
+        rg_command_words(arg, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, err, sizeof(err));
+    if (o->nwrap < 0) {
+        fprintf(stderr, "railguard run: --rank-wrapper: %s\n", err);
         return -1;
     }
-    if (strchr(o->wrap[0], '/')) {
-        if (access(o->wrap[0], X_OK) == 0)
-            return 0;
-        fprintf(stderr, "railguard run: --rank-wrapper: '%s' is not an executable file\n",
-                rg_parse_show(o->wrap[0], shown, sizeof(shown)));
-        return -1;
-    }
-    const char *path = getenv("PATH");
-    char cand[PATH_MAX];
-    for (const char *d = path ? path : ""; *d;) {
-        size_t n = strcspn(d, ":");
-        if (n &&
-            snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, d, o->wrap[0]) < (int)sizeof(cand) &&
-            access(cand, X_OK) == 0)
-            return 0;
-        d += n + (d[n] == ':');
-    }
-    fprintf(stderr, "railguard run: --rank-wrapper: '%s' not found on PATH\n",
-            rg_parse_show(o->wrap[0], shown, sizeof(shown)));
-    return -1;
+    return 0;
 }
 
 static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)

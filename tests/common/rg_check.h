@@ -21,6 +21,7 @@ Suite *rg_suite_scenario(void);
 Suite *rg_suite_data(void);
 Suite *rg_suite_report(void);
 Suite *rg_suite_judge(void);
+Suite *rg_suite_proc(void);
 Suite *rg_suite_sweep(void);
 Suite *rg_suite_sidechan(void);
 Suite *rg_suite_parse(void);

@@ -174,6 +174,8 @@ START_TEST(test_bad_flags)
          "railguard exec: /nonexistent: cannot open: No such file or directory"},
         {"--bogus -- true", "railguard exec: unknown option '--bogus'"},
         {"--ranks 2", "railguard exec: no command: give it after '--'"},
+        {"-- no-such-program-anywhere",
+         "railguard exec: 'no-such-program-anywhere' not found on PATH"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char dir[PATH_MAX];

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* A command given as one argument (--rank-wrapper, exec's --server and --client): its words and
+ * its refusals, each one line. */
+#include "common/rg_check.h"
+#include "rg_harness.h"
+
+#include <string.h>
+
+START_TEST(test_command_words)
+{
+    char buf[64], err[160], *w[5];
+    ck_assert_int_eq(rg_command_words("  sh -c\tx  ", buf, sizeof(buf), w, 4, err, sizeof(err)), 3);
+    ck_assert_str_eq(w[0], "sh");
+    ck_assert_str_eq(w[1], "-c");
+    ck_assert_str_eq(w[2], "x");
+    ck_assert_ptr_null(w[3]);
+    ck_assert_int_eq(rg_command_words("/bin/true", buf, sizeof(buf), w, 4, err, sizeof(err)), 1);
+
+    static const char *const bad[][2] = {
+        {"", "empty"},
+        {"   ", "empty"},
+        {"nosuch-program-here x", "'nosuch-program-here' not found on PATH"},
+        {"/etc/passwd", "'/etc/passwd' is not an executable file"},
+        {"sh a b c d", "more than 4 words"},
+        {"sh a\001b", "a control character in 'sh a?b'"},
+        {"sh aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         "longer than 63 bytes"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        ck_assert_int_eq(rg_command_words(bad[i][0], buf, sizeof(buf), w, 4, err, sizeof(err)), -1);
+        ck_assert_str_eq(err, bad[i][1]);
+    }
+}
+END_TEST
+
+Suite *rg_suite_proc(void)
+{
+    Suite *s = suite_create("proc");
+    TCase *t = tcase_create("words");
+    tcase_add_test(t, test_command_words);
+    suite_add_tcase(s, t);
+    return s;
+}
