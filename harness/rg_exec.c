@@ -42,9 +42,17 @@ struct exec_opts {
     rg_sc_expect expect;
     bool leaks;
     bool no_ownership;
-    const char *faults; /* --faults, as given */
-    const char *plan;   /* --plan FILE */
-    char **cmd;         /* after "--" */
+    bool ranks_set;
+    /* --server/--client: rank 0 and rank 1, the client started once the server listens */
+    const char *server_arg, *client_arg;
+    char server_buf[1024], client_buf[1024];
+    char *server[17], *client[17];
+    int nserver, nclient;
+    double client_after; /* --client-after: seconds after the server; -1: when it listens */
+    int port;            /* {port}: a free TCP port, chosen once */
+    const char *faults;  /* --faults, as given */
+    const char *plan;    /* --plan FILE */
+    char **cmd;          /* after "--" */
     int ncmd;
 };
 
@@ -55,10 +63,15 @@ void rg_exec_usage(FILE *f)
             "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
             "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
             "                      [--shim SO] -- CMD [ARG...]\n"
+            "       railguard exec [options] --server 'CMD ARG...' --client 'CMD ARG...'\n"
+            "                      [--client-after S]\n"
             "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
             "  Each gets RG_RANK and RG_SIZE in its environment; '{rank}' and '{size}' in an\n"
             "  argument are replaced by them. RULES are the shim's plan grammar (rules separated\n"
-            "  by ';' or newlines). --expect defaults to ok without faults, any with them.\n");
+            "  by ';' or newlines). --expect defaults to ok without faults, any with them.\n"
+            "  --server/--client: rank 0 and rank 1; the client starts once the server listens\n"
+            "  on {port} (a free TCP port), or --client-after S seconds after it; {host} is the\n"
+            "  server's address. Their words are blank-separated, without quoting.\n");
 }
 
 static int usage(const char *msg)
@@ -79,20 +92,59 @@ static int set_path(char *dst, size_t len, const char *v, const char *flag)
     return 0;
 }
 
+/* --server and --client: both, without a command after '--' or --ranks; each checked now. */
+static int client_server(struct exec_opts *o, bool cmd_too)
+{
+    char err[200];
+    if (!o->server_arg || !o->client_arg)
+        return usage("--server and --client go together");
+    if (cmd_too)
+        return usage("--server/--client or a command after '--', not both");
+    if (o->ranks_set)
+        return usage("--ranks: a server and a client are 2 ranks");
+    o->nserver = rg_command_words(o->server_arg, o->server_buf, sizeof(o->server_buf), o->server,
+                                  16, err, sizeof(err));
+    if (o->nserver < 0) {
+        fprintf(stderr, "railguard exec: --server: %s\n", err);
+        return 2;
+    }
+    o->nclient = rg_command_words(o->client_arg, o->client_buf, sizeof(o->client_buf), o->client,
+                                  16, err, sizeof(err));
+    if (o->nclient < 0) {
+        fprintf(stderr, "railguard exec: --client: %s\n", err);
+        return 2;
+    }
+    o->ranks = 2;
+    /* A server not told {port} listens where railguard cannot look (an RDMA CM port): wait 1 s. */
+    if (o->client_after < 0 && !strstr(o->server_arg, "{port}"))
+        o->client_after = 1.0;
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct exec_opts *o)
 {
-    static const struct option longs[] = {
-        {"ranks", required_argument, NULL, 'n'},  {"faults", required_argument, NULL, 'f'},
-        {"plan", required_argument, NULL, 'p'},   {"deadline", required_argument, NULL, 'd'},
-        {"expect", required_argument, NULL, 'e'}, {"leaks", no_argument, NULL, 'l'},
-        {"no-ownership", no_argument, NULL, 'N'}, {"name", required_argument, NULL, 'a'},
-        {"out", required_argument, NULL, 'o'},    {"json", required_argument, NULL, 'S'},
-        {"junit", required_argument, NULL, 'J'},  {"shim", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"ranks", required_argument, NULL, 'n'},
+                                          {"faults", required_argument, NULL, 'f'},
+                                          {"plan", required_argument, NULL, 'p'},
+                                          {"deadline", required_argument, NULL, 'd'},
+                                          {"expect", required_argument, NULL, 'e'},
+                                          {"leaks", no_argument, NULL, 'l'},
+                                          {"no-ownership", no_argument, NULL, 'N'},
+                                          {"name", required_argument, NULL, 'a'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {"json", required_argument, NULL, 'S'},
+                                          {"junit", required_argument, NULL, 'J'},
+                                          {"shim", required_argument, NULL, 's'},
+                                          {"server", required_argument, NULL, 'V'},
+                                          {"client", required_argument, NULL, 'C'},
+                                          {"client-after", required_argument, NULL, 'A'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     int c;
     char shown[72];
     o->ranks = 1;
     o->deadline_s = 60;
+    o->client_after = -1;
     snprintf(o->out, sizeof(o->out), "railguard-exec");
     opterr = 0;
     optind = 1;
@@ -107,6 +159,20 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
                 return 2;
             }
             o->ranks = (int)v;
+            o->ranks_set = true;
+            break;
+        case 'V':
+            o->server_arg = optarg;
+            break;
+        case 'C':
+            o->client_arg = optarg;
+            break;
+        case 'A':
+            if (rg_parse_seconds(optarg, 0, 3600, &o->client_after) != 0) {
+                fprintf(stderr, "railguard exec: --client-after: not seconds in 0..3600 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
             break;
         case 'f':
             o->faults = optarg;
@@ -186,6 +252,8 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
         return usage("--faults and --plan: one plan, not two");
     if (optind < argc && !strcmp(argv[optind], "--"))
         optind++;
+    if (o->server_arg || o->client_arg)
+        return client_server(o, optind < argc);
     if (optind >= argc)
         return usage("no command: give it after '--'");
     o->cmd = argv + optind;
@@ -198,6 +266,17 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
         return 2;
     }
     return 0;
+}
+
+/* The words rank r runs: the server's, the client's, or the command after '--'. */
+static char **words_of(const struct exec_opts *o, int r, int *n)
+{
+    if (o->server_arg) {
+        *n = r ? o->nclient : o->nserver;
+        return r ? (char **)o->client : (char **)o->server;
+    }
+    *n = o->ncmd;
+    return o->cmd;
 }
 
 /* The plan's text: --faults as given, or --plan's file (at most 64 KiB). NULL and a line in
@@ -240,8 +319,10 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     char perr[320];
     const char *origin = o->plan ? o->plan : "--faults";
     memset(sc, 0, sizeof(*sc));
-    const char *base = strrchr(o->cmd[0], '/');
-    snprintf(sc->name, sizeof(sc->name), "%s", o->name[0] ? o->name : base ? base + 1 : o->cmd[0]);
+    int nw;
+    char **w = words_of(o, 0, &nw);
+    const char *base = strrchr(w[0], '/');
+    snprintf(sc->name, sizeof(sc->name), "%s", o->name[0] ? o->name : base ? base + 1 : w[0]);
     sc->ranks = o->ranks;
     sc->rails = 1;
     sc->deadline_s = o->deadline_s;
@@ -297,13 +378,15 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     return 0;
 }
 
-/* The command's words with {rank} and {size} replaced, into buf; argv points into it. */
+/* Rank r's words with {rank}, {size}, {port} and {host} replaced, into buf; argv points there. */
 static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len, char **argv)
 {
     size_t used = 0;
-    for (int i = 0; i < o->ncmd; i++) {
+    int nw;
+    char **words = words_of(o, rank, &nw);
+    for (int i = 0; i < nw; i++) {
         argv[i] = buf + used;
-        for (const char *p = o->cmd[i]; *p;) {
+        for (const char *p = words[i]; *p;) {
             char tmp[16];
             const char *put = NULL;
             size_t skip = 1;
@@ -313,6 +396,11 @@ static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len,
             } else if (!strncmp(p, "{size}", 6)) {
                 snprintf(tmp, sizeof(tmp), "%d", o->ranks);
                 put = tmp, skip = 6;
+            } else if (!strncmp(p, "{port}", 6)) {
+                snprintf(tmp, sizeof(tmp), "%d", o->port);
+                put = tmp, skip = 6;
+            } else if (!strncmp(p, "{host}", 6)) {
+                put = "127.0.0.1", skip = 6;
             }
             size_t n = put ? strlen(put) : 1;
             if (used + n + 1 >= len)
@@ -323,7 +411,7 @@ static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len,
         }
         buf[used++] = '\0';
     }
-    argv[o->ncmd] = NULL;
+    argv[nw] = NULL;
     return 0;
 }
 
@@ -360,6 +448,24 @@ static void start_child(const struct exec_opts *o, const rg_result *res, const c
     _exit(127);
 }
 
+/* Whether p ended (or stopped) since last looked at: its status recorded. */
+static bool reaped(struct rg_proc *p, rg_rank_result *k, double t0)
+{
+    int st;
+    if (p->pid <= 0 || p->exited || p->stopped ||
+        waitpid(p->pid, &st, WNOHANG | WUNTRACED) != p->pid)
+        return false;
+    if (WIFSTOPPED(st)) {
+        p->stopped = true;
+        p->stop_t_s = rg_now_s() - t0;
+    } else {
+        p->status = st;
+        p->exited = true;
+        k->left_t_s = rg_now_s() - t0;
+    }
+    return true;
+}
+
 /* The processes' ends, as they come, until none is running or the deadline passes. */
 static void watch(struct rg_proc *procs, rg_result *res, double t0, double deadline)
 {
@@ -367,26 +473,29 @@ static void watch(struct rg_proc *procs, rg_result *res, double t0, double deadl
         int live = 0;
         for (int r = 0; r < res->ranks; r++) {
             struct rg_proc *p = &procs[r];
-            int st;
-            if (p->pid <= 0 || p->exited || p->stopped)
-                continue;
-            pid_t w = waitpid(p->pid, &st, WNOHANG | WUNTRACED);
-            if (w == p->pid && WIFSTOPPED(st)) {
-                p->stopped = true;
-                p->stop_t_s = rg_now_s() - t0;
-            } else if (w == p->pid) {
-                p->status = st;
-                p->exited = true;
-                res->rank[r].left_t_s = rg_now_s() - t0;
-            } else {
-                live++;
-            }
+            reaped(p, &res->rank[r], t0);
+            live += p->pid > 0 && !p->exited && !p->stopped;
         }
         /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
         if (!live || rg_now_s() >= deadline)
             return;
         usleep(20000);
     }
+}
+
+/*
+ * The client starts once the server is ready to take it: listening on {port} (seen in
+ * /proc/net, never by connecting), or --client-after seconds after it started, or gone. At
+ * most half the deadline: a server that never listens is judged, and its client with it.
+ */
+static void await_server(const struct exec_opts *o, struct rg_proc *server, rg_result *res,
+                         double t0)
+{
+    bool by_port = o->client_after < 0;
+    double until = t0 + (by_port ? o->deadline_s / 2 : o->client_after);
+    while (rg_now_s() < until && !reaped(server, &res->rank[0], t0) && !server->exited &&
+           !server->stopped && !(by_port && rg_proc_listening(o->port)))
+        usleep(20000);
 }
 
 /* Whether the process's own exit fault ended it (the shim says so before it exits). */
@@ -448,8 +557,13 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
     fflush(NULL);
     for (int r = 0; r < sc->ranks; r++) {
         res->rank[r] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1};
-        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "%s", sc->name);
         procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1, .verdict = true};
+        if (r == 1 && o->server_arg)
+            await_server(o, &procs[0], res, t0);
+        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "%s",
+                 !o->server_arg ? sc->name
+                 : r            ? "client"
+                                : "server");
         pid_t pid = fork();
         if (pid == 0)
             start_child(o, res, plan, r);
@@ -538,6 +652,11 @@ int rg_exec_main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
+    o.port = rg_proc_free_port();
+    if (o.port <= 0) {
+        fprintf(stderr, "railguard exec: no free TCP port on loopback for {port}\n");
+        return 2;
+    }
     if (build_scenario(&o, &sc, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard exec: %s\n", err);
         return 2;

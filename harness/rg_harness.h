@@ -387,6 +387,9 @@ int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, in
                      size_t errlen);
 /* Whether `name` (a path, or a word looked up on PATH) is an executable file. */
 bool rg_proc_executable(const char *name);
+/* A TCP port on loopback free a moment ago, or -1; whether something listens on one now. */
+int rg_proc_free_port(void);
+bool rg_proc_listening(int port);
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);

@@ -462,21 +462,6 @@ static uint64_t registered_bytes(const struct sc_entry *e, int n)
 }
 
 /* --- one scenario ---------------------------------------------------------------------------- */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static int write_devices(const struct run_opts *o, const rg_scenario *sc, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -889,7 +874,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     char devfile[1200], coord[64], plan[1200];
 
     fmt(devfile, sizeof(devfile), "%s/devices.json", res->dir);
-    int port = free_port();
+    int port = rg_proc_free_port();
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
     if (port < 0 || write_devices(o, sc, devfile) != 0 ||
         rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {

@@ -160,6 +160,34 @@ START_TEST(test_ranks)
 }
 END_TEST
 
+/*
+ * A client/server program nobody here wrote: rdma-core's ibv_rc_pingpong. The client starts once
+ * the server listens on {port}; clean, both pass. A receive flushed on the client: it reports
+ * the error and exits 1 (detected), and the server, whose wait for the next message has no
+ * deadline, is still waiting at ours: DEADLOCK, with gdb's backtrace of where.
+ */
+START_TEST(test_pingpong)
+{
+    static const char pp[] = "--server 'ibv_rc_pingpong -d rxe0 -g 1 -p {port} -n 20' "
+                             "--client 'ibv_rc_pingpong -d rxe0 -g 1 -p {port} -n 20 {host}'";
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "--deadline 30 %s", pp), 0);
+    expect_in("PASS  ibv_rc_pingpong");
+    expect_in(" ok,ok  fired -");
+    snprintf(path, sizeof(path), "%s/000-ibv_rc_pingpong/rank1.log", dir);
+    ck_assert(file_holds(path, "20 iters in"));
+    ck_assert_int_eq(
+        rg_exec(dir, sizeof(dir), "--deadline 8 --faults 'error op=recv rank=1 nth=5' %s", pp), 1);
+    expect_in("first failure: rank 0: DEADLOCK at 8.00 s in server: still running after the 8 s "
+              "deadline");
+    snprintf(path, sizeof(path), "%s/000-ibv_rc_pingpong/result.json", dir);
+    ck_assert(file_holds(path, "exited with status 1"));
+    ck_assert(file_holds(path, "\"verdict\": \"DEADLOCK\""));
+    snprintf(path, sizeof(path), "%s/000-ibv_rc_pingpong/rank0.backtrace", dir);
+    ck_assert_msg(file_holds(path, "main"), "no backtrace in %s", path);
+}
+END_TEST
+
 /* Bad flags: one line naming the flag, status 2, nothing run. */
 START_TEST(test_bad_flags)
 {
@@ -174,6 +202,13 @@ START_TEST(test_bad_flags)
          "railguard exec: /nonexistent: cannot open: No such file or directory"},
         {"--bogus -- true", "railguard exec: unknown option '--bogus'"},
         {"--ranks 2", "railguard exec: no command: give it after '--'"},
+        {"--server true -- true", "railguard exec: --server and --client go together"},
+        {"--server true --client true -- true",
+         "railguard exec: --server/--client or a command after '--', not both"},
+        {"--ranks 2 --server true --client true",
+         "railguard exec: --ranks: a server and a client are 2 ranks"},
+        {"--server 'nosuch-server x' --client true",
+         "railguard exec: --server: 'nosuch-server' not found on PATH"},
         {"-- no-such-program-anywhere",
          "railguard exec: 'no-such-program-anywhere' not found on PATH"},
     };
@@ -199,6 +234,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_deadlock_backtrace);
     tcase_add_test(t, test_leaks);
     tcase_add_test(t, test_ranks);
+    tcase_add_test(t, test_pingpong);
     tcase_add_test(t, test_bad_flags);
     suite_add_tcase(s, t);
     return s;
