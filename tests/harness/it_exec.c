@@ -188,6 +188,23 @@ START_TEST(test_pingpong)
 }
 END_TEST
 
+/*
+ * rdma-core's ucmatose (RDMA CM) under a flush on every side: the shim hands each process an
+ * error completion, and each exits 0 all the same -- a real unchecked status, ERROR_SWALLOWED.
+ * The server is not told {port}, so the client starts 1 s after it.
+ */
+START_TEST(test_ucmatose_swallows)
+{
+    char dir[PATH_MAX];
+    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
+                             "--deadline 30 --faults 'error status=WR_FLUSH_ERR' "
+                             "--server 'ucmatose -b 10.9.0.1' --client 'ucmatose -s 10.9.0.1'"),
+                     1);
+    expect_in("ERROR_SWALLOWED,ERROR_SWALLOWED");
+    expect_in("injected error completion(s), yet every call it made returned success");
+}
+END_TEST
+
 /* Bad flags: one line naming the flag, status 2, nothing run. */
 START_TEST(test_bad_flags)
 {
@@ -235,6 +252,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_leaks);
     tcase_add_test(t, test_ranks);
     tcase_add_test(t, test_pingpong);
+    tcase_add_test(t, test_ucmatose_swallows);
     tcase_add_test(t, test_bad_flags);
     suite_add_tcase(s, t);
     return s;
