@@ -668,7 +668,10 @@ int rg_exec_main(int argc, char **argv)
     memset(&res, 0, sizeof(res));
     snprintf(res.name, sizeof(res.name), "%s", sc.name);
     repro_line(&o, argc, argv, res.repro, sizeof(res.repro));
-    snprintf(res.path, sizeof(res.path), "%s", res.repro);
+    /* The result's "path" is what ran: the command line, cut to its field. */
+    size_t plen = strnlen(res.repro, sizeof(res.path) - 1);
+    memcpy(res.path, res.repro, plen);
+    res.path[plen] = '\0';
     if ((size_t)snprintf(res.dir, sizeof(res.dir), "%s/000-%s", o.out, sc.name) >=
         sizeof(res.dir)) {
         fprintf(stderr, "railguard exec: --out: too long a path '%s'\n", o.out);
