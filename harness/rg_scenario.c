@@ -145,6 +145,7 @@ enum {
     T_EXPECT,
     T_ZERO_COPY,
     T_OWNERSHIP,
+    T_EXEC,
     T_KEYS
 };
 
@@ -155,7 +156,7 @@ static const char *const top_keys[T_KEYS] = {
     [T_DEADLINE] = "deadline",   [T_SEED] = "seed",
     [T_FAULTS] = "faults",       [T_PROGRAM] = "program",
     [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
-    [T_OWNERSHIP] = "ownership",
+    [T_OWNERSHIP] = "ownership", [T_EXEC] = "exec",
 };
 
 enum {
@@ -608,6 +609,76 @@ static int parse_program(const struct ctx *c, const yaml_node_t *n)
     return 0;
 }
 
+/* --- exec ---------------------------------------------------------------------------------- */
+
+/* One command string: not empty, no control character, at most 16 blank-separated words. */
+static int get_command(const struct ctx *c, const yaml_node_t *n, const char *what, char *out)
+{
+    if (!is_scalar(n))
+        return bad(c, n, "exec: %s must be a string, not", what);
+    const char *v = (const char *)n->data.scalar.value;
+    size_t len = n->data.scalar.length;
+    int words = 0;
+    if (len >= RG_SC_EXEC_MAX)
+        return bad(c, n, "exec: %s longer than %d characters", what, RG_SC_EXEC_MAX - 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)v[i];
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+            return bad(c, n, "exec: %s: control character in", what);
+        words += ch != ' ' && ch != '\t' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t');
+    }
+    if (!words)
+        return bad(c, n, "exec: %s is empty", what);
+    if (words > 16)
+        return bad(c, n, "exec: %s has more than 16 words", what);
+    memcpy(out, v, len);
+    out[len] = '\0';
+    return 0;
+}
+
+static int parse_exec(const struct ctx *c, const yaml_node_t *n)
+{
+    rg_sc_exec *x = &c->sc->exec;
+    const yaml_node_t *cmd = NULL, *server = NULL, *client = NULL, *after = NULL;
+    if (n->type != YAML_MAPPING_NODE)
+        return bad(c, n, "exec must be a mapping (command, or server and client), not");
+    x->on = true;
+    x->line = (int)line_of(n);
+    x->client_after = -1;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
+        if (!key || !val)
+            return fail(c, line_of(n), "YAML: broken document");
+        if (scalar_is(key, "command") && !cmd) {
+            cmd = val;
+            if (get_command(c, val, "command", x->command))
+                return -1;
+        } else if (scalar_is(key, "server") && !server) {
+            server = val;
+            if (get_command(c, val, "server", x->server))
+                return -1;
+        } else if (scalar_is(key, "client") && !client) {
+            client = val;
+            if (get_command(c, val, "client", x->client))
+                return -1;
+        } else if (scalar_is(key, "client_after") && !after) {
+            after = val;
+            if (get_seconds(c, val, "exec: client_after", 3600, &x->client_after))
+                return -1;
+        } else {
+            return bad(c, key,
+                       "exec: unknown or repeated key (command, server, client, client_after)");
+        }
+    }
+    if (cmd && (server || client))
+        return bad(c, cmd, "exec: command, or server and client, not both:");
+    if (!cmd && !(server && client))
+        return fail(c, line_of(n), "exec: needs command, or server and client");
+    if (after && cmd)
+        return bad(c, after, "exec: client_after goes with server and client, not");
+    return 0;
+}
+
 /* --- faults, expect ------------------------------------------------------------------------ */
 
 /* The one fault rule an item holds, checked alone by the plan library (the shim's own parser). */
@@ -815,7 +886,8 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
     if (!vals[T_RANKS])
         return fail(c, line_of(root), "missing key 'ranks'");
-    if (get_int(c, vals[T_RANKS], "ranks", 2, RG_MAX_RANKS, &v))
+    /* A program under exec may be one process (a loopback tool); collectives need two. */
+    if (get_int(c, vals[T_RANKS], "ranks", vals[T_EXEC] ? 1 : 2, RG_MAX_RANKS, &v))
         return -1;
     sc->ranks = (int)v;
 
@@ -877,6 +949,9 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
                 return bad(c, val, "ownership must be true or false");
             sc->ownership = scalar_is(val, "true");
             break;
+        case T_EXEC:
+            rc = parse_exec(c, val);
+            break;
         default: /* T_RANKS, read above */
             break;
         }
@@ -884,14 +959,27 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
             return -1;
     }
 
-    if (!vals[T_PROGRAM])
-        return fail(c, line_of(root), "missing key 'program'");
+    if (vals[T_EXEC]) {
+        /* A program brings its own transport settings: a key it would ignore is refused. */
+        static const int theirs[] = {T_PROGRAM, T_RAILS, T_QP, T_ALGORITHM, T_TIMEOUT, T_ZERO_COPY};
+        for (size_t k = 0; k < SC__COUNT_OF(theirs); k++)
+            if (vals[theirs[k]])
+                return fail(c, line_of(vals[theirs[k]]),
+                            "'%s' is for program steps; an exec program has its own",
+                            top_keys[theirs[k]]);
+        if (sc->exec.server[0] && sc->ranks != 2)
+            return bad(c, vals[T_RANKS], "exec: a server and a client are 2 ranks, not");
+        /* No communicator timeout: SLOW_DETECTION's bound is half the deadline. */
+        sc->timeout_s = sc->deadline_s;
+    } else if (!vals[T_PROGRAM]) {
+        return fail(c, line_of(root), "missing key 'program' (or exec)");
+    }
     if (sc->expect_at_max >= sc->nops)
         return fail(c, (size_t)sc->expect_at_line,
                     "expect: detected@%d names no step (the program has %d, from 0)",
                     sc->expect_at_max, sc->nops);
     /* The runner's deadline must leave the transport time to report its own timeout. */
-    if (sc->deadline_s <= sc->timeout_s) {
+    if (!sc->exec.on && sc->deadline_s <= sc->timeout_s) {
         if (vals[T_DEADLINE])
             return bad(c, vals[T_DEADLINE], "deadline must be more than timeout");
         return bad(c, vals[T_TIMEOUT], "timeout must be less than the deadline (default %.0f)",
@@ -1122,12 +1210,14 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
     char want[32];
     if (comment && *comment)
         fprintf(f, "# %s\n", comment);
-    fprintf(f, "name: %s\nranks: %d\nrails: %d\nqp: %s\nalgorithm: %s\n", sc->name, sc->ranks,
-            sc->rails, qp_names[sc->qp], algo_names[sc->algo]);
+    fprintf(f, "name: %s\nranks: %d\n", sc->name, sc->ranks);
     /* %.17g: the seconds read back as the same double. */
-    fprintf(f, "timeout: %.17g\ndeadline: %.17g\nseed: %llu\nzero_copy: %s\nownership: %s\n",
-            sc->timeout_s, sc->deadline_s, (unsigned long long)sc->seed,
-            sc->zero_copy ? "true" : "false", sc->ownership ? "true" : "false");
+    if (!sc->exec.on)
+        fprintf(f, "rails: %d\nqp: %s\nalgorithm: %s\ntimeout: %.17g\nzero_copy: %s\n", sc->rails,
+                qp_names[sc->qp], algo_names[sc->algo], sc->timeout_s,
+                sc->zero_copy ? "true" : "false");
+    fprintf(f, "deadline: %.17g\nseed: %llu\nownership: %s\n", sc->deadline_s,
+            (unsigned long long)sc->seed, sc->ownership ? "true" : "false");
     if (sc->nfaults) {
         fputs("faults:\n", f);
         for (int i = 0; i < sc->nfaults; i++) {
@@ -1136,7 +1226,22 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
             fprintf(f, ", optional: %s}\n", sc->fault[i].optional ? "true" : "false");
         }
     }
-    fputs("program:\n", f);
+    if (sc->exec.on) {
+        static const char *const keys[] = {"command", "server", "client"};
+        const char *vals[] = {sc->exec.command, sc->exec.server, sc->exec.client};
+        fputs("exec:\n", f);
+        for (int k = 0; k < 3; k++) {
+            if (!vals[k][0])
+                continue;
+            fprintf(f, "  %s: ", keys[k]);
+            write_quoted(f, vals[k]);
+            fputc('\n', f);
+        }
+        if (sc->exec.client_after >= 0)
+            fprintf(f, "  client_after: %.17g\n", sc->exec.client_after);
+    } else {
+        fputs("program:\n", f);
+    }
     for (int i = 0; i < sc->nops; i++) {
         const rg_sc_op *op = &sc->ops[i];
         unsigned keys = kind_keys[op->kind];

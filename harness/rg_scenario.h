@@ -18,6 +18,11 @@
  *   faults:                            # the shim's plan, one rule per item (optional)
  *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
  *     - {rule: "delay ms=50 rank=0", optional: true}   # may fire nowhere without failing
+ *   exec:                              # instead of program: a verbs program, unmodified
+ *     command: "rg-fi-probe --msgs 3"  #   every rank runs it (ranks may be 1), or
+ *     server: "ibv_rc_pingpong -p {port}"   #   rank 0, and
+ *     client: "ibv_rc_pingpong -p {port} {host}"   # rank 1 (ranks: 2)
+ *     client_after: 1                  #   start the client then, not when {port} listens
  *   program:                           # at least one step
  *     - op: all_reduce                 # all_reduce | all_gather | reduce_scatter | broadcast |
  *       dtype: float32                 #   sendrecv | barrier | create | destroy
@@ -89,6 +94,23 @@ typedef struct rg_sc_op {
     int line;   /* the line of the step's "op:" in the file */
 } rg_sc_op;
 
+/*
+ * exec: a program run unmodified under the shim instead of program steps (railguard exec's
+ * scenario form): `command` run by every rank, or `server` (rank 0) and `client` (rank 1),
+ * the client started once the server listens on {port} or client_after seconds after it.
+ * Words are blank-separated, without quoting; whether the program exists is the runner's
+ * check, at load.
+ */
+#define RG_SC_EXEC_MAX 1024
+typedef struct rg_sc_exec {
+    bool on;
+    char command[RG_SC_EXEC_MAX];
+    char server[RG_SC_EXEC_MAX];
+    char client[RG_SC_EXEC_MAX];
+    double client_after; /* -1: when the server listens */
+    int line;            /* the line of "exec:" */
+} rg_sc_exec;
+
 /* One rule of the fault plan, as the file wrote it. */
 typedef struct rg_sc_fault {
     char rule[RG_SC_RULE_MAX];
@@ -113,6 +135,7 @@ typedef struct rg_scenario {
     rg_sc_fault fault[FI_MAX_RULES];
     int nops;
     rg_sc_op ops[RG_SC_OPS_MAX];
+    rg_sc_exec exec; /* instead of ops */
     rg_sc_expect expect[RG_MAX_RANKS];
     int expect_at[RG_MAX_RANKS]; /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
     int expect_at_max;           /* the highest step named, and its line, for the check */

@@ -602,6 +602,44 @@ START_TEST(test_write_round_trip)
 }
 END_TEST
 
+/* exec: a program instead of steps, one command or a server and a client; written back. */
+START_TEST(test_exec)
+{
+    static rg_scenario a, b;
+    static const char one[] = "ranks: 1\ndeadline: 9\nfaults: [error op=recv nth=2]\n"
+                              "exec: {command: 'rg-fi-probe --msgs 3'}\n";
+    parse_ok(one, &a);
+    ck_assert(a.exec.on);
+    ck_assert_int_eq(a.ranks, 1);
+    ck_assert_int_eq(a.nops, 0);
+    ck_assert_str_eq(a.exec.command, "rg-fi-probe --msgs 3");
+    ck_assert_str_eq(a.exec.server, "");
+    ck_assert(a.exec.client_after == -1);
+    ck_assert(a.timeout_s == 9); /* no communicator: the deadline bounds SLOW_DETECTION */
+    static const char two[] = "ranks: 2\nexec:\n  server: \"pp -p {port}\"\n"
+                              "  client: \"pp -p {port} {host}\"\n  client_after: 0.5\n"
+                              "expect: {1: detected}\n";
+    parse_ok(two, &a);
+    ck_assert_str_eq(a.exec.server, "pp -p {port}");
+    ck_assert_str_eq(a.exec.client, "pp -p {port} {host}");
+    ck_assert(a.exec.client_after == 0.5);
+    ck_assert_int_eq(a.expect[1], RG_SC_EXPECT_DETECTED);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(rg_scenario_write(f, &a, NULL), 0);
+    fclose(f);
+    parse_ok(buf, &b);
+    ck_assert(b.exec.on);
+    ck_assert_str_eq(b.exec.server, a.exec.server);
+    ck_assert_str_eq(b.exec.client, a.exec.client);
+    ck_assert(b.exec.client_after == a.exec.client_after);
+    ck_assert(b.deadline_s == a.deadline_s);
+    ck_assert_int_eq(b.expect[1], a.expect[1]);
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_expect_at)
 {
     rg_scenario sc;
@@ -756,7 +794,7 @@ static const struct bad_case {
     {R "ranks: 3" P, "x.yaml:2: duplicate key 'ranks'"},
     {"program: [{op: barrier}]\n", "x.yaml:1: missing key 'ranks'"},
     {"# hello\n\nname: x\nseed: 2\n", "x.yaml:3: missing key 'ranks'"},
-    {R "seed: 2\n", "x.yaml:1: missing key 'program'"},
+    {R "seed: 2\n", "x.yaml:1: missing key 'program' (or exec)"},
     {"- ranks: 2\n", "x.yaml:1: a scenario must be a mapping, not '[...]'"},
     {"hello\n", "x.yaml:1: a scenario must be a mapping, not 'hello'"},
     {"[]\n", "x.yaml:1: a scenario must be a mapping, not '[]'"},
@@ -964,6 +1002,36 @@ static const struct bad_case {
      "x.yaml:2: bad qp 'aaaaaaaaaabbbbbbbbbbcccccccccc\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'"},
     {R "qp: aaaaaaaaaabbbbbbbbbbccccccccccd\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" P,
      "x.yaml:2: bad qp 'aaaaaaaaaabbbbbbbbbbccccccccccd\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...'"},
+/* exec: a program instead of steps */
+#define X "exec: {command: probe}\n"
+    {"ranks: 0\n" X, "x.yaml:1: ranks must be 1..64 '0'"},
+    {"ranks: 1\nprogram: [{op: barrier}]\n", "x.yaml:1: ranks must be 2..64 '1'"},
+    {R X P, "x.yaml:4: 'program' is for program steps; an exec program has its own"},
+    {R X "qp: rc\n", "x.yaml:3: 'qp' is for program steps; an exec program has its own"},
+    {R X "timeout: 3\n", "x.yaml:3: 'timeout' is for program steps; an exec program has its own"},
+    {R "exec: probe\n",
+     "x.yaml:2: exec must be a mapping (command, or server and client), not 'probe'"},
+    {R "exec: {}\n", "x.yaml:2: exec: needs command, or server and client"},
+    {R "exec: {server: a}\n", "x.yaml:2: exec: needs command, or server and client"},
+    {R "exec: {command: a, client: b}\n",
+     "x.yaml:2: exec: command, or server and client, not both: 'a'"},
+    {R "exec: {command: ''}\n", "x.yaml:2: exec: command is empty ''"},
+    {R "exec: {command: [a]}\n", "x.yaml:2: exec: command must be a string, not '[...]'"},
+    {R "exec: {command: \"a\\tb\\u0001\"}\n",
+     "x.yaml:2: exec: command: control character in 'a?b?'"},
+    {R "exec: {command: a b c d e f g h i j k l m n o p q}\n",
+     "x.yaml:2: exec: command has more than 16 words 'a b c d e f g h i j k l m n o p q'"},
+    {R "exec: {command: a, command: b}\n",
+     "x.yaml:2: exec: unknown or repeated key (command, server, client, client_after) 'command'"},
+    {R "exec: {command: a, client_after: 1}\n",
+     "x.yaml:2: exec: client_after goes with server and client, not '1'"},
+    {"ranks: 3\nexec: {server: a, client: b}\n",
+     "x.yaml:1: exec: a server and a client are 2 ranks, not '3'"},
+    {R "exec: {server: a, client: b, client_after: -1}\n",
+     "x.yaml:2: exec: client_after must be in (0, 3600] '-1'"},
+    {R X "expect: {0: detected@0}\n",
+     "x.yaml:3: expect: detected@0 names no step (the program has 0, from 0)"},
+#undef X
     /* empty and YAML's own errors */
     {"", "x.yaml:1: empty scenario"},
     {"# nothing but a comment\n\n", "x.yaml:1: empty scenario"},
@@ -1287,6 +1355,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_limits_accepted);
     tcase_add_test(tc, test_faults);
     tcase_add_test(tc, test_expect_at);
+    tcase_add_test(tc, test_exec);
     tcase_add_test(tc, test_write_round_trip);
     tcase_add_test(tc, test_aliases);
     tcase_add_test(tc, test_default_name);
