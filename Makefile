@@ -304,7 +304,7 @@ run: deps
 	@$(MAKE) --no-print-directory build-rel
 	rm -rf $(BUILD)/run
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- $(BUILD)/rel/bin/railguard run \
-	    --out $(BUILD)/run scenarios/
+	    --out $(BUILD)/run scenarios/ scenarios/exec/
 
 # --- tests ---------------------------------------------------------------------------------
 # Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and

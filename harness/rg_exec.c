@@ -52,8 +52,10 @@ struct exec_opts {
     int port;            /* {port}: a free TCP port, chosen once */
     const char *faults;  /* --faults, as given */
     const char *plan;    /* --plan FILE */
-    char **cmd;          /* after "--" */
+    char **cmd;          /* after "--", or cmd_words */
     int ncmd;
+    char cmd_buf[RG_SC_EXEC_MAX]; /* a scenario's exec: command, split */
+    char *cmd_words[17];
 };
 
 void rg_exec_usage(FILE *f)
@@ -82,42 +84,43 @@ static int usage(const char *msg)
     return 2;
 }
 
-static int set_path(char *dst, size_t len, const char *v, const char *flag)
+/* The server's and the client's words, checked; -1 with "--server: what" in err. */
+static int pair_words(struct exec_opts *o, char *err, size_t errlen)
 {
-    if (!v || !*v || strlen(v) >= len) {
-        fprintf(stderr, "railguard exec: %s: bad or too long value '%s'\n", flag, v ? v : "");
+    char why[200];
+    o->nserver = rg_command_words(o->server_arg, o->server_buf, sizeof(o->server_buf), o->server,
+                                  16, why, sizeof(why));
+    if (o->nserver < 0) {
+        snprintf(err, errlen, "--server: %s", why);
         return -1;
     }
-    snprintf(dst, len, "%s", v);
+    o->nclient = rg_command_words(o->client_arg, o->client_buf, sizeof(o->client_buf), o->client,
+                                  16, why, sizeof(why));
+    if (o->nclient < 0) {
+        snprintf(err, errlen, "--client: %s", why);
+        return -1;
+    }
+    o->ranks = 2;
+    /* A server not told {port} listens where railguard cannot look (an RDMA CM port): wait 1 s. */
+    if (o->client_after < 0 && !strstr(o->server_arg, "{port}"))
+        o->client_after = 1.0;
     return 0;
 }
 
 /* --server and --client: both, without a command after '--' or --ranks; each checked now. */
 static int client_server(struct exec_opts *o, bool cmd_too)
 {
-    char err[200];
+    char err[240];
     if (!o->server_arg || !o->client_arg)
         return usage("--server and --client go together");
     if (cmd_too)
         return usage("--server/--client or a command after '--', not both");
     if (o->ranks_set)
         return usage("--ranks: a server and a client are 2 ranks");
-    o->nserver = rg_command_words(o->server_arg, o->server_buf, sizeof(o->server_buf), o->server,
-                                  16, err, sizeof(err));
-    if (o->nserver < 0) {
-        fprintf(stderr, "railguard exec: --server: %s\n", err);
+    if (pair_words(o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
         return 2;
     }
-    o->nclient = rg_command_words(o->client_arg, o->client_buf, sizeof(o->client_buf), o->client,
-                                  16, err, sizeof(err));
-    if (o->nclient < 0) {
-        fprintf(stderr, "railguard exec: --client: %s\n", err);
-        return 2;
-    }
-    o->ranks = 2;
-    /* A server not told {port} listens where railguard cannot look (an RDMA CM port): wait 1 s. */
-    if (o->client_after < 0 && !strstr(o->server_arg, "{port}"))
-        o->client_after = 1.0;
     return 0;
 }
 
@@ -221,19 +224,19 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
             break;
         }
         case 'o':
-            if (set_path(o->out, sizeof(o->out) - 300, optarg, "--out"))
+            if (rg_opt_path("exec", "--out", optarg, o->out, sizeof(o->out) - 300))
                 return 2;
             break;
         case 'S':
-            if (set_path(o->json, sizeof(o->json), optarg, "--json"))
+            if (rg_opt_path("exec", "--json", optarg, o->json, sizeof(o->json)))
                 return 2;
             break;
         case 'J':
-            if (set_path(o->junit, sizeof(o->junit), optarg, "--junit"))
+            if (rg_opt_path("exec", "--junit", optarg, o->junit, sizeof(o->junit)))
                 return 2;
             break;
         case 's':
-            if (set_path(o->shim, sizeof(o->shim), optarg, "--shim"))
+            if (rg_opt_path("exec", "--shim", optarg, o->shim, sizeof(o->shim)))
                 return 2;
             break;
         case 'h':
@@ -629,6 +632,60 @@ static int mkdirs(const char *path)
             *s = '/';
         }
     return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* What railguard exec would have been given for a scenario file's exec:. -1 with err. */
+static int opts_of(const rg_scenario *sc, const char *shim, struct exec_opts *o, char *err,
+                   size_t errlen)
+{
+    char why[200];
+    memset(o, 0, sizeof(*o));
+    snprintf(o->shim, sizeof(o->shim), "%s", shim ? shim : "");
+    o->ranks = sc->ranks;
+    o->deadline_s = sc->deadline_s;
+    o->client_after = sc->exec.client_after;
+    if (sc->exec.server[0]) {
+        o->server_arg = sc->exec.server;
+        o->client_arg = sc->exec.client;
+        if (pair_words(o, err, errlen) != 0)
+            return -1;
+    } else {
+        o->ncmd = rg_command_words(sc->exec.command, o->cmd_buf, sizeof(o->cmd_buf), o->cmd_words,
+                                   16, why, sizeof(why));
+        if (o->ncmd < 0) {
+            snprintf(err, errlen, "exec: command: %s", why);
+            return -1;
+        }
+        o->cmd = o->cmd_words;
+    }
+    o->port = rg_proc_free_port();
+    if (o->port <= 0) {
+        snprintf(err, errlen, "no free TCP port on loopback for {port}");
+        return -1;
+    }
+    return 0;
+}
+
+int rg_exec_check(const rg_scenario *sc, char *err, size_t errlen)
+{
+    static struct exec_opts o;
+    return opts_of(sc, NULL, &o, err, errlen);
+}
+
+void rg_exec_scenario(const rg_scenario *sc, const char *shim, rg_result *res)
+{
+    static struct exec_opts o;
+    char err[300];
+    res->leak_ok = true; /* a program may leave cleanup to exit: LEAK is a finding here */
+    if (opts_of(sc, shim, &o, err, sizeof(err)) != 0) {
+        for (int r = 0; r < sc->ranks; r++) {
+            res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};
+            snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
+            rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "could not start: %s", err);
+        }
+        return;
+    }
+    run_exec(&o, sc, res);
 }
 
 int rg_exec_main(int argc, char **argv)

@@ -387,6 +387,9 @@ int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, in
                      size_t errlen);
 /* Whether `name` (a path, or a word looked up on PATH) is an executable file. */
 bool rg_proc_executable(const char *name);
+/* A path-like option's value into dst: not empty and shorter than len, else one line
+ * "railguard CMD: FLAG: bad or too long value '...'" and -1. */
+int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, size_t len);
 /* A TCP port on loopback free a moment ago, or -1; whether something listens on one now. */
 int rg_proc_free_port(void);
 bool rg_proc_listening(int port);
@@ -398,5 +401,9 @@ void rg_run_usage(FILE *f);
 /* --- railguard exec: any verbs program, judged (rg_exec.c) ------------------------------- */
 int rg_exec_main(int argc, char **argv);
 void rg_exec_usage(FILE *f);
+/* A scenario file's exec: under railguard run: its programs checked at load (0, or -1 with one
+ * line in err), then run and judged as railguard exec judges them (LEAK a finding only). */
+int rg_exec_check(const rg_scenario *sc, char *err, size_t errlen);
+void rg_exec_scenario(const rg_scenario *sc, const char *shim, rg_result *res);
 
 #endif

@@ -372,3 +372,15 @@ bool rg_proc_listening(int port)
     }
     return false;
 }
+
+int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, size_t len)
+{
+    char shown[72];
+    if (!v || !*v || strlen(v) >= len) {
+        fprintf(stderr, "railguard %s: %s: bad or too long value '%s'\n", cmd, flag,
+                rg_parse_show(v ? v : "", shown, sizeof(shown)));
+        return -1;
+    }
+    snprintf(dst, len, "%s", v);
+    return 0;
+}

@@ -167,16 +167,6 @@ static void beside(char *out, size_t len, const char *self, const char *name)
         out[0] = '\0';
 }
 
-static int set_path(char *dst, size_t len, const char *v, const char *flag)
-{
-    if (!v || !*v || strlen(v) >= len) {
-        fprintf(stderr, "railguard run: %s: bad or too long value '%s'\n", flag, v ? v : "");
-        return -1;
-    }
-    snprintf(dst, len, "%s", v);
-    return 0;
-}
-
 static int parse_devices(struct run_opts *o, const char *list, const char *from)
 {
     char buf[512];
@@ -262,27 +252,27 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         int64_t v;
         switch (c) {
         case 't':
-            if (set_path(o->transport, sizeof(o->transport), optarg, "--transport"))
+            if (rg_opt_path("run", "--transport", optarg, o->transport, sizeof(o->transport)))
                 return 2;
             break;
         case 's':
-            if (set_path(o->shim, sizeof(o->shim), optarg, "--shim"))
+            if (rg_opt_path("run", "--shim", optarg, o->shim, sizeof(o->shim)))
                 return 2;
             break;
         case 'o':
-            if (set_path(o->out, sizeof(o->out) - 200, optarg, "--out"))
+            if (rg_opt_path("run", "--out", optarg, o->out, sizeof(o->out) - 200))
                 return 2;
             break;
         case 'J':
-            if (set_path(o->junit, sizeof(o->junit), optarg, "--junit"))
+            if (rg_opt_path("run", "--junit", optarg, o->junit, sizeof(o->junit)))
                 return 2;
             break;
         case 'S':
-            if (set_path(o->json, sizeof(o->json), optarg, "--json"))
+            if (rg_opt_path("run", "--json", optarg, o->json, sizeof(o->json)))
                 return 2;
             break;
         case 'T':
-            if (set_path(o->tally, sizeof(o->tally), optarg, "--tally"))
+            if (rg_opt_path("run", "--tally", optarg, o->tally, sizeof(o->tally)))
                 return 2;
             break;
         case 'd':
@@ -293,11 +283,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             o->external = true;
             break;
         case 'c':
-            if (set_path(o->coordinator, sizeof(o->coordinator), optarg, "--coordinator"))
+            if (rg_opt_path("run", "--coordinator", optarg, o->coordinator, sizeof(o->coordinator)))
                 return 2;
             break;
         case 'f':
-            if (set_path(o->devices_file, sizeof(o->devices_file), optarg, "--devices-file"))
+            if (rg_opt_path("run", "--devices-file", optarg, o->devices_file,
+                            sizeof(o->devices_file)))
                 return 2;
             break;
         case 'e':
@@ -873,6 +864,11 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     const rg_scenario *sc = &e->sc;
     char devfile[1200], coord[64], plan[1200];
 
+    if (sc->exec.on) {
+        rg_exec_scenario(sc, o->shim, res);
+        rg_judge(res);
+        return;
+    }
     fmt(devfile, sizeof(devfile), "%s/devices.json", res->dir);
     int port = rg_proc_free_port();
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
@@ -1056,6 +1052,17 @@ int rg_run_main(int argc, char **argv)
         }
         if (o.no_ownership)
             e->sc.ownership = false;
+        if (e->sc.exec.on && o.external) {
+            fprintf(stderr,
+                    "railguard run: %s: an exec scenario runs its own processes, not under "
+                    "--external\n",
+                    paths[i]);
+            goto out;
+        }
+        if (e->sc.exec.on && rg_exec_check(&e->sc, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s:%d: %s\n", paths[i], e->sc.exec.line, err);
+            goto out;
+        }
         /* External runs take their rails from the site's devices file. */
         if (!o.external && e->sc.rails > o.ndevices) {
             fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", paths[i],

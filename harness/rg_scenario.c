@@ -643,7 +643,6 @@ static int parse_exec(const struct ctx *c, const yaml_node_t *n)
     if (n->type != YAML_MAPPING_NODE)
         return bad(c, n, "exec must be a mapping (command, or server and client), not");
     x->on = true;
-    x->line = (int)line_of(n);
     x->client_after = -1;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         const yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
@@ -951,6 +950,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
             break;
         case T_EXEC:
             rc = parse_exec(c, val);
+            sc->exec.line = (int)line_of(node_at(c, p->key)); /* the line of "exec:" */
             break;
         default: /* T_RANKS, read above */
             break;

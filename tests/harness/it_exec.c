@@ -32,12 +32,12 @@ static void setup(void)
 }
 
 /*
- * Runs "railguard exec --out DIR ARGS" (a shell line, KILLed after 150 s), its output in g_out;
+ * Runs "railguard SUB --out DIR ARGS" (a shell line, KILLed after 150 s), its output in g_out;
  * DIR, a fresh directory per call, goes to dir. Returns the exit status.
  */
-static int rg_exec(char *dir, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int rg_exec(char *dir, size_t len, const char *fmt, ...)
+static int railguard(const char *sub, char *dir, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int railguard(const char *sub, char *dir, size_t len, const char *fmt, ...)
 {
     char args[2048], cmd[3 * PATH_MAX + 2048];
     va_list ap;
@@ -46,13 +46,13 @@ static int rg_exec(char *dir, size_t len, const char *fmt, ...)
     va_end(ap);
     /* Each test is a process of its own (Check forks): the pid keeps their directories apart. */
     ck_assert((size_t)snprintf(dir, len, "%s/x%ld-%d", g_tmp, (long)getpid(), g_n++) < len);
-    snprintf(cmd, sizeof(cmd), "timeout -s KILL 150 %s exec --out %s %s 2>&1", g_bin, dir, args);
+    snprintf(cmd, sizeof(cmd), "timeout -s KILL 150 %s %s --out %s %s 2>&1", g_bin, sub, dir, args);
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
     size_t n = fread(g_out, 1, sizeof(g_out) - 1, p);
     g_out[n] = '\0';
     int st = pclose(p);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 137, "railguard exec killed:\n%s", g_out);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 137, "railguard %s killed:\n%s", sub, g_out);
     return WEXITSTATUS(st);
 }
 
@@ -76,13 +76,14 @@ static bool file_holds(const char *path, const char *needle)
 START_TEST(test_clean_and_detected)
 {
     char dir[PATH_MAX];
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "-- %s --msgs 3", g_probe), 0);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "-- %s --msgs 3", g_probe), 0);
     expect_in("PASS  rg-fi-probe");
     expect_in(" ok  fired -");
     expect_in("1 passed, 0 failed");
     /* The program reports the flushed receive (exit 1) after the fault fired: detected. */
-    ck_assert_int_eq(
-        rg_exec(dir, sizeof(dir), "--faults 'error op=recv nth=2' -- %s --msgs 3", g_probe), 0);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--faults 'error op=recv nth=2' -- %s --msgs 3", g_probe),
+                     0);
     expect_in(" detected  fired 1");
     char path[PATH_MAX + 64];
     snprintf(path, sizeof(path), "%s/report.json", dir);
@@ -90,8 +91,9 @@ START_TEST(test_clean_and_detected)
     snprintf(path, sizeof(path), "%s/junit.xml", dir);
     ck_assert(file_holds(path, "rg-fi-probe"));
     /* Expected ok, it failed: the run fails. */
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
-                             "--expect ok --faults 'error op=recv nth=2' -- %s --msgs 3", g_probe),
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--expect ok --faults 'error op=recv nth=2' -- %s --msgs 3",
+                               g_probe),
                      1);
 }
 END_TEST
@@ -100,16 +102,17 @@ START_TEST(test_swallowed_and_not_exercised)
 {
     char dir[PATH_MAX];
     /* The same error, but the program exits 0 whatever its completions said. */
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
-                             "--faults 'error op=recv nth=2' -- %s --msgs 3 --ignore-errors",
-                             g_probe),
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--faults 'error op=recv nth=2' -- %s --msgs 3 --ignore-errors",
+                               g_probe),
                      1);
     expect_in("ERROR_SWALLOWED");
     expect_in("handed this rank 1 injected error completion(s), yet every call it made returned "
               "success");
     /* A rule that matches nothing the program does proves nothing. */
-    ck_assert_int_eq(
-        rg_exec(dir, sizeof(dir), "--faults 'error op=recv nth=99' -- %s --msgs 3", g_probe), 1);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--faults 'error op=recv nth=99' -- %s --msgs 3", g_probe),
+                     1);
     expect_in("NOT_EXERCISED");
     expect_in("fired 0 times on every rank");
 }
@@ -119,7 +122,8 @@ END_TEST
 START_TEST(test_deadlock_backtrace)
 {
     char dir[PATH_MAX], bt[PATH_MAX + 64];
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "--deadline 3 -- %s --msgs 1 --spin", g_probe), 1);
+    ck_assert_int_eq(
+        railguard("exec", dir, sizeof(dir), "--deadline 3 -- %s --msgs 1 --spin", g_probe), 1);
     expect_in("DEADLOCK");
     expect_in("still running after the 3 s deadline");
     snprintf(bt, sizeof(bt), "%s/000-rg-fi-probe/rank0.backtrace", dir);
@@ -131,13 +135,14 @@ END_TEST
 START_TEST(test_leaks)
 {
     char dir[PATH_MAX];
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "-- %s --msgs 1 --leak", g_probe), 0);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "-- %s --msgs 1 --leak", g_probe), 0);
     expect_in("LEAK");
     expect_in("1 passed, 0 failed");
     char path[PATH_MAX + 64];
     snprintf(path, sizeof(path), "%s/000-rg-fi-probe/result.json", dir);
     ck_assert(file_holds(path, "QP(s) alive: never destroyed"));
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "--leaks -- %s --msgs 1 --leak", g_probe), 1);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--leaks -- %s --msgs 1 --leak", g_probe),
+                     1);
     expect_in("0 passed, 1 failed");
 }
 END_TEST
@@ -146,9 +151,9 @@ END_TEST
 START_TEST(test_ranks)
 {
     char dir[PATH_MAX], log[PATH_MAX + 64];
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
-                             "--ranks 2 --name ranks -- sh -c 'echo r=$RG_RANK s=$RG_SIZE a=$0' "
-                             "'{rank}of{size}'"),
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--ranks 2 --name ranks -- sh -c 'echo r=$RG_RANK s=$RG_SIZE a=$0' "
+                               "'{rank}of{size}'"),
                      1); /* sh leaves without the shim's summary: not instrumented, ERROR */
     expect_in("not instrumented: exited with status 0 but the shim wrote no summary");
     for (int r = 0; r < 2; r++) {
@@ -171,13 +176,14 @@ START_TEST(test_pingpong)
     static const char pp[] = "--server 'ibv_rc_pingpong -d rxe0 -g 1 -p {port} -n 20' "
                              "--client 'ibv_rc_pingpong -d rxe0 -g 1 -p {port} -n 20 {host}'";
     char dir[PATH_MAX], path[PATH_MAX + 64];
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir), "--deadline 30 %s", pp), 0);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--deadline 30 %s", pp), 0);
     expect_in("PASS  ibv_rc_pingpong");
     expect_in(" ok,ok  fired -");
     snprintf(path, sizeof(path), "%s/000-ibv_rc_pingpong/rank1.log", dir);
     ck_assert(file_holds(path, "20 iters in"));
-    ck_assert_int_eq(
-        rg_exec(dir, sizeof(dir), "--deadline 8 --faults 'error op=recv rank=1 nth=5' %s", pp), 1);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--deadline 8 --faults 'error op=recv rank=1 nth=5' %s", pp),
+                     1);
     expect_in("first failure: rank 0: DEADLOCK at 8.00 s in server: still running after the 8 s "
               "deadline");
     snprintf(path, sizeof(path), "%s/000-ibv_rc_pingpong/result.json", dir);
@@ -196,12 +202,50 @@ END_TEST
 START_TEST(test_ucmatose_swallows)
 {
     char dir[PATH_MAX];
-    ck_assert_int_eq(rg_exec(dir, sizeof(dir),
-                             "--deadline 30 --faults 'error status=WR_FLUSH_ERR' "
-                             "--server 'ucmatose -b 10.9.0.1' --client 'ucmatose -s 10.9.0.1'"),
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--deadline 30 --faults 'error status=WR_FLUSH_ERR' "
+                               "--server 'ucmatose -b 10.9.0.1' --client 'ucmatose -s 10.9.0.1'"),
                      1);
     expect_in("ERROR_SWALLOWED,ERROR_SWALLOWED");
     expect_in("injected error completion(s), yet every call it made returned success");
+}
+END_TEST
+
+/*
+ * Scenario files with an exec: program run under railguard run beside collective scenarios:
+ * the stock ones pass (and each client really ran), one with faults is judged like exec's, and
+ * a program that is not there stops the run at load with one line naming the file and line.
+ */
+START_TEST(test_run_exec_scenarios)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64], stock[PATH_MAX], *sc;
+    rg_check_build_file(stock, sizeof(stock), "../../scenarios/exec/");
+    int st = railguard("run", dir, sizeof(dir), "%s", stock);
+    ck_assert_msg(st == 0, "status %d:\n%s", st, g_out);
+    expect_in("PASS  ibv-rc-pingpong");
+    expect_in("PASS  rping");
+    expect_in("PASS  ucmatose");
+    expect_in("PASS  ib-send-bw");
+    snprintf(path, sizeof(path), "%s/001-ibv-rc-pingpong/rank1.log", dir);
+    ck_assert_msg(file_holds(path, "50 iters in"), "no 50 iters in %s", path);
+
+    char text[PATH_MAX + 256];
+    snprintf(text, sizeof(text),
+             "ranks: 1\ndeadline: 30\nfaults: [error op=recv nth=2]\n"
+             "exec: {command: '%s --msgs 3 --ignore-errors'}\n",
+             g_probe);
+    sc = malloc(PATH_MAX);
+    rg_check_write_temp(sc, text, strlen(text));
+    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "%s", sc), 1);
+    expect_in("ERROR_SWALLOWED");
+
+    static const char missing[] = "ranks: 2\n# a comment\nexec:\n  command: no-such-tool -x\n";
+    rg_check_write_temp(sc, missing, strlen(missing));
+    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "%s", sc), 2);
+    char want[PATH_MAX + 128];
+    snprintf(want, sizeof(want), "%s:3: exec: command: 'no-such-tool' not found on PATH\n", sc);
+    ck_assert_msg(!strcmp(g_out, want), "want '%s', got:\n%s", want, g_out);
+    free(sc);
 }
 END_TEST
 
@@ -231,7 +275,7 @@ START_TEST(test_bad_flags)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char dir[PATH_MAX];
-        ck_assert_int_eq(rg_exec(dir, sizeof(dir), "%s", cases[i][0]), 2);
+        ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "%s", cases[i][0]), 2);
         ck_assert_msg(!strncmp(g_out, cases[i][1], strlen(cases[i][1])) &&
                           g_out[strlen(cases[i][1])] == '\n',
                       "%s: want first line '%s', got:\n%s", cases[i][0], cases[i][1], g_out);
@@ -253,6 +297,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_ranks);
     tcase_add_test(t, test_pingpong);
     tcase_add_test(t, test_ucmatose_swallows);
+    tcase_add_test(t, test_run_exec_scenarios);
     tcase_add_test(t, test_bad_flags);
     suite_add_tcase(s, t);
     return s;

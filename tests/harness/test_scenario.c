@@ -623,6 +623,7 @@ START_TEST(test_exec)
     ck_assert_str_eq(a.exec.server, "pp -p {port}");
     ck_assert_str_eq(a.exec.client, "pp -p {port} {host}");
     ck_assert(a.exec.client_after == 0.5);
+    ck_assert_int_eq(a.exec.line, 2); /* the key's line, not its value's */
     ck_assert_int_eq(a.expect[1], RG_SC_EXPECT_DETECTED);
     char *buf = NULL;
     size_t len = 0;
