@@ -584,10 +584,6 @@ int rg_sweep_main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 2;
     }
-    if (sc.exec.on)
-        return bad("%s:%d: an exec scenario cannot be swept yet (its points are not anchored "
-                   "to steps)",
-                   file, sc.exec.line);
     if (o.spec.kind == RG_SW_SWAP && sc.rails < 2)
         return bad("%s: swap_rails needs a scenario with 2 or more rails (it has %d)", file,
                    sc.rails);

@@ -249,6 +249,31 @@ START_TEST(test_run_exec_scenarios)
 }
 END_TEST
 
+/*
+ * railguard sweep over an exec scenario: the program marks no steps, so its points span the
+ * whole run (n over every receive or send of a rank). A probe that reports its errors passes
+ * every point; the same probe exiting 0 regardless fails them, ERROR_SWALLOWED.
+ */
+START_TEST(test_sweep_exec_scenario)
+{
+    char dir[PATH_MAX], text[PATH_MAX + 256], sc[PATH_MAX];
+    snprintf(text, sizeof(text), "ranks: 1\ndeadline: 30\nexec: {command: '%s --msgs 3'}\n",
+             g_probe);
+    rg_check_write_temp(sc, text, strlen(text));
+    int st = railguard("sweep", dir, sizeof(dir), "--fault error --op recv --max 2 %s", sc);
+    ck_assert_msg(st == 0, "status %d:\n%s", st, g_out);
+    expect_in("2 points in");
+    expect_in("2 fired, 0 not fired, 0 failing");
+    snprintf(text, sizeof(text),
+             "ranks: 1\ndeadline: 30\nexec: {command: '%s --msgs 3 --ignore-errors'}\n", g_probe);
+    rg_check_write_temp(sc, text, strlen(text));
+    st = railguard("sweep", dir, sizeof(dir), "--fault error --op recv --max 2 %s", sc);
+    ck_assert_msg(st == 1, "status %d:\n%s", st, g_out);
+    expect_in("ERROR_SWALLOWED");
+    expect_in("2 fired, 0 not fired, 2 failing");
+}
+END_TEST
+
 /* Bad flags: one line naming the flag, status 2, nothing run. */
 START_TEST(test_bad_flags)
 {
@@ -298,6 +323,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_pingpong);
     tcase_add_test(t, test_ucmatose_swallows);
     tcase_add_test(t, test_run_exec_scenarios);
+    tcase_add_test(t, test_sweep_exec_scenario);
     tcase_add_test(t, test_bad_flags);
     suite_add_tcase(s, t);
     return s;
