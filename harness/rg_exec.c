@@ -56,6 +56,11 @@ struct exec_opts {
     int ncmd;
     char cmd_buf[RG_SC_EXEC_MAX]; /* a scenario's exec: command, split */
     char *cmd_words[17];
+    /* --rank-wrapper: a command every process runs under (valgrind, strace, ...) */
+    char wrap_buf[1024];
+    char *wrap[17];
+    int nwrap;
+    char *const *wrap_of; /* the wrapper's words: wrap, or a caller's (railguard run's) */
 };
 
 void rg_exec_usage(FILE *f)
@@ -64,7 +69,7 @@ void rg_exec_usage(FILE *f)
             "usage: railguard exec [--ranks N] [--faults RULES | --plan FILE] [--deadline S]\n"
             "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
             "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
-            "                      [--shim SO] -- CMD [ARG...]\n"
+            "                      [--shim SO] [--rank-wrapper 'CMD ARG...'] -- CMD [ARG...]\n"
             "       railguard exec [options] --server 'CMD ARG...' --client 'CMD ARG...'\n"
             "                      [--client-after S]\n"
             "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
@@ -141,6 +146,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
                                           {"server", required_argument, NULL, 'V'},
                                           {"client", required_argument, NULL, 'C'},
                                           {"client-after", required_argument, NULL, 'A'},
+                                          {"rank-wrapper", required_argument, NULL, 'W'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -167,6 +173,17 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
         case 'V':
             o->server_arg = optarg;
             break;
+        case 'W': {
+            char err[200];
+            o->nwrap = rg_command_words(optarg, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, err,
+                                        sizeof(err));
+            if (o->nwrap < 0) {
+                fprintf(stderr, "railguard exec: --rank-wrapper: %s\n", err);
+                return 2;
+            }
+            o->wrap_of = o->wrap;
+            break;
+        }
         case 'C':
             o->client_arg = optarg;
             break;
@@ -446,6 +463,20 @@ static void start_child(const struct exec_opts *o, const rg_result *res, const c
                 sizeof(words));
         _exit(127);
     }
+    if (o->nwrap) {
+        /* The wrapper's words, then the program's: one argv. A wrapper must exec the program
+         * in the same process (valgrind does), or signals and backtraces reach the wrapper. */
+        char *wargv[17 + RG_EXEC_ARGS + 1];
+        int n = 0;
+        for (int w = 0; w < o->nwrap; w++)
+            wargv[n++] = o->wrap_of[w];
+        for (int a = 0; argv[a]; a++)
+            wargv[n++] = argv[a];
+        wargv[n] = NULL;
+        execvp(wargv[0], wargv);
+        fprintf(stderr, "railguard exec: cannot start '%s': %s\n", wargv[0], strerror(errno));
+        _exit(127);
+    }
     execvp(argv[0], argv);
     fprintf(stderr, "railguard exec: cannot start '%s': %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -672,7 +703,8 @@ int rg_exec_check(const rg_scenario *sc, char *err, size_t errlen)
     return opts_of(sc, NULL, &o, err, errlen);
 }
 
-void rg_exec_scenario(const rg_scenario *sc, const char *shim, rg_result *res)
+void rg_exec_scenario(const rg_scenario *sc, const char *shim, char *const *wrap, int nwrap,
+                      rg_result *res)
 {
     static struct exec_opts o;
     char err[300];
@@ -685,6 +717,8 @@ void rg_exec_scenario(const rg_scenario *sc, const char *shim, rg_result *res)
         }
         return;
     }
+    o.wrap_of = wrap;
+    o.nwrap = wrap ? nwrap : 0;
     run_exec(&o, sc, res);
 }
 

@@ -402,8 +402,10 @@ void rg_run_usage(FILE *f);
 int rg_exec_main(int argc, char **argv);
 void rg_exec_usage(FILE *f);
 /* A scenario file's exec: under railguard run: its programs checked at load (0, or -1 with one
- * line in err), then run and judged as railguard exec judges them (LEAK a finding only). */
+ * line in err), then run and judged as railguard exec judges them (LEAK a finding only), each
+ * under run's --rank-wrapper when it has one (wrap: nwrap words). */
 int rg_exec_check(const rg_scenario *sc, char *err, size_t errlen);
-void rg_exec_scenario(const rg_scenario *sc, const char *shim, rg_result *res);
+void rg_exec_scenario(const rg_scenario *sc, const char *shim, char *const *wrap, int nwrap,
+                      rg_result *res);
 
 #endif

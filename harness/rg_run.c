@@ -865,7 +865,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     char devfile[1200], coord[64], plan[1200];
 
     if (sc->exec.on) {
-        rg_exec_scenario(sc, o->shim, res);
+        rg_exec_scenario(sc, o->shim, o->wrap, o->nwrap, res);
         rg_judge(res);
         return;
     }

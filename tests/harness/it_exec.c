@@ -274,6 +274,22 @@ START_TEST(test_sweep_exec_scenario)
 }
 END_TEST
 
+/* Every process under a wrapper: valgrind's memcheck here, with the shim still inside. */
+START_TEST(test_rank_wrapper)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    int st = railguard("exec", dir, sizeof(dir),
+                       "--deadline 120 --rank-wrapper 'valgrind --error-exitcode=99' "
+                       "--faults 'error op=recv nth=2' -- %s --msgs 3",
+                       g_probe);
+    ck_assert_msg(st == 0, "status %d:\n%s", st, g_out);
+    expect_in(" detected  fired 1");
+    snprintf(path, sizeof(path), "%s/000-rg-fi-probe/rank0.log", dir);
+    ck_assert_msg(file_holds(path, "Memcheck, a memory error detector"), "no valgrind in %s", path);
+    ck_assert_msg(file_holds(path, "ERROR SUMMARY: 0 errors"), "valgrind found errors: %s", path);
+}
+END_TEST
+
 /* Bad flags: one line naming the flag, status 2, nothing run. */
 START_TEST(test_bad_flags)
 {
@@ -295,6 +311,8 @@ START_TEST(test_bad_flags)
          "railguard exec: --ranks: a server and a client are 2 ranks"},
         {"--server 'nosuch-server x' --client true",
          "railguard exec: --server: 'nosuch-server' not found on PATH"},
+        {"--rank-wrapper 'nosuch-wrap -q' -- true",
+         "railguard exec: --rank-wrapper: 'nosuch-wrap' not found on PATH"},
         {"-- no-such-program-anywhere",
          "railguard exec: 'no-such-program-anywhere' not found on PATH"},
     };
@@ -324,6 +342,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_ucmatose_swallows);
     tcase_add_test(t, test_run_exec_scenarios);
     tcase_add_test(t, test_sweep_exec_scenario);
+    tcase_add_test(t, test_rank_wrapper);
     tcase_add_test(t, test_bad_flags);
     suite_add_tcase(s, t);
     return s;
