@@ -357,6 +357,15 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
         free(text);
         return -1;
     }
+    /* The sanitizer's rule joins the plan each process reads: it must still fit. */
+    if (sc->ownership && plan.nrules >= FI_MAX_RULES) {
+        snprintf(err, errlen,
+                 "%s: %d rules and the ownership sanitizer's make more than %d (--no-ownership "
+                 "frees one)",
+                 origin, plan.nrules, FI_MAX_RULES);
+        free(text);
+        return -1;
+    }
     size_t used = 0;
     for (int i = 0; i < plan.nrules; i++) {
         const struct fi_rule *r = &plan.rules[i];

@@ -274,8 +274,8 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         } else if (e->totals && e->contexts == 0 && e->qps == 0 && res->step >= 0) {
             rg_rank_find(res, RG_V_ERROR, -1,
                          "not instrumented: the shim saw no verbs calls (0 devices opened, 0 QPs) "
-                         "though the rank ran its program: the transport reached verbs some "
-                         "other way, or not at all");
+                         "though the rank ran: it reached verbs some other way (a static "
+                         "libibverbs, a provider's own calls), or not at all");
         }
         /* detected counts only as the consequence of a fault that had already fired. */
         for (int f = 0; whole && f < res->nfindings; f++) {

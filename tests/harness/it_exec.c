@@ -313,6 +313,9 @@ START_TEST(test_bad_flags)
          "railguard exec: --server: 'nosuch-server' not found on PATH"},
         {"--rank-wrapper 'nosuch-wrap -q' -- true",
          "railguard exec: --rank-wrapper: 'nosuch-wrap' not found on PATH"},
+        {"--faults \"$(for i in $(seq 32); do printf 'count;'; done)\" -- true",
+         "railguard exec: --faults: 32 rules and the ownership sanitizer's make more than 32 "
+         "(--no-ownership frees one)"},
         {"-- no-such-program-anywhere",
          "railguard exec: 'no-such-program-anywhere' not found on PATH"},
     };
