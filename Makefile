@@ -272,7 +272,8 @@ FUZZ_SAID  = $(if $(FUZZ_RUNS),, in $(FUZZ_SECONDS) s)
 FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
 FUZZ_TARGETS := scenario plan devices sidechan
-FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c faultinject/fi_plan.c $(PARSE_SRC)
+FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c harness/rg_judge.c faultinject/fi_plan.c \
+                     $(PARSE_SRC)
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 # rg_sidechan.c itself is included by its target, to reach the static frame decoder.

@@ -786,6 +786,7 @@ int rg_exec_main(int argc, char **argv)
     res.leak_ok = !o.leaks;
     memcpy(res.expect, sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, sc.expect_at, sizeof(res.expect_at));
+    memcpy(res.known, sc.known, sizeof(res.known));
     run_exec(&o, &sc, &res);
     rg_judge(&res);
     snprintf(path, sizeof(path), "%s/result.json", res.dir);

@@ -127,7 +127,15 @@ typedef struct rg_result {
     /* LEAK is a finding, not a failure: a rank is judged by its findings below it (railguard
      * exec without --leaks: many programs leave cleanup to exit). */
     bool leak_ok;
+    /* The scenario's known failure (a failure verdict per rank; 0, ok, for none) and why; rg_judge
+     * sets known_state: a run that failed exactly so passes as xfail, one whose known failure did
+     * not happen passes as xpass (and says so). */
+    int known[RG_MAX_RANKS];
+    char known_why[256];
+    enum { RG_KNOWN_NONE, RG_KNOWN_XFAIL, RG_KNOWN_XPASS } known_state;
 } rg_result;
+/* "PASS", "FAIL", "XFAIL" or "XPASS" for a judged result. */
+const char *rg_result_word(const rg_result *r);
 
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
 bool rg_judge(rg_result *r);

@@ -187,13 +187,19 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
  */
 bool rg_judge(rg_result *r)
 {
-    int first = -1;
+    int first = -1, known = 0, matched = 0;
     r->passed = true;
     r->why[0] = '\0';
     r->first[0] = '\0';
+    r->known_state = RG_KNOWN_NONE;
     for (int i = 0; i < r->ranks; i++) {
         const rg_rank_result *k = &r->rank[i];
-        if (acceptable(k, r->expect[i], r->expect_at[i], r->leak_ok))
+        /* A rank failing exactly as the known failure says is not a new failure. */
+        bool as_known =
+            r->known[i] > RG_V_KILLED && (int)judged_verdict(k, r->leak_ok) == r->known[i];
+        known += r->known[i] > RG_V_KILLED;
+        matched += as_known;
+        if (as_known || acceptable(k, r->expect[i], r->expect_at[i], r->leak_ok))
             continue;
         r->passed = false;
         if (first < 0) {
@@ -210,8 +216,22 @@ bool rg_judge(rg_result *r)
         char line[sizeof(r->first) + 16];
         snprintf(line, sizeof(line), "first failure: %s", r->why);
         cut(r->first, sizeof(r->first), line);
+    } else if (known) {
+        r->known_state = matched ? RG_KNOWN_XFAIL : RG_KNOWN_XPASS;
+        snprintf(r->why, sizeof(r->why), "%s: %s",
+                 matched ? "known failure" : "known failure did not happen (remove it?)",
+                 r->known_why);
     }
     return r->passed;
+}
+
+const char *rg_result_word(const rg_result *r)
+{
+    if (!r->passed)
+        return "FAIL";
+    return r->known_state == RG_KNOWN_XFAIL   ? "XFAIL"
+           : r->known_state == RG_KNOWN_XPASS ? "XPASS"
+                                              : "PASS";
 }
 
 /* --- evidence ------------------------------------------------------------------------------ */

@@ -70,10 +70,12 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
         snprintf(out->dir, sizeof(out->dir), "%s", views[0].dir);
         snprintf(out->host, sizeof(out->host), "%s", *ordered ? views[0].host : "(several)");
     }
+    snprintf(out->known_why, sizeof(out->known_why), "%s", sc->known_why);
     for (int r = 0; r < sc->ranks; r++) {
         rg_rank_result *k = &out->rank[r];
         out->expect[r] = sc->expect[r];
         out->expect_at[r] = sc->expect_at[r];
+        out->known[r] = sc->known[r];
         if (!by[r]) {
             *k = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = -1, .left_t_s = -1};
             snprintf(k->where, sizeof(k->where), "start");

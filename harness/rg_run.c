@@ -904,6 +904,8 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     res.self_rank = -1;
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, e->sc.expect_at, sizeof(res.expect_at));
+    memcpy(res.known, e->sc.known, sizeof(res.known));
+    snprintf(res.known_why, sizeof(res.known_why), "%s", e->sc.known_why);
     char repro_out[PATH_MAX + 8];
     snprintf(repro_out, sizeof(repro_out), "%s/repro", o->out);
     repro_line(res.repro, sizeof(res.repro), o,
@@ -992,6 +994,9 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     view.rank[0] = res.rank[rank];
     view.expect[0] = e->sc.expect[rank];
     view.expect_at[0] = e->sc.expect_at[rank];
+    for (int i = 0; i < RG_MAX_RANKS; i++)
+        view.known[i] = i ? 0 : e->sc.known[rank];
+    snprintf(view.known_why, sizeof(view.known_why), "%s", e->sc.known_why);
     view.nrules = res.nrules;
     for (int i = 0; i < res.nrules; i++) {
         view.rule[i] = res.rule[i];

@@ -6,6 +6,7 @@
  * public header's enums.
  */
 #include "rg_scenario.h"
+#include "rg_harness.h"
 #include "rg_data.h"
 #include "fi_plan.h"
 #include "rg_parse.h"
@@ -146,6 +147,7 @@ enum {
     T_ZERO_COPY,
     T_OWNERSHIP,
     T_EXEC,
+    T_KNOWN,
     T_KEYS
 };
 
@@ -157,6 +159,7 @@ static const char *const top_keys[T_KEYS] = {
     [T_FAULTS] = "faults",       [T_PROGRAM] = "program",
     [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
     [T_OWNERSHIP] = "ownership", [T_EXEC] = "exec",
+    [T_KNOWN] = "known",
 };
 
 enum {
@@ -793,6 +796,75 @@ static int parse_faults(const struct ctx *c, const yaml_node_t *n)
     return 0;
 }
 
+/*
+ * known: a failure verdict per rank ("all" or a rank), and why (required, one line): the
+ * scenario's known failure, which the judge reports as xfail rather than failing the run.
+ */
+static int parse_known(const struct ctx *c, const yaml_node_t *n)
+{
+    rg_scenario *sc = c->sc;
+    int all = -1, per_rank[RG_MAX_RANKS];
+    bool named[RG_MAX_RANKS] = {false}, seen_all = false, seen_why = false;
+    if (n->type != YAML_MAPPING_NODE)
+        return bad(c, n, "known must be a mapping (why, and verdicts by rank or all), not");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const yaml_node_t *key = node_at(c, p->key), *val = node_at(c, p->value);
+        uint64_t r = 0;
+        if (!key || !val)
+            return fail(c, line_of(n), "YAML: broken document");
+        if (scalar_is(key, "why")) {
+            size_t len = is_scalar(val) ? val->data.scalar.length : 0;
+            const char *v = is_scalar(val) ? (const char *)val->data.scalar.value : "";
+            if (seen_why)
+                return bad(c, key, "known: duplicate key");
+            if (!len || len >= sizeof(sc->known_why))
+                return bad(c, val, "known: why must be 1..%zu characters, not",
+                           sizeof(sc->known_why) - 1);
+            for (size_t i = 0; i < len; i++)
+                if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+                    return bad(c, val, "known: why must be one line, not");
+            memcpy(sc->known_why, v, len);
+            sc->known_why[len] = '\0';
+            seen_why = true;
+            continue;
+        }
+        bool is_all = scalar_is(key, "all");
+        if (!is_all &&
+            (!is_scalar(key) ||
+             digits_u64((const char *)key->data.scalar.value, key->data.scalar.length, false, &r) ||
+             r >= (uint64_t)sc->ranks))
+            return bad(c, key, "known: a key is why, all or a rank 0..%d, not", sc->ranks - 1);
+        if (is_all ? seen_all : named[r])
+            return bad(c, key, "known: duplicate key");
+        char name[40] = "";
+        if (is_scalar(val) && val->data.scalar.length < sizeof(name))
+            memcpy(name, val->data.scalar.value, val->data.scalar.length);
+        int v = rg_verdict_of(name);
+        if (v <= RG_V_KILLED)
+            return bad(c, val,
+                       "known: a failure verdict (NOT_EXERCISED ... SILENT_CORRUPTION), not");
+        if (is_all) {
+            seen_all = true;
+            all = v;
+        } else {
+            named[r] = true;
+            per_rank[r] = v;
+        }
+    }
+    if (!seen_why)
+        return fail(c, line_of(n), "known: needs why (the reason, or an upstream link)");
+    if (!seen_all) {
+        bool any = false;
+        for (int r = 0; r < sc->ranks; r++)
+            any |= named[r];
+        if (!any)
+            return fail(c, line_of(n), "known: names no verdict (all, or a rank)");
+    }
+    for (int r = 0; r < sc->ranks; r++)
+        sc->known[r] = named[r] ? per_rank[r] : all < 0 ? 0 : all;
+    return 0;
+}
+
 /* "all" first, then the ranks named, whatever their order in the file. */
 static int parse_expect(const struct ctx *c, const yaml_node_t *n)
 {
@@ -881,6 +953,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     }
     sc->expect_at_max = RG_SC_AT_ANY;
     sc->expect_at_line = 0;
+    sc->known_why[0] = '\0';
 
     /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
     if (!vals[T_RANKS])
@@ -947,6 +1020,9 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
             if (!is_plain(val) || !(scalar_is(val, "true") || scalar_is(val, "false")))
                 return bad(c, val, "ownership must be true or false");
             sc->ownership = scalar_is(val, "true");
+            break;
+        case T_KNOWN:
+            rc = parse_known(c, val);
             break;
         case T_EXEC:
             rc = parse_exec(c, val);

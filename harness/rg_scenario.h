@@ -35,6 +35,9 @@
  *       inplace: true                  # default false
  *       values: rounding               # all_reduce, reduce_scatter: exact (default) |
  *                                      #   rounding | special (rg_data.h, rg_values)
+ *   known:                             # a known failure: reported xfail, not failed
+ *     why: "ucmatose never checks a completion's status"   # required
+ *     all: ERROR_SWALLOWED             #   per rank, or all: a failure verdict's name
  *   expect:                            # default: ok everywhere
  *     all: ok                          # ok | detected | killed | any (ok, detected or killed);
  *                                      #   killed: ended by its own kill or stop fault
@@ -140,6 +143,12 @@ typedef struct rg_scenario {
     int expect_at[RG_MAX_RANKS]; /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
     int expect_at_max;           /* the highest step named, and its line, for the check */
     int expect_at_line;
+    /* known: a failure the program or transport is known to have (a failure verdict per rank,
+     * rg_verdict's values; 0 -- ok, never a failure -- for none),
+     * and why: the run reports it as xfail instead of failing, and says xpass when it stops
+     * happening. */
+    int known[RG_MAX_RANKS];
+    char known_why[256];
 } rg_scenario;
 
 /*

@@ -171,6 +171,61 @@ START_TEST(test_table_last_line)
 }
 END_TEST
 
+/*
+ * Known failures: a run that fails exactly as known passes as xfail (JUnit: skipped, never a
+ * pass); one failing some other way still fails; one whose known failure did not happen
+ * passes as xpass and says so; the table counts both and its last line keeps its form.
+ */
+START_TEST(test_known_failures)
+{
+    const rg_verdict v[] = {RG_V_ERROR_SWALLOWED, RG_V_OK};
+    const rg_sc_expect e[] = {RG_SC_EXPECT_ANY, RG_SC_EXPECT_ANY};
+    rg_result res[3] = {mk(2, v, e), mk(2, v, e), mk(2, v, e)};
+    for (int i = 0; i < 3; i++) {
+        res[i].known[0] = RG_V_ERROR_SWALLOWED;
+        snprintf(res[i].known_why, sizeof(res[i].known_why), "never checks <status>");
+    }
+    res[1].rank[0].verdict = RG_V_DEADLOCK; /* another failure than the known one */
+    res[2].rank[0].verdict = RG_V_OK;       /* the known failure did not happen */
+    ck_assert(rg_judge(&res[0]));
+    ck_assert_int_eq(res[0].known_state, RG_KNOWN_XFAIL);
+    ck_assert_str_eq(rg_result_word(&res[0]), "XFAIL");
+    ck_assert_str_eq(res[0].why, "known failure: never checks <status>");
+    ck_assert(!rg_judge(&res[1]));
+    ck_assert_str_eq(rg_result_word(&res[1]), "FAIL");
+    ck_assert(rg_judge(&res[2]));
+    ck_assert_str_eq(rg_result_word(&res[2]), "XPASS");
+
+    char path[] = "/tmp/rg-junit-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    close(fd);
+    ck_assert_int_eq(rg_report_junit(res, 3, 1.0, NULL, path, err, sizeof(err)), 0);
+    const char *x = slurp(path);
+    ck_assert_msg(strstr(x, "<skipped message=\"known failure: never checks &lt;status&gt;\"/>"),
+                  "%s", x);
+    ck_assert_msg(strstr(x, "failures=\"1\""), "%s", x);
+    static rg_result back;
+    ck_assert_int_eq(rg_result_save(&res[0], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(back.known_state, RG_KNOWN_XFAIL);
+    ck_assert_int_eq(back.known[0], RG_V_ERROR_SWALLOWED);
+    ck_assert_int_eq(back.known[1], 0);
+    ck_assert_str_eq(back.known_why, "never checks <status>");
+    unlink(path);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rg_report_table(f, res, 3, 1.0);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "known failures: 1 xfail, 1 xpass (counted as passed)\n2 passed, 1 "
+                              "failed\n"),
+                  "%s", buf);
+    ck_assert_msg(strstr(buf, "xfail "), "%s", buf);
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_names)
 {
     ck_assert_str_eq(rg_verdict_name(RG_V_SILENT_CORRUPTION), "SILENT_CORRUPTION");
@@ -204,6 +259,7 @@ Suite *rg_suite_report(void)
     tcase_add_test(t, test_junit);
     tcase_add_test(t, test_table_last_line);
     tcase_add_test(t, test_names);
+    tcase_add_test(t, test_known_failures);
     tcase_add_test(t, test_shell_word);
     suite_add_tcase(s, t);
     return s;

@@ -6,6 +6,7 @@
  */
 #include "common/rg_check.h"
 #include "rg_data.h"
+#include "rg_harness.h"
 #include "rg_scenario.h"
 
 #include <errno.h>
@@ -602,6 +603,24 @@ START_TEST(test_write_round_trip)
 }
 END_TEST
 
+/* known: a failure verdict per rank (all, then ranks named over it) and why. */
+START_TEST(test_known)
+{
+    static rg_scenario a;
+    static const char text[] =
+        "ranks: 3\nprogram: [{op: barrier}]\n"
+        "known: {why: 'mlx#9999: hangs', all: ERROR_SWALLOWED, 1: DEADLOCK}\n";
+    parse_ok(text, &a);
+    ck_assert_str_eq(a.known_why, "mlx#9999: hangs");
+    ck_assert_int_eq(a.known[0], RG_V_ERROR_SWALLOWED);
+    ck_assert_int_eq(a.known[1], RG_V_DEADLOCK);
+    ck_assert_int_eq(a.known[2], RG_V_ERROR_SWALLOWED);
+    parse_ok("ranks: 2\nprogram: [{op: barrier}]\n", &a);
+    ck_assert_int_eq(a.known[0], 0); /* none */
+    ck_assert_str_eq(a.known_why, "");
+}
+END_TEST
+
 /* exec: a program instead of steps, one command or a server and a client; written back. */
 START_TEST(test_exec)
 {
@@ -1033,6 +1052,19 @@ static const struct bad_case {
     {R X "expect: {0: detected@0}\n",
      "x.yaml:3: expect: detected@0 names no step (the program has 0, from 0)"},
 #undef X
+    /* known: a known failure */
+    {R "known: {all: ERROR_SWALLOWED}" P,
+     "x.yaml:2: known: needs why (the reason, or an upstream link)"},
+    {R "known: {why: x}" P, "x.yaml:2: known: names no verdict (all, or a rank)"},
+    {R "known: {why: x, all: detected}" P,
+     "x.yaml:2: known: a failure verdict (NOT_EXERCISED ... SILENT_CORRUPTION), not 'detected'"},
+    {R "known: {why: x, 2: DEADLOCK}" P,
+     "x.yaml:2: known: a key is why, all or a rank 0..1, not '2'"},
+    {R "known: {why: x, 1: DEADLOCK, 1: CRASH}" P, "x.yaml:2: known: duplicate key '1'"},
+    {R "known: {why: '', all: DEADLOCK}" P,
+     "x.yaml:2: known: why must be 1..255 characters, not ''"},
+    {R "known: [DEADLOCK]" P,
+     "x.yaml:2: known must be a mapping (why, and verdicts by rank or all), not '[...]'"},
     /* empty and YAML's own errors */
     {"", "x.yaml:1: empty scenario"},
     {"# nothing but a comment\n\n", "x.yaml:1: empty scenario"},
@@ -1357,6 +1389,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_faults);
     tcase_add_test(tc, test_expect_at);
     tcase_add_test(tc, test_exec);
+    tcase_add_test(tc, test_known);
     tcase_add_test(tc, test_write_round_trip);
     tcase_add_test(tc, test_aliases);
     tcase_add_test(tc, test_default_name);
