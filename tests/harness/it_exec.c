@@ -226,8 +226,17 @@ START_TEST(test_run_exec_scenarios)
     expect_in("PASS  rping");
     expect_in("PASS  ucmatose");
     expect_in("PASS  ib-send-bw");
-    snprintf(path, sizeof(path), "%s/001-ibv-rc-pingpong/rank1.log", dir);
-    ck_assert_msg(file_holds(path, "50 iters in"), "no 50 iters in %s", path);
+    /* The clean pingpong's client really ran its 50 round trips (its index is its place). */
+    bool ran = false;
+    for (int i = 0; i < 20 && !ran; i++) {
+        snprintf(path, sizeof(path), "%s/%03d-ibv-rc-pingpong/rank1.log", dir, i);
+        ran = file_holds(path, "50 iters in");
+    }
+    ck_assert_msg(ran, "no '50 iters in' in any %s/NNN-ibv-rc-pingpong/rank1.log", dir);
+    /* Programs' real bugs, recorded as known failures: xfail, not a failed run. */
+    expect_in("XFAIL  ucmatose-flush");
+    expect_in("XFAIL  ibv-rc-pingpong-flush");
+    expect_in("known failures: 2 xfail, 0 xpass (counted as passed)");
 
     char text[PATH_MAX + 256];
     snprintf(text, sizeof(text),
