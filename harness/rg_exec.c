@@ -449,7 +449,13 @@ static void start_child(const struct exec_opts *o, const rg_result *res, const c
                         int rank)
 {
     char log[1200], evp[1200], bt[1200], num[16], words[16384];
-    char *argv[RG_EXEC_ARGS + 1];
+    /* The wrapper's words (none without one), then the program's: one argv. A wrapper must
+     * exec the program in the same process (valgrind does), or signals and backtraces reach
+     * the wrapper. */
+    char *argv[17 + RG_EXEC_ARGS + 1];
+    int nw = 0;
+    for (; nw < o->nwrap; nw++)
+        argv[nw] = o->wrap_of[nw];
     snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, rank);
     snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, rank);
     snprintf(bt, sizeof(bt), "%s/rank%d.backtrace", res->dir, rank);
@@ -467,23 +473,9 @@ static void start_child(const struct exec_opts *o, const rg_result *res, const c
     setenv("RG_RANK", num, 1);
     snprintf(num, sizeof(num), "%d", o->ranks);
     setenv("RG_SIZE", num, 1);
-    if (rank_argv(o, rank, words, sizeof(words), argv) != 0) {
+    if (rank_argv(o, rank, words, sizeof(words), argv + nw) != 0) {
         fprintf(stderr, "railguard exec: cannot start: the command is longer than %zu bytes\n",
                 sizeof(words));
-        _exit(127);
-    }
-    if (o->nwrap) {
-        /* The wrapper's words, then the program's: one argv. A wrapper must exec the program
-         * in the same process (valgrind does), or signals and backtraces reach the wrapper. */
-        char *wargv[17 + RG_EXEC_ARGS + 1];
-        int n = 0;
-        for (int w = 0; w < o->nwrap; w++)
-            wargv[n++] = o->wrap_of[w];
-        for (int a = 0; argv[a]; a++)
-            wargv[n++] = argv[a];
-        wargv[n] = NULL;
-        execvp(wargv[0], wargv);
-        fprintf(stderr, "railguard exec: cannot start '%s': %s\n", wargv[0], strerror(errno));
         _exit(127);
     }
     execvp(argv[0], argv);
@@ -557,12 +549,14 @@ static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenari
     char logp[1200], tail[400];
     snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
     rg_log_tail(logp, tail, sizeof(tail));
+    /* A program gives no verdict of its own: an exit counts as one, unless its own exit fault
+     * caused it, which ends it early as a worker's exit before its verdict does. */
+    p->verdict = !exit_fault_fired(sc, e);
     if (p->pid <= 0) {
         rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
     } else if (p->hung) {
         /* DEADLOCK is written once the evidence says what its queues held */
-    } else if (p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL) ||
-               (WIFEXITED(p->status) && exit_fault_fired(sc, e))) {
+    } else if (rg_proc_ended_early(p)) {
         rg_proc_judge_ended(k, p, sc, e, dir, r);
     } else if (WIFSIGNALED(p->status)) {
         rg_rank_find(k, RG_V_CRASH, k->left_t_s, "killed by signal %d (%s)%s%s",
@@ -600,7 +594,7 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
     fflush(NULL);
     for (int r = 0; r < sc->ranks; r++) {
         res->rank[r] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1};
-        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1, .verdict = true};
+        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
         if (r == 1 && o->server_arg)
             await_server(o, &procs[0], res, t0);
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "%s",
@@ -698,12 +692,18 @@ static int opts_of(const rg_scenario *sc, const char *shim, struct exec_opts *o,
         }
         o->cmd = o->cmd_words;
     }
-    o->port = rg_proc_free_port();
-    if (o->port <= 0) {
-        snprintf(err, errlen, "no free TCP port on loopback for {port}");
-        return -1;
-    }
     return 0;
+}
+
+/* {port}: a TCP port free a moment ago, picked when the processes are about to start (a
+ * check at load needs none). -1 with err when loopback has none. */
+static int pick_port(struct exec_opts *o, char *err, size_t errlen)
+{
+    o->port = rg_proc_free_port();
+    if (o->port > 0)
+        return 0;
+    snprintf(err, errlen, "no free TCP port on loopback for {port}");
+    return -1;
 }
 
 int rg_exec_check(const rg_scenario *sc, char *err, size_t errlen)
@@ -718,7 +718,7 @@ void rg_exec_scenario(const rg_scenario *sc, const char *shim, char *const *wrap
     static struct exec_opts o;
     char err[300];
     res->leak_ok = true; /* a program may leave cleanup to exit: LEAK is a finding here */
-    if (opts_of(sc, shim, &o, err, sizeof(err)) != 0) {
+    if (opts_of(sc, shim, &o, err, sizeof(err)) != 0 || pick_port(&o, err, sizeof(err)) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
             res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};
             snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
@@ -742,19 +742,12 @@ int rg_exec_main(int argc, char **argv)
     if (n <= 0)
         return usage("cannot find my own executable");
     o.self[n] = '\0';
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", o.self);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(o.shim, sizeof(o.shim), "%.*s/../lib/railguard-fi.so", (int)(sizeof(o.shim) - 40),
-             dir);
+    rg_beside(o.shim, sizeof(o.shim), o.self, "railguard-fi.so");
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
-    o.port = rg_proc_free_port();
-    if (o.port <= 0) {
-        fprintf(stderr, "railguard exec: no free TCP port on loopback for {port}\n");
+    if (pick_port(&o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
         return 2;
     }
     if (build_scenario(&o, &sc, err, sizeof(err)) != 0) {

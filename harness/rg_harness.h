@@ -398,6 +398,9 @@ bool rg_proc_executable(const char *name);
 /* A path-like option's value into dst: not empty and shorter than len, else one line
  * "railguard CMD: FLAG: bad or too long value '...'" and -1. */
 int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, size_t len);
+/* NAME in the lib directory beside the railguard executable SELF (its ../lib), as the build
+ * and an install lay them out; "" when the path does not fit. */
+void rg_beside(char *out, size_t len, const char *self, const char *name);
 /* A TCP port on loopback free a moment ago, or -1; whether something listens on one now. */
 int rg_proc_free_port(void);
 bool rg_proc_listening(int port);

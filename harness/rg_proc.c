@@ -384,3 +384,14 @@ int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, siz
     snprintf(dst, len, "%s", v);
     return 0;
 }
+
+void rg_beside(char *out, size_t len, const char *self, const char *name)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", self);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    if ((size_t)snprintf(out, len, "%s/../lib/%s", dir, name) >= len)
+        out[0] = '\0';
+}

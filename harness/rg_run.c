@@ -155,18 +155,6 @@ static int usage(const char *msg)
     return 2;
 }
 
-/* bin/railguard -> ../lib/<name> */
-static void beside(char *out, size_t len, const char *self, const char *name)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", self);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    if ((size_t)snprintf(out, len, "%s/../lib/%s", dir, name) >= len)
-        out[0] = '\0';
-}
-
 static int parse_devices(struct run_opts *o, const char *list, const char *from)
 {
     char buf[512];
@@ -242,8 +230,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
     if (n <= 0)
         return usage("cannot find my own executable");
     o->self[n] = '\0';
-    beside(o->transport, sizeof(o->transport), o->self, "railguard-transport.so");
-    beside(o->shim, sizeof(o->shim), o->self, "railguard-fi.so");
+    rg_beside(o->transport, sizeof(o->transport), o->self, "railguard-transport.so");
+    rg_beside(o->shim, sizeof(o->shim), o->self, "railguard-fi.so");
     snprintf(o->out, sizeof(o->out), "railguard-out");
     opterr = 0;
     optind = 1;
