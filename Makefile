@@ -13,7 +13,7 @@ PKGS      = check libibverbs jansson yaml-0.1 libcrypto
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Iparse -Itransport -Ifaultinject -Iharness -Itests \
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -Iinclude -Iparse -Itransport -Ifaultinject -Iharness -Itests \
                -Itests/transport -I$(BUILD)/gen -MMD -MP
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -36,7 +36,8 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
-                    harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c
+                    harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
+                    harness/rg_transport.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/rg_exec.c \
                  harness/main.c
@@ -173,6 +174,12 @@ $(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plu
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^
 
+# A v2 adapter declaring part of the capabilities, forwarding to the reference beside it.
+$(BUILD)/$(1)/lib/rg-test-subset-plugin.so: $(BUILD)/$(1)/pic/tests/harness/subset_plugin.o
+	@mkdir -p $$(@D)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^ -ldl
+
 $(BUILD)/$(1)/bin/rg-fi-threads: $$(call obj_$(1),tests/faultinject/fi_threads.c)
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
@@ -193,7 +200,7 @@ build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(
             $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
             $(BUILD)/$(1)/lib/railguard-transport.so \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
-                $(BUILD)/$(1)/lib/rg-test-bad-plugin.so \
+                $(BUILD)/$(1)/lib/rg-test-bad-plugin.so $(BUILD)/$(1)/lib/rg-test-subset-plugin.so \
                 $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl \
                 $(BUILD)/$(1)/bin/rg-fi-threads)
 .PHONY: build-$(1)
@@ -224,7 +231,7 @@ $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
 	    -o $@ $(MUTANT_DIR)/$*/transport/*.c $(PARSE_SRC) -libverbs -ljansson -lcrypto
-	@nm -D --defined-only $@ | grep -q ' rg_plugin_v1$$' || \
+	@nm -D --defined-only $@ | grep -q ' rg_plugin_v2$$' || \
 	    { echo "mutants: $@ has no plugin table" >&2; rm -f $@; exit 1; }
 
 # deps first: the prerequisites are made in order.

@@ -10,26 +10,19 @@
 #include <string.h>
 
 /* Keyed by the enum values, so a reordering in railguard.h cannot skew a name. */
+/* Names and sizes from the ABI's one table (railguard/plugin.h). */
 const char *const rg_data_dtype_names[RG_DTYPE_COUNT] = {
-    [RG_BOOL] = "bool",       [RG_INT8] = "int8",           [RG_UINT8] = "uint8",
-    [RG_INT16] = "int16",     [RG_UINT16] = "uint16",       [RG_INT32] = "int32",
-    [RG_UINT32] = "uint32",   [RG_INT64] = "int64",         [RG_UINT64] = "uint64",
-    [RG_FLOAT16] = "float16", [RG_BFLOAT16] = "bfloat16",   [RG_FLOAT32] = "float32",
-    [RG_FLOAT64] = "float64", [RG_COMPLEX64] = "complex64",
+#define RG__DTYPE_NAME(id, value, text, bytes) [id] = text,
+    RG_DTYPE_TABLE(RG__DTYPE_NAME)
+#undef RG__DTYPE_NAME
 };
 
 const char *const rg_data_redop_names[RG_REDOP_COUNT] = {
     [RG_SUM] = "sum", [RG_PROD] = "prod", [RG_MAX] = "max", [RG_MIN] = "min"};
 
-static const uint8_t g_sizes[RG_DTYPE_COUNT] = {
-    [RG_BOOL] = 1,     [RG_INT8] = 1,    [RG_UINT8] = 1,   [RG_INT16] = 2,     [RG_UINT16] = 2,
-    [RG_INT32] = 4,    [RG_UINT32] = 4,  [RG_INT64] = 8,   [RG_UINT64] = 8,    [RG_FLOAT16] = 2,
-    [RG_BFLOAT16] = 2, [RG_FLOAT32] = 4, [RG_FLOAT64] = 8, [RG_COMPLEX64] = 8,
-};
-
 size_t rg_data_size(rg_dtype dt)
 {
-    return (unsigned)dt < RG_DTYPE_COUNT ? g_sizes[dt] : 0;
+    return rg_plugin_dtype_size(dt);
 }
 
 const char *rg_data_dtype_name(rg_dtype dt)
@@ -103,7 +96,7 @@ static uint16_t f16_of(int64_t v)
 
 static void put(void *buf, size_t i, rg_dtype dt, int64_t v)
 {
-    uint8_t *p = (uint8_t *)buf + i * g_sizes[dt];
+    uint8_t *p = (uint8_t *)buf + i * rg_plugin_dtype_size(dt);
     switch (dt) {
     case RG_BOOL:
     case RG_INT8:
@@ -333,7 +326,7 @@ static uint16_t encode_small(long double x, int p, int ebits)
 
 static void put_real(void *buf, size_t i, rg_dtype dt, long double x)
 {
-    uint8_t *p = (uint8_t *)buf + i * g_sizes[dt];
+    uint8_t *p = (uint8_t *)buf + i * rg_plugin_dtype_size(dt);
     switch (dt) {
     case RG_FLOAT16:
     case RG_BFLOAT16: {

@@ -10,7 +10,7 @@
 #ifndef RG_DATA_H
 #define RG_DATA_H
 
-#include "railguard.h"
+#include "railguard/plugin.h"
 
 #include <stdbool.h>
 #include <stddef.h>

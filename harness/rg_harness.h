@@ -8,7 +8,7 @@
 #ifndef RG_HARNESS_H
 #define RG_HARNESS_H
 
-#include "railguard.h"
+#include "railguard/plugin.h"
 #include "rg_data.h"
 #include "rg_scenario.h"
 
@@ -25,6 +25,9 @@
  */
 #define RG_VERDICTS(X)                                                                             \
     X(OK, "ok", "returned success; every output, guard band and send buffer was right")            \
+    X(UNSUPPORTED, "unsupported",                                                                  \
+      "the transport declared it lacks what a step needs, or returned RG_ERR_UNSUPPORTED: the "    \
+      "step did not run, which is neither a pass nor a failure (reported as skipped)")             \
     X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
     X(KILLED, "killed", "ended by its own kill, stop or exit fault, as planned")                   \
     X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
@@ -83,6 +86,8 @@ typedef struct rg_rank_result {
     /* The ownership sanitizer's word on this rank: "" (off), "checked S sends, R receives", or
      * "not sanitized: ..." when some requests went where the shim cannot follow. */
     char ownership[128];
+    /* What the transport said its calls ran ("ring/2:3 mesh/1:2"), "" when it cannot say. */
+    char calls[160];
 } rg_rank_result;
 
 /*
@@ -133,8 +138,10 @@ typedef struct rg_result {
     int known[RG_MAX_RANKS];
     char known_why[256];
     enum { RG_KNOWN_NONE, RG_KNOWN_XFAIL, RG_KNOWN_XPASS } known_state;
+    /* Passed, but some rank skipped steps its transport lacks: neither a pass nor a failure. */
+    bool skipped;
 } rg_result;
-/* "PASS", "FAIL", "XFAIL" or "XPASS" for a judged result. */
+/* "PASS", "FAIL", "XFAIL", "XPASS" or "SKIP" for a judged result. */
 const char *rg_result_word(const rg_result *r);
 
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
@@ -322,6 +329,49 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
 int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scenario *out);
 int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out);
 int rg_sweep_main(int argc, char **argv);
+
+/* --- a transport, through the plugin ABI (rg_transport.c) ------------------------------------ */
+/*
+ * One loaded plugin: a version 2 table, or a version 1 table seen through the same calls (its
+ * capabilities are the operations it has; its errors carry RG_TP_V1_ERROR, no status).
+ */
+#define RG_TP_V1_ERROR 1
+typedef struct rg_tp {
+    void *so;
+    int abi; /* 1 or 2 */
+    const rg_plugin *v2;
+    const rg_plugin_ops *v1;
+    const char *name, *version; /* version NULL when the plugin gives none */
+    rg_plugin_caps caps;
+    bool has_mem, has_last_call;
+} rg_tp;
+
+/* Loads the plugin and checks its table; -1 with one line in err. */
+int rg_tp_open(rg_tp *tp, const char *path, char *err, size_t len);
+/* 1 with the reason in why when the transport declares it cannot run the scenario at all (its
+ * QP type, algorithm, ranks, rails, zero_copy), or this step (operation, dtype, redop,
+ * in-place); else 0. */
+int rg_tp_lacks_scenario(const rg_tp *tp, const rg_scenario *sc, char *why, size_t len);
+int rg_tp_lacks_step(const rg_tp *tp, const rg_sc_op *op, char *why, size_t len);
+/* The operations: a status of the one table, or RG_TP_V1_ERROR from a v1 plugin. */
+int rg_tp_init(rg_tp *tp, const rg_plugin_args *a, void **h, char *err, size_t len);
+int rg_tp_all_reduce(const rg_tp *tp, void *h, const void *s, void *r, size_t n, rg_dtype dt,
+                     rg_redop op);
+int rg_tp_all_gather(const rg_tp *tp, void *h, const void *s, void *r, size_t n, rg_dtype dt);
+int rg_tp_reduce_scatter(const rg_tp *tp, void *h, const void *s, void *r, size_t n, rg_dtype dt,
+                         rg_redop op);
+int rg_tp_broadcast(const rg_tp *tp, void *h, void *b, size_t n, rg_dtype dt, int root);
+int rg_tp_send(const rg_tp *tp, void *h, const void *b, size_t n, rg_dtype dt, int peer);
+int rg_tp_recv(const rg_tp *tp, void *h, void *b, size_t n, rg_dtype dt, int peer);
+int rg_tp_barrier(const rg_tp *tp, void *h);
+int rg_tp_finalize(const rg_tp *tp, void *h);
+const char *rg_tp_last_error(const rg_tp *tp, void *h);
+int rg_tp_mem_register(const rg_tp *tp, void *h, void *buf, size_t len, void **mem);
+int rg_tp_mem_deregister(const rg_tp *tp, void *h, void *mem);
+/* What the last call ran (AUTO and 0 when the plugin cannot say: RG_ERR_UNSUPPORTED then). */
+int rg_tp_last_call(const rg_tp *tp, void *h, rg_algo *algo, int *rails);
+/* "RG_ERR_TIMEOUT", "error (a v1 plugin gives no status)" or "status N (...)". */
+const char *rg_tp_status(int st, char *buf, size_t len);
 
 /* --- the worker (one rank) ------------------------------------------------------------------ */
 typedef struct rg_worker_args {

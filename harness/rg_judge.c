@@ -144,6 +144,8 @@ static rg_verdict judged_verdict(const rg_rank_result *k, bool leak_ok)
 static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, bool leak_ok)
 {
     rg_verdict v = judged_verdict(k, leak_ok);
+    if (v == RG_V_UNSUPPORTED) /* skipped: not what was expected, and not a failure either */
+        return true;
     switch (e) {
     case RG_SC_EXPECT_OK:
         return v == RG_V_OK;
@@ -173,7 +175,9 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
         snprintf(in, sizeof(in), " in init");
     else if (v == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
         snprintf(in, sizeof(in), " in step %d (%s)", k->step, k->where);
-    if (v > RG_V_KILLED)
+    if (v == RG_V_UNSUPPORTED) /* no expectation was met or missed: nothing ran */
+        snprintf(out, len, "rank %d: unsupported%s: %s", i, at, detail);
+    else if (v > RG_V_KILLED)
         snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(v), at, k->where, detail);
     else
         snprintf(out, len, "rank %d: %s%s%s, expected %s%s%s", i, rg_verdict_name(v), at, in, want,
@@ -187,14 +191,17 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
  */
 bool rg_judge(rg_result *r)
 {
-    int first = -1, known = 0, matched = 0;
+    int first = -1, known = 0, matched = 0, skipped = -1;
     r->passed = true;
+    r->skipped = false;
     r->why[0] = '\0';
     r->first[0] = '\0';
     r->known_state = RG_KNOWN_NONE;
     for (int i = 0; i < r->ranks; i++) {
         const rg_rank_result *k = &r->rank[i];
         /* A rank failing exactly as the known failure says is not a new failure. */
+        if (judged_verdict(k, r->leak_ok) == RG_V_UNSUPPORTED && skipped < 0)
+            skipped = i;
         bool as_known =
             r->known[i] > RG_V_KILLED && (int)judged_verdict(k, r->leak_ok) == r->known[i];
         known += r->known[i] > RG_V_KILLED;
@@ -216,6 +223,10 @@ bool rg_judge(rg_result *r)
         char line[sizeof(r->first) + 16];
         snprintf(line, sizeof(line), "first failure: %s", r->why);
         cut(r->first, sizeof(r->first), line);
+    } else if (skipped >= 0) {
+        /* What did not run cannot be said to have passed, nor its known failure to be gone. */
+        r->skipped = true;
+        fail_line(r->why, sizeof(r->why), r, skipped);
     } else if (known) {
         r->known_state = matched ? RG_KNOWN_XFAIL : RG_KNOWN_XPASS;
         snprintf(r->why, sizeof(r->why), "%s: %s",
@@ -229,6 +240,8 @@ const char *rg_result_word(const rg_result *r)
 {
     if (!r->passed)
         return "FAIL";
+    if (r->skipped)
+        return "SKIP";
     return r->known_state == RG_KNOWN_XFAIL   ? "XFAIL"
            : r->known_state == RG_KNOWN_XPASS ? "XPASS"
                                               : "PASS";
@@ -327,7 +340,7 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
      */
     for (int k = lo; (rules & RG_EV_RANK) && k < hi; k++) {
         rg_rank_result *res = &r->rank[k];
-        if (res->verdict != RG_V_OK)
+        if (res->verdict != RG_V_OK && res->verdict != RG_V_UNSUPPORTED)
             continue;
         for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
             int kind = sc->fault[i].kind;
@@ -432,7 +445,12 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
                      sc->timeout_s);
     }
 
-    /* Every planned fault accounted for: one that fired nowhere proves nothing. */
+    /* Every planned fault accounted for: one that fired nowhere proves nothing -- unless steps
+     * were skipped as unsupported, where its place may have been. */
+    bool skipped = false;
+    for (int k = lo; k < hi; k++)
+        for (int f = 0; f < r->rank[k].nfindings; f++)
+            skipped |= r->rank[k].finding[f].verdict == RG_V_UNSUPPORTED;
     for (int i = 0; whole && i < r->nrules; i++) {
         const rg_rule_result *u = &r->rule[i];
         if (u->fired || u->optional || u->counting)
@@ -443,8 +461,9 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         else
             snprintf(matched, sizeof(matched), "matched an unknown number of times");
         for (int k = lo; k < hi; k++)
-            rg_rank_find(&r->rank[k], RG_V_NOT_EXERCISED, -1,
-                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank", i + 1,
-                         short_rule(u->rule, shown, sizeof(shown)), u->line, matched);
+            rg_rank_find(&r->rank[k], skipped ? RG_V_UNSUPPORTED : RG_V_NOT_EXERCISED, -1,
+                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank%s", i + 1,
+                         short_rule(u->rule, shown, sizeof(shown)), u->line, matched,
+                         skipped ? ", and steps it may have aimed at were not run" : "");
     }
 }

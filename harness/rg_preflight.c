@@ -176,15 +176,12 @@ static void probe_child(int fd, const char *shim, const char *transport)
     struct link_map *lm = NULL;
     if (v && dlinfo(v, RTLD_DI_LINKMAP, &lm) == 0 && lm && realpath(lm->l_name, verbs))
         fprintf(out, "verbs=%s\n", verbs);
-    void *t = dlopen(transport, RTLD_NOW | RTLD_LOCAL);
-    if (!t) {
-        fprintf(out, "error=--transport %s: cannot be loaded: %s\n", transport, dlerror());
-        fclose(out);
-        _exit(1);
-    }
-    if (!dlsym(t, RG_PLUGIN_SYMBOL)) {
-        fprintf(out, "error=--transport %s: no %s table: not a railguard plugin\n", transport,
-                RG_PLUGIN_SYMBOL);
+    /* The table is checked here as each rank will check it, so a bad one stops the run once,
+     * with one line, instead of failing every rank of every scenario. */
+    rg_tp tp;
+    char terr[1024];
+    if (rg_tp_open(&tp, transport, terr, sizeof(terr)) != 0) {
+        fprintf(out, "error=--transport %s: %s\n", transport, terr);
         fclose(out);
         _exit(1);
     }

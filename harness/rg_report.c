@@ -23,12 +23,12 @@ static json_t *rank_json(const rg_result *r, int i)
         json_array_append_new(findings, json_pack("{s:s,s:f,s:s}", "verdict",
                                                   rg_verdict_name(k->finding[f].verdict), "t",
                                                   k->finding[f].t_s, "text", k->finding[f].text));
-    return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
+    return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
                      rg_verdict_name(k->verdict), "expect",
                      rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want)), "t",
                      k->t_s, "step", k->step, "rep", k->rep, "step_t", k->step_t_s, "left_t",
                      k->left_t_s, "where", k->where, "detail", k->detail, "ownership", k->ownership,
-                     "findings", findings);
+                     "calls", k->calls, "findings", findings);
 }
 
 static json_t *rule_json(const rg_result *r, int i)
@@ -62,7 +62,8 @@ static json_t *result_json(const rg_result *r)
                           "host", r->host, "self_rank", r->self_rank, "leak_ok", r->leak_ok);
     if (j && json_object_set_new(j, "known", known) == 0 &&
         json_object_set_new(j, "known_why", json_string(r->known_why)) == 0 &&
-        json_object_set_new(j, "known_state", json_string(states[r->known_state])) == 0)
+        json_object_set_new(j, "known_state", json_string(states[r->known_state])) == 0 &&
+        json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0)
         return j;
     json_decref(j);
     return NULL;
@@ -132,6 +133,7 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     copy_str(r->host, sizeof(r->host), j, "host");
     r->self_rank = (int)num_or(j, "self_rank", -1);
     r->leak_ok = json_is_true(json_object_get(j, "leak_ok"));
+    r->skipped = json_is_true(json_object_get(j, "skipped"));
     copy_str(r->known_why, sizeof(r->known_why), j, "known_why");
     const char *ks = json_string_value(json_object_get(j, "known_state"));
     r->known_state = ks && !strcmp(ks, "xfail")   ? RG_KNOWN_XFAIL
@@ -162,6 +164,7 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         copy_str(r->rank[i].where, sizeof(r->rank[i].where), k, "where");
         copy_str(r->rank[i].detail, sizeof(r->rank[i].detail), k, "detail");
         copy_str(r->rank[i].ownership, sizeof(r->rank[i].ownership), k, "ownership");
+        copy_str(r->rank[i].calls, sizeof(r->rank[i].calls), k, "calls");
         r->rank[i].t_s = num_or(k, "t", -1);
         r->rank[i].step_t_s = num_or(k, "step_t", -1);
         r->rank[i].left_t_s = num_or(k, "left_t", -1);
@@ -201,6 +204,14 @@ static int count_passed(const rg_result *res, int n)
     for (int i = 0; i < n; i++)
         p += res[i].passed;
     return p;
+}
+
+static int count_skipped(const rg_result *res, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += res[i].passed && res[i].skipped;
+    return s;
 }
 
 static json_t *info_json(const rg_run_info *info)
@@ -299,9 +310,15 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
     }
     int failed = n - count_passed(res, n);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<testsuites tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", n, failed, total_s);
-    fprintf(f, "  <testsuite name=\"railguard\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", n,
-            failed, total_s);
+    int skipped = 0;
+    for (int i = 0; i < n; i++)
+        skipped += res[i].passed && (res[i].skipped || res[i].known_state == RG_KNOWN_XFAIL);
+    fprintf(f, "<testsuites tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n", n,
+            failed, skipped, total_s);
+    fprintf(f,
+            "  <testsuite name=\"railguard\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" "
+            "time=\"%.3f\">\n",
+            n, failed, skipped, total_s);
     if (info)
         junit_properties(f, info);
     for (int i = 0; i < n; i++) {
@@ -309,8 +326,9 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
         fputs("    <testcase classname=\"railguard.scenarios\" name=\"", f);
         xml_text(f, r->name);
         fprintf(f, "\" time=\"%.3f\"", r->seconds);
-        if (r->passed && r->known_state == RG_KNOWN_XFAIL) {
-            /* A known failure: skipped, never a pass, and not a new failure either. */
+        if (r->passed && (r->known_state == RG_KNOWN_XFAIL || r->skipped)) {
+            /* A known failure, or steps the transport lacks: skipped, never a pass, and not a
+             * failure either. */
             fputs(">\n      <skipped message=\"", f);
             xml_text(f, r->why);
             fputs("\"/>\n    </testcase>\n", f);
@@ -403,7 +421,7 @@ void rg_report_line(FILE *f, const rg_result *r)
     verdicts(v, sizeof(v), r);
     fprintf(f, "%s  %-36s %2d ranks %7.1f s  %s  fired %s\n", rg_result_word(r), r->name, r->ranks,
             r->seconds, v, fired_list(fired, sizeof(fired), r));
-    if (r->known_state != RG_KNOWN_NONE)
+    if (r->known_state != RG_KNOWN_NONE || r->skipped)
         fprintf(f, "      %s\n", r->why);
     if (!r->passed) {
         fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n",
@@ -443,6 +461,11 @@ void rg_report_table(FILE *f, const rg_result *res, int n, double total_s)
     fprintf(f, "\nwall time %.1f s\n", total_s);
     if (xfail || xpass)
         fprintf(f, "known failures: %d xfail, %d xpass (counted as passed)\n", xfail, xpass);
-    fprintf(f, "%d passed, %d failed\n", passed, n - passed);
+    int skipped = count_skipped(res, n);
+    if (skipped)
+        fprintf(f, "%d passed, %d failed, %d skipped (unsupported by the transport)\n",
+                passed - skipped, n - passed, skipped);
+    else
+        fprintf(f, "%d passed, %d failed\n", passed, n - passed);
     fflush(f);
 }

@@ -48,7 +48,7 @@
 #define RG_SCENARIO_H
 
 #include "fi_plan.h"
-#include "railguard.h"
+#include "railguard/plugin.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -68,7 +68,7 @@ struct fdset {
 struct worker {
     const rg_scenario *sc;
     void (*set_phase)(int step, int rep); /* the shim's, when it is there */
-    const rg_plugin_ops *p;
+    rg_tp tp;
     rg_plugin_args args;
     void *h;
     int fd;
@@ -77,6 +77,9 @@ struct worker {
     struct held held;  /* the last successful call's buffers */
     struct held fresh; /* this step's, once its call returned success and its checks passed */
     struct fdset fds;  /* open before init: anything more after finalize is the transport's */
+    /* What the transport says each successful call ran (rg_tp_last_call): calls by algorithm
+     * (auto: it could not say) and rails. */
+    unsigned calls[RG_ALGO_COUNT][RG_MAX_RAILS + 1];
 };
 
 /* --- file descriptors the transport leaves open -------------------------------------------- */
@@ -226,13 +229,6 @@ static const char *op_label(const rg_sc_op *op, char *buf, size_t len)
     return buf;
 }
 
-/* Does the table reach past the optional mem_register/mem_deregister, and fill them? */
-static bool has_mem(const rg_plugin_ops *p)
-{
-    return p->size >= offsetof(rg_plugin_ops, mem_deregister) + sizeof(p->mem_deregister) &&
-           p->mem_register && p->mem_deregister;
-}
-
 /*
  * zero_copy scenarios: the call's buffers (not the reference) are registered just before the
  * call and given back just after it, on error too, so a transport that sends in place is
@@ -240,21 +236,23 @@ static bool has_mem(const rg_plugin_ops *p)
  */
 static int zc_on(struct worker *w, const struct gbuf *a, const struct gbuf *b, void *m[2])
 {
+    int st = 0;
     m[0] = m[1] = NULL;
     if (!w->sc->zero_copy)
         return 0;
-    if (a->base && a->len && !(m[0] = w->p->mem_register(w->h, a->data, a->len)))
-        return 1;
-    if (b->base && b->len && !(m[1] = w->p->mem_register(w->h, b->data, b->len)))
-        return 1;
+    if (a->base && a->len && (st = rg_tp_mem_register(&w->tp, w->h, a->data, a->len, &m[0])))
+        return st;
+    if (b->base && b->len && (st = rg_tp_mem_register(&w->tp, w->h, b->data, b->len, &m[1])))
+        return st;
     return 0;
 }
 
 static int zc_off(struct worker *w, void *m[2], int err)
 {
     for (int i = 0; i < 2; i++) {
-        if (m[i] && w->h && w->p->mem_deregister(w->h, m[i]))
-            err = 1;
+        int st;
+        if (m[i] && w->h && (st = rg_tp_mem_deregister(&w->tp, w->h, m[i])) && !err)
+            err = st;
         m[i] = NULL;
     }
     return err;
@@ -292,7 +290,7 @@ static int release(struct worker *w, struct held *hd, bool check, char *detail, 
     }
     if (zc_off(w, hd->m, 0) && check && !rc) {
         snprintf(detail, dlen, "mem_deregister of step %d's buffers failed: %s", hd->step,
-                 w->h ? w->p->last_error(w->h) : "no communicator");
+                 w->h ? rg_tp_last_error(&w->tp, w->h) : "no communicator");
         rc = 1;
     }
     free(hd->a.base);
@@ -301,11 +299,24 @@ static int release(struct worker *w, struct held *hd, bool check, char *detail, 
     return rc;
 }
 
-/* Runs one step once. Returns 0 ok, 1 detected (message in detail), 2 corrupt, -1 error. */
+/* An error's detail: "RG_ERR_TIMEOUT: message", or the message alone from a v1 plugin. */
+static void say_error(char *detail, size_t dlen, int st, const char *msg)
+{
+    char name[64];
+    if (st == RG_TP_V1_ERROR)
+        snprintf(detail, dlen, "%s", msg);
+    else
+        snprintf(detail, dlen, "%s: %s", rg_tp_status(st, name, sizeof(name)), msg);
+}
+
+/*
+ * Runs one step once. Returns 0 ok, 1 detected (message in detail), 2 corrupt, 3 unsupported
+ * (the call returned RG_ERR_UNSUPPORTED: nothing ran, the handle goes on), -1 error.
+ */
 static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, char *detail,
                     size_t dlen)
 {
-    const rg_plugin_ops *p = w->p;
+    const rg_tp *p = &w->tp;
     int n = w->sc->ranks, r = w->rank, rc = 0, err = 0;
     size_t sz = rg_data_size(op->dtype), cnt = op->count;
     struct gbuf a = {0}, b = {0}, want = {0};
@@ -323,37 +334,31 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             zc_off(w, m, err);                                                                     \
     } while (0)
 
-#define NEED(fn)                                                                                   \
-    do {                                                                                           \
-        if (!p->fn) {                                                                              \
-            snprintf(detail, dlen, "transport '%s' has no %s", p->name, #fn);                      \
-            return -1;                                                                             \
-        }                                                                                          \
-    } while (0)
-
     switch (op->kind) {
     case RG_SC_CREATE:
         if (w->h) {
             snprintf(detail, dlen, "create: the communicator exists");
             return -1;
         }
-        w->h = p->init(&w->args, detail, dlen);
-        return w->h ? 0 : 1;
+        err = rg_tp_init(&w->tp, &w->args, &w->h, detail, dlen);
+        return err == RG_ERR_UNSUPPORTED ? 3 : err ? 1 : 0;
     case RG_SC_DESTROY:
         if ((rc = release(w, &w->held, true, detail, dlen)))
             return rc;
-        if (w->h && p->finalize(w->h)) {
+        if (w->h && (err = rg_tp_finalize(p, w->h))) {
             w->h = NULL;
-            snprintf(detail, dlen, "finalize failed");
+            say_error(detail, dlen, err, "finalize failed");
             return 1;
         }
         w->h = NULL;
         return 0;
     case RG_SC_BARRIER:
-        NEED(barrier);
         if (!w->h)
             goto no_comm;
-        return p->barrier(w->h) ? (snprintf(detail, dlen, "%s", p->last_error(w->h)), 1) : 0;
+        if (!(err = rg_tp_barrier(p, w->h)))
+            return 0;
+        say_error(detail, dlen, err, rg_tp_last_error(p, w->h));
+        return err == RG_ERR_UNSUPPORTED ? 3 : 1;
     default:
         break;
     }
@@ -362,7 +367,6 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
 
     switch (op->kind) {
     case RG_SC_ALL_REDUCE:
-        NEED(all_reduce);
         if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
             goto oom;
         rg_data_fill(a.data, cnt, op->dtype, (int)op->redop, k, r, 0);
@@ -371,7 +375,8 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                 goto oom;
             memcpy(copy, a.data, cnt * sz);
         }
-        CALL(p->all_reduce(w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype, op->redop));
+        CALL(rg_tp_all_reduce(p, w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype,
+                              op->redop));
         if (err)
             break;
         rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, 0);
@@ -382,19 +387,18 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                        dlen);
         break;
     case RG_SC_ALL_GATHER:
-        NEED(all_gather);
         if (gbuf_alloc(&b, (size_t)n * cnt * sz) || gbuf_alloc(&want, (size_t)n * cnt * sz))
             goto oom;
         for (int q = 0; q < n; q++)
             rg_data_fill(want.data + (size_t)q * cnt * sz, cnt, op->dtype, -1, k, q, 0);
         if (op->inplace) {
             memcpy(b.data + (size_t)r * cnt * sz, want.data + (size_t)r * cnt * sz, cnt * sz);
-            CALL(p->all_gather(w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype));
+            CALL(rg_tp_all_gather(p, w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype));
         } else {
             if (gbuf_alloc(&a, cnt * sz))
                 goto oom;
             memcpy(a.data, want.data + (size_t)r * cnt * sz, cnt * sz);
-            CALL(p->all_gather(w->h, a.data, b.data, cnt, op->dtype));
+            CALL(rg_tp_all_gather(p, w->h, a.data, b.data, cnt, op->dtype));
             if (!err)
                 rc = check(a.data, want.data + (size_t)r * cnt * sz, cnt, op->dtype, false,
                            "the send buffer changed:", 0, detail, dlen);
@@ -404,18 +408,17 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                        dlen);
         break;
     case RG_SC_REDUCE_SCATTER:
-        NEED(reduce_scatter);
         if (gbuf_alloc(&a, (size_t)n * cnt * sz) || gbuf_alloc(&want, cnt * sz))
             goto oom;
         rg_data_fill(a.data, (size_t)n * cnt, op->dtype, (int)op->redop, k, r, 0);
         if (op->inplace) {
-            CALL(p->reduce_scatter(w->h, a.data, a.data + (size_t)r * cnt * sz, cnt, op->dtype,
-                                   op->redop));
+            CALL(rg_tp_reduce_scatter(p, w->h, a.data, a.data + (size_t)r * cnt * sz, cnt,
+                                      op->dtype, op->redop));
         } else {
             if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc((size_t)n * cnt * sz)))
                 goto oom;
             memcpy(copy, a.data, (size_t)n * cnt * sz);
-            CALL(p->reduce_scatter(w->h, a.data, b.data, cnt, op->dtype, op->redop));
+            CALL(rg_tp_reduce_scatter(p, w->h, a.data, b.data, cnt, op->dtype, op->redop));
             if (!err)
                 rc = check(a.data, copy, (size_t)n * cnt, op->dtype, false,
                            "the send buffer changed:", 0, detail, dlen);
@@ -427,19 +430,16 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
                    true, "result", (size_t)r * cnt, detail, dlen);
         break;
     case RG_SC_BROADCAST:
-        NEED(broadcast);
         if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
             goto oom;
         rg_data_fill(want.data, cnt, op->dtype, -1, k, op->root, 0);
         if (r == op->root)
             memcpy(a.data, want.data, cnt * sz);
-        CALL(p->broadcast(w->h, a.data, cnt, op->dtype, op->root));
+        CALL(rg_tp_broadcast(p, w->h, a.data, cnt, op->dtype, op->root));
         if (!err)
             rc = check(a.data, want.data, cnt, op->dtype, false, "broadcast", 0, detail, dlen);
         break;
     case RG_SC_SENDRECV:
-        NEED(send);
-        NEED(recv);
         if (r != op->from && r != op->to)
             return 0;
         if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
@@ -447,12 +447,12 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         rg_data_fill(want.data, cnt, op->dtype, -1, k, op->from, 0);
         if (r == op->from) {
             memcpy(a.data, want.data, cnt * sz);
-            CALL(p->send(w->h, a.data, cnt, op->dtype, op->to));
+            CALL(rg_tp_send(p, w->h, a.data, cnt, op->dtype, op->to));
             if (!err)
                 rc = check(a.data, want.data, cnt, op->dtype, false, "the send buffer changed:", 0,
                            detail, dlen);
         } else {
-            CALL(p->recv(w->h, a.data, cnt, op->dtype, op->from));
+            CALL(rg_tp_recv(p, w->h, a.data, cnt, op->dtype, op->from));
             if (!err)
                 rc = check(a.data, want.data, cnt, op->dtype, false, "received", 0, detail, dlen);
         }
@@ -462,8 +462,8 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         return -1;
     }
     if (err) {
-        snprintf(detail, dlen, "%s", p->last_error(w->h));
-        rc = 1;
+        say_error(detail, dlen, err, rg_tp_last_error(p, w->h));
+        rc = err == RG_ERR_UNSUPPORTED ? 3 : 1;
     } else if (rc == -1) {
         rc = 2;
     } else if ((broken = a.base ? gbuf_broken(&a) : NULL) ||
@@ -497,7 +497,6 @@ oom:
 no_comm:
     snprintf(detail, dlen, "no communicator (destroyed and not created again)");
     return -1;
-#undef NEED
 #undef CALL
 }
 
@@ -563,6 +562,30 @@ static void bt_install(const char *path)
         sa.sa_flags = SA_ONSTACK | SA_RESTART;
         sigaction((int)sig, &sa, NULL);
     }
+}
+
+/* Counts what the call that just succeeded ran, when the transport can say. */
+static void note_call(struct worker *w)
+{
+    rg_algo a;
+    int rails;
+    if (w->h && w->tp.has_last_call && rg_tp_last_call(&w->tp, w->h, &a, &rails) == RG_OK)
+        w->calls[a][rails]++;
+}
+
+/* "calls ring/2:3 mesh/1:2": the report's word on what really ran (nothing when unknown). */
+static void say_calls(struct worker *w)
+{
+    static const char *const names[RG_ALGO_COUNT] = {"auto", "ring", "mesh"};
+    char buf[512];
+    size_t n = 0;
+    for (int a = 0; a < RG_ALGO_COUNT; a++)
+        for (int r = 0; r <= RG_MAX_RAILS; r++)
+            if (w->calls[a][r] && n + 32 < sizeof(buf))
+                n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s/%d:%u", names[a], r,
+                                      w->calls[a][r]);
+    if (n)
+        say(w, "calls%s", buf);
 }
 
 /* Tells the shim (when it is there) which step the program is in. */
@@ -677,23 +700,8 @@ int rg_worker_main(const rg_worker_args *wa)
         say(&w, "verdict error rank %d outside 0..%d", wa->rank, sc.ranks - 1);
         return 3;
     }
-    void *so = dlopen(wa->transport, RTLD_NOW | RTLD_LOCAL);
-    if (!so) {
-        say(&w, "verdict error cannot load transport: %s", dlerror());
-        return 3;
-    }
-    w.p = dlsym(so, RG_PLUGIN_SYMBOL);
-    if (!w.p || w.p->abi_version != RG_PLUGIN_ABI_VERSION || w.p->size < RG_PLUGIN_V1_MIN_SIZE ||
-        !w.p->init || !w.p->finalize || !w.p->last_error) {
-        say(&w, "verdict error %s: no usable %s table (ABI version %d)", wa->transport,
-            RG_PLUGIN_SYMBOL, RG_PLUGIN_ABI_VERSION);
-        return 3;
-    }
-    if (sc.zero_copy && !has_mem(w.p)) {
-        say(&w,
-            "verdict error %s: zero_copy needs mem_register and mem_deregister, which "
-            "transport '%s' does not have",
-            wa->scenario, w.p->name);
+    if (rg_tp_open(&w.tp, wa->transport, err, sizeof(err)) != 0) {
+        say(&w, "verdict error %s", err);
         return 3;
     }
     w.args = (rg_plugin_args){.size = sizeof(rg_plugin_args),
@@ -720,10 +728,18 @@ int rg_worker_main(const rg_worker_args *wa)
         w.set_phase = fi->set_phase;
     phase(&w, FI_PHASE_INIT, 0);
     say(&w, "step -1 0 init");
+    /* What the transport declares it cannot do is skipped and reported, never run. */
+    if (rg_tp_lacks_scenario(&w.tp, &sc, err, sizeof(err))) {
+        say(&w, "verdict unsupported -1 0 %s: %s", w.tp.name, err);
+        return 0;
+    }
     fds_open(&w.fds);
-    w.h = w.p->init(&w.args, err, sizeof(err));
-    if (!w.h) {
-        say(&w, "verdict detected -1 0 init: %s", err);
+    int ist = rg_tp_init(&w.tp, &w.args, &w.h, err, sizeof(err));
+    if (ist) {
+        char detail[sizeof(err) + 64];
+        say_error(detail, sizeof(detail), ist, err);
+        say(&w, "verdict %s -1 0 init: %s", ist == RG_ERR_UNSUPPORTED ? "unsupported" : "detected",
+            detail);
         fds_leaked(&w); /* a failed init frees what it made, too */
         return 0;
     }
@@ -731,6 +747,10 @@ int rg_worker_main(const rg_worker_args *wa)
         const rg_sc_op *op = &sc.ops[i];
         char label[160];
         op_label(op, label, sizeof(label));
+        if (rg_tp_lacks_step(&w.tp, op, err, sizeof(err))) {
+            say(&w, "unsupported %d 0 %s: %s", i, label, err);
+            continue;
+        }
         for (int rep = 0; rep < op->repeat; rep++) {
             rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
                              .step = (uint32_t)i,
@@ -742,6 +762,13 @@ int rg_worker_main(const rg_worker_args *wa)
             w.step = i;
             w.rep = rep;
             int rc = run_step(&w, op, &k, err, sizeof(err));
+            if (rc == 3) {
+                /* The transport said so at the call: the step's other repetitions go too. */
+                say(&w, "unsupported %d %d %s: %s", i, rep, label, err);
+                break;
+            }
+            if (rc == 0)
+                note_call(&w);
             if (rc == 0) {
                 /* The step before this one had a whole step to show a late read or write. */
                 rc = release(&w, &w.held, true, err, sizeof(err));
@@ -760,8 +787,9 @@ int rg_worker_main(const rg_worker_args *wa)
                 say(&w, "verdict corrupt %d %d %s", i, rep, err);
             else
                 say(&w, "verdict error %s: %s", label, err);
+            say_calls(&w);
             if (w.h) {
-                w.p->finalize(w.h);
+                rg_tp_finalize(&w.tp, w.h);
                 fds_leaked(&w);
             }
             return rc < 0 ? 3 : 0;
@@ -773,13 +801,16 @@ int rg_worker_main(const rg_worker_args *wa)
     if (rc) {
         say(&w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", sc.nops, err);
         if (w.h) {
-            w.p->finalize(w.h);
+            rg_tp_finalize(&w.tp, w.h);
             fds_leaked(&w);
         }
         return 0;
     }
-    if (w.h && w.p->finalize(w.h)) {
-        say(&w, "verdict detected %d 0 finalize failed", sc.nops);
+    say_calls(&w);
+    int fst = w.h ? rg_tp_finalize(&w.tp, w.h) : 0;
+    if (fst) {
+        say_error(err, sizeof(err), fst, "finalize failed");
+        say(&w, "verdict detected %d 0 %s", sc.nops, err);
         fds_leaked(&w);
         return 0;
     }

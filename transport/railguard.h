@@ -2,7 +2,7 @@
 /*
  * railguard.h - the public header of librailguard, the reference collective transport.
  *
- * Every call returns an rg_status from the one table below. A status is a small negative
+ * Every call returns an rg_status from the one table (railguard/plugin.h). A status is a negative
  * number (RG_OK is 0), so callers can test `if (st)` and print rg_strerror(st) or the
  * communicator's own message, which names rank, peer, rail, QP number and verbs status.
  */
@@ -12,36 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The status table, element types, reductions, algorithms, QP types and the plugin ABI. */
+#include "railguard/plugin.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/*
- * The one error table: name, value, text. It expands into the enum, rg_strerror() and
- * rg_err_name(), so the three can never disagree.
- */
-#define RG_STATUS_TABLE(X)                                                                         \
-    X(RG_OK, 0, "success")                                                                         \
-    X(RG_ERR_INVALID, -1, "invalid argument")                                                      \
-    X(RG_ERR_NOMEM, -2, "out of memory")                                                           \
-    X(RG_ERR_NODEV, -3, "no such RDMA device")                                                     \
-    X(RG_ERR_CONFIG, -4, "bad configuration")                                                      \
-    X(RG_ERR_VERBS, -5, "verbs call failed")                                                       \
-    X(RG_ERR_COMPLETION, -6, "completion with error status")                                       \
-    X(RG_ERR_POLL, -7, "poll_cq returned an error")                                                \
-    X(RG_ERR_TIMEOUT, -8, "deadline passed")                                                       \
-    X(RG_ERR_PEER_ABORT, -9, "peer aborted")                                                       \
-    X(RG_ERR_SIDE_CHANNEL, -10, "side channel failed")                                             \
-    X(RG_ERR_RAIL_MISMATCH, -11, "rails crossed or mismatched")                                    \
-    X(RG_ERR_PROTOCOL, -12, "protocol violation")                                                  \
-    X(RG_ERR_POISONED, -13, "communicator poisoned by an earlier error")                           \
-    X(RG_ERR_UNSUPPORTED, -14, "not supported")
-
-typedef enum {
-#define RG__STATUS_ENUM(name, value, text) name = (value),
-    RG_STATUS_TABLE(RG__STATUS_ENUM)
-#undef RG__STATUS_ENUM
-} rg_status;
 
 /* A sentence for a status; "unknown status" for a value outside the table. Never NULL. */
 const char *rg_strerror(rg_status st);
@@ -49,32 +25,8 @@ const char *rg_strerror(rg_status st);
 /* The status's name as written in the table ("RG_ERR_TIMEOUT"); "RG_ERR_UNKNOWN" otherwise. */
 const char *rg_err_name(rg_status st);
 
-/* Limits: ranks in a communicator, rails (wires) between two ranks, device-name length. */
-#define RG_MAX_RANKS 64
-#define RG_MAX_RAILS 4
+/* Device-name length. */
 #define RG_DEVNAME_MAX 64
-
-/* Element types. float16 is IEEE binary16, bfloat16 the top half of a binary32. */
-typedef enum {
-    RG_BOOL,
-    RG_INT8,
-    RG_UINT8,
-    RG_INT16,
-    RG_UINT16,
-    RG_INT32,
-    RG_UINT32,
-    RG_INT64,
-    RG_UINT64,
-    RG_FLOAT16,
-    RG_BFLOAT16,
-    RG_FLOAT32,
-    RG_FLOAT64,
-    RG_COMPLEX64, /* two float32: real, imaginary */
-    RG_DTYPE_COUNT
-} rg_dtype;
-
-/* Reductions. On bool, sum and max are logical or, prod and min logical and. */
-typedef enum { RG_SUM, RG_PROD, RG_MAX, RG_MIN, RG_REDOP_COUNT } rg_redop;
 
 /* Bytes per element; 0 for a value outside rg_dtype. */
 size_t rg_dtype_size(rg_dtype dt);
@@ -85,9 +37,6 @@ const char *rg_redop_name(rg_redop op);
 int rg_redop_supported(rg_dtype dt, rg_redop op);
 
 /* --- configuration ------------------------------------------------------------------------ */
-typedef enum { RG_ALGO_AUTO, RG_ALGO_RING, RG_ALGO_MESH } rg_algo;
-typedef enum { RG_QPT_UC, RG_QPT_RC } rg_qp_type;
-
 #define RG_SECRET_MAX 256
 #define RG_SECRET_MIN 16
 
@@ -154,6 +103,13 @@ int rg_comm_size(rg_comm_h comm);
 const char *rg_comm_error(rg_comm_h comm);
 
 /*
+ * What the last collective or send/recv ran: RG_ALGO_RING or RG_ALGO_MESH (RG_ALGO_AUTO for
+ * send, recv, barrier and calls that moved nothing), and how many rails it used (0 when it
+ * used none). RG_ERR_INVALID on a NULL argument.
+ */
+rg_status rg_comm_last_call(rg_comm_h comm, rg_algo *algo, int *rails);
+
+/*
  * Collectives. counts are elements; every rank passes the same count, dtype and op.
  * After an error the communicator is poisoned: every later call returns the first error's
  * status at once. In place: all_reduce with send == recv; all_gather with
@@ -195,67 +151,6 @@ rg_status rg_barrier(rg_comm_h comm);
 typedef struct rg_mem *rg_mem_h;
 rg_status rg_mem_register(rg_comm_h comm, void *buf, size_t len, rg_mem_h *mem_p);
 rg_status rg_mem_deregister(rg_comm_h comm, rg_mem_h mem);
-
-/* --- plugin ABI ---------------------------------------------------------------------------- */
-/*
- * How the scenario runner drives a transport: a shared object exporting one table under the
- * name RG_PLUGIN_SYMBOL. This section stands alone (it uses only the enums above), so an
- * adapter for another transport (JACCL, RMLX, ...) includes this header and fills the table;
- * it needs nothing else from railguard. The reference transport's adapter is
- * transport/rg_plugin.c, built as railguard-transport.so; docs/plugin-abi.md has a minimal one.
- *
- * Semantics are those of the rg_* calls above: counts in elements, the same in-place rules,
- * and after an error the handle may refuse every later call. A NULL operation means the
- * transport lacks it; the runner reports a scenario that needs it as failed, naming it.
- */
-#define RG_PLUGIN_ABI_VERSION 1
-#define RG_PLUGIN_SYMBOL "rg_plugin_v1"
-
-typedef struct rg_plugin_args {
-    uint32_t size;            /* sizeof(rg_plugin_args) as the caller built it */
-    int rank;                 /* 0..nranks-1 */
-    int nranks;               /* 2..RG_MAX_RANKS */
-    const char *coordinator;  /* "host:port" of the side channel; rank 0 listens there */
-    const char *devices_file; /* a JACCL devices file: cell [i][j] names rank i's rails to j */
-    rg_qp_type qp_type;
-    rg_algo algo;
-    double timeout_s; /* the transport's deadline for every wait */
-} rg_plugin_args;
-
-typedef struct rg_plugin_v1 {
-    uint32_t abi_version; /* RG_PLUGIN_ABI_VERSION */
-    uint32_t size;        /* sizeof(rg_plugin_ops) as the plugin was built */
-    const char *name;     /* e.g. "railguard", shown in reports */
-    /* Joins the other ranks. Returns a handle, or NULL with one line in err. */
-    void *(*init)(const rg_plugin_args *args, char *err, size_t errlen);
-    /* Each returns 0 on success, nonzero on error; last_error then says what happened. */
-    int (*all_reduce)(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
-                      rg_redop op);
-    int (*all_gather)(void *h, const void *send, void *recv, size_t count, rg_dtype dt);
-    int (*reduce_scatter)(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
-                          rg_redop op);
-    int (*broadcast)(void *h, void *buf, size_t count, rg_dtype dt, int root);
-    int (*send)(void *h, const void *buf, size_t count, rg_dtype dt, int peer);
-    int (*recv)(void *h, void *buf, size_t count, rg_dtype dt, int peer);
-    int (*barrier)(void *h);
-    /* Tears down and frees the handle, also after errors. 0, or nonzero if teardown failed. */
-    int (*finalize)(void *h);
-    /* The handle's first error ("" while none); valid until finalize. Never NULL. */
-    const char *(*last_error)(void *h);
-    /*
-     * Optional, and present only when `size` reaches past them (a table built before they
-     * existed is still a valid v1 table): register [buf, buf + len) so the transport may send
-     * from it in place (rg_mem_register), returning a handle or NULL with last_error set; and
-     * give the handle back, 0 or nonzero. The runner registers a call's buffers just before
-     * the call and gives them back just after it, on error too.
-     */
-    void *(*mem_register)(void *h, void *buf, size_t len);
-    int (*mem_deregister)(void *h, void *mem);
-} rg_plugin_ops;
-
-/* The smallest `size` a v1 table may have: up to last_error. */
-#define RG_PLUGIN_V1_MIN_SIZE                                                                      \
-    (offsetof(rg_plugin_ops, last_error) + sizeof(((rg_plugin_ops *)0)->last_error))
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@ struct plan {
     rg_dtype dt;
     rg_redop op;
     int nrails;
+    rg_algo algo; /* what this call runs: RING or MESH, AUTO for send and recv */
     /*
      * One list of steps per direction. A bidirectional ring runs two independent rings, one
      * each way round; each (direction, rail) pair is a pipeline of its own, so a direction's
@@ -227,6 +228,8 @@ static rg_status run(struct plan *p)
     rg_status st;
     if (p->c->nmem)
         plan_zcopy(p);
+    p->c->last_algo = p->algo;
+    p->c->last_rails = p->nrails;
     st = run_steps(p);
     if (st && p->zcopy && p->c->poisoned)
         rg__quiesce(p->c);
@@ -254,6 +257,9 @@ static rg_status begin(struct rg_comm *c, struct plan *p, rg_dtype dt, rg_redop 
     c->op_seq++;
     memset(p, 0, offsetof(struct plan, st));
     p->c = c;
+    p->algo = RG_ALGO_AUTO;
+    c->last_algo = RG_ALGO_AUTO;
+    c->last_rails = 0;
     p->ndirs = 1;
     p->dt = dt;
     p->op = op;
@@ -292,6 +298,7 @@ static int wires(const struct rg_comm *c, size_t bytes, int rails)
 static rg_status ring_setup(struct plan *p, size_t bytes, const char *what)
 {
     struct rg_comm *c = p->c;
+    p->algo = RG_ALGO_RING;
     int right = mod(c->rank + 1, c->size), left = mod(c->rank - 1, c->size);
     rg_status st = need_link(c, right, what);
     if (!st)
@@ -485,6 +492,7 @@ static rg_status all_reduce_one_shot(struct plan *p, uint8_t *recv, size_t count
     rg_status st = scratch(p, recv, bytes, 0, "all_reduce");
     if (st)
         return st;
+    p->algo = RG_ALGO_MESH;
     p->nrails = wires(p->c, bytes, rails);
     mesh_gather_steps(p, count);
     st = run(p);
@@ -519,6 +527,7 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
          * (n - 2) delivered each of its chunks. */
         size_t mo, ml;
         rg__seg(count, n, r, &mo, &ml);
+        p.algo = RG_ALGO_MESH;
         p.nrails = wires(c, count * p.esz, mesh);
         for (int s = 1; s < n; s++) {
             size_t so, sl;
@@ -554,6 +563,7 @@ rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count,
     p.work = recv;
     int mesh = use_mesh(c, (size_t)n * count * p.esz);
     if (mesh) {
+        p.algo = RG_ALGO_MESH;
         p.nrails = wires(c, count * p.esz, mesh);
         mesh_gather_steps(&p, count);
         return run(&p);
@@ -580,9 +590,10 @@ rg_status rg_reduce_scatter(rg_comm_h c, const void *send, void *recv, size_t co
         return RG_OK;
     }
     int mesh = use_mesh(c, bytes * (size_t)n);
-    if (mesh)
+    if (mesh) {
+        p.algo = RG_ALGO_MESH;
         p.nrails = wires(c, bytes, mesh);
-    else if ((st = ring_setup(&p, bytes, "reduce_scatter")))
+    } else if ((st = ring_setup(&p, bytes, "reduce_scatter")))
         return st;
     /* The input is const: reduce in a private copy, then hand over block r. */
     if ((st = scratch(&p, send, bytes, 1, "reduce_scatter")))
@@ -618,6 +629,7 @@ rg_status rg_broadcast(rg_comm_h c, void *buf, size_t count, rg_dtype dt, int ro
     int d = mod(r - root, n), mesh = use_mesh(c, count * p.esz);
     if (mesh) {
         /* The root sends to every rank directly; the others receive once. */
+        p.algo = RG_ALGO_MESH;
         p.nrails = wires(c, count * p.esz, mesh);
         if (d == 0)
             for (int s = 1; s < n; s++)
@@ -668,6 +680,8 @@ rg_status rg_barrier(rg_comm_h c)
 {
     if (!c)
         return RG_ERR_INVALID;
+    c->last_algo = RG_ALGO_AUTO; /* a barrier moves no data: nothing to name */
+    c->last_rails = 0;
     if (c->poisoned)
         return c->err.st;
     rg__err_clear(&c->err);

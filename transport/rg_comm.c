@@ -951,6 +951,15 @@ const char *rg_comm_error(rg_comm_h c)
     return c ? c->err.msg : "no communicator";
 }
 
+rg_status rg_comm_last_call(rg_comm_h c, rg_algo *algo, int *rails)
+{
+    if (!c || !algo || !rails)
+        return RG_ERR_INVALID;
+    *algo = c->last_algo;
+    *rails = c->last_rails;
+    return RG_OK;
+}
+
 uint64_t rg__comm_sends_to(rg_comm_h c, int peer)
 {
     uint64_t n = 0;

@@ -73,7 +73,9 @@ struct rg_comm {
     int rank, size;
     rg_config cfg;
     double timeout_s;
-    rg_algo algo; /* as configured; rg_coll.c decides per call what auto means */
+    rg_algo algo;      /* as configured; rg_coll.c decides per call what auto means */
+    rg_algo last_algo; /* what the last call ran (rg_comm_last_call) */
+    int last_rails;
     size_t chunk_bytes;
     unsigned slots;
     unsigned ring_bidir;   /* RG_RING_BIDIR: 1 (default) runs multi-chunk ring calls both ways */

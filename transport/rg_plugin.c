@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reference transport behind the plugin ABI (railguard.h, "plugin ABI"): what the scenario
- * runner loads by default, and the example a third-party adapter follows. Thin on purpose: the
- * communicator already keeps the first error and poisons itself, so the adapter only maps
- * statuses to 0/nonzero and keeps init's own error where last_error can find it.
+ * The reference transport behind the plugin ABI (railguard/plugin.h, version 2): what the
+ * scenario runner loads by default, and the example a third-party adapter follows. Thin on
+ * purpose: the communicator already returns statuses from the one table, keeps the first error
+ * and poisons itself, so the adapter passes statuses through and keeps init's own error where
+ * last_error can find it.
  */
 #include "railguard.h"
 
@@ -15,16 +16,19 @@ struct rg_plugin_handle {
     rg_comm_h comm;
 };
 
-static void *plugin_init(const rg_plugin_args *a, char *err, size_t errlen)
+#define H(h) (((struct rg_plugin_handle *)(h))->comm)
+
+static rg_status plugin_init(const rg_plugin_args *a, void **out, char *err, size_t errlen)
 {
     rg_config cfg;
     rg_comm_h comm = NULL;
     struct rg_plugin_handle *h;
+    rg_status st;
 
-    if (!a || a->size < sizeof(*a)) {
+    if (!a || !out || a->size < sizeof(*a)) {
         snprintf(err, errlen, "railguard plugin: args too small (%u bytes, need %zu)",
                  a ? a->size : 0, sizeof(*a));
-        return NULL;
+        return RG_ERR_INVALID;
     }
     rg_config_init(&cfg);
     cfg.rank = a->rank;
@@ -37,94 +41,122 @@ static void *plugin_init(const rg_plugin_args *a, char *err, size_t errlen)
         snprintf(cfg.devices_file, sizeof(cfg.devices_file), "%s",
                  a->devices_file ? a->devices_file : "") >= (int)sizeof(cfg.devices_file)) {
         snprintf(err, errlen, "railguard plugin: coordinator or devices file path too long");
-        return NULL;
+        return RG_ERR_CONFIG;
     }
     h = calloc(1, sizeof(*h));
     if (!h) {
         snprintf(err, errlen, "railguard plugin: out of memory");
-        return NULL;
+        return RG_ERR_NOMEM;
     }
-    if (rg_comm_create(&cfg, &comm, err, errlen) != RG_OK) {
+    if ((st = rg_comm_create(&cfg, &comm, err, errlen)) != RG_OK) {
         free(h);
-        return NULL;
+        return st;
     }
     h->comm = comm;
-    return h;
+    *out = h;
+    return RG_OK;
 }
 
-static int plugin_all_reduce(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
-                             rg_redop op)
+static rg_status plugin_all_reduce(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
+                                   rg_redop op)
 {
-    return rg_all_reduce(((struct rg_plugin_handle *)h)->comm, send, recv, count, dt, op) != RG_OK;
+    return rg_all_reduce(H(h), send, recv, count, dt, op);
 }
 
-static int plugin_all_gather(void *h, const void *send, void *recv, size_t count, rg_dtype dt)
+static rg_status plugin_all_gather(void *h, const void *send, void *recv, size_t count, rg_dtype dt)
 {
-    return rg_all_gather(((struct rg_plugin_handle *)h)->comm, send, recv, count, dt) != RG_OK;
+    return rg_all_gather(H(h), send, recv, count, dt);
 }
 
-static int plugin_reduce_scatter(void *h, const void *send, void *recv, size_t count, rg_dtype dt,
-                                 rg_redop op)
+static rg_status plugin_reduce_scatter(void *h, const void *send, void *recv, size_t count,
+                                       rg_dtype dt, rg_redop op)
 {
-    return rg_reduce_scatter(((struct rg_plugin_handle *)h)->comm, send, recv, count, dt, op) !=
-           RG_OK;
+    return rg_reduce_scatter(H(h), send, recv, count, dt, op);
 }
 
-static int plugin_broadcast(void *h, void *buf, size_t count, rg_dtype dt, int root)
+static rg_status plugin_broadcast(void *h, void *buf, size_t count, rg_dtype dt, int root)
 {
-    return rg_broadcast(((struct rg_plugin_handle *)h)->comm, buf, count, dt, root) != RG_OK;
+    return rg_broadcast(H(h), buf, count, dt, root);
 }
 
-static int plugin_send(void *h, const void *buf, size_t count, rg_dtype dt, int peer)
+static rg_status plugin_send(void *h, const void *buf, size_t count, rg_dtype dt, int peer)
 {
-    return rg_send(((struct rg_plugin_handle *)h)->comm, buf, count, dt, peer) != RG_OK;
+    return rg_send(H(h), buf, count, dt, peer);
 }
 
-static int plugin_recv(void *h, void *buf, size_t count, rg_dtype dt, int peer)
+static rg_status plugin_recv(void *h, void *buf, size_t count, rg_dtype dt, int peer)
 {
-    return rg_recv(((struct rg_plugin_handle *)h)->comm, buf, count, dt, peer) != RG_OK;
+    return rg_recv(H(h), buf, count, dt, peer);
 }
 
-static int plugin_barrier(void *h)
+static rg_status plugin_barrier(void *h)
 {
-    return rg_barrier(((struct rg_plugin_handle *)h)->comm) != RG_OK;
+    return rg_barrier(H(h));
 }
 
-/* Non-zero when the teardown was not clean: an error met while draining is the caller's to
+/* Not RG_OK when the teardown was not clean: an error met while draining is the caller's to
  * judge, like any other (the runner reads it as "finalize failed"). */
-static int plugin_finalize(void *h)
+static rg_status plugin_finalize(void *h)
 {
     rg_status st = RG_OK;
     if (h) {
-        st = rg_comm_destroy(((struct rg_plugin_handle *)h)->comm);
+        st = rg_comm_destroy(H(h));
         free(h);
     }
-    return st != RG_OK;
+    return st;
 }
 
 static const char *plugin_last_error(void *h)
 {
     /* rg_comm_error also holds argument errors, which don't poison the communicator. */
-    return h ? rg_comm_error(((struct rg_plugin_handle *)h)->comm) : "";
+    return h ? rg_comm_error(H(h)) : "";
 }
 
-static void *plugin_mem_register(void *h, void *buf, size_t len)
+static rg_status plugin_mem_register(void *h, void *buf, size_t len, void **mem)
 {
     rg_mem_h m = NULL;
-    return rg_mem_register(((struct rg_plugin_handle *)h)->comm, buf, len, &m) ? NULL : m;
+    rg_status st = rg_mem_register(H(h), buf, len, &m);
+    *mem = st ? NULL : m;
+    return st;
 }
 
-static int plugin_mem_deregister(void *h, void *m)
+static rg_status plugin_mem_deregister(void *h, void *m)
 {
-    return rg_mem_deregister(((struct rg_plugin_handle *)h)->comm, m) != RG_OK;
+    return rg_mem_deregister(H(h), m);
 }
+
+static rg_status plugin_last_call(void *h, rg_plugin_call *info)
+{
+    if (!info || info->size < sizeof(*info))
+        return RG_ERR_INVALID;
+    return rg_comm_last_call(H(h), &info->algo, &info->rails);
+}
+
+#define ALL_REDOPS (RG_BIT(RG_SUM) | RG_BIT(RG_PROD) | RG_BIT(RG_MAX) | RG_BIT(RG_MIN))
+
+/* Everything: the reference is what the others are measured against. Fail-stop, so no
+ * RG_CAP_RECOVERS. */
+static const rg_plugin_caps caps = {
+    .size = sizeof(rg_plugin_caps),
+    .ops = RG_BIT(RG_OP_ALL_REDUCE) | RG_BIT(RG_OP_ALL_GATHER) | RG_BIT(RG_OP_REDUCE_SCATTER) |
+           RG_BIT(RG_OP_BROADCAST) | RG_BIT(RG_OP_SENDRECV) | RG_BIT(RG_OP_BARRIER),
+    .redops = {[RG_OP_ALL_REDUCE] = ALL_REDOPS, [RG_OP_REDUCE_SCATTER] = ALL_REDOPS},
+    .dtypes = RG_BIT(RG_DTYPE_COUNT) - 1,
+    .qp_types = RG_BIT(RG_QPT_UC) | RG_BIT(RG_QPT_RC),
+    .algos = RG_BIT(RG_ALGO_RING) | RG_BIT(RG_ALGO_MESH),
+    .max_ranks = RG_MAX_RANKS,
+    .max_rails = RG_MAX_RAILS,
+    .flags = RG_CAP_IN_PLACE,
+};
 
 /* The one symbol the shared object exports (transport/rg_plugin.map). */
-extern const rg_plugin_ops rg_plugin_v1;
-const rg_plugin_ops rg_plugin_v1 = {
+extern const rg_plugin rg_plugin_v2;
+const rg_plugin rg_plugin_v2 = {
     .abi_version = RG_PLUGIN_ABI_VERSION,
-    .size = sizeof(rg_plugin_ops),
+    .size = sizeof(rg_plugin),
     .name = "railguard",
+    .version = NULL,
+    .caps = &caps,
     .init = plugin_init,
     .all_reduce = plugin_all_reduce,
     .all_gather = plugin_all_gather,
@@ -137,4 +169,5 @@ const rg_plugin_ops rg_plugin_v1 = {
     .last_error = plugin_last_error,
     .mem_register = plugin_mem_register,
     .mem_deregister = plugin_mem_deregister,
+    .last_call = plugin_last_call,
 };

@@ -11,16 +11,15 @@
 
 #include <string.h>
 
-/* Sizes and names share one table indexed by rg_dtype, so they cannot drift apart. */
+/* Sizes and names come from the ABI's one table (railguard/plugin.h), so they cannot drift
+ * apart from what adapters and the runner see. */
 static const struct {
     size_t size;
     const char *name;
 } dtypes[RG_DTYPE_COUNT] = {
-    [RG_BOOL] = {1, "bool"},       [RG_INT8] = {1, "int8"},           [RG_UINT8] = {1, "uint8"},
-    [RG_INT16] = {2, "int16"},     [RG_UINT16] = {2, "uint16"},       [RG_INT32] = {4, "int32"},
-    [RG_UINT32] = {4, "uint32"},   [RG_INT64] = {8, "int64"},         [RG_UINT64] = {8, "uint64"},
-    [RG_FLOAT16] = {2, "float16"}, [RG_BFLOAT16] = {2, "bfloat16"},   [RG_FLOAT32] = {4, "float32"},
-    [RG_FLOAT64] = {8, "float64"}, [RG_COMPLEX64] = {8, "complex64"},
+#define RG__DTYPE_ROW(id, value, text, bytes) [id] = {bytes, text},
+    RG_DTYPE_TABLE(RG__DTYPE_ROW)
+#undef RG__DTYPE_ROW
 };
 
 static const char *const redop_names[RG_REDOP_COUNT] = {

@@ -195,10 +195,11 @@ static const struct {
      "killed by signal 11"},
     {"hang", NULL, NULL, "  - {op: all_reduce, count: 10}\n", "DEADLOCK,DEADLOCK",
      "still running after the 3 s deadline, in all_reduce float32 sum count 10 since"},
-    {"stale", NULL, NULL, "  - {op: all_gather, count: 10}\n", "ERROR,ERROR",
-     "transport 'bad' has no all_gather"},
-    {"error", NULL, NULL, "  - {op: all_reduce, count: 10}\nzero_copy: true\n", "ERROR,ERROR",
-     "zero_copy needs mem_register and mem_deregister, which transport 'bad' does not have"},
+    /* What a v1 table lacks (a NULL operation, no mem_register) is skipped, never run. */
+    {"stale", NULL, NULL, "  - {op: all_gather, count: 10}\n", "unsupported,unsupported",
+     "not run: all_gather float32 count 10: all_gather not declared"},
+    {"error", NULL, NULL, "  - {op: all_reduce, count: 10}\nzero_copy: true\n",
+     "unsupported,unsupported", "not run: bad: zero_copy needs mem_register and mem_deregister"},
     /* A poll failure the fault caused, reported: detected, with the fault's evidence. */
     {"poll", NULL, "[negpoll nth=2]", "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n",
      "detected,detected", "bad plugin: ibv_poll_cq returned -1"},
@@ -245,14 +246,20 @@ START_TEST(test_bad_transport_verdicts)
     const char *args[] = {"run",    "--transport", g_bad,     "--devices", g_devs, "--out", out,
                           "--json", json_copy,     "--junit", junit_copy,  path,   NULL};
     bool pass = strstr(bad_cases[_i].verdicts, "detected") != NULL;
-    ck_assert_int_eq(railguard(bad_cases[_i].mode, args, 120), pass ? 0 : 1);
-    ck_assert_str_eq(last_line(), pass ? "1 passed, 0 failed" : "0 passed, 1 failed");
+    bool skip = strstr(bad_cases[_i].verdicts, "unsupported") != NULL;
+    ck_assert_int_eq(railguard(bad_cases[_i].mode, args, 120), (pass || skip) ? 0 : 1);
+    ck_assert_str_eq(last_line(), skip   ? "0 passed, 0 failed, 1 skipped (unsupported by the "
+                                           "transport)"
+                                  : pass ? "1 passed, 0 failed"
+                                         : "0 passed, 1 failed");
     ck_assert_str_eq(json_verdicts(out), bad_cases[_i].verdicts);
     ck_assert_int_eq(access(json_copy, R_OK), 0);
     ck_assert_int_eq(access(junit_copy, R_OK), 0);
     snprintf(own, sizeof(own), "%s/junit.xml", out);
     ck_assert_int_eq(access(own, R_OK), 0);
-    if (!pass) {
+    if (skip) {
+        expect_in("SKIP  bad");
+    } else if (!pass) {
         expect_in("reproduce: ");
         expect_in("first failure: rank ");
     } else {
@@ -565,6 +572,65 @@ START_TEST(test_cli_refusals)
 }
 END_TEST
 
+/*
+ * A transport that declares part of what railguard asks (tests/harness/subset_plugin.c, a v2
+ * adapter over the reference): stock scenarios run on it without a failure -- what it declared
+ * passes, what it did not is skipped and named, never detected -- and a scenario of only what
+ * it declared passes, with what its calls ran (the ring, one rail) in report.json. A limit
+ * found only at the call (RG_ERR_UNSUPPORTED) is skipped the same way.
+ */
+START_TEST(test_subset_transport)
+{
+    char subset[PATH_MAX], out[PATH_MAX + 32], sc[PATH_MAX];
+    rg_check_build_file(subset, sizeof(subset), "lib/rg-test-subset-plugin.so");
+    rg_check_build_file(sc, sizeof(sc), "../../scenarios");
+    char *mine = write_file("declared.yaml",
+                            "ranks: 3\nprogram:\n"
+                            "  - {op: all_reduce, dtype: float32, count: 1000, redop: max}\n"
+                            "  - {op: all_gather, dtype: int32, count: 100}\n"
+                            "  - {op: sendrecv, dtype: uint8, count: 50, from: 0, to: 2}\n"
+                            "  - {op: barrier}\n");
+    char *late = write_file("late.yaml", "ranks: 2\nprogram:\n"
+                                         "  - {op: all_gather, dtype: int64, count: 10}\n"
+                                         "  - {op: all_reduce, count: 10}\n");
+    char ring2[PATH_MAX + 64], rc4[PATH_MAX + 64], dtypes[PATH_MAX + 64], flush[PATH_MAX + 64];
+    snprintf(ring2, sizeof(ring2), "%s/ring-2r-all-ops.yaml", sc);
+    snprintf(rc4, sizeof(rc4), "%s/ring-4r-rc-all-ops.yaml", sc);
+    snprintf(dtypes, sizeof(dtypes), "%s/ring-3r-every-dtype.yaml", sc);
+    snprintf(flush, sizeof(flush), "%s/fault-flush-recv.yaml", sc);
+    snprintf(out, sizeof(out), "%s/subset", g_tmp);
+    const char *args[] = {"run", "--transport", subset, "--devices", g_devs, "--out", out,
+                          mine,  late,          ring2,  rc4,         dtypes, flush,   NULL};
+    ck_assert_int_eq(railguard(NULL, args, 300), 0);
+    ck_assert_str_eq(last_line(), "2 passed, 0 failed, 4 skipped (unsupported by the transport)");
+    expect_in("PASS  declared");
+    expect_in("PASS  fault-flush-recv"); /* its fault is in an all_reduce sum: declared */
+    expect_in("SKIP  late");
+    expect_in("SKIP  ring-2r-all-ops");
+    expect_in("SKIP  ring-4r-rc-all-ops");
+    expect_in("SKIP  ring-3r-every-dtype");
+    expect_in("not run: subset: qp rc not declared"); /* the whole of ring-4r-rc-all-ops */
+    /* No skip read as a detection: every SKIP line's verdicts are unsupported. */
+    for (const char *l = strstr(g_out, "SKIP  "); l; l = strstr(l + 1, "SKIP  ")) {
+        const char *e = strchr(l, '\n');
+        ck_assert_msg(e && !memmem(l, (size_t)(e - l), "detected", 8), "%.200s", l);
+    }
+    const char *res = slurp("%s/000-declared/result.json", out);
+    ck_assert_msg(strstr(res, "\"calls\": \"") && strstr(res, "ring/1:2"), "%s", res);
+    res = slurp("%s/001-late/result.json", out);
+    ck_assert_msg(strstr(res, "all_gather int64 count 10: RG_ERR_UNSUPPORTED"), "%s", res);
+    ck_assert_msg(strstr(res, "\"skipped\": true"), "%s", res);
+    res = slurp("%s/002-ring-2r-all-ops/result.json", out);
+    ck_assert_msg(strstr(res, "reduce_scatter not declared") ||
+                      strstr(res, "broadcast not declared") || strstr(res, "prod not declared"),
+                  "%s", res);
+    const char *junit = slurp("%s/junit.xml", out);
+    ck_assert_msg(strstr(junit, "skipped=\"4\""), "%s", junit);
+    free(mine);
+    free(late);
+}
+END_TEST
+
 Suite *rg_suite_it_run(void)
 {
     Suite *s = suite_create("it_run");
@@ -577,6 +643,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_cli_refusals);
     tcase_add_test(t, test_bad_input_stops_the_run);
     tcase_add_test(t, test_reference_transport);
+    tcase_add_test(t, test_subset_transport);
     tcase_add_test(t, test_external_launch);
     suite_add_tcase(s, t);
     return s;

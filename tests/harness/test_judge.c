@@ -438,6 +438,59 @@ START_TEST(test_not_exercised)
 }
 END_TEST
 
+/*
+ * Steps a transport lacks: a rank that skipped some (and passed the rest) is unsupported, which
+ * any expectation accepts and the result shows as SKIP, never PASS. A fault that fired nowhere
+ * while steps were skipped is unsupported, not NOT_EXERCISED (its place may have been skipped);
+ * an error the shim handed a rank that then skipped steps is still swallowed; a failure in a
+ * step that ran still fails; and a skipped rank's known failure is neither xfail nor xpass.
+ */
+START_TEST(test_unsupported)
+{
+    static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv nth=5"};
+    setup_case(2, rules, 1);
+    for (int k = 0; k < 2; k++) {
+        rg_rank_find(&g_r.rank[k], RG_V_UNSUPPORTED, 0.5, "not run: 2 0 reduce_scatter: x");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+    }
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_UNSUPPORTED);
+    ck_assert(rg_judge(&g_r));
+    ck_assert(g_r.skipped);
+    ck_assert_str_eq(rg_result_word(&g_r), "SKIP");
+    ck_assert_msg(strstr(g_r.why, "rank 0: unsupported") && strstr(g_r.why, "reduce_scatter"), "%s",
+                  g_r.why);
+    bool said = false;
+    for (int f = 0; f < g_r.rank[1].nfindings; f++)
+        said |= strstr(g_r.rank[1].finding[f].text, "steps it may have aimed at were not run") != 0;
+    ck_assert_msg(said, "%s", g_r.rank[1].detail);
+
+    /* Fired on rank 1, which then returned success everywhere it ran: swallowed. */
+    setup_case(2, rules, 1);
+    rg_rank_find(&g_r.rank[1], RG_V_UNSUPPORTED, 0.5, "not run: 3 0 broadcast: x");
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 100;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert(!rg_judge(&g_r));
+
+    /* A step that ran and failed fails the scenario, skips or not. */
+    setup_case(2, NULL, 0);
+    rg_rank_find(&g_r.rank[0], RG_V_UNSUPPORTED, 0.5, "not run: x");
+    rg_rank_find(&g_r.rank[1], RG_V_SILENT_CORRUPTION, 0.7, "element 3");
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(rg_result_word(&g_r), "FAIL");
+
+    /* Known failure on a rank that skipped: not said to be gone. */
+    setup_case(2, NULL, 0);
+    rg_rank_find(&g_r.rank[0], RG_V_UNSUPPORTED, 0.5, "not run: x");
+    g_r.known[0] = RG_V_DEADLOCK;
+    ck_assert(rg_judge(&g_r));
+    ck_assert_int_eq(g_r.known_state, RG_KNOWN_NONE);
+    ck_assert_str_eq(rg_result_word(&g_r), "SKIP");
+}
+END_TEST
+
 static void write_lines(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -673,6 +726,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_not_instrumented);
     tcase_add_test(t, test_detected_needs_a_fault_before);
     tcase_add_test(t, test_not_exercised);
+    tcase_add_test(t, test_unsupported);
     tcase_add_test(t, test_evidence_read);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);

@@ -139,7 +139,8 @@ START_TEST(test_junit)
     close(fd);
     ck_assert_int_eq(rg_report_junit(res, 2, 3.25, NULL, path, err, sizeof(err)), 0);
     const char *x = slurp(path);
-    ck_assert_msg(strstr(x, "<testsuites tests=\"2\" failures=\"1\" time=\"3.250\">"), "%s", x);
+    ck_assert_msg(strstr(x, "<testsuites tests=\"2\" failures=\"1\" skipped=\"0\" time=\"3.250\">"),
+                  "%s", x);
     ck_assert_msg(strstr(x, "<testcase classname=\"railguard.scenarios\" name=\"case\""), "%s", x);
     ck_assert_msg(strstr(x, "name=\"bad&lt;&amp;&gt;&quot;name\""), "%s", x);
     ck_assert_msg(strstr(x, "element 3 is &lt;0x1&gt; &amp; ?"), "%s", x);
@@ -166,7 +167,7 @@ START_TEST(test_table_last_line)
     while (last > buf && last[-1] != '\n')
         last--;
     ck_assert_str_eq(last, "2 passed, 1 failed\n");
-    ck_assert_msg(strstr(buf, "ranks: ok 3, detected 3,"), "%s", buf);
+    ck_assert_msg(strstr(buf, "ranks: ok 3, unsupported 0, detected 3,"), "%s", buf);
     free(buf);
 }
 END_TEST
@@ -226,6 +227,43 @@ START_TEST(test_known_failures)
 }
 END_TEST
 
+/* A skipped scenario (steps its transport lacks): SKIP in the line, skipped in JUnit and the
+ * table's last line, never counted as passed; report.json keeps it and each rank's calls. */
+START_TEST(test_skipped)
+{
+    const rg_verdict v[] = {RG_V_UNSUPPORTED, RG_V_OK};
+    const rg_sc_expect e[] = {RG_SC_EXPECT_OK, RG_SC_EXPECT_OK};
+    rg_result res[2] = {mk(2, v, e), mk(2, v, e)};
+    res[1].rank[0].verdict = RG_V_OK;
+    snprintf(res[0].rank[0].detail, sizeof(res[0].rank[0].detail), "not run: prod not declared");
+    snprintf(res[0].rank[1].calls, sizeof(res[0].rank[1].calls), "ring/2:3");
+    ck_assert(rg_judge(&res[0]) && rg_judge(&res[1]));
+    ck_assert_str_eq(rg_result_word(&res[0]), "SKIP");
+    char path[] = "/tmp/rg-junit-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    close(fd);
+    ck_assert_int_eq(rg_report_junit(res, 2, 1.0, NULL, path, err, sizeof(err)), 0);
+    const char *x = slurp(path);
+    ck_assert_msg(strstr(x, "failures=\"0\" skipped=\"1\""), "%s", x);
+    ck_assert_msg(strstr(x, "<skipped message=\"rank 0: unsupported"), "%s", x);
+    static rg_result back;
+    ck_assert_int_eq(rg_result_save(&res[0], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.skipped);
+    ck_assert_str_eq(back.rank[1].calls, "ring/2:3");
+    unlink(path);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rg_report_table(f, res, 2, 1.0);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "1 passed, 0 failed, 1 skipped (unsupported by the transport)\n"),
+                  "%s", buf);
+    ck_assert_msg(strstr(buf, " skip "), "%s", buf);
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_names)
 {
     ck_assert_str_eq(rg_verdict_name(RG_V_SILENT_CORRUPTION), "SILENT_CORRUPTION");
@@ -260,6 +298,7 @@ Suite *rg_suite_report(void)
     tcase_add_test(t, test_table_last_line);
     tcase_add_test(t, test_names);
     tcase_add_test(t, test_known_failures);
+    tcase_add_test(t, test_skipped);
     tcase_add_test(t, test_shell_word);
     suite_add_tcase(s, t);
     return s;

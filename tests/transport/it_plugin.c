@@ -45,14 +45,14 @@ static void write_devices(int n)
     snprintf(g_coord, sizeof(g_coord), "127.0.0.1:%d", rg_check_free_port());
 }
 
-static const rg_plugin_ops *load(void)
+static const rg_plugin *load(void)
 {
     void *h = dlopen(g_so, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "dlopen %s: %s\n", g_so, dlerror());
         return NULL;
     }
-    return dlsym(h, RG_PLUGIN_SYMBOL);
+    return dlsym(h, RG_PLUGIN_V2_SYMBOL);
 }
 
 #define FAIL(...)                                                                                  \
@@ -67,13 +67,19 @@ static const rg_plugin_ops *load(void)
 static int rank_main(int rank, int n)
 {
     enum { COUNT = 1021 };
-    const rg_plugin_ops *p = load();
+    const rg_plugin *p = load();
     char err[512] = "";
+    rg_status st;
     if (!p)
-        FAIL("no %s in %s", RG_PLUGIN_SYMBOL, g_so);
+        FAIL("no %s in %s", RG_PLUGIN_V2_SYMBOL, g_so);
     if (p->abi_version != RG_PLUGIN_ABI_VERSION || p->size != sizeof(*p) ||
-        strcmp(p->name, "railguard"))
+        strcmp(p->name, "railguard") || !p->caps || p->caps->size != sizeof(rg_plugin_caps))
         FAIL("table: version %u size %u name %s", p->abi_version, p->size, p->name);
+    /* The reference declares everything. */
+    if (p->caps->ops != RG_BIT(RG_OP_COUNT) - 1 || p->caps->dtypes != RG_BIT(RG_DTYPE_COUNT) - 1 ||
+        p->caps->redops[RG_OP_REDUCE_SCATTER] != RG_BIT(RG_REDOP_COUNT) - 1 ||
+        !(p->caps->flags & RG_CAP_IN_PLACE))
+        FAIL("caps: ops %#x dtypes %#x", p->caps->ops, p->caps->dtypes);
     rg_plugin_args a = {.size = sizeof(a),
                         .rank = rank,
                         .nranks = n,
@@ -82,15 +88,20 @@ static int rank_main(int rank, int n)
                         .qp_type = RG_QPT_UC,
                         .algo = RG_ALGO_AUTO,
                         .timeout_s = 20};
-    void *h = p->init(&a, err, sizeof(err));
-    if (!h)
-        FAIL("init: %s", err);
+    void *h = NULL;
+    if ((st = p->init(&a, &h, err, sizeof(err))) || !h)
+        FAIL("init: %s: %s", rg_plugin_status_name(st), err);
 
     static int32_t in[COUNT * 8], out[COUNT * 8];
     for (int i = 0; i < COUNT; i++)
         in[i] = i * 3 + rank;
     if (p->all_reduce(h, in, out, COUNT, RG_INT32, RG_SUM))
         FAIL("all_reduce: %s", p->last_error(h));
+    /* What it ran: the ring (3 ranks, auto, small: mesh) or the mesh, over at least a rail. */
+    rg_plugin_call call = {.size = sizeof(call)};
+    if (p->last_call(h, &call) || (call.algo != RG_ALGO_RING && call.algo != RG_ALGO_MESH) ||
+        call.rails < 1)
+        FAIL("last_call: algo %d rails %d", (int)call.algo, call.rails);
     for (int i = 0; i < COUNT; i++)
         if (out[i] != n * i * 3 + n * (n - 1) / 2)
             FAIL("all_reduce[%d] = %d", i, out[i]);
@@ -125,9 +136,14 @@ static int rank_main(int rank, int n)
     }
     if (p->barrier(h))
         FAIL("barrier: %s", p->last_error(h));
+    if (p->last_call(h, &call) || call.algo != RG_ALGO_AUTO || call.rails != 0)
+        FAIL("last_call after barrier: algo %d rails %d", (int)call.algo, call.rails);
+    /* A reduction the type lacks is RG_ERR_UNSUPPORTED: the handle goes on. */
+    if ((st = p->all_reduce(h, in, out, 1, RG_COMPLEX64, RG_MAX)) != RG_ERR_UNSUPPORTED)
+        FAIL("complex64 max: %s", rg_plugin_status_name(st));
     /* A bad argument fails the call and says so, without poisoning the handle. */
-    if (!p->broadcast(h, out, 1, RG_INT32, n + 3))
-        FAIL("broadcast to root %d succeeded", n + 3);
+    if ((st = p->broadcast(h, out, 1, RG_INT32, n + 3)) != RG_ERR_INVALID)
+        FAIL("broadcast to root %d: %s", n + 3, rg_plugin_status_name(st));
     if (!*p->last_error(h))
         FAIL("no last_error after a bad root");
     if (p->finalize(h))
@@ -159,8 +175,9 @@ END_TEST
 
 START_TEST(test_plugin_bad_init)
 {
-    const rg_plugin_ops *p = load();
+    const rg_plugin *p = load();
     char err[512] = "";
+    void *h = NULL;
     ck_assert_ptr_nonnull(p);
     rg_plugin_args a = {.size = sizeof(a),
                         .rank = 0,
@@ -168,10 +185,12 @@ START_TEST(test_plugin_bad_init)
                         .coordinator = "127.0.0.1:1",
                         .devices_file = "/nonexistent/devices.json",
                         .timeout_s = 5};
-    ck_assert_ptr_null(p->init(&a, err, sizeof(err)));
+    ck_assert_int_ne(p->init(&a, &h, err, sizeof(err)), RG_OK);
+    ck_assert_ptr_null(h);
     ck_assert_msg(strstr(err, "/nonexistent/devices.json"), "init error: '%s'", err);
     a.size = 4;
-    ck_assert_ptr_null(p->init(&a, err, sizeof(err)));
+    ck_assert_int_eq(p->init(&a, &h, err, sizeof(err)), RG_ERR_INVALID);
+    ck_assert_ptr_null(h);
     ck_assert_msg(strstr(err, "args too small"), "init error: '%s'", err);
 }
 END_TEST
