@@ -7,6 +7,9 @@
 
 BUILD    ?= build
 RAILS    ?= 2
+# The release (reports, --version, the shared library's name); its first number is the soname's.
+RELEASE  := 0.4.0
+SOMAJOR  := 0
 SOFTROCE  = ci/softroce
 CC       ?= cc
 PKGS      = check libibverbs jansson yaml-0.1 libcrypto
@@ -56,7 +59,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
         regression sweep sweep-mutants mutant-seeds fuzz \
-        format-check \
+        format-check install uninstall \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
 
@@ -72,6 +75,7 @@ help:
 	@echo "make fuzz           libFuzzer on every parser of outside bytes (FUZZ_RUNS=N)"
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
 	@echo "make format-check   clang-format over every C file"
+	@echo "make install        PREFIX=/usr/local DESTDIR=: command, libraries, headers, .pc, scenarios, man"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
 
 deps:
@@ -81,7 +85,7 @@ deps:
 RG_VERSION_H := $(BUILD)/gen/rg_version.h
 $(RG_VERSION_H): FORCE
 	@mkdir -p $(@D); v=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
-	 printf '#define RG_VERSION "%s"\n' "$$v" > $@.tmp; \
+	 printf '#define RG_VERSION "%s"\n#define RG_RELEASE "%s"\n' "$$v" "$(RELEASE)" > $@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 .PHONY: FORCE
 FORCE:
@@ -150,7 +154,17 @@ $(BUILD)/$(1)/lib/railguard-fi.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(FI_SH
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=faultinject/fi_exports.map \
 	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs
 
-# The reference transport as a plugin (railguard.h, "plugin ABI"): only its table exported.
+# librailguard as a shared library for programs and adapters that link it (pkg-config
+# railguard): the public rg_* calls exported, the internals (rg__*) not.
+$(BUILD)/$(1)/lib/librailguard.so.$(RELEASE): $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(TRANSPORT_SRC)) \
+                                              transport/librailguard.map
+	@mkdir -p $$(@D)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-soname,librailguard.so.$(SOMAJOR) \
+	    -Wl,--version-script=transport/librailguard.map -Wl,-z,defs -o $$@ $$(filter %.o,$$^) \
+	    -libverbs -ljansson -lcrypto
+
+# The reference transport as a plugin (railguard/plugin.h): only its table exported.
 $(BUILD)/$(1)/lib/railguard-transport.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,$(TRANSPORT_SRC)) \
                                           transport/rg_plugin.map
 	@mkdir -p $$(@D)
@@ -200,6 +214,7 @@ build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(
             $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
             $(BUILD)/$(1)/lib/railguard-transport.so \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
+                $(BUILD)/$(1)/lib/librailguard.so.$(RELEASE) \
                 $(BUILD)/$(1)/lib/rg-test-bad-plugin.so $(BUILD)/$(1)/lib/rg-test-subset-plugin.so \
                 $(BUILD)/$(1)/bin/rg-fi-probe $(BUILD)/$(1)/bin/rg-fi-probe-dl \
                 $(BUILD)/$(1)/bin/rg-fi-threads)
@@ -304,6 +319,44 @@ fuzz: deps $(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz/fuzz-$(t))
 	        $(BUILD)/fuzz/fuzz-$$t.log) crash(es) (log $(BUILD)/fuzz/fuzz-$$t.log)"; \
 	done; exit $$st
 
+# --- install ---------------------------------------------------------------------------------
+# Like a library and a tool: the command; the shim and the reference transport in
+# LIBDIR/railguard (where `railguard` looks first); librailguard static and shared; the headers
+# in INCLUDEDIR/railguard; railguard.pc; the stock scenarios in DATADIR/railguard (what `railguard
+# run` runs when given none); the man pages. DESTDIR stages it, as packagers do.
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+D          := $(DESTDIR)
+
+install: build
+	@$(MAKE) --no-print-directory $(BUILD)/rel/lib/librailguard.so.$(RELEASE)
+	$(call quiet,INSTALL,$(D)$(PREFIX))
+	$(Q)install -d $(D)$(PREFIX)/bin $(D)$(LIBDIR)/railguard $(D)$(LIBDIR)/pkgconfig \
+	    $(D)$(INCLUDEDIR)/railguard $(D)$(DATADIR)/railguard $(D)$(MANDIR)/man1 $(D)$(MANDIR)/man5
+	$(Q)install -m 755 $(BUILD)/rel/bin/railguard $(D)$(PREFIX)/bin/railguard
+	$(Q)install -m 755 $(BUILD)/rel/lib/railguard-fi.so $(BUILD)/rel/lib/railguard-transport.so \
+	    $(D)$(LIBDIR)/railguard/
+	$(Q)install -m 644 $(BUILD)/rel/lib/librailguard.a $(D)$(LIBDIR)/librailguard.a
+	$(Q)install -m 755 $(BUILD)/rel/lib/librailguard.so.$(RELEASE) $(D)$(LIBDIR)/
+	$(Q)ln -sf librailguard.so.$(RELEASE) $(D)$(LIBDIR)/librailguard.so.$(SOMAJOR)
+	$(Q)ln -sf librailguard.so.$(SOMAJOR) $(D)$(LIBDIR)/librailguard.so
+	$(Q)install -m 644 include/railguard/plugin.h transport/railguard.h \
+	    faultinject/rg_faultinject.h $(D)$(INCLUDEDIR)/railguard/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@DATADIR@|$(DATADIR)|' -e 's|@RELEASE@|$(RELEASE)|' railguard.pc.in \
+	    >$(D)$(LIBDIR)/pkgconfig/railguard.pc
+	$(Q)rm -rf $(D)$(DATADIR)/railguard/scenarios && cp -R scenarios $(D)$(DATADIR)/railguard/
+	$(Q)install -m 644 docs/man/railguard.1 $(D)$(MANDIR)/man1/
+	$(Q)install -m 644 docs/man/railguard-scenario.5 $(D)$(MANDIR)/man5/
+
+uninstall:
+	rm -f $(D)$(PREFIX)/bin/railguard $(D)$(LIBDIR)/librailguard.* $(D)$(LIBDIR)/pkgconfig/railguard.pc \
+	    $(D)$(MANDIR)/man1/railguard.1 $(D)$(MANDIR)/man5/railguard-scenario.5
+	rm -rf $(D)$(LIBDIR)/railguard $(D)$(INCLUDEDIR)/railguard $(D)$(DATADIR)/railguard
+
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each
 # rank under the fault-injection shim. Logs, events, JUnit and JSON reports land in build/run,
@@ -330,12 +383,14 @@ check: deps
 	 echo "== unit tests under ASan+UBSan"; \
 	 RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1 \
 	     $(BUILD)/asan/tests/unit || st=1; \
+	 echo "== install (staged), and the example adapter built with pkg-config alone"; \
+	 ci/install-check build $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan integration conformance asan-run memcheck regression \
-	     sweep-error sweep-negpoll || st=1; \
+	 ci/tally $(TALLY) unit unit-asan install integration conformance install-run asan-run \
+	     memcheck regression sweep-error sweep-negpoll || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime

@@ -75,6 +75,10 @@ int main(int argc, char **argv)
         return rg_report_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "worker"))
         return worker(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("railguard %s, plugin ABI %d\n", rg_version(), RG_PLUGIN_ABI_VERSION);
+        return 0;
+    }
     rg_run_usage(stderr);
     rg_exec_usage(stderr);
     return argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;

@@ -654,20 +654,6 @@ static void repro_line(const struct exec_opts *o, int argc, char **argv, char *b
         memmove(buf, buf + 1, strlen(buf));
 }
 
-static int mkdirs(const char *path)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            if (mkdir(p, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* What railguard exec would have been given for a scenario file's exec:. -1 with err. */
 static int opts_of(const rg_scenario *sc, const char *shim, struct exec_opts *o, char *err,
                    size_t errlen)
@@ -770,7 +756,7 @@ int rg_exec_main(int argc, char **argv)
         fprintf(stderr, "railguard exec: --out: too long a path '%s'\n", o.out);
         return 2;
     }
-    if (mkdirs(res.dir) != 0) {
+    if (rg_mkdirs(res.dir) != 0) {
         fprintf(stderr, "railguard exec: --out: cannot make '%s': %s\n", res.dir, strerror(errno));
         return 2;
     }

@@ -230,6 +230,8 @@ typedef struct rg_run_info {
     char shim_build_id[48];
     char transport[4096];
     char transport_build_id[48];
+    char transport_name[64]; /* the plugin's own name, version and ABI: "jaccl 0.1 (ABI 2)" */
+    char transport_says[128];
     int ndevices;
     rg_run_device dev[RG_MAX_RAILS];
     char seed[32]; /* --seed, or "per scenario" */
@@ -448,9 +450,16 @@ bool rg_proc_executable(const char *name);
 /* A path-like option's value into dst: not empty and shorter than len, else one line
  * "railguard CMD: FLAG: bad or too long value '...'" and -1. */
 int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, size_t len);
-/* NAME in the lib directory beside the railguard executable SELF (its ../lib), as the build
- * and an install lay them out; "" when the path does not fit. */
+/* NAME in the lib directory beside the railguard executable SELF: ../lib/railguard/ (an
+ * install) when it is there, else ../lib/ (the build tree); "" when the path does not fit. */
 void rg_beside(char *out, size_t len, const char *self, const char *name);
+/* The stock scenarios' directory beside SELF: ../share/railguard/scenarios (an install) or the
+ * source tree's scenarios/ (SELF in build/FLAVOUR/bin); -1 and "" when neither is there. */
+int rg_stock_scenarios(char *out, size_t len, const char *self);
+/* mkdir -p: --out's parents are made too. -1 with errno when a part cannot be. */
+int rg_mkdirs(const char *path);
+/* "0.3 (git 968ae2c)": the release and the commit it was built from. */
+const char *rg_version(void);
 /* A TCP port on loopback free a moment ago, or -1; whether something listens on one now. */
 int rg_proc_free_port(void);
 bool rg_proc_listening(int port);

@@ -35,7 +35,25 @@
 #define RG_VERSION "unknown"
 #endif
 
+#ifndef RG_RELEASE
+#define RG_RELEASE "0"
+#endif
+
+const char *rg_version(void)
+{
+    return RG_RELEASE " (git " RG_VERSION ")";
+}
+
 #define SYSFS_IB "/sys/class/infiniband"
+
+/* A plugin's string, cut to fit, with anything but printable ASCII as '?'; "" for NULL. */
+static void printable(char *out, size_t len, const char *in)
+{
+    size_t k = 0;
+    for (; in && *in && k + 1 < len; in++)
+        out[k++] = (*in > 0x20 && *in < 0x7f) ? *in : '?';
+    out[k] = '\0';
+}
 
 static int read_line(const char *path, char *out, size_t len)
 {
@@ -187,6 +205,13 @@ static void probe_child(int fd, const char *shim, const char *transport)
     }
     build_id(transport, id, sizeof(id));
     fprintf(out, "transport_build_id=%s\n", id);
+    /* Names are the plugin's bytes: printable ASCII only reaches the reports. */
+    char name[64], version[48];
+    printable(name, sizeof(name), tp.name);
+    printable(version, sizeof(version), tp.version);
+    fprintf(out, "transport_name=%s\n", name);
+    fprintf(out, "transport_says=%s%s%s, plugin ABI %d\n", name, version[0] ? " " : "", version,
+            tp.abi);
     fclose(out);
     _exit(0);
 }
@@ -235,6 +260,10 @@ static int probe_objects(const char *shim, const char *transport, rg_run_info *i
             snprintf(info->shim_build_id, sizeof(info->shim_build_id), "%s", l + 14);
         else if (!strncmp(l, "transport_build_id=", 19))
             snprintf(info->transport_build_id, sizeof(info->transport_build_id), "%s", l + 19);
+        else if (!strncmp(l, "transport_name=", 15))
+            snprintf(info->transport_name, sizeof(info->transport_name), "%s", l + 15);
+        else if (!strncmp(l, "transport_says=", 15))
+            snprintf(info->transport_says, sizeof(info->transport_says), "%s", l + 15);
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (!err[0])

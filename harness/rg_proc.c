@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -387,11 +388,57 @@ int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, siz
 
 void rg_beside(char *out, size_t len, const char *self, const char *name)
 {
+    /* An install keeps them in lib/railguard/, the build tree in lib/: the install's when it
+     * is there, else lib/'s (whose absence the caller's check then names). */
+    static const char *const under[] = {"../lib/", "../lib/railguard/"};
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s", self);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
-    if ((size_t)snprintf(out, len, "%s/../lib/%s", dir, name) >= len)
-        out[0] = '\0';
+    char real[PATH_MAX];
+    for (int i = 1; i >= 0; i--) {
+        if ((size_t)snprintf(out, len, "%s/%s%s", dir, under[i], name) >= len)
+            out[0] = '\0';
+        else if (i && access(out, R_OK) == 0)
+            break;
+    }
+    /* Reports name the file, not the way to it. */
+    if (out[0] && realpath(out, real) && strlen(real) < len)
+        memcpy(out, real, strlen(real) + 1);
+}
+
+int rg_stock_scenarios(char *out, size_t len, const char *self)
+{
+    /* Installed: PREFIX/share/railguard/scenarios; the build tree: build/FLAVOUR/bin's repo. */
+    static const char *const where[] = {"../share/railguard/scenarios", "../../../scenarios"};
+    char dir[PATH_MAX];
+    struct stat sb;
+    snprintf(dir, sizeof(dir), "%s", self);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    for (int i = 0; i < 2; i++)
+        if ((size_t)snprintf(out, len, "%s/%s", dir, where[i]) < len && stat(out, &sb) == 0 &&
+            S_ISDIR(sb.st_mode))
+            return 0;
+    out[0] = '\0';
+    return -1;
+}
+
+int rg_mkdirs(const char *path)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof(p), "%s", path) >= sizeof(p)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir(p, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }

@@ -224,10 +224,12 @@ static json_t *info_json(const rg_run_info *info)
         json_array_append_new(devs, json_pack("{s:s,s:s,s:o}", "name", info->dev[i].name, "state",
                                               info->dev[i].state, "gids", gids));
     }
-    return json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s},s:o,s:s}", "railguard", info->railguard,
-                     "kernel", info->kernel, "libibverbs", info->verbs, "shim", "path", info->shim,
-                     "build_id", info->shim_build_id, "transport", "path", info->transport,
-                     "build_id", info->transport_build_id, "devices", devs, "seed", info->seed);
+    return json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:o,s:s}", "railguard",
+                     info->railguard, "kernel", info->kernel, "libibverbs", info->verbs, "shim",
+                     "path", info->shim, "build_id", info->shim_build_id, "transport", "path",
+                     info->transport, "build_id", info->transport_build_id, "name",
+                     info->transport_name, "says", info->transport_says, "devices", devs, "seed",
+                     info->seed);
 }
 
 int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_info *info,
@@ -287,6 +289,7 @@ static void junit_properties(FILE *f, const rg_run_info *info)
     junit_property(f, "shim.build_id", info->shim_build_id);
     junit_property(f, "transport", info->transport);
     junit_property(f, "transport.build_id", info->transport_build_id);
+    junit_property(f, "transport.name", info->transport_says);
     junit_property(f, "seed", info->seed);
     for (int i = 0; i < info->ndevices; i++) {
         size_t o = 0;

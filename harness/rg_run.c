@@ -41,6 +41,7 @@ struct run_opts {
     char junit[PATH_MAX];
     char json[PATH_MAX];
     char tally[PATH_MAX]; /* --tally: append "conformance P F" for make check's summary */
+    char known[PATH_MAX]; /* --known: the transport's known-failures file */
     char devices[RG_MAX_RAILS][64];
     int ndevices;
     char devlist[RG_MAX_RAILS * 65];
@@ -138,8 +139,8 @@ void rg_run_usage(FILE *f)
     fprintf(f,
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
             "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
-            "                     [--rank-wrapper 'CMD ARG...'] [--no-ownership]\n"
-            "                     SCENARIO|DIR...\n"
+            "                     [--rank-wrapper 'CMD ARG...'] [--no-ownership] [--known FILE]\n"
+            "                     [SCENARIO|DIR...]  (none: the stock collective suite)\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
             "                     (one rank per process, under mpirun or srun)\n"
@@ -211,6 +212,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"junit", required_argument, NULL, 'J'},
                                           {"json", required_argument, NULL, 'S'},
                                           {"tally", required_argument, NULL, 'T'},
+                                          {"known", required_argument, NULL, 'K'},
                                           {"seed", required_argument, NULL, 'e'},
                                           {"jobs", required_argument, NULL, 'j'},
                                           {"external", no_argument, NULL, 'x'},
@@ -257,6 +259,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             break;
         case 'S':
             if (rg_opt_path("run", "--json", optarg, o->json, sizeof(o->json)))
+                return 2;
+            break;
+        case 'K':
+            if (rg_opt_path("run", "--known", optarg, o->known, sizeof(o->known)))
                 return 2;
             break;
         case 'T':
@@ -355,8 +361,6 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         fprintf(stderr, "railguard run: --out '%s' exists and is not a directory\n", o->out);
         return 2;
     }
-    if (optind >= argc)
-        return usage("no scenario named");
     *first = optind;
     return 0;
 }
@@ -1045,6 +1049,15 @@ int rg_run_main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o, &first);
     if (rc)
         return rc == 1 ? 0 : rc; /* 1: --help, said */
+    /* No scenario named: the stock collective suite (installed, or the source tree's). */
+    char stock[PATH_MAX];
+    if (first >= argc && rg_stock_scenarios(stock, sizeof(stock), o.self) != 0) {
+        fprintf(stderr, "railguard run: no scenario named, and no stock scenarios beside %s\n",
+                o.self);
+        goto out;
+    }
+    if (first >= argc && collect(stock, paths, &n) != 0)
+        goto out;
     for (int i = first; i < argc; i++)
         if (collect(argv[i], paths, &n) != 0)
             goto out;
@@ -1099,8 +1112,21 @@ int rg_run_main(int argc, char **argv)
         snprintf(info.seed, sizeof(info.seed), "%llu", (unsigned long long)o.seed);
     else
         snprintf(info.seed, sizeof(info.seed), "per scenario");
-    if (mkdir(o.out, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "railguard run: %s: %s\n", o.out, strerror(errno));
+    /* The transport's known failures, once its name is known (a file may be for one only). */
+    if (o.known[0]) {
+        static rg_scenario *scs[RG_RUN_MAX_SCENARIOS];
+        char notes[2048];
+        for (int i = 0; i < n; i++)
+            scs[i] = &entries[i].sc;
+        if (rg_known_load(o.known, info.transport_name, scs, n, notes, sizeof(notes), err,
+                          sizeof(err)) != 0) {
+            fprintf(stderr, "%s\n", err);
+            goto out;
+        }
+        fputs(notes, stdout);
+    }
+    if (rg_mkdirs(o.out) != 0) {
+        fprintf(stderr, "railguard run: --out %s: %s\n", o.out, strerror(errno));
         goto out;
     }
     {

@@ -208,6 +208,12 @@ struct ctx {
     size_t errlen;
     yaml_document_t *doc;
     rg_scenario *sc;
+    /* A known-failures file: the run's scenarios, its transport, and where notes go. */
+    rg_scenario *const *all;
+    int nall;
+    const char *transport;
+    char *notes;
+    size_t noteslen;
 };
 
 static size_t line_of(const yaml_node_t *n)
@@ -1130,13 +1136,72 @@ static int screen(const struct ctx *c, const char *text, size_t len)
     return rc;
 }
 
+/*
+ * Parses text as one YAML document of plain values (no tags) and hands its root to `top`:
+ * the one way every file here is read, scenarios and known-failures files alike.
+ */
+static int parse_doc(struct ctx *c, const char *text, size_t len, const char *empty,
+                     int (*top)(const struct ctx *, const yaml_node_t *))
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    bool parser_up = false, doc_up = false;
+    int rc = -1;
+
+    if (screen(c, text, len))
+        goto done;
+    if (!yaml_parser_initialize(&parser)) {
+        fail(c, 0, "YAML: out of memory");
+        goto done;
+    }
+    parser_up = true;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    /* On failure yaml_parser_load has deleted the document itself. */
+    if (!yaml_parser_load(&parser, &doc)) {
+        yaml_fail(c, &parser, text, len);
+        goto done;
+    }
+    doc_up = true;
+    /*
+     * No tags: libyaml gives "!!str 2" the same tag as a plain 2, so "ranks: !!str 2" would
+     * read as the number a YAML reader elsewhere takes for a string. A node whose text starts
+     * with '!' carries a tag; every value here is plain.
+     */
+    for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++) {
+        size_t at = n->start_mark.index;
+        if (at < len && text[at] == '!') {
+            size_t k = at;
+            while (k < len && k - at < 24 && text[k] != ' ' && text[k] != '\n')
+                k++;
+            fail(c, n->start_mark.line + 1,
+                 "a YAML tag is not allowed here: values are plain '%.*s'", (int)(k - at),
+                 text + at);
+            goto done;
+        }
+    }
+
+    const yaml_node_t *root = yaml_document_get_root_node(&doc);
+    /* No document, or one that is only "---": YAML's null. */
+    if (!root || (is_plain(root) && root->data.scalar.length == 0)) {
+        fail(c, 1, "%s", empty);
+        goto done;
+    }
+    c->doc = &doc;
+    rc = top(c, root);
+    c->doc = NULL;
+
+done:
+    if (doc_up)
+        yaml_document_delete(&doc);
+    if (parser_up)
+        yaml_parser_delete(&parser);
+    return rc;
+}
+
 int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenario *sc, char *err,
                       size_t errlen)
 {
     struct ctx c = {.path = path ? path : "<scenario>", .err = err, .errlen = errlen};
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    bool parser_up = false, doc_up = false;
     rg_scenario *out = NULL;
     int rc = -1;
 
@@ -1157,53 +1222,10 @@ int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenari
         fail(&c, 0, "out of memory");
         goto done;
     }
-    if (screen(&c, text, len))
-        goto done;
-    if (!yaml_parser_initialize(&parser)) {
-        fail(&c, 0, "YAML: out of memory");
-        goto done;
-    }
-    parser_up = true;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    /* On failure yaml_parser_load has deleted the document itself. */
-    if (!yaml_parser_load(&parser, &doc)) {
-        yaml_fail(&c, &parser, text, len);
-        goto done;
-    }
-    doc_up = true;
-    /*
-     * No tags: libyaml gives "!!str 2" the same tag as a plain 2, so "ranks: !!str 2" would
-     * read as the number a YAML reader elsewhere takes for a string. A node whose text starts
-     * with '!' carries a tag; every value here is plain.
-     */
-    for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++) {
-        size_t at = n->start_mark.index;
-        if (at < len && text[at] == '!') {
-            size_t k = at;
-            while (k < len && k - at < 24 && text[k] != ' ' && text[k] != '\n')
-                k++;
-            fail(&c, n->start_mark.line + 1,
-                 "a YAML tag is not allowed here: values are plain '%.*s'", (int)(k - at),
-                 text + at);
-            goto done;
-        }
-    }
-
-    const yaml_node_t *root = yaml_document_get_root_node(&doc);
-    /* No document, or one that is only "---": YAML's null. */
-    if (!root || (is_plain(root) && root->data.scalar.length == 0)) {
-        fail(&c, 1, "empty scenario");
-        goto done;
-    }
-    c.doc = &doc;
     c.sc = out;
-    rc = parse_top(&c, root);
+    rc = parse_doc(&c, text, len, "empty scenario", parse_top);
 
 done:
-    if (doc_up)
-        yaml_document_delete(&doc);
-    if (parser_up)
-        yaml_parser_delete(&parser);
     if (sc) {
         if (rc == 0)
             *sc = *out;
@@ -1212,6 +1234,43 @@ done:
     }
     free(out);
     return rc;
+}
+
+/* Reads a small regular file whole (at most 1 MiB): 0 with *buf (the caller frees it). */
+static int read_small(const struct ctx *c, const char *path, char **buf, size_t *n)
+{
+    *buf = NULL;
+    *n = 0;
+    /* Non-blocking, and regular files only: a FIFO or a device would block or never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat sb;
+    if (fd < 0)
+        return fail(c, 0, "cannot open: %s", strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return fail(c, 0, "not a regular file");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return fail(c, 0, "cannot open: %s", strerror(e));
+    }
+    /* One byte past the limit tells a file at the limit from a larger one, even an endless one. */
+    char *b = malloc(SC__FILE_MAX + 1);
+    size_t got = b ? fread(b, 1, SC__FILE_MAX + 1, f) : 0;
+    int read_errno = errno, read_failed = b && ferror(f);
+    fclose(f);
+    if (!b)
+        return fail(c, 0, "out of memory");
+    if (read_failed || got > SC__FILE_MAX) {
+        free(b);
+        return read_failed ? fail(c, 0, "cannot read: %s", strerror(read_errno))
+                           : fail(c, 0, "larger than 1 MiB");
+    }
+    *buf = b;
+    *n = got;
+    return 0;
 }
 
 int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen)
@@ -1223,46 +1282,103 @@ int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen
 
     if (err && errlen > 0)
         err[0] = '\0';
-    if (!path) {
+    if (!path)
         fail(&c, 0, "rg_scenario_load: no path");
-        goto done;
-    }
-    /* Non-blocking, and regular files only: a FIFO or a device would block or never end. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    struct stat sb;
-    if (fd < 0) {
-        fail(&c, 0, "cannot open: %s", strerror(errno));
-        goto done;
-    }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fail(&c, 0, "not a regular file");
-        close(fd);
-        goto done;
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        fail(&c, 0, "cannot open: %s", strerror(errno));
-        close(fd);
-        goto done;
-    }
-    /* One byte past the limit tells a file at the limit from a larger one, even an endless one. */
-    buf = malloc(SC__FILE_MAX + 1);
-    if (buf)
-        n = fread(buf, 1, SC__FILE_MAX + 1, f);
-    int read_errno = errno, read_failed = buf && ferror(f);
-    fclose(f);
-    if (!buf)
-        fail(&c, 0, "out of memory");
-    else if (read_failed)
-        fail(&c, 0, "cannot read: %s", strerror(read_errno));
-    else if (n > SC__FILE_MAX)
-        fail(&c, 0, "larger than 1 MiB");
-    else
+    else if (read_small(&c, path, &buf, &n) == 0)
         rc = rg_scenario_parse(buf, n, path, sc, err, errlen);
-
-done:
     if (rc && sc)
         memset(sc, 0, sizeof(*sc));
+    free(buf);
+    return rc;
+}
+
+/* --- known-failures files ------------------------------------------------------------------ */
+
+/*
+ * transport: NAME (optional: the file is refused for another transport), and known: a mapping
+ * of scenario name to the scenario's known: block (parse_known's grammar). An entry replaces
+ * the scenario's own; one naming a scenario not in this run is noted, not an error (a run of
+ * part of the suite).
+ */
+static int parse_known_file(const struct ctx *cc, const yaml_node_t *root)
+{
+    struct ctx c = *cc;
+    const yaml_node_t *known = NULL;
+    if (root->type != YAML_MAPPING_NODE)
+        return bad(&c, root, "a known-failures file must be a mapping (transport, known), not");
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *key = node_at(&c, p->key), *val = node_at(&c, p->value);
+        if (!key || !val)
+            return fail(&c, line_of(root), "YAML: broken document");
+        if (scalar_is(key, "transport")) {
+            if (!is_scalar(val) || !val->data.scalar.length)
+                return bad(&c, val, "transport must be the plugin's name, not");
+            if (c.transport && strcmp((const char *)val->data.scalar.value, c.transport))
+                return bad(&c, val, "transport: the run's is '%s', the file's", c.transport);
+        } else if (scalar_is(key, "known") && !known) {
+            known = val;
+        } else {
+            return bad(&c, key, "unknown or repeated key (transport, known)");
+        }
+    }
+    if (!known)
+        return fail(&c, line_of(root), "missing key 'known'");
+    if (known->type != YAML_MAPPING_NODE)
+        return bad(&c, known, "known must map scenario names to their known failure, not");
+    for (yaml_node_pair_t *p = known->data.mapping.pairs.start; p < known->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *key = node_at(&c, p->key), *val = node_at(&c, p->value);
+        if (!key || !val)
+            return fail(&c, line_of(known), "YAML: broken document");
+        if (!is_scalar(key) ||
+            !valid_name((const char *)key->data.scalar.value, key->data.scalar.length))
+            return bad(&c, key, "a scenario name must be 1..%d characters of [A-Za-z0-9._-], not",
+                       RG_SC_NAME_MAX - 1);
+        rg_scenario *sc = NULL;
+        for (int i = 0; i < c.nall && !sc; i++)
+            if (!strcmp(c.all[i]->name, (const char *)key->data.scalar.value))
+                sc = c.all[i];
+        if (!sc) {
+            size_t u = c.notes ? strlen(c.notes) : 0;
+            if (c.notes && u + 1 < c.noteslen)
+                snprintf(c.notes + u, c.noteslen - u, "%s:%zu: no scenario '%s' in this run\n",
+                         c.path, line_of(key), (const char *)key->data.scalar.value);
+            continue;
+        }
+        /* Checked against that scenario's ranks, into a copy: a bad entry changes nothing. */
+        rg_scenario tmp = *sc;
+        c.sc = &tmp;
+        if (parse_known(&c, val))
+            return -1;
+        memcpy(sc->known, tmp.known, sizeof(sc->known));
+        memcpy(sc->known_why, tmp.known_why, sizeof(sc->known_why));
+    }
+    return 0;
+}
+
+int rg_known_load(const char *path, const char *transport, rg_scenario *const *scs, int n,
+                  char *notes, size_t noteslen, char *err, size_t errlen)
+{
+    struct ctx c = {.path = path ? path : "<known>",
+                    .err = err,
+                    .errlen = errlen,
+                    .all = scs,
+                    .nall = n,
+                    .transport = transport,
+                    .notes = notes,
+                    .noteslen = noteslen};
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = -1;
+    if (err && errlen)
+        err[0] = '\0';
+    if (notes && noteslen)
+        notes[0] = '\0';
+    if (!path)
+        fail(&c, 0, "rg_known_load: no path");
+    else if (read_small(&c, path, &buf, &len) == 0)
+        rc = parse_doc(&c, buf, len, "empty known-failures file", parse_known_file);
     free(buf);
     return rc;
 }

@@ -162,6 +162,23 @@ int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenari
 int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen);
 
 /*
+ * A transport's known-failures file (railguard run --known FILE):
+ *
+ *   transport: jaccl                     # optional: refused for a transport of another name
+ *   known:
+ *     ring-3r-all-ops:                   # a scenario's name, then its known: block
+ *       why: "ring all_gather wrong on 3 ranks (mlx#4193)"
+ *       all: SILENT_CORRUPTION
+ *
+ * Each entry replaces that scenario's own known failure. An entry naming a scenario not among
+ * scs is a line in notes ("FILE:LINE: no scenario 'x' in this run"), not an error. A bad file
+ * is -1 with one line in err naming the file and line, and no scenario changed by the entries
+ * before it... except those already applied: the caller stops the run on -1.
+ */
+int rg_known_load(const char *path, const char *transport, rg_scenario *const *scs, int n,
+                  char *notes, size_t noteslen, char *err, size_t errlen);
+
+/*
  * Writes sc as a scenario file that parses back to the same scenario (every key spelled out,
  * rules quoted); `comment`, when given, becomes its first line. Returns 0, or -1 on a write
  * error.

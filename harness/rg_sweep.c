@@ -587,8 +587,8 @@ int rg_sweep_main(int argc, char **argv)
     if (o.spec.kind == RG_SW_SWAP && sc.rails < 2)
         return bad("%s: swap_rails needs a scenario with 2 or more rails (it has %d)", file,
                    sc.rails);
-    if (mkdir(o.out, 0755) != 0 && errno != EEXIST)
-        return bad("--out: cannot create '%s'", o.out);
+    if (rg_mkdirs(o.out) != 0)
+        return bad("--out: cannot create '%s': %s", o.out, strerror(errno));
     snprintf(path, sizeof(path), "%s/points", o.out);
     mkdir(path, 0755);
     double limit = sc.deadline_s + 120;

@@ -631,6 +631,39 @@ START_TEST(test_subset_transport)
 }
 END_TEST
 
+/*
+ * A transport's known-failures file (--known): the bad transport's stale results, recorded
+ * there, are xfail and the run passes; the same file for another transport is refused before
+ * anything runs, with its file and line; a name not in the run is a note.
+ */
+START_TEST(test_known_file)
+{
+    char out[PATH_MAX + 32];
+    char *sc = write_file("stale.yaml", "ranks: 2\ntimeout: 1\ndeadline: 3\n"
+                                        "program:\n  - {op: all_reduce, count: 10}\n");
+    char *known = write_file("bad-known.yaml", "transport: bad\nknown:\n"
+                                               "  stale: {why: 'never writes its output', "
+                                               "all: SILENT_CORRUPTION}\n"
+                                               "  elsewhere: {why: x, all: CRASH}\n");
+    char *other = write_file("other-known.yaml", "transport: jaccl\nknown: {}\n");
+    snprintf(out, sizeof(out), "%s/known", g_tmp);
+    const char *args[] = {"run", "--transport", g_bad, "--devices", g_devs, "--out",
+                          out,   "--known",     known, sc,          NULL};
+    ck_assert_int_eq(railguard("stale", args, 120), 0);
+    expect_in("XFAIL  stale");
+    expect_in("known failure: never writes its output");
+    expect_in("bad-known.yaml:4: no scenario 'elsewhere' in this run");
+    args[8] = other;
+    ck_assert_int_eq(railguard("stale", args, 120), 2);
+    char want[PATH_MAX + 128];
+    snprintf(want, sizeof(want), "%s:1: transport: the run's is 'bad', the file's 'jaccl'", other);
+    ck_assert_str_eq(last_line(), want);
+    free(sc);
+    free(known);
+    free(other);
+}
+END_TEST
+
 Suite *rg_suite_it_run(void)
 {
     Suite *s = suite_create("it_run");
@@ -644,6 +677,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_bad_input_stops_the_run);
     tcase_add_test(t, test_reference_transport);
     tcase_add_test(t, test_subset_transport);
+    tcase_add_test(t, test_known_file);
     tcase_add_test(t, test_external_launch);
     suite_add_tcase(s, t);
     return s;

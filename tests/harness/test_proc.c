@@ -4,7 +4,13 @@
 #include "common/rg_check.h"
 #include "rg_harness.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(test_command_words)
 {
@@ -34,11 +40,39 @@ START_TEST(test_command_words)
 }
 END_TEST
 
+/* --out DIR is made with its parents; a part that is a file stops it with errno. */
+START_TEST(test_mkdirs)
+{
+    char base[] = "/tmp/rg-mkdirs-XXXXXX", deep[PATH_MAX], file[PATH_MAX], under[PATH_MAX + 8];
+    struct stat sb;
+    ck_assert_ptr_nonnull(mkdtemp(base));
+    snprintf(deep, sizeof(deep), "%s/a/b/c", base);
+    ck_assert_int_eq(rg_mkdirs(deep), 0);
+    ck_assert(stat(deep, &sb) == 0 && S_ISDIR(sb.st_mode));
+    ck_assert_int_eq(rg_mkdirs(deep), 0); /* there already: fine */
+    snprintf(file, sizeof(file), "%s/f", base);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    snprintf(under, sizeof(under), "%s/x", file);
+    ck_assert_int_eq(rg_mkdirs(under), -1);
+    ck_assert_int_eq(errno, ENOTDIR);
+    unlink(file);
+    rmdir(deep);
+    snprintf(deep, sizeof(deep), "%s/a/b", base);
+    rmdir(deep);
+    snprintf(deep, sizeof(deep), "%s/a", base);
+    rmdir(deep);
+    rmdir(base);
+}
+END_TEST
+
 Suite *rg_suite_proc(void)
 {
     Suite *s = suite_create("proc");
     TCase *t = tcase_create("words");
     tcase_add_test(t, test_command_words);
+    tcase_add_test(t, test_mkdirs);
     suite_add_tcase(s, t);
     return s;
 }

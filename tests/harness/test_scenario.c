@@ -10,6 +10,7 @@
 #include "rg_scenario.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -618,6 +619,64 @@ START_TEST(test_known)
     parse_ok("ranks: 2\nprogram: [{op: barrier}]\n", &a);
     ck_assert_int_eq(a.known[0], 0); /* none */
     ck_assert_str_eq(a.known_why, "");
+}
+END_TEST
+
+/*
+ * A transport's known-failures file: entries replace the named scenarios' own, are checked
+ * against each one's ranks, and one naming a scenario not in the run is a note; a bad entry or
+ * a file for another transport is one line naming the file and line.
+ */
+START_TEST(test_known_file)
+{
+    static rg_scenario a, b;
+    parse_ok("name: three\nranks: 3\nprogram: [{op: barrier}]\n"
+             "known: {why: 'its own', all: DEADLOCK}\n",
+             &a);
+    parse_ok("name: two\nranks: 2\nprogram: [{op: barrier}]\n", &b);
+    rg_scenario *scs[] = {&a, &b};
+    char path[PATH_MAX], notes[512], err[512];
+    static const char good[] = "# jaccl's\ntransport: jaccl\nknown:\n"
+                               "  three:\n    why: 'mlx#4193: ring all_gather'\n"
+                               "    all: SILENT_CORRUPTION\n    2: DEADLOCK\n"
+                               "  gone:\n    why: x\n    all: CRASH\n"
+                               "  two: {why: y, 1: ERROR_SWALLOWED}\n";
+    rg_check_write_temp(path, good, strlen(good));
+    ck_assert_int_eq(rg_known_load(path, "jaccl", scs, 2, notes, sizeof(notes), err, sizeof(err)),
+                     0);
+    ck_assert_str_eq(a.known_why, "mlx#4193: ring all_gather");
+    ck_assert_int_eq(a.known[0], RG_V_SILENT_CORRUPTION);
+    ck_assert_int_eq(a.known[2], RG_V_DEADLOCK);
+    ck_assert_int_eq(b.known[0], 0);
+    ck_assert_int_eq(b.known[1], RG_V_ERROR_SWALLOWED);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof(want), "%s:8: no scenario 'gone' in this run\n", path);
+    ck_assert_str_eq(notes, want);
+    /* Another transport's file. */
+    ck_assert_int_eq(
+        rg_known_load(path, "railguard", scs, 2, notes, sizeof(notes), err, sizeof(err)), -1);
+    snprintf(want, sizeof(want), "%s:2: transport: the run's is 'railguard', the file's 'jaccl'",
+             path);
+    ck_assert_str_eq(err, want);
+    /* A rank the scenario does not have; a verdict that is no failure; no known key. */
+    static const char *const bad[][2] = {
+        {"known:\n  two: {why: z, 2: CRASH}\n", ":2: known: a key is why, all or a rank 0..1"},
+        {"known:\n  two: {why: z, all: ok}\n", ":2: known: a failure verdict"},
+        {"transport: jaccl\n", ":1: missing key 'known'"},
+        {"known: [a, b]\n", ":1: known must map scenario names"},
+        {"knwon: {}\n", ":1: unknown or repeated key (transport, known)"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rg_check_write_temp(path, bad[i][0], strlen(bad[i][0]));
+        ck_assert_int_eq(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)),
+                         -1);
+        ck_assert_msg(!strncmp(err, path, strlen(path)) && strstr(err, bad[i][1]), "case %zu: '%s'",
+                      i, err);
+    }
+    ck_assert_int_eq(
+        rg_known_load("/nonexistent/k.yaml", NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)),
+        -1);
+    ck_assert_str_eq(err, "/nonexistent/k.yaml: cannot open: No such file or directory");
 }
 END_TEST
 
@@ -1389,6 +1448,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_faults);
     tcase_add_test(tc, test_expect_at);
     tcase_add_test(tc, test_exec);
+    tcase_add_test(tc, test_known_file);
     tcase_add_test(tc, test_known);
     tcase_add_test(tc, test_write_round_trip);
     tcase_add_test(tc, test_aliases);
