@@ -183,10 +183,14 @@ $(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC) $(PA
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl -lm
 
 # A transport that misbehaves on purpose, for the runner's own tests.
+# Its DT_RPATH is its own directory, where librg-test-verbs-beside.so (libibverbs under another
+# name) waits: a dlopen of that bare name must be found there under the shim too.
 $(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plugin.o
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
-	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -Wl,--disable-new-dtags \
+	    -Wl,-rpath,'$$$$ORIGIN' -o $$@ $$^
+	$(Q)ln -sf $$$$($$(CC) -print-file-name=libibverbs.so.1) $$(@D)/librg-test-verbs-beside.so
 
 # A v2 adapter declaring part of the capabilities, forwarding to the reference beside it.
 $(BUILD)/$(1)/lib/rg-test-subset-plugin.so: $(BUILD)/$(1)/pic/tests/harness/subset_plugin.o

@@ -2198,9 +2198,63 @@ static void *fi_dl_swap(void *h, const char *call, const char *file, long lmid)
     return h;
 }
 
+/*
+ * A bare name is searched for as the loader would for the program's own call: in the
+ * directories of the object that called dlopen (its DT_RPATH or DT_RUNPATH, such as $ORIGIN),
+ * LD_LIBRARY_PATH and the system's. Without this, every dlopen the shim wraps searched as if
+ * the shim had called it, and an adapter that finds a library beside itself through $ORIGIN
+ * (JACCL's librdma.dylib) ran under railguard without it, and crashed. NULL when not found
+ * there; the caller then tries the plain call (the loader's cache).
+ */
+static void *fi_dlopen_as(const void *caller, const char *file, int flags)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    Dl_serinfo size, *si = NULL;
+    void *self = NULL, *h = NULL;
+    char path[PATH_MAX];
+
+    if (!caller || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+        return NULL;
+    /* The caller's own handle: "" is the program itself. */
+    self = real.dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (!self || dlinfo(self, RTLD_DI_SERINFOSIZE, &size) != 0 || !size.dls_size)
+        goto out;
+    si = malloc(size.dls_size);
+    if (!si)
+        goto out;
+    *si = size;
+    if (dlinfo(self, RTLD_DI_SERINFO, si) != 0)
+        goto out;
+    for (unsigned i = 0; i < si->dls_cnt && !h; i++) {
+        const char *dir = si->dls_serpath[i].dls_name;
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir[0] ? dir : ".", file) >=
+                sizeof(path) ||
+            access(path, F_OK) != 0)
+            continue;
+        h = real.dlopen(path, flags);
+    }
+out:
+    free(si);
+    if (self)
+        dlclose(self);
+    return h;
+}
+
 FI_EXPORT void *dlopen(const char *file, int flags)
 {
-    return fi_dl_swap(real.dlopen(file, flags), "dlopen", file, (long)LM_ID_BASE);
+    void *h = NULL;
+    /* Already loaded under that name (or soname): no search, as the loader does. A caller's
+     * own RTLD_NOLOAD must never load anything, so it gets the plain call. */
+    if (file && !strchr(file, '/') && !(flags & RTLD_NOLOAD)) {
+        if (!(h = real.dlopen(file, flags | RTLD_NOLOAD)))
+            h = fi_dlopen_as(__builtin_return_address(0), file, flags);
+        if (h)
+            (void)dlerror(); /* the probes' misses are not the program's error */
+    }
+    if (!h)
+        h = real.dlopen(file, flags);
+    return fi_dl_swap(h, "dlopen", file, (long)LM_ID_BASE);
 }
 
 /*

@@ -175,7 +175,7 @@ static void verbs_symlink(char *link, size_t len)
 
 static const struct {
     const char *mode;
-    const char *verbs; /* RG_BAD_VERBS: NULL default, "none", or "symlink" */
+    const char *verbs; /* RG_BAD_VERBS: NULL default, "none", "symlink" or a bare name */
     const char *faults;
     const char *program;
     const char *verdicts;
@@ -217,6 +217,11 @@ static const struct {
     {"atexit", NULL, NULL, "", "CRASH,CRASH", "exited with status 7 after its verdict"},
     /* libibverbs dlopen-ed under another name is still libibverbs: the fault fires. */
     {"poll", "symlink", "[negpoll nth=2]",
+     "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n", "detected,detected",
+     "bad plugin: ibv_poll_cq returned -1"},
+    /* A bare name found only through the plugin's own DT_RPATH ($ORIGIN), as JACCL finds
+     * its librdma.dylib: the shim's dlopen must search as the plugin would, then wrap it. */
+    {"poll", "librg-test-verbs-beside.so", "[negpoll nth=2]",
      "  - {op: barrier, repeat: 3}\nexpect: {all: detected}\n", "detected,detected",
      "bad plugin: ibv_poll_cq returned -1"},
 };
