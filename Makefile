@@ -54,12 +54,13 @@ DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c harness/rg
 
 ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
                 $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c \
-                           tests/parse/*.c tests/fuzz/*.c))
-ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/*.h)
+                           tests/parse/*.c tests/fuzz/*.c examples/*/*.c adapters/*/*.cpp))
+ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/*.h \
+                    include/railguard/*.h adapters/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
         regression sweep sweep-mutants mutant-seeds fuzz \
-        format-check install uninstall \
+        format-check install uninstall jaccl \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
 
@@ -76,6 +77,7 @@ help:
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
 	@echo "make format-check   clang-format over every C file"
 	@echo "make install        PREFIX=/usr/local DESTDIR=: command, libraries, headers, .pc, scenarios, man"
+	@echo "make jaccl          JACCL_SRC=/path/to/mlx: upstream JACCL and its railguard adapter"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
 
 deps:
@@ -322,6 +324,13 @@ fuzz: deps $(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz/fuzz-$(t))
 	    echo "fuzz: $$t: $${n:-?} inputs$(FUZZ_SAID) ($${r:-?}/s), $$(grep -c '^==.*ERROR' \
 	        $(BUILD)/fuzz/fuzz-$$t.log) crash(es) (log $(BUILD)/fuzz/fuzz-$$t.log)"; \
 	done; exit $$st
+
+# --- third-party transports -------------------------------------------------------------------
+# Upstream JACCL and its adapter, from the user's mlx checkout (docs/adapters.md). Without
+# JACCL_SRC it says so and builds nothing.
+jaccl:
+	@$(if $(JACCL_SRC),sh ci/deps jaccl &&) $(MAKE) --no-print-directory -C adapters/jaccl \
+	    JACCL_SRC=$(JACCL_SRC) OUT=$(abspath $(BUILD))/jaccl
 
 # --- install ---------------------------------------------------------------------------------
 # Like a library and a tool: the command; the shim and the reference transport in

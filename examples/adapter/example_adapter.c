@@ -63,8 +63,7 @@ static rg_status ex_init(const rg_plugin_args *a, void **h, char *err, size_t er
 
 #define COMM(h) (((struct adapter *)(h))->comm)
 
-static rg_status ex_all_reduce(void *h, const void *s, void *r, size_t n, rg_dtype dt,
-                               rg_redop op)
+static rg_status ex_all_reduce(void *h, const void *s, void *r, size_t n, rg_dtype dt, rg_redop op)
 {
     return rg_all_reduce(COMM(h), s, r, n, dt, op);
 }
