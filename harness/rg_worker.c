@@ -743,6 +743,7 @@ int rg_worker_main(const rg_worker_args *wa)
         fds_leaked(&w); /* a failed init frees what it made, too */
         return 0;
     }
+    char first_err[sizeof(err) + 32] = ""; /* a recovering transport's first error */
     for (int i = 0; i < sc.nops; i++) {
         const rg_sc_op *op = &sc.ops[i];
         char label[160];
@@ -777,6 +778,19 @@ int rg_worker_main(const rg_worker_args *wa)
             }
             if (rc == 0)
                 continue;
+            if (rc == 1 && (w.tp.caps.flags & RG_CAP_RECOVERS)) {
+                /* A transport that declares it recovers is judged on what it does next: its
+                 * first error is kept, the program goes on, and every later result is still
+                 * checked (no fail-stop repeat: carrying on is what it promised). */
+                if (!first_err[0]) {
+                    snprintf(first_err, sizeof(first_err), "%d %d %s", i, rep, err);
+                    fprintf(stderr,
+                            "railguard worker: the transport declares RG_CAP_RECOVERS: going on "
+                            "after step %d's error: %s\n",
+                            i, err);
+                }
+                continue;
+            }
             release(&w, &w.fresh, false, NULL, 0);
             release(&w, &w.held, false, NULL, 0);
             /* The runner already knows the step from its "step" line. */
@@ -816,6 +830,9 @@ int rg_worker_main(const rg_worker_args *wa)
     }
     phase(&w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
     fds_leaked(&w);
-    say(&w, "verdict ok");
+    if (first_err[0])
+        say(&w, "verdict detected %s", first_err);
+    else
+        say(&w, "verdict ok");
     return 0;
 }

@@ -631,6 +631,26 @@ START_TEST(test_subset_transport)
                   "%s", res);
     const char *junit = slurp("%s/junit.xml", out);
     ck_assert_msg(strstr(junit, "skipped=\"4\""), "%s", junit);
+    /* Declared RG_CAP_RECOVERS: the error is kept, the program goes on past it (no fail-stop
+     * repeat, so never NOT_FAIL_STOP), and the rank ends detected at its first error's step. */
+    char *rec =
+        write_file("recovers.yaml", "ranks: 2\ntimeout: 3\nfaults:\n"
+                                    "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=2\n"
+                                    "program:\n  - {op: all_reduce, count: 10, repeat: 3}\n"
+                                    "  - {op: barrier}\nexpect:\n  all: any\n  1: detected\n");
+    setenv("RG_SUBSET_RECOVERS", "1", 1);
+    char out2[PATH_MAX + 48];
+    snprintf(out2, sizeof(out2), "%s/subset-recovers", g_tmp);
+    const char *rargs[] = {"run",   "--transport", subset, "--devices", g_devs,
+                           "--out", out2,          rec,    NULL};
+    int rst = railguard(NULL, rargs, 120);
+    unsetenv("RG_SUBSET_RECOVERS");
+    ck_assert_msg(rst == 0, "status %d:\n%s", rst, g_out);
+    expect_in("PASS  recovers");
+    res = slurp("%s/000-recovers/rank1.log", out2);
+    ck_assert_msg(strstr(res, "declares RG_CAP_RECOVERS: going on after step 0's error"), "%s",
+                  res);
+    free(rec);
     free(mine);
     free(late);
 }

@@ -9,13 +9,15 @@
  * int32, int64, uint8; UC only; the ring only; at most 3 ranks and 2 rails; no in-place calls.
  * Not declared: reduce_scatter, broadcast, prod and min, the other dtypes, RC, mesh.
  * And at the call: all_gather of int64 returns RG_ERR_UNSUPPORTED (a limit found only then),
- * which the runner must skip too, with the handle still usable.
+ * which the runner must skip too, with the handle still usable. RG_SUBSET_RECOVERS=1 adds
+ * RG_CAP_RECOVERS.
  */
 #include "railguard/plugin.h"
 
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const rg_plugin *inner(void)
@@ -89,7 +91,7 @@ static rg_status sub_last_call(void *h, rg_plugin_call *c)
     return inner()->last_call(h, c);
 }
 
-static const rg_plugin_caps caps = {
+static rg_plugin_caps caps = {
     .size = sizeof(rg_plugin_caps),
     .ops = RG_BIT(RG_OP_ALL_REDUCE) | RG_BIT(RG_OP_ALL_GATHER) | RG_BIT(RG_OP_SENDRECV) |
            RG_BIT(RG_OP_BARRIER),
@@ -102,6 +104,14 @@ static const rg_plugin_caps caps = {
     .max_rails = 2,
     .flags = 0,
 };
+
+/* RG_SUBSET_RECOVERS=1: declare RG_CAP_RECOVERS too, so the runner goes on after an error. */
+__attribute__((constructor)) static void subset_env(void)
+{
+    const char *r = getenv("RG_SUBSET_RECOVERS");
+    if (r && !strcmp(r, "1"))
+        caps.flags |= RG_CAP_RECOVERS;
+}
 
 extern const rg_plugin rg_plugin_v2;
 const rg_plugin rg_plugin_v2 = {
