@@ -398,12 +398,14 @@ check: deps
 	     $(BUILD)/asan/tests/unit || st=1; \
 	 echo "== install (staged), and the example adapter built with pkg-config alone"; \
 	 ci/install-check build $(BUILD) $(abspath $(TALLY)) || st=1; \
+	 echo "== the CI workflow runs what .ci/run runs"; \
+	 ci/workflow-check $(abspath $(TALLY)) || st=1; \
 	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan install integration conformance install-run asan-run \
-	     memcheck regression sweep-error sweep-negpoll || st=1; \
+	 ci/tally $(TALLY) unit unit-asan install workflow integration conformance install-run \
+	     mpirun asan-run memcheck regression sweep-error sweep-negpoll || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
