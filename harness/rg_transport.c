@@ -53,16 +53,18 @@ static int v2_check(const rg_plugin *p, const char *path, char *err, size_t len)
         {RG_OP_SENDRECV, offsetof(rg_plugin, recv), "recv"},
         {RG_OP_BARRIER, offsetof(rg_plugin, barrier), "barrier"},
     };
-    const rg_plugin_caps *c = p->caps;
     if (p->size < offsetof(rg_plugin, last_error) + sizeof(p->last_error) || !p->init ||
-        !p->finalize || !p->last_error || !c) {
+        !p->finalize || !p->last_error || !p->caps) {
         snprintf(err, len,
                  "%s: rg_plugin_v2 table lacks init, finalize, last_error or caps (size %u)", path,
                  p->size);
         return -1;
     }
-    if (c->size < sizeof(rg_plugin_caps)) {
-        snprintf(err, len, "%s: caps.size %u, need %zu", path, c->size, sizeof(rg_plugin_caps));
+    /* Read only once the table's size says caps is there. */
+    const rg_plugin_caps *c = p->caps;
+    if (c->size < RG_PLUGIN_CAPS_V2_SIZE) {
+        snprintf(err, len, "%s: caps.size %u, need at least %zu", path, c->size,
+                 (size_t)RG_PLUGIN_CAPS_V2_SIZE);
         return -1;
     }
     for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
@@ -104,7 +106,9 @@ int rg_tp_open(rg_tp *tp, const char *path, char *err, size_t len)
         tp->v2 = v2;
         tp->name = v2->name ? v2->name : "?";
         tp->version = v2->version;
-        memcpy(&tp->caps, v2->caps, sizeof(tp->caps));
+        /* As much as both know of; fields a newer header added stay zero (declared nothing). */
+        memcpy(&tp->caps, v2->caps,
+               v2->caps->size < sizeof(tp->caps) ? v2->caps->size : sizeof(tp->caps));
         tp->caps.size = sizeof(tp->caps);
         tp->has_mem = V2_HAS(v2, mem_register) && V2_HAS(v2, mem_deregister);
         tp->has_last_call = V2_HAS(v2, last_call);
@@ -206,6 +210,8 @@ int rg_tp_init(rg_tp *tp, const rg_plugin_args *a, void **h, char *err, size_t l
     *h = NULL;
     if (tp->v2) {
         int st = tp->v2->init(a, h, err, len);
+        if (st != RG_OK)
+            *h = NULL; /* a handle only comes with RG_OK: never finalize what init freed */
         if (st == RG_OK && !*h) {
             snprintf(err, len, "init returned RG_OK without a handle");
             return RG_ERR_PROTOCOL;

@@ -300,10 +300,10 @@ static int release(struct worker *w, struct held *hd, bool check, char *detail, 
 }
 
 /* An error's detail: "RG_ERR_TIMEOUT: message", or the message alone from a v1 plugin. */
-static void say_error(char *detail, size_t dlen, int st, const char *msg)
+static void say_error(char *detail, size_t dlen, const rg_tp *tp, int st, const char *msg)
 {
     char name[64];
-    if (st == RG_TP_V1_ERROR)
+    if (tp->abi == 1)
         snprintf(detail, dlen, "%s", msg);
     else
         snprintf(detail, dlen, "%s: %s", rg_tp_status(st, name, sizeof(name)), msg);
@@ -347,7 +347,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             return rc;
         if (w->h && (err = rg_tp_finalize(p, w->h))) {
             w->h = NULL;
-            say_error(detail, dlen, err, "finalize failed");
+            say_error(detail, dlen, p, err, "finalize failed");
             return 1;
         }
         w->h = NULL;
@@ -357,7 +357,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             goto no_comm;
         if (!(err = rg_tp_barrier(p, w->h)))
             return 0;
-        say_error(detail, dlen, err, rg_tp_last_error(p, w->h));
+        say_error(detail, dlen, p, err, rg_tp_last_error(p, w->h));
         return err == RG_ERR_UNSUPPORTED ? 3 : 1;
     default:
         break;
@@ -462,7 +462,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         return -1;
     }
     if (err) {
-        say_error(detail, dlen, err, rg_tp_last_error(p, w->h));
+        say_error(detail, dlen, p, err, rg_tp_last_error(p, w->h));
         rc = err == RG_ERR_UNSUPPORTED ? 3 : 1;
     } else if (rc == -1) {
         rc = 2;
@@ -737,7 +737,7 @@ int rg_worker_main(const rg_worker_args *wa)
     int ist = rg_tp_init(&w.tp, &w.args, &w.h, err, sizeof(err));
     if (ist) {
         char detail[sizeof(err) + 64];
-        say_error(detail, sizeof(detail), ist, err);
+        say_error(detail, sizeof(detail), &w.tp, ist, err);
         say(&w, "verdict %s -1 0 init: %s", ist == RG_ERR_UNSUPPORTED ? "unsupported" : "detected",
             detail);
         fds_leaked(&w); /* a failed init frees what it made, too */
@@ -823,7 +823,7 @@ int rg_worker_main(const rg_worker_args *wa)
     say_calls(&w);
     int fst = w.h ? rg_tp_finalize(&w.tp, w.h) : 0;
     if (fst) {
-        say_error(err, sizeof(err), fst, "finalize failed");
+        say_error(err, sizeof(err), &w.tp, fst, "finalize failed");
         say(&w, "verdict detected %d 0 %s", sc.nops, err);
         fds_leaked(&w);
         return 0;

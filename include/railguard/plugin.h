@@ -150,6 +150,10 @@ typedef enum {
 
 #define RG_BIT(x) (1u << (unsigned)(x))
 
+/* redops' length, fixed so that a later operation does not move the fields after it. */
+#define RG_PLUGIN_MAX_OPS 8
+typedef char rg__plugin_ops_fit[RG_OP_COUNT <= RG_PLUGIN_MAX_OPS ? 1 : -1];
+
 /* Flags of rg_plugin_caps.flags. */
 enum {
     /* In-place calls (the rules of railguard.h: all_reduce with send == recv, ...). */
@@ -166,16 +170,21 @@ enum {
  * exactly what was not tested. A zero field declares nothing of its kind.
  */
 typedef struct rg_plugin_caps {
-    uint32_t size;                /* sizeof(rg_plugin_caps) as the plugin was built */
-    uint32_t ops;                 /* RG_BIT(rg_plugin_op) */
-    uint32_t redops[RG_OP_COUNT]; /* per reducing op: RG_BIT(rg_redop) */
-    uint32_t dtypes;              /* RG_BIT(rg_dtype) */
-    uint32_t qp_types;            /* RG_BIT(rg_qp_type) */
-    uint32_t algos;               /* RG_BIT(RG_ALGO_RING) and/or MESH; AUTO always goes */
-    int max_ranks;                /* 2..RG_MAX_RANKS */
-    int max_rails;                /* 1..RG_MAX_RAILS */
-    uint32_t flags;               /* RG_CAP_* */
+    uint32_t size;                      /* sizeof(rg_plugin_caps) as the plugin was built */
+    uint32_t ops;                       /* RG_BIT(rg_plugin_op) */
+    uint32_t redops[RG_PLUGIN_MAX_OPS]; /* per reducing op: RG_BIT(rg_redop) */
+    uint32_t dtypes;                    /* RG_BIT(rg_dtype) */
+    uint32_t qp_types;                  /* RG_BIT(rg_qp_type) */
+    uint32_t algos;                     /* RG_BIT(RG_ALGO_RING) and/or MESH; AUTO always goes */
+    int max_ranks;                      /* 2..RG_MAX_RANKS */
+    int max_rails;                      /* 1..RG_MAX_RAILS */
+    uint32_t flags;                     /* RG_CAP_* */
 } rg_plugin_caps;
+
+/* The smallest caps.size version 2 accepts (up to flags): a later railguard that adds fields
+ * still loads a plugin built against this header. */
+#define RG_PLUGIN_CAPS_V2_SIZE                                                                     \
+    (offsetof(rg_plugin_caps, flags) + sizeof(((rg_plugin_caps *)0)->flags))
 
 /* What the last operation on a handle really ran, for the report. */
 typedef struct rg_plugin_call {
