@@ -372,7 +372,8 @@ int rg_tp_mem_register(const rg_tp *tp, void *h, void *buf, size_t len, void **m
 int rg_tp_mem_deregister(const rg_tp *tp, void *h, void *mem);
 /* What the last call ran (AUTO and 0 when the plugin cannot say: RG_ERR_UNSUPPORTED then). */
 int rg_tp_last_call(const rg_tp *tp, void *h, rg_algo *algo, int *rails);
-/* "RG_ERR_TIMEOUT", "error (a v1 plugin gives no status)" or "status N (...)". */
+/* "RG_ERR_TIMEOUT", or "status N (...)" outside the table (a v1 plugin's error is worded by
+ * the worker, which knows the plugin's ABI). */
 const char *rg_tp_status(int st, char *buf, size_t len);
 
 /* --- the worker (one rank) ------------------------------------------------------------------ */

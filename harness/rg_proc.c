@@ -386,16 +386,22 @@ int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, siz
     return 0;
 }
 
+/* The directory of the railguard executable SELF. */
+static void self_dir(char *dir, size_t len, const char *self)
+{
+    snprintf(dir, len, "%s", self);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+}
+
 void rg_beside(char *out, size_t len, const char *self, const char *name)
 {
     /* An install keeps them in lib/railguard/, the build tree in lib/: the install's when it
      * is there, else lib/'s (whose absence the caller's check then names). */
     static const char *const under[] = {"../lib/", "../lib/railguard/"};
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", self);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
+    self_dir(dir, sizeof(dir), self);
     char real[PATH_MAX];
     for (int i = 1; i >= 0; i--) {
         if ((size_t)snprintf(out, len, "%s/%s%s", dir, under[i], name) >= len)
@@ -414,10 +420,7 @@ int rg_stock_scenarios(char *out, size_t len, const char *self)
     static const char *const where[] = {"../share/railguard/scenarios", "../../../scenarios"};
     char dir[PATH_MAX];
     struct stat sb;
-    snprintf(dir, sizeof(dir), "%s", self);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
+    self_dir(dir, sizeof(dir), self);
     for (int i = 0; i < 2; i++)
         if ((size_t)snprintf(out, len, "%s/%s", dir, where[i]) < len && stat(out, &sb) == 0 &&
             S_ISDIR(sb.st_mode))

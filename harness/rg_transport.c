@@ -305,9 +305,7 @@ int rg_tp_last_call(const rg_tp *tp, void *h, rg_algo *algo, int *rails)
 const char *rg_tp_status(int st, char *buf, size_t len)
 {
     const char *n = rg_plugin_status_name(st);
-    if (st == RG_TP_V1_ERROR)
-        snprintf(buf, len, "error (a v1 plugin gives no status)");
-    else if (n)
+    if (n)
         snprintf(buf, len, "%s", n);
     else
         snprintf(buf, len, "status %d (not in railguard's table)", st);

@@ -24,7 +24,6 @@
 #include "rg_harness.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -768,9 +767,8 @@ int rg_worker_main(const rg_worker_args *wa)
                 say(&w, "unsupported %d %d %s: %s", i, rep, label, err);
                 break;
             }
-            if (rc == 0)
-                note_call(&w);
             if (rc == 0) {
+                note_call(&w);
                 /* The step before this one had a whole step to show a late read or write. */
                 rc = release(&w, &w.held, true, err, sizeof(err));
                 w.held = w.fresh;
