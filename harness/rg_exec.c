@@ -209,8 +209,9 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
             break;
         case 'e': {
             int at;
-            if (rg_sc_expect_parse(optarg, strlen(optarg), &o->expect, &at) != 0 ||
-                o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY) {
+            uint32_t cls;
+            if (rg_sc_expect_parse(optarg, strlen(optarg), &o->expect, &at, &cls) != 0 ||
+                o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY || cls) {
                 fprintf(stderr, "railguard exec: --expect: ok, detected or any, not '%s'\n",
                         rg_parse_show(optarg, shown, sizeof(shown)));
                 return 2;
@@ -403,6 +404,7 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     for (int r = 0; r < sc->ranks; r++) {
         sc->expect[r] = e;
         sc->expect_at[r] = RG_SC_AT_ANY;
+        sc->expect_cls[r] = 0;
     }
     return 0;
 }
@@ -765,6 +767,7 @@ int rg_exec_main(int argc, char **argv)
     res.leak_ok = !o.leaks;
     memcpy(res.expect, sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, sc.expect_at, sizeof(res.expect_at));
+    memcpy(res.expect_cls, sc.expect_cls, sizeof(res.expect_cls));
     memcpy(res.known, sc.known, sizeof(res.known));
     run_exec(&o, &sc, &res);
     rg_judge(&res);

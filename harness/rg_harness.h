@@ -72,6 +72,8 @@ typedef struct rg_finding {
     char text[320];
 } rg_finding;
 
+#define RG_STATUS_V1 1
+
 typedef struct rg_rank_result {
     rg_verdict verdict; /* the finding of highest precedence */
     double t_s;         /* when it was found, seconds from the scenario's start; -1 unknown */
@@ -80,7 +82,10 @@ typedef struct rg_rank_result {
     double step_t_s;    /* when that step began */
     double left_t_s;    /* when the process ended (-1: still running at the deadline) */
     char where[160];    /* that step's description, e.g. "all_reduce float32 sum count 1021" */
-    char detail[1024];  /* the verdict's finding, whole */
+    /* The status of the call it failed in (RG_ERR_*); RG_STATUS_V1 when the transport's ABI
+     * carries none; 0 when no call failed (a check of ours found the error) or none was said. */
+    int status;
+    char detail[1024]; /* the verdict's finding, whole */
     int nfindings;
     rg_finding finding[RG_MAX_FINDINGS];
     /* The ownership sanitizer's word on this rank: "" (off), "checked S sends, R receives", or
@@ -116,7 +121,8 @@ typedef struct rg_result {
     char dir[1024]; /* this scenario's logs, events and backtraces */
     int ranks;
     rg_sc_expect expect[RG_MAX_RANKS];
-    int expect_at[RG_MAX_RANKS]; /* where a detected must come from (rg_scenario.h) */
+    int expect_at[RG_MAX_RANKS];       /* where a detected must come from (rg_scenario.h) */
+    uint32_t expect_cls[RG_MAX_RANKS]; /* the classes it may carry, 0: any (rg_scenario.h) */
     rg_rank_result rank[RG_MAX_RANKS];
     int nrules;
     rg_rule_result rule[FI_MAX_RULES];

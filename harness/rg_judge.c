@@ -141,7 +141,15 @@ static rg_verdict judged_verdict(const rg_rank_result *k, bool leak_ok)
     return i < 0 ? RG_V_OK : k->finding[i].verdict;
 }
 
-static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, bool leak_ok)
+/* The class part of an expectation: met, or not checkable (a v1 transport carries none). */
+static bool class_ok(const rg_rank_result *k, uint32_t cls)
+{
+    if (!cls || k->status == RG_STATUS_V1)
+        return true;
+    return k->status < 0 && k->status > -RG_SC_CLASS_BITS && (cls & (1u << -k->status));
+}
+
+static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, uint32_t cls, bool leak_ok)
 {
     rg_verdict v = judged_verdict(k, leak_ok);
     if (v == RG_V_UNSUPPORTED) /* skipped: not what was expected, and not a failure either */
@@ -150,7 +158,7 @@ static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, bool lea
     case RG_SC_EXPECT_OK:
         return v == RG_V_OK;
     case RG_SC_EXPECT_DETECTED:
-        return v == RG_V_DETECTED && (at == RG_SC_AT_ANY || k->step == at);
+        return v == RG_V_DETECTED && (at == RG_SC_AT_ANY || k->step == at) && class_ok(k, cls);
     case RG_SC_EXPECT_ANY:
         return v == RG_V_OK || v == RG_V_DETECTED || v == RG_V_KILLED;
     case RG_SC_EXPECT_KILLED:
@@ -167,10 +175,18 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
     bool own = v == k->verdict; /* else the leak's text is not what is judged */
     const char *detail = f >= 0 ? k->finding[f].text : own ? k->detail : "";
     double t = f >= 0 ? k->finding[f].t_s : own ? k->t_s : -1;
-    char at[48] = "", want[32], in[200] = "";
+    char at[48] = "", want[RG_SC_EXPECT_STR_MAX], in[200] = "", cls[64] = "";
     if (t >= 0)
         snprintf(at, sizeof(at), " at %.2f s", t);
-    rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want));
+    rg_sc_expect_str(r->expect[i], r->expect_at[i], r->expect_cls[i], want, sizeof(want));
+    if (v == RG_V_DETECTED && r->expect_cls[i]) {
+        char name[32];
+        if (k->status < 0)
+            snprintf(cls, sizeof(cls), " (%s)", rg_sc_class_name(k->status, name, sizeof(name)));
+        else
+            snprintf(cls, sizeof(cls), " (no status: %s)",
+                     k->status == RG_STATUS_V1 ? "ABI v1" : "no call failed");
+    }
     if (v == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY && k->step < 0)
         snprintf(in, sizeof(in), " in init");
     else if (v == RG_V_DETECTED && r->expect_at[i] != RG_SC_AT_ANY)
@@ -180,8 +196,8 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
     else if (v > RG_V_KILLED)
         snprintf(out, len, "rank %d: %s%s in %s: %s", i, rg_verdict_name(v), at, k->where, detail);
     else
-        snprintf(out, len, "rank %d: %s%s%s, expected %s%s%s", i, rg_verdict_name(v), at, in, want,
-                 detail[0] ? ": " : "", detail);
+        snprintf(out, len, "rank %d: %s%s%s%s, expected %s%s%s", i, rg_verdict_name(v), cls, at, in,
+                 want, detail[0] ? ": " : "", detail);
 }
 
 /*
@@ -206,7 +222,7 @@ bool rg_judge(rg_result *r)
             r->known[i] > RG_V_KILLED && (int)judged_verdict(k, r->leak_ok) == r->known[i];
         known += r->known[i] > RG_V_KILLED;
         matched += as_known;
-        if (as_known || acceptable(k, r->expect[i], r->expect_at[i], r->leak_ok))
+        if (as_known || acceptable(k, r->expect[i], r->expect_at[i], r->expect_cls[i], r->leak_ok))
             continue;
         r->passed = false;
         if (first < 0) {

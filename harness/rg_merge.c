@@ -75,6 +75,7 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
         rg_rank_result *k = &out->rank[r];
         out->expect[r] = sc->expect[r];
         out->expect_at[r] = sc->expect_at[r];
+        out->expect_cls[r] = sc->expect_cls[r];
         out->known[r] = sc->known[r];
         if (!by[r]) {
             *k = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = -1, .left_t_s = -1};

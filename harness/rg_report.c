@@ -13,22 +13,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A rank's class as the report spells it: "timeout", "v1" (its ABI carries none), "" none. */
+static const char *class_str(const rg_rank_result *k, char *buf, size_t len)
+{
+    if (k->status < 0)
+        return rg_sc_class_name(k->status, buf, len);
+    snprintf(buf, len, "%s", k->status == RG_STATUS_V1 ? "v1" : "");
+    return buf;
+}
+
 /* --- JSON ---------------------------------------------------------------------------------- */
 static json_t *rank_json(const rg_result *r, int i)
 {
     const rg_rank_result *k = &r->rank[i];
-    char want[32];
+    char want[RG_SC_EXPECT_STR_MAX], cls[32];
     json_t *findings = json_array();
     for (int f = 0; f < k->nfindings; f++)
         json_array_append_new(findings, json_pack("{s:s,s:f,s:s}", "verdict",
                                                   rg_verdict_name(k->finding[f].verdict), "t",
                                                   k->finding[f].t_s, "text", k->finding[f].text));
-    return json_pack("{s:i,s:s,s:s,s:f,s:i,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
-                     rg_verdict_name(k->verdict), "expect",
-                     rg_sc_expect_str(r->expect[i], r->expect_at[i], want, sizeof(want)), "t",
-                     k->t_s, "step", k->step, "rep", k->rep, "step_t", k->step_t_s, "left_t",
-                     k->left_t_s, "where", k->where, "detail", k->detail, "ownership", k->ownership,
-                     "calls", k->calls, "findings", findings);
+    return json_pack(
+        "{s:i,s:s,s:s,s:f,s:i,s:i,s:s,s:f,s:f,s:s,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
+        rg_verdict_name(k->verdict), "expect",
+        rg_sc_expect_str(r->expect[i], r->expect_at[i], r->expect_cls[i], want, sizeof(want)), "t",
+        k->t_s, "step", k->step, "rep", k->rep, "class", class_str(k, cls, sizeof(cls)), "step_t",
+        k->step_t_s, "left_t", k->left_t_s, "where", k->where, "detail", k->detail, "ownership",
+        k->ownership, "calls", k->calls, "findings", findings);
 }
 
 static json_t *rule_json(const rg_result *r, int i)
@@ -101,10 +111,18 @@ static double num_or(json_t *o, const char *key, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
-static int expect_of(const char *name, int *at)
+static int expect_of(const char *name, int *at, uint32_t *cls)
 {
     rg_sc_expect e;
-    return name && rg_sc_expect_parse(name, strlen(name), &e, at) == 0 ? (int)e : -1;
+    return name && rg_sc_expect_parse(name, strlen(name), &e, at, cls) == 0 ? (int)e : -1;
+}
+
+/* class_str's reverse; a name it cannot read is no status. */
+static int status_of(const char *cls)
+{
+    if (!cls)
+        return 0;
+    return !strcmp(cls, "v1") ? RG_STATUS_V1 : rg_sc_class_of(cls, strlen(cls));
 }
 
 int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
@@ -150,7 +168,8 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         json_t *k = json_array_get(ranks, (size_t)i);
         int v = rg_verdict_of(json_string_value(json_object_get(k, "verdict")));
         int at = RG_SC_AT_ANY;
-        int e = expect_of(json_string_value(json_object_get(k, "expect")), &at);
+        uint32_t cls = 0;
+        int e = expect_of(json_string_value(json_object_get(k, "expect")), &at, &cls);
         if (v < 0 || e < 0) {
             snprintf(err, errlen, "%s: rank %d has a bad verdict or expectation", path, i);
             json_decref(j);
@@ -159,6 +178,8 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->rank[i].verdict = (rg_verdict)v;
         r->expect[i] = (rg_sc_expect)e;
         r->expect_at[i] = at;
+        r->expect_cls[i] = cls;
+        r->rank[i].status = status_of(json_string_value(json_object_get(k, "class")));
         r->rank[i].step = (int)json_integer_value(json_object_get(k, "step"));
         r->rank[i].rep = (int)json_integer_value(json_object_get(k, "rep"));
         copy_str(r->rank[i].where, sizeof(r->rank[i].where), k, "where");
@@ -345,9 +366,11 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
         xml_text(f, r->why);
         fputs("\">", f);
         for (int k = 0; k < r->ranks; k++) {
-            char want[32];
-            fprintf(f, "rank %d: %s (expected %s) in ", k, rg_verdict_name(r->rank[k].verdict),
-                    rg_sc_expect_str(r->expect[k], r->expect_at[k], want, sizeof(want)));
+            char want[RG_SC_EXPECT_STR_MAX], cls[32];
+            fprintf(f, "rank %d: %s%s%s (expected %s) in ", k, rg_verdict_name(r->rank[k].verdict),
+                    r->rank[k].status ? ":" : "", class_str(&r->rank[k], cls, sizeof(cls)),
+                    rg_sc_expect_str(r->expect[k], r->expect_at[k], r->expect_cls[k], want,
+                                     sizeof(want)));
             xml_text(f, r->rank[k].where);
             fputs(": ", f);
             xml_text(f, r->rank[k].detail);
@@ -368,13 +391,24 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
 }
 
 /* --- terminal -------------------------------------------------------------------------------- */
+/* "detected@3:timeout,ok": a rank that failed in a call of the transport's (it has a status)
+ * shows where (init or the step) and the status's class; a program run by exec has neither. */
 static void verdicts(char *out, size_t len, const rg_result *r)
 {
     size_t o = 0;
     out[0] = '\0';
-    for (int i = 0; i < r->ranks && o < len; i++)
-        o += (size_t)snprintf(out + o, len - o, "%s%s", i ? "," : "",
-                              rg_verdict_name(r->rank[i].verdict));
+    for (int i = 0; i < r->ranks && o < len; i++) {
+        const rg_rank_result *k = &r->rank[i];
+        char where[48] = "", cls[32];
+        if (k->verdict == RG_V_DETECTED && k->status) {
+            if (k->step < 0)
+                snprintf(where, sizeof(where), "@init:%s", class_str(k, cls, sizeof(cls)));
+            else
+                snprintf(where, sizeof(where), "@%d:%s", k->step, class_str(k, cls, sizeof(cls)));
+        }
+        o += (size_t)snprintf(out + o, len - o, "%s%s%s", i ? "," : "", rg_verdict_name(k->verdict),
+                              where);
+    }
 }
 
 /* Each injecting rule's fired count over all ranks, "1/3"; "-" when the plan injects nothing. */

@@ -513,6 +513,16 @@ static void take_line(rg_rank_result *k, struct rg_proc *p, char *line, double t
         rg_rank_find(k, RG_V_UNSUPPORTED, t, "not run: %s", u);
         return;
     }
+    if (!strncmp(line, "status ", 7)) {
+        /* The failed call's status, before its verdict: "status -8", or "status v1". */
+        long st = 0;
+        char *end;
+        if (!strcmp(line + 7, "v1"))
+            k->status = RG_STATUS_V1;
+        else if ((st = strtol(line + 7, &end, 10)) < 0 && st > -RG_SC_CLASS_BITS && !*end)
+            k->status = (int)st;
+        return;
+    }
     if (!strncmp(line, "calls ", 6)) {
         snprintf(k->calls, sizeof(k->calls), "%s", line + 6);
         return;
@@ -915,6 +925,7 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     res.self_rank = -1;
     memcpy(res.expect, e->sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, e->sc.expect_at, sizeof(res.expect_at));
+    memcpy(res.expect_cls, e->sc.expect_cls, sizeof(res.expect_cls));
     memcpy(res.known, e->sc.known, sizeof(res.known));
     snprintf(res.known_why, sizeof(res.known_why), "%s", e->sc.known_why);
     char repro_out[PATH_MAX + 8];
@@ -1005,6 +1016,7 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     view.rank[0] = res.rank[rank];
     view.expect[0] = e->sc.expect[rank];
     view.expect_at[0] = e->sc.expect_at[rank];
+    view.expect_cls[0] = e->sc.expect_cls[rank];
     for (int i = 0; i < RG_MAX_RANKS; i++)
         view.known[i] = i ? 0 : e->sc.known[rank];
     snprintf(view.known_why, sizeof(view.known_why), "%s", e->sc.known_why);

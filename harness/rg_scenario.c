@@ -11,6 +11,7 @@
 #include "fi_plan.h"
 #include "rg_parse.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -88,47 +89,106 @@ const char *rg_sc_expect_name(rg_sc_expect e)
     return (unsigned)e < (unsigned)SC__COUNT_OF(expect_names) ? expect_names[e] : "?";
 }
 
-const char *rg_sc_expect_str(rg_sc_expect e, int at, char *buf, size_t len)
+/* A class is a status's name without RG_ERR_, in lower case: RG_ERR_PEER_ABORT, peer_abort. */
+const char *rg_sc_class_name(int st, char *buf, size_t len)
 {
-    if (e != RG_SC_EXPECT_DETECTED || at == RG_SC_AT_ANY)
-        snprintf(buf, len, "%s", rg_sc_expect_name(e));
-    else if (at == RG_SC_AT_INIT)
-        snprintf(buf, len, "detected@init");
-    else
-        snprintf(buf, len, "detected@%d", at);
+    const char *n = rg_plugin_status_name(st);
+    size_t i = 0;
+    if (!n || st >= 0) {
+        snprintf(buf, len, "?");
+        return buf;
+    }
+    n += strlen("RG_ERR_");
+    for (; n[i] && i + 1 < len; i++)
+        buf[i] = (char)tolower((unsigned char)n[i]);
+    buf[i] = '\0';
     return buf;
 }
 
-int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at)
+int rg_sc_class_of(const char *s, size_t len)
 {
-    const char *sep = memchr(s, '@', len);
-    size_t name_len = sep ? (size_t)(sep - s) : len;
-    *at = RG_SC_AT_ANY;
-    for (int i = 0; i < SC__COUNT_OF(expect_names); i++) {
-        if (strlen(expect_names[i]) != name_len || memcmp(expect_names[i], s, name_len) != 0)
+    char name[32];
+    for (int st = -1; st > -RG_SC_CLASS_BITS; st--) {
+        if (!rg_plugin_status_name(st))
             continue;
-        *e = (rg_sc_expect)i;
-        if (!sep)
-            return 0;
-        /* Only an error has a place it must come from. */
+        rg_sc_class_name(st, name, sizeof(name));
+        if (strlen(name) == len && !memcmp(name, s, len))
+            return st;
+    }
+    return 0;
+}
+
+const char *rg_sc_expect_str(rg_sc_expect e, int at, uint32_t cls, char *buf, size_t len)
+{
+    size_t o;
+    if (e != RG_SC_EXPECT_DETECTED || at == RG_SC_AT_ANY)
+        o = (size_t)snprintf(buf, len, "%s", rg_sc_expect_name(e));
+    else if (at == RG_SC_AT_INIT)
+        o = (size_t)snprintf(buf, len, "detected@init");
+    else
+        o = (size_t)snprintf(buf, len, "detected@%d", at);
+    const char *sep = ":";
+    for (int b = 1; e == RG_SC_EXPECT_DETECTED && b < RG_SC_CLASS_BITS && o < len; b++) {
+        char name[32];
+        if (!(cls & (1u << b)))
+            continue;
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", sep,
+                              rg_sc_class_name(-b, name, sizeof(name)));
+        sep = "|";
+    }
+    return buf;
+}
+
+int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at, uint32_t *cls)
+{
+    *at = RG_SC_AT_ANY;
+    *cls = 0;
+    /* detected[@init|@N][:class[|class...]] */
+    const char *colon = memchr(s, ':', len);
+    size_t head = colon ? (size_t)(colon - s) : len;
+    const char *sep = memchr(s, '@', head);
+    size_t name_len = sep ? (size_t)(sep - s) : head;
+    int i = 0;
+    for (; i < SC__COUNT_OF(expect_names); i++)
+        if (strlen(expect_names[i]) == name_len && !memcmp(expect_names[i], s, name_len))
+            break;
+    if (i == SC__COUNT_OF(expect_names))
+        return -1;
+    *e = (rg_sc_expect)i;
+    /* Only an error has a place it must come from, and a class. */
+    if ((sep || colon) && i != RG_SC_EXPECT_DETECTED)
+        return -1;
+    if (sep) {
         const char *w = sep + 1;
-        size_t wl = len - name_len - 1;
-        if (i != RG_SC_EXPECT_DETECTED || wl == 0)
+        size_t wl = head - name_len - 1;
+        if (wl == 0)
             return -1;
         if (wl == 4 && !memcmp(w, "init", 4)) {
             *at = RG_SC_AT_INIT;
-            return 0;
+        } else {
+            int v = 0;
+            for (size_t k = 0; k < wl; k++) {
+                if (w[k] < '0' || w[k] > '9' || v > RG_SC_OPS_MAX)
+                    return -1;
+                v = v * 10 + (w[k] - '0');
+            }
+            *at = v;
         }
-        int v = 0;
-        for (size_t k = 0; k < wl; k++) {
-            if (w[k] < '0' || w[k] > '9' || v > RG_SC_OPS_MAX)
-                return -1;
-            v = v * 10 + (w[k] - '0');
-        }
-        *at = v;
-        return 0;
     }
-    return -1;
+    if (!colon)
+        return 0;
+    const char *c = colon + 1, *end = s + len;
+    for (;;) {
+        const char *bar = memchr(c, '|', (size_t)(end - c));
+        const char *stop = bar ? bar : end;
+        int st = rg_sc_class_of(c, (size_t)(stop - c));
+        if (!st || (*cls & (1u << -st)))
+            return -1; /* unknown or repeated */
+        *cls |= 1u << -st;
+        if (!bar)
+            return 0;
+        c = bar + 1;
+    }
 }
 
 /* The keys, top level and per step; the enums index the tables and the bit masks. */
@@ -877,6 +937,7 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
     const yaml_node_t *all_key = NULL, *rank_key[RG_MAX_RANKS] = {NULL};
     int all = RG_SC_EXPECT_OK, per_rank[RG_MAX_RANKS] = {0};
     int all_at = RG_SC_AT_ANY, at_rank[RG_MAX_RANKS];
+    uint32_t all_cls = 0, cls_rank[RG_MAX_RANKS];
     int ranks = c->sc->ranks;
 
     if (n->type != YAML_MAPPING_NODE)
@@ -902,12 +963,13 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
             return bad(c, key, "duplicate key");
         rg_sc_expect ev;
         int at;
+        uint32_t cls;
         if (!is_scalar(val) || rg_sc_expect_parse((const char *)val->data.scalar.value,
-                                                  val->data.scalar.length, &ev, &at) != 0)
-            return bad(
-                c, val,
-                "expect must be ok, detected, detected@init, detected@STEP, killed or any, not");
+                                                  val->data.scalar.length, &ev, &at, &cls) != 0)
+            return bad(c, val, "expect must be " RG_SC_EXPECT_FORMS ", not");
         e = (int)ev;
+        if (cls && !c->sc->expect_cls_line)
+            c->sc->expect_cls_line = (int)line_of(val);
         if (at > c->sc->expect_at_max) {
             c->sc->expect_at_max = at;
             c->sc->expect_at_line = (int)line_of(val);
@@ -916,15 +978,18 @@ static int parse_expect(const struct ctx *c, const yaml_node_t *n)
             all_key = key;
             all = e;
             all_at = at;
+            all_cls = cls;
             continue;
         }
         rank_key[r] = key;
         per_rank[r] = e;
         at_rank[r] = at;
+        cls_rank[r] = cls;
     }
     for (int r = 0; r < ranks; r++) {
         c->sc->expect[r] = (rg_sc_expect)(rank_key[r] ? per_rank[r] : all);
         c->sc->expect_at[r] = rank_key[r] ? at_rank[r] : all_at;
+        c->sc->expect_cls[r] = rank_key[r] ? cls_rank[r] : all_cls;
     }
     return 0;
 }
@@ -956,9 +1021,11 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     for (int r = 0; r < RG_MAX_RANKS; r++) {
         sc->expect[r] = RG_SC_EXPECT_OK;
         sc->expect_at[r] = RG_SC_AT_ANY;
+        sc->expect_cls[r] = 0;
     }
     sc->expect_at_max = RG_SC_AT_ANY;
     sc->expect_at_line = 0;
+    sc->expect_cls_line = 0;
     sc->known_why[0] = '\0';
 
     /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
@@ -1060,6 +1127,11 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
         return fail(c, (size_t)sc->expect_at_line,
                     "expect: detected@%d names no step (the program has %d, from 0)",
                     sc->expect_at_max, sc->nops);
+    /* A program run by exec has no calls of ours to carry a status. */
+    if (sc->exec.on && sc->expect_cls_line)
+        return fail(c, (size_t)sc->expect_cls_line,
+                    "expect: an exec program reports no status: a class (detected:CLASS) "
+                    "needs a program of steps");
     /* The runner's deadline must leave the transport time to report its own timeout. */
     if (!sc->exec.on && sc->deadline_s <= sc->timeout_s) {
         if (vals[T_DEADLINE])
@@ -1399,7 +1471,7 @@ static void write_quoted(FILE *f, const char *str)
 
 int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
 {
-    char want[32];
+    char want[RG_SC_EXPECT_STR_MAX];
     if (comment && *comment)
         fprintf(f, "# %s\n", comment);
     fprintf(f, "name: %s\nranks: %d\n", sc->name, sc->ranks);
@@ -1459,6 +1531,7 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
     fputs("expect:\n", f);
     for (int r = 0; r < sc->ranks; r++)
         fprintf(f, "  %d: %s\n", r,
-                rg_sc_expect_str(sc->expect[r], sc->expect_at[r], want, sizeof(want)));
+                rg_sc_expect_str(sc->expect[r], sc->expect_at[r], sc->expect_cls[r], want,
+                                 sizeof(want)));
     return ferror(f) ? -1 : 0;
 }

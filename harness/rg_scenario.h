@@ -43,6 +43,8 @@
  *                                      #   killed: ended by its own kill or stop fault
  *     1: detected@init                 # per rank, overriding all; detected@init or detected@N:
  *                                      #   the error must come from init or program step N
+ *     2: detected@3:completion|timeout #   and :CLASS[|CLASS] the status it must carry, named
+ *                                      #   as the status table's without RG_ERR_, lower case
  */
 #ifndef RG_SCENARIO_H
 #define RG_SCENARIO_H
@@ -83,6 +85,13 @@ typedef enum {
 /* Where a `detected` must come from: anywhere, init (the communicator's creation), or step N. */
 #define RG_SC_AT_ANY (-2)
 #define RG_SC_AT_INIT (-1)
+/* Classes: a bit per status, bit -st for RG_ERR_* st; 0 is any class. */
+#define RG_SC_CLASS_BITS 32
+/* What an expectation may be, for the parser's error. */
+#define RG_SC_EXPECT_FORMS                                                                         \
+    "ok, detected[@init|@STEP][:CLASS[|CLASS]], killed or any (CLASS: timeout, completion, ...)"
+/* Room for the longest expectation rg_sc_expect_str spells. */
+#define RG_SC_EXPECT_STR_MAX 192
 
 typedef struct rg_sc_op {
     rg_sc_kind kind;
@@ -140,9 +149,11 @@ typedef struct rg_scenario {
     rg_sc_op ops[RG_SC_OPS_MAX];
     rg_sc_exec exec; /* instead of ops */
     rg_sc_expect expect[RG_MAX_RANKS];
-    int expect_at[RG_MAX_RANKS]; /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
-    int expect_at_max;           /* the highest step named, and its line, for the check */
+    int expect_at[RG_MAX_RANKS];       /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
+    uint32_t expect_cls[RG_MAX_RANKS]; /* the classes a detected may carry, 0: any */
+    int expect_at_max;                 /* the highest step named, and its line, for the check */
     int expect_at_line;
+    int expect_cls_line; /* the first class named, for the check that a program can carry it */
     /* known: a failure the program or transport is known to have (a failure verdict per rank,
      * rg_verdict's values; 0 -- ok, never a failure -- for none),
      * and why: the run reports it as xfail instead of failing, and says xpass when it stops
@@ -187,9 +198,14 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment);
 
 const char *rg_sc_kind_name(rg_sc_kind k);
 const char *rg_sc_expect_name(rg_sc_expect e);
-/* "ok", "detected", "detected@init", "detected@3", as a scenario spells it; returns buf. */
-const char *rg_sc_expect_str(rg_sc_expect e, int at, char *buf, size_t len);
+/* "ok", "detected", "detected@init", "detected@3:timeout|peer_abort", as a scenario spells
+ * it; returns buf. */
+const char *rg_sc_expect_str(rg_sc_expect e, int at, uint32_t cls, char *buf, size_t len);
 /* The reverse, for s[0..len): 0, or -1 when it is no expectation. */
-int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at);
+int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at, uint32_t *cls);
+/* A status's class, "timeout" for RG_ERR_TIMEOUT ("?" outside the table); returns buf. */
+const char *rg_sc_class_name(int st, char *buf, size_t len);
+/* The reverse, for s[0..len): the status, or 0 when it names none. */
+int rg_sc_class_of(const char *s, size_t len);
 
 #endif

@@ -600,6 +600,7 @@ int rg_sweep_main(int argc, char **argv)
     for (int r = 0; r < pt.ranks; r++) {
         pt.expect[r] = RG_SC_EXPECT_OK;
         pt.expect_at[r] = RG_SC_AT_ANY;
+        pt.expect_cls[r] = 0;
     }
     snprintf(path, sizeof(path), "%s/count.yaml", o.out);
     snprintf(out, sizeof(out), "%s/count", o.out);
@@ -668,6 +669,7 @@ int rg_sweep_main(int argc, char **argv)
         for (int r = 0; r < pt.ranks; r++) {
             pt.expect[r] = RG_SC_EXPECT_ANY;
             pt.expect_at[r] = RG_SC_AT_ANY;
+            pt.expect_cls[r] = 0;
         }
         char comment[256];
         snprintf(comment, sizeof(comment), "railguard sweep point %d of %s: %s", i + 1, file,

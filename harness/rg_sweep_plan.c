@@ -233,6 +233,7 @@ static void one_rule(rg_scenario *out, const char *rule)
     for (int r = 0; r < out->ranks; r++) {
         out->expect[r] = RG_SC_EXPECT_ANY;
         out->expect_at[r] = RG_SC_AT_ANY;
+        out->expect_cls[r] = 0;
     }
 }
 

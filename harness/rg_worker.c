@@ -11,6 +11,8 @@
  *   <ms> ready                            loaded; with --go-fd, waits for the runner's go
  *   <ms> step <i> <rep> <op>              about to run program step i, repetition rep
  *   verdict ok
+ *   status <st>                              the failed call's RG_ERR_* value, before a
+ *   status v1                                detected verdict (v1: the ABI carries none)
  *   verdict detected <i> <rep> <message>     the transport returned an error
  *   verdict corrupt <i> <rep> <detail>       it returned success with wrong data
  *   verdict error <message>                  the harness itself could not run the rank
@@ -79,6 +81,7 @@ struct worker {
     /* What the transport says each successful call ran (rg_tp_last_call): calls by algorithm
      * (auto: it could not say) and rails. */
     unsigned calls[RG_ALGO_COUNT][RG_MAX_RAILS + 1];
+    int status; /* the status of the last failed call (say_error), 0 when none */
 };
 
 /* --- file descriptors the transport leaves open -------------------------------------------- */
@@ -298,14 +301,27 @@ static int release(struct worker *w, struct held *hd, bool check, char *detail, 
     return rc;
 }
 
-/* An error's detail: "RG_ERR_TIMEOUT: message", or the message alone from a v1 plugin. */
-static void say_error(char *detail, size_t dlen, const rg_tp *tp, int st, const char *msg)
+/* An error's detail: "RG_ERR_TIMEOUT: message", or the message alone from a v1 plugin; the
+ * status is kept for the verdict's "status" line. */
+static void say_error(struct worker *w, char *detail, size_t dlen, int st, const char *msg)
 {
     char name[64];
+    const rg_tp *tp = &w->tp;
+    w->status = st;
     if (tp->abi == 1)
         snprintf(detail, dlen, "%s", msg);
     else
         snprintf(detail, dlen, "%s: %s", rg_tp_status(st, name, sizeof(name)), msg);
+}
+
+/* Before a detected verdict: the failed call's status ("status -8"), or "status v1" for a
+ * transport whose ABI carries none; nothing when no call failed (a check of ours did). */
+static void say_status(struct worker *w)
+{
+    if (w->tp.abi == 1)
+        say(w, "status v1");
+    else if (w->status)
+        say(w, "status %d", w->status);
 }
 
 /*
@@ -339,14 +355,17 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             snprintf(detail, dlen, "create: the communicator exists");
             return -1;
         }
-        err = rg_tp_init(&w->tp, &w->args, &w->h, detail, dlen);
+        char msg[512];
+        err = rg_tp_init(&w->tp, &w->args, &w->h, msg, sizeof(msg));
+        if (err)
+            say_error(w, detail, dlen, err, msg);
         return err == RG_ERR_UNSUPPORTED ? 3 : err ? 1 : 0;
     case RG_SC_DESTROY:
         if ((rc = release(w, &w->held, true, detail, dlen)))
             return rc;
         if (w->h && (err = rg_tp_finalize(p, w->h))) {
             w->h = NULL;
-            say_error(detail, dlen, p, err, "finalize failed");
+            say_error(w, detail, dlen, err, "finalize failed");
             return 1;
         }
         w->h = NULL;
@@ -356,7 +375,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
             goto no_comm;
         if (!(err = rg_tp_barrier(p, w->h)))
             return 0;
-        say_error(detail, dlen, p, err, rg_tp_last_error(p, w->h));
+        say_error(w, detail, dlen, err, rg_tp_last_error(p, w->h));
         return err == RG_ERR_UNSUPPORTED ? 3 : 1;
     default:
         break;
@@ -461,7 +480,7 @@ static int run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
         return -1;
     }
     if (err) {
-        say_error(detail, dlen, p, err, rg_tp_last_error(p, w->h));
+        say_error(w, detail, dlen, err, rg_tp_last_error(p, w->h));
         rc = err == RG_ERR_UNSUPPORTED ? 3 : 1;
     } else if (rc == -1) {
         rc = 2;
@@ -736,13 +755,16 @@ int rg_worker_main(const rg_worker_args *wa)
     int ist = rg_tp_init(&w.tp, &w.args, &w.h, err, sizeof(err));
     if (ist) {
         char detail[sizeof(err) + 64];
-        say_error(detail, sizeof(detail), &w.tp, ist, err);
+        say_error(&w, detail, sizeof(detail), ist, err);
+        if (ist != RG_ERR_UNSUPPORTED)
+            say_status(&w);
         say(&w, "verdict %s -1 0 init: %s", ist == RG_ERR_UNSUPPORTED ? "unsupported" : "detected",
             detail);
         fds_leaked(&w); /* a failed init frees what it made, too */
         return 0;
     }
     char first_err[sizeof(err) + 32] = ""; /* a recovering transport's first error */
+    int first_status = 0;
     for (int i = 0; i < sc.nops; i++) {
         const rg_sc_op *op = &sc.ops[i];
         char label[160];
@@ -761,6 +783,7 @@ int rg_worker_main(const rg_worker_args *wa)
             say(&w, "step %d %d %s", i, rep, label);
             w.step = i;
             w.rep = rep;
+            w.status = 0;
             int rc = run_step(&w, op, &k, err, sizeof(err));
             if (rc == 3) {
                 /* The transport said so at the call: the step's other repetitions go too. */
@@ -781,6 +804,7 @@ int rg_worker_main(const rg_worker_args *wa)
                  * first error is kept, the program goes on, and every later result is still
                  * checked (no fail-stop repeat: carrying on is what it promised). */
                 if (!first_err[0]) {
+                    first_status = w.status;
                     snprintf(first_err, sizeof(first_err), "%d %d %s", i, rep, err);
                     fprintf(stderr,
                             "railguard worker: the transport declares RG_CAP_RECOVERS: going on "
@@ -793,6 +817,7 @@ int rg_worker_main(const rg_worker_args *wa)
             release(&w, &w.held, false, NULL, 0);
             /* The runner already knows the step from its "step" line. */
             if (rc == 1) {
+                say_status(&w);
                 say(&w, "verdict detected %d %d %s", i, rep, err);
                 fail_stop(&w, op, &k);
             } else if (rc == 2)
@@ -809,6 +834,7 @@ int rg_worker_main(const rg_worker_args *wa)
     }
     phase(&w, sc.nops, 0);
     say(&w, "step %d 0 finalize", sc.nops);
+    w.status = 0;
     int rc = release(&w, &w.held, true, err, sizeof(err));
     if (rc) {
         say(&w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", sc.nops, err);
@@ -821,16 +847,19 @@ int rg_worker_main(const rg_worker_args *wa)
     say_calls(&w);
     int fst = w.h ? rg_tp_finalize(&w.tp, w.h) : 0;
     if (fst) {
-        say_error(err, sizeof(err), &w.tp, fst, "finalize failed");
+        say_error(&w, err, sizeof(err), fst, "finalize failed");
+        say_status(&w);
         say(&w, "verdict detected %d 0 %s", sc.nops, err);
         fds_leaked(&w);
         return 0;
     }
     phase(&w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
     fds_leaked(&w);
-    if (first_err[0])
+    if (first_err[0]) {
+        w.status = first_status;
+        say_status(&w);
         say(&w, "verdict detected %s", first_err);
-    else
+    } else
         say(&w, "verdict ok");
     return 0;
 }

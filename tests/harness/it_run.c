@@ -519,7 +519,7 @@ START_TEST(test_external_launch)
         expect_in(pass ? "fired 1\n" : "fired -\n");
         ck_assert_str_eq(last_line(), "1 passed, 0 failed");
         read_log(logs[1]);
-        expect_in(pass ? "  detected  fired 1\n" : "  ok  fired -\n");
+        expect_in(pass ? "  detected@0:completion  fired 1\n" : "  ok  fired -\n");
         ck_assert_str_eq(last_line(), "1 passed, 0 failed");
         /* Its reproduce line is an external launch's, with what this run was given. */
         const char *res = slurp("%s/rank1.result.json", dir);

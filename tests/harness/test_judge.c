@@ -135,6 +135,38 @@ START_TEST(test_detected_at)
 }
 END_TEST
 
+/* detected:CLASS: an error of another class is another check firing, not the expected one. */
+START_TEST(test_detected_class)
+{
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 1, .status = RG_ERR_TIMEOUT};
+        snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), "barrier");
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 1.0 + k, "RG_ERR_TIMEOUT: late");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+        g_r.expect_at[k] = 1;
+        g_r.expect_cls[k] = (1u << -RG_ERR_PEER_ABORT) | (1u << -RG_ERR_TIMEOUT);
+    }
+    ck_assert(rg_judge(&g_r));
+    g_r.expect_cls[0] = 1u << -RG_ERR_COMPLETION;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 0: detected (timeout) at 1.00 s in step 1 (barrier), expected "
+                              "detected@1:completion: RG_ERR_TIMEOUT: late");
+    /* An error our own check found carries no status: not the class named. */
+    g_r.rank[0].status = 0;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_ptr_nonnull(strstr(g_r.why, "detected (no status: no call failed)"));
+    /* A v1 transport's errors carry none: the class is not judged, the place still is. */
+    g_r.rank[0].status = RG_STATUS_V1;
+    ck_assert(rg_judge(&g_r));
+    g_r.rank[0].step = 0;
+    ck_assert(!rg_judge(&g_r));
+    /* A class asks nothing of a rank that is not expected to fail. */
+    g_r.expect[0] = RG_SC_EXPECT_ANY;
+    ck_assert(rg_judge(&g_r));
+}
+END_TEST
+
 START_TEST(test_not_instrumented)
 {
     setup_case(3, NULL, 0);
@@ -716,6 +748,7 @@ Suite *rg_suite_judge(void)
     Suite *s = suite_create("judge");
     TCase *t = tcase_create("judge");
     tcase_add_test(t, test_precedence);
+    tcase_add_test(t, test_detected_class);
     tcase_add_test(t, test_ownership);
     tcase_add_test(t, test_first_failure_in_time);
     tcase_add_test(t, test_detected_at);

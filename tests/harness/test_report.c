@@ -97,6 +97,11 @@ START_TEST(test_json_round_trip)
     close(fd);
     r.rank[1].step = 4;
     r.rank[1].rep = 2;
+    r.rank[0].status = RG_ERR_RAIL_MISMATCH;
+    r.rank[0].step = -1;
+    r.rank[1].status = RG_STATUS_V1;
+    r.expect_at[0] = RG_SC_AT_INIT;
+    r.expect_cls[0] = 1u << -RG_ERR_RAIL_MISMATCH;
     snprintf(r.repro, sizeof(r.repro), "railguard run --seed 3 x.yaml");
     r.seconds = 1.5;
     rg_judge(&r);
@@ -114,6 +119,20 @@ START_TEST(test_json_round_trip)
     ck_assert_int_eq(back.rank[1].step, 4);
     ck_assert_int_eq(back.rank[1].rep, 2);
     ck_assert(back.seconds == 1.5);
+    /* The class a rank failed with, and the class it was expected to carry. */
+    ck_assert_int_eq(back.rank[0].status, RG_ERR_RAIL_MISMATCH);
+    ck_assert_int_eq(back.rank[1].status, RG_STATUS_V1);
+    ck_assert_int_eq(back.rank[2].status, 0);
+    ck_assert_int_eq(back.expect_at[0], RG_SC_AT_INIT);
+    ck_assert_uint_eq(back.expect_cls[0], 1u << -RG_ERR_RAIL_MISMATCH);
+    /* The live line shows where and why a detected rank failed. */
+    char *line = NULL;
+    size_t llen = 0;
+    FILE *mf = open_memstream(&line, &llen);
+    rg_report_line(mf, &back);
+    fclose(mf);
+    ck_assert_msg(strstr(line, "  detected@init:rail_mismatch,DEADLOCK,ok  "), "%s", line);
+    free(line);
     /* A damaged file is an error naming it, not a half-filled result. */
     FILE *f = fopen(path, "w");
     fputs("{\"ranks\": [{\"verdict\": \"maybe\"}]}", f);

@@ -10,6 +10,7 @@
 #include "rg_scenario.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -722,7 +723,7 @@ END_TEST
 START_TEST(test_expect_at)
 {
     rg_scenario sc;
-    char buf[32];
+    char buf[RG_SC_EXPECT_STR_MAX];
     parse_ok("ranks: 3\nprogram: [{op: barrier}, {op: barrier}]\n"
              "expect: {all: detected@init, 1: detected@1, 2: detected}\n",
              &sc);
@@ -730,20 +731,73 @@ START_TEST(test_expect_at)
     ck_assert_int_eq(sc.expect_at[0], RG_SC_AT_INIT);
     ck_assert_int_eq(sc.expect_at[1], 1);
     ck_assert_int_eq(sc.expect_at[2], RG_SC_AT_ANY);
-    ck_assert_str_eq(rg_sc_expect_str(sc.expect[0], sc.expect_at[0], buf, sizeof(buf)),
+    ck_assert_str_eq(rg_sc_expect_str(sc.expect[0], sc.expect_at[0], 0, buf, sizeof(buf)),
                      "detected@init");
-    ck_assert_str_eq(rg_sc_expect_str(sc.expect[1], sc.expect_at[1], buf, sizeof(buf)),
+    ck_assert_str_eq(rg_sc_expect_str(sc.expect[1], sc.expect_at[1], 0, buf, sizeof(buf)),
                      "detected@1");
-    ck_assert_str_eq(rg_sc_expect_str(RG_SC_EXPECT_ANY, RG_SC_AT_ANY, buf, sizeof(buf)), "any");
-    /* Every spelling reads back as itself. */
-    static const char *const forms[] = {"ok",         "any",          "detected", "detected@init",
-                                        "detected@0", "detected@255", "killed"};
+    ck_assert_str_eq(rg_sc_expect_str(RG_SC_EXPECT_ANY, RG_SC_AT_ANY, 0, buf, sizeof(buf)), "any");
+    /* Every spelling reads back as itself; classes in the status table's order. */
+    static const char *const forms[] = {"ok",
+                                        "any",
+                                        "detected",
+                                        "detected@init",
+                                        "detected@0",
+                                        "detected@255",
+                                        "killed",
+                                        "detected:timeout",
+                                        "detected@init:rail_mismatch",
+                                        "detected@3:completion|poll|timeout|peer_abort",
+                                        "detected:invalid|nomem|nodev|config|verbs|side_channel|"
+                                        "protocol|poisoned|unsupported"};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         rg_sc_expect e;
         int at;
-        ck_assert_int_eq(rg_sc_expect_parse(forms[i], strlen(forms[i]), &e, &at), 0);
-        ck_assert_str_eq(rg_sc_expect_str(e, at, buf, sizeof(buf)), forms[i]);
+        uint32_t cls;
+        ck_assert_int_eq(rg_sc_expect_parse(forms[i], strlen(forms[i]), &e, &at, &cls), 0);
+        ck_assert_str_eq(rg_sc_expect_str(e, at, cls, buf, sizeof(buf)), forms[i]);
     }
+}
+END_TEST
+
+/* Every scenario the project ships parses (the tests run from the top of the tree): a stock
+ * file the parser refuses would otherwise be found only in the guest. */
+START_TEST(test_stock_scenarios_parse)
+{
+    glob_t g;
+    int n = 0;
+    ck_assert_int_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
+    ck_assert_int_eq(glob("scenarios/*/*.yaml", GLOB_APPEND, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        static rg_scenario sc;
+        char err[512];
+        int rc = rg_scenario_load(g.gl_pathv[i], &sc, err, sizeof(err));
+        ck_assert_msg(rc == 0, "%s", err);
+        n++;
+    }
+    globfree(&g);
+    ck_assert_int_ge(n, 60); /* the suite, exec, regression, sweep and memcheck programs */
+}
+END_TEST
+
+/* A class names a status of the one table: what a rank's status line carries. */
+START_TEST(test_expect_class)
+{
+    rg_scenario sc;
+    char name[32];
+    parse_ok("ranks: 3\nprogram: [{op: barrier}, {op: barrier}]\n"
+             "expect: {all: 'detected@1:peer_abort|timeout', 0: 'detected:completion', 2: any}\n",
+             &sc);
+    ck_assert_uint_eq(sc.expect_cls[0], 1u << -RG_ERR_COMPLETION);
+    ck_assert_int_eq(sc.expect_at[0], RG_SC_AT_ANY);
+    ck_assert_uint_eq(sc.expect_cls[1], (1u << -RG_ERR_PEER_ABORT) | (1u << -RG_ERR_TIMEOUT));
+    ck_assert_int_eq(sc.expect_at[1], 1);
+    ck_assert_uint_eq(sc.expect_cls[2], 0);
+    ck_assert_str_eq(rg_sc_class_name(RG_ERR_RAIL_MISMATCH, name, sizeof(name)), "rail_mismatch");
+    ck_assert_str_eq(rg_sc_class_name(RG_OK, name, sizeof(name)), "?");
+    ck_assert_str_eq(rg_sc_class_name(-99, name, sizeof(name)), "?");
+    ck_assert_int_eq(rg_sc_class_of("side_channel", 12), RG_ERR_SIDE_CHANNEL);
+    ck_assert_int_eq(rg_sc_class_of("side", 4), 0);
+    ck_assert_int_eq(rg_sc_class_of("success", 7), 0);
 }
 END_TEST
 
@@ -1045,22 +1099,37 @@ static const struct bad_case {
      "x.yaml:4: no communicator (destroyed above) for 'all_reduce'"},
     /* expect */
     {R "expect: ok" P, "x.yaml:2: expect must be a mapping, not 'ok'"},
-    {R "expect: {all: fine}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                "detected@STEP, killed or any, not 'fine'"},
-    {R "expect: {all: OK}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                              "detected@STEP, killed or any, not 'OK'"},
-    {R "expect:\n  1: [ok]" P, "x.yaml:3: expect must be ok, detected, detected@init, "
-                               "detected@STEP, killed or any, not '[...]'"},
-    {R "expect: {all: ok@init}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                   "detected@STEP, killed or any, not 'ok@init'"},
-    {R "expect: {all: detected@}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                     "detected@STEP, killed or any, not 'detected@'"},
-    {R "expect: {all: killed@1}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                    "detected@STEP, killed or any, not 'killed@1'"},
-    {R "expect: {all: detected@x}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                      "detected@STEP, killed or any, not 'detected@x'"},
-    {R "expect: {all: detected@-1}" P, "x.yaml:2: expect must be ok, detected, detected@init, "
-                                       "detected@STEP, killed or any, not 'detected@-1'"},
+    {R "expect: {all: fine}" P, "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'fine'"},
+    {R "expect: {all: OK}" P, "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'OK'"},
+    {R "expect:\n  1: [ok]" P, "x.yaml:3: expect must be " RG_SC_EXPECT_FORMS ", not '[...]'"},
+    {R "expect: {all: ok@init}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'ok@init'"},
+    {R "expect: {all: detected@}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected@'"},
+    {R "expect: {all: killed@1}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'killed@1'"},
+    {R "expect: {all: detected@x}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected@x'"},
+    {R "expect: {all: detected@-1}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected@-1'"},
+    {R "expect: {all: detected:nonsense}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:nonsense'"},
+    {R "expect: {all: 'detected:'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:'"},
+    {R "expect: {all: 'detected:timeout|'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:timeout|'"},
+    {R "expect: {all: 'detected:timeout|timeout'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:timeout|timeout'"},
+    {R "expect: {all: 'detected:TIMEOUT'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:TIMEOUT'"},
+    {R "expect: {all: 'detected:RG_ERR_TIMEOUT'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:RG_ERR_TIMEOUT'"},
+    {R "expect: {all: 'detected:ok'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:ok'"},
+    {R "expect: {all: 'ok:timeout'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'ok:timeout'"},
+    {R "expect: {all: 'detected:timeout@1'}" P,
+     "x.yaml:2: expect must be " RG_SC_EXPECT_FORMS ", not 'detected:timeout@1'"},
     {R "expect: {0: detected@1}" P,
      "x.yaml:2: expect: detected@1 names no step (the program has 1, from 0)"},
     {R "expect: {2: ok}" P, "x.yaml:2: expect rank must be 0..1 '2'"},
@@ -1108,6 +1177,9 @@ static const struct bad_case {
      "x.yaml:1: exec: a server and a client are 2 ranks, not '3'"},
     {R "exec: {server: a, client: b, client_after: -1}\n",
      "x.yaml:2: exec: client_after must be in (0, 3600] '-1'"},
+    {R X "expect: {0: 'detected:timeout'}\n",
+     "x.yaml:3: expect: an exec program reports no status: a class (detected:CLASS) needs a "
+     "program of steps"},
     {R X "expect: {0: detected@0}\n",
      "x.yaml:3: expect: detected@0 names no step (the program has 0, from 0)"},
 #undef X
@@ -1447,6 +1519,8 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_limits_accepted);
     tcase_add_test(tc, test_faults);
     tcase_add_test(tc, test_expect_at);
+    tcase_add_test(tc, test_expect_class);
+    tcase_add_test(tc, test_stock_scenarios_parse);
     tcase_add_test(tc, test_exec);
     tcase_add_test(tc, test_known_file);
     tcase_add_test(tc, test_known);
