@@ -2206,7 +2206,30 @@ static void *fi_dl_swap(void *h, const char *call, const char *file, long lmid)
  * (JACCL's librdma.dylib) ran under railguard without it, and crashed. NULL when not found
  * there; the caller then tries the plain call (the loader's cache).
  */
-static void *fi_dlopen_as(const void *caller, const char *file, int flags)
+/* How many of si's last directories libc's search list ends with too: the defaults. */
+static unsigned fi_common_tail(const Dl_serinfo *si)
+{
+    Dl_serinfo size, *ref = NULL;
+    unsigned n = 0;
+    void *libc = real.dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!libc || dlinfo(libc, RTLD_DI_SERINFOSIZE, &size) != 0 || !size.dls_size ||
+        !(ref = malloc(size.dls_size)))
+        goto out;
+    *ref = size;
+    if (dlinfo(libc, RTLD_DI_SERINFO, ref) != 0)
+        goto out;
+    while (n < si->dls_cnt && n < ref->dls_cnt &&
+           !strcmp(si->dls_serpath[si->dls_cnt - 1 - n].dls_name,
+                   ref->dls_serpath[ref->dls_cnt - 1 - n].dls_name))
+        n++;
+out:
+    free(ref);
+    if (libc)
+        dlclose(libc);
+    return n;
+}
+
+static void *fi_dlopen_as(const void *caller, const char *file, int flags, bool *tried)
 {
     Dl_info info;
     struct link_map *lm = NULL;
@@ -2226,12 +2249,20 @@ static void *fi_dlopen_as(const void *caller, const char *file, int flags)
     *si = size;
     if (dlinfo(self, RTLD_DI_SERINFO, si) != 0)
         goto out;
-    for (unsigned i = 0; i < si->dls_cnt && !h; i++) {
+    /* Only the caller's RPATH, LD_LIBRARY_PATH and RUNPATH: after them the loader reads
+     * ld.so.cache before the default directories, which the plain call below does in the same
+     * order. glibc leaves dls_flags 0, so the default directories are told apart as the tail
+     * this list shares with libc's, which has no paths of its own. The first file that exists
+     * decides, as for the loader: one there that fails to load is the answer, not a reason to
+     * look further. */
+    unsigned own = si->dls_cnt - fi_common_tail(si);
+    for (unsigned i = 0; i < own && !*tried; i++) {
         const char *dir = si->dls_serpath[i].dls_name;
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir[0] ? dir : ".", file) >=
                 sizeof(path) ||
             access(path, F_OK) != 0)
             continue;
+        *tried = true;
         h = real.dlopen(path, flags);
     }
 out:
@@ -2244,15 +2275,16 @@ out:
 FI_EXPORT void *dlopen(const char *file, int flags)
 {
     void *h = NULL;
+    bool tried = false;
     /* Already loaded under that name (or soname): no search, as the loader does. A caller's
      * own RTLD_NOLOAD must never load anything, so it gets the plain call. */
     if (file && !strchr(file, '/') && !(flags & RTLD_NOLOAD)) {
         if (!(h = real.dlopen(file, flags | RTLD_NOLOAD)))
-            h = fi_dlopen_as(__builtin_return_address(0), file, flags);
+            h = fi_dlopen_as(__builtin_return_address(0), file, flags, &tried);
         if (h)
             (void)dlerror(); /* the probes' misses are not the program's error */
     }
-    if (!h)
+    if (!h && !tried) /* a candidate that failed keeps its dlerror: no other copy instead */
         h = real.dlopen(file, flags);
     return fi_dl_swap(h, "dlopen", file, (long)LM_ID_BASE);
 }
