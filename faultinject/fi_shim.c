@@ -2569,6 +2569,68 @@ static void ctl_set_phase(int step, int rep)
     atomic_store(&g_step, step < FI_PHASE_INIT ? FI_PHASE_ANY : step);
 }
 
+static void ctl_warm(void)
+{
+    int n = 0;
+    struct ibv_device **l = real.get_device_list(&n);
+    if (l)
+        real.free_device_list(l);
+}
+
+static char *fi_read_file(const char *path, char *err, size_t errlen);
+
+/* The plan from RG_FI_PLAN_FILE or RG_FI_PLAN: 0 with *out (NULL for none), or -1. */
+static int fi_plan_from_env(struct fi_live **out, char *err, size_t errlen)
+{
+    const char *text = getenv("RG_FI_PLAN");
+    const char *file = getenv("RG_FI_PLAN_FILE");
+    *out = NULL;
+    if (text && file) {
+        snprintf(err, errlen, "RG_FI_PLAN and RG_FI_PLAN_FILE are both set: use one");
+        return -1;
+    }
+    if (file) {
+        char *buf = fi_read_file(file, err, errlen);
+        if (!buf)
+            return -1;
+        *out = fi_live_new(buf, file, err, errlen);
+        free(buf);
+        return *out ? 0 : -1;
+    }
+    if (text) {
+        *out = fi_live_new(text, "RG_FI_PLAN", err, errlen);
+        return *out ? 0 : -1;
+    }
+    return 0;
+}
+
+/* A fork server's child: a new rank, as if the shim had just loaded into it. No device was
+ * opened before the fork (the server only warms), so there are no objects to forget. */
+static int ctl_restart(char *err, size_t errlen)
+{
+    struct fi_live *lp = NULL;
+    fi_read_rank();
+    atomic_store(&g_live, NULL); /* the old plan is never freed: see ctl_set_plan */
+    if (fi_event_open(err, errlen) != 0)
+        return -1;
+    int rc = fi_plan_from_env(&lp, err, errlen);
+    if (rc == 0 && lp && g_rank_err[0]) {
+        snprintf(err, errlen, "%s", g_rank_err);
+        rc = -1;
+        lp = NULL;
+    }
+    atomic_store(&g_live, lp);
+    atomic_store(&g_first_done, 0);
+    g_t0_ns = fi_now_ns();
+    memset(&g_tot, 0, sizeof(g_tot));
+    memset(&g_phase_base, 0, sizeof(g_phase_base));
+    atomic_store(&g_step, FI_PHASE_ANY);
+    atomic_store(&g_rep, FI_PHASE_ANY);
+    if (fi_live() || fi_event_logged())
+        fi_event_load();
+    return rc;
+}
+
 FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
     .version = RG_FI_CONTROL_VERSION,
     .size = sizeof(struct rg_fi_control_v1),
@@ -2577,6 +2639,8 @@ FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
     .fired = ctl_fired,
     .summary = fi_summary,
     .set_phase = ctl_set_phase,
+    .warm = ctl_warm,
+    .restart = ctl_restart,
 };
 
 /* A forked child is a new rank with its own counters, objects and log name. */
@@ -2692,25 +2756,10 @@ __attribute__((constructor)) static void fi_load(void)
 
     if (fi_event_open(err, sizeof(err)) != 0)
         fi_fatal(err);
-    const char *text = getenv("RG_FI_PLAN");
-    const char *file = getenv("RG_FI_PLAN_FILE");
-    if (text && file)
-        fi_fatal("RG_FI_PLAN and RG_FI_PLAN_FILE are both set: use one");
-    if (file) {
-        char *buf = fi_read_file(file, err, sizeof(err));
-        if (!buf)
-            fi_fatal(err);
-        struct fi_live *lp = fi_live_new(buf, file, err, sizeof(err));
-        free(buf);
-        if (!lp)
-            fi_fatal(err);
-        atomic_store(&g_live, lp);
-    } else if (text) {
-        struct fi_live *lp = fi_live_new(text, "RG_FI_PLAN", err, sizeof(err));
-        if (!lp)
-            fi_fatal(err);
-        atomic_store(&g_live, lp);
-    }
+    struct fi_live *lp = NULL;
+    if (fi_plan_from_env(&lp, err, sizeof(err)) != 0)
+        fi_fatal(err);
+    atomic_store(&g_live, lp);
     if (fi_live() && g_rank_err[0])
         fi_fatal(g_rank_err);
     fi_snapshot_install();

@@ -42,6 +42,18 @@ struct rg_fi_control_v1 {
      * between calls; a step below -1 leaves every phase.
      */
     void (*set_phase)(int step, int rep);
+    /*
+     * Since size reached them (check size first), for a fork server -- a process started
+     * once under the shim that forks a child per run instead of exec'ing one:
+     * warm() loads libibverbs' providers now (one ibv_get_device_list, freed at once), so a
+     * forked child does not pay for it again; call it only before any device is open.
+     * restart() is for such a child, after fork and before its first verbs call: it reads
+     * RG_FI_PLAN_FILE or RG_FI_PLAN, RG_FI_LOG and the rank from the environment again, as at
+     * load, starts every count afresh and writes the load event to the new log. Returns 0, or
+     * -1 with one line in err (the plan is then pass-through).
+     */
+    void (*warm)(void);
+    int (*restart)(char *err, size_t errlen);
 };
 
 /* The shim's control table, or NULL when the shim is not loaded. */

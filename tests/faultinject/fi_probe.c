@@ -108,6 +108,7 @@ struct opts {
     long poll_empty;     /* time this many polls of an empty CQ, then stop */
     int unsignaled;      /* unsignaled sends before each message's signaled one, same wr_id */
     const char *control; /* a plan set through the shim's control table, not the environment */
+    bool restart;        /* --restart: that plan through the environment and restart() */
     bool qp_ex;          /* QPs made by ibv_create_qp_ex, sends posted through ibv_wr_* */
     /* Bugs railguard exec must find in a program (tests/harness/it_exec.c): */
     bool ignore_errors; /* exit 0 whatever the completions said (a status never checked) */
@@ -154,11 +155,12 @@ static __attribute__((noinline)) void spin_on_empty_cq(struct ibv_cq *cq)
 
 static int usage(const char *msg)
 {
-    fprintf(stderr,
-            "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
-            "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
-            "[--scribble] [--control PLAN] [--qp-ex] [--ignore-errors] [--leak] [--spin]\n",
-            msg);
+    fprintf(
+        stderr,
+        "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
+        "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
+        "[--scribble] [--control PLAN [--restart]] [--qp-ex] [--ignore-errors] [--leak] [--spin]\n",
+        msg);
     return 2;
 }
 
@@ -189,6 +191,8 @@ static int parse(int argc, char **argv, struct opts *o)
             return usage("a flag is missing its value or unknown");
         } else if (!strcmp(a, "--control")) {
             o->control = v, i++;
+        } else if (!strcmp(a, "--restart")) {
+            o->restart = true;
         } else if (!strcmp(a, "--dev")) {
             o->dev = v, i++;
         } else if (!strcmp(a, "--qp")) {
@@ -351,10 +355,26 @@ static int run(const struct opts *o)
             fprintf(stderr, "probe: --control, but no shim in the process\n");
             goto out;
         }
+        if (o->restart) {
+            /* As a fork server's child: the plan from the environment, read again. */
+            if (fi->size < offsetof(struct rg_fi_control_v1, restart) + sizeof(fi->restart)) {
+                fprintf(stderr, "probe: --restart, but the shim has no restart\n");
+                goto out;
+            }
+            unsetenv("RG_FI_PLAN_FILE");
+            setenv("RG_FI_PLAN", "error nth=0", 1);
+            int bad = fi->restart(err, sizeof(err));
+            printf("probe: restart bad=%d err='%s'\n", bad, err);
+            setenv("RG_FI_PLAN", o->control, 1);
+            if (fi->restart(err, sizeof(err)) != 0) {
+                fprintf(stderr, "probe: restart: %s\n", err);
+                goto out;
+            }
+        }
         /* A bad plan is refused in one line and leaves the old one in place. */
         int bad = fi->set_plan("error nth=0", err, sizeof(err));
         printf("probe: control bad=%d err='%s'\n", bad, err);
-        if (fi->set_plan(o->control, err, sizeof(err)) != 0) {
+        if (!o->restart && fi->set_plan(o->control, err, sizeof(err)) != 0) {
             fprintf(stderr, "probe: set_plan: %s\n", err);
             goto out;
         }

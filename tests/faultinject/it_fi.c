@@ -655,6 +655,24 @@ START_TEST(test_control)
 }
 END_TEST
 
+/* restart, as a fork server's child calls it: the plan read from the environment again (a bad
+ * one refused in one line, leaving the pass-through), counts from zero, a load event anew. */
+START_TEST(test_restart)
+{
+    struct proc p;
+    ck_assert_int_eq(
+        probe(&p, NULL, ARGS("--control", "error op=recv nth=2", "--restart", "--msgs", "4")), 1);
+    ck_assert_msg(strstr(p.out, "probe: restart bad=-1 err='RG_FI_PLAN:1: nth must be at least 1"),
+                  "%s", p.out);
+    ck_assert_msg(strstr(p.out, "probe: control fired=1 matched="), "%s", p.out);
+    expect(&p, "recv_ok", 1);
+    expect(&p, "recv_err", 3);
+    json_t *l = events("load");
+    ck_assert_int_ge(json_array_size(l), 2); /* one for each restart */
+    json_decref(l);
+}
+END_TEST
+
 START_TEST(test_nomem_post)
 {
     struct proc p;
@@ -1055,6 +1073,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_reg_mr_counts_once);
     tcase_add_test(t, test_ownership_error_repoisons);
     tcase_add_test(t, test_control);
+    tcase_add_test(t, test_restart);
     tcase_add_test(t, test_qp_ex);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
