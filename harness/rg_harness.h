@@ -397,6 +397,27 @@ typedef struct rg_worker_args {
 } rg_worker_args;
 
 int rg_worker_main(const rg_worker_args *a);
+/* The worker's command line (argv[0] and argv[1] "worker" first); returns its exit status. */
+int rg_worker_cli(int argc, char **argv);
+
+/* --- the fork server (rg_forksrv.c): ranks forked from a process started once ------------- */
+typedef struct rg_forksrv {
+    pid_t pid;
+    int sock;
+} rg_forksrv;
+/* Starts a server for one rank slot: `self worker --serve 3 --transport SO` under shim. */
+int rg_forksrv_start(rg_forksrv *s, const char *self, const char *shim, const char *transport,
+                     char *err, size_t errlen);
+/*
+ * Starts one rank through s: env as "KEY=VALUE" (set) or "KEY" (unset), args the worker's
+ * options, fds its log, status pipe and go pipe. Returns its pid -- a child of this process,
+ * which must be a child subreaper -- or -1 with err (the server may then be stopped).
+ */
+pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const *args,
+                       const int fds[3], double timeout_s, char *err, size_t errlen);
+void rg_forksrv_stop(rg_forksrv *s);
+/* The server's loop, in `railguard worker --serve`: until the runner closes the socket. */
+int rg_worker_serve(int sock, const char *transport);
 
 /* --- the processes of a run (rg_proc.c): workers under `run`, programs under `exec` -------- */
 struct rg_proc {

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ struct run_opts {
     char coordinator[256];
     char devices_file[PATH_MAX];
     bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
+    bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
     /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
     char wrap_arg[1024]; /* as given, for the reproduce line */
     char wrap_buf[1024];
@@ -140,7 +142,7 @@ void rg_run_usage(FILE *f)
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
             "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
             "                     [--rank-wrapper 'CMD ARG...'] [--no-ownership] [--known FILE]\n"
-            "                     [SCENARIO|DIR...]  (none: the stock collective suite)\n"
+            "                     [--fork-server] [SCENARIO|DIR...]  (none: the stock suite)\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
             "                     (one rank per process, under mpirun or srun)\n"
@@ -220,6 +222,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"devices-file", required_argument, NULL, 'f'},
                                           {"rank-wrapper", required_argument, NULL, 'W'},
                                           {"no-ownership", no_argument, NULL, 'N'},
+                                          {"fork-server", no_argument, NULL, 'F'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
@@ -309,6 +312,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         case 'N':
             o->no_ownership = true;
             break;
+        case 'F':
+            o->fork_server = true;
+            break;
         case 'h':
             rg_run_usage(stdout);
             return 1;
@@ -316,6 +322,15 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             fprintf(stderr, "railguard run: unknown or incomplete option '%s'\n", argv[optind - 1]);
             return 2;
         }
+    }
+    if (o->fork_server && (o->external || o->nwrap || o->jobs > 1)) {
+        fprintf(stderr,
+                "railguard run: --fork-server runs one scenario at a time in ranks it "
+                "forks itself: not with %s\n",
+                o->external ? "--external"
+                : o->nwrap  ? "--rank-wrapper"
+                            : "-j above 1");
+        return 2;
     }
     if (o->external) {
         /* The devices file is the site's: every rank must name the same links. */
@@ -652,6 +667,106 @@ static int job_secret(char *hex)
  * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
  * local, this process's one rank when launched externally.
  */
+/* --fork-server: one server per rank slot, started at the first scenario that needs it. */
+static rg_forksrv g_srv[RG_MAX_RANKS];
+static bool g_srv_up[RG_MAX_RANKS];
+
+static void servers_stop(void)
+{
+    for (int r = 0; r < RG_MAX_RANKS; r++)
+        if (g_srv_up[r]) {
+            rg_forksrv_stop(&g_srv[r]);
+            g_srv_up[r] = false;
+        }
+}
+
+/*
+ * Rank r of this scenario through its fork server: the same worker options, environment and
+ * descriptors a rank exec'd below gets. Returns whether it started; if not, the server is
+ * stopped (said once) and the rank is exec'd as always.
+ */
+static bool served_rank(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int r,
+                        const char *coord, const char *devfile, const char *planfile,
+                        const char *secret, const char *btsig, struct rg_proc *p)
+{
+    char err[512], log[1200], evp[1200], bt[1200], rank[16], seed[32], fisig[16];
+    char e_plan[1300], e_log[1300], e_rank[32], e_bt[48], e_fisig[48], e_secret[160];
+    if (!g_srv_up[r]) {
+        if (rg_forksrv_start(&g_srv[r], o->self, o->shim, o->transport, err, sizeof(err)) != 0) {
+            fprintf(stderr, "railguard run: %s: exec'ing ranks instead\n", err);
+            return false;
+        }
+        g_srv_up[r] = true;
+    }
+    snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, r);
+    snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+    snprintf(bt, sizeof(bt), "%s/rank%d.backtrace", res->dir, r);
+    snprintf(rank, sizeof(rank), "%d", r);
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)scenario_seed(o, &e->sc));
+    snprintf(fisig, sizeof(fisig), "%d", rg_proc_snapshot_signal());
+    unlink(evp);
+    unlink(bt);
+    snprintf(e_plan, sizeof(e_plan), "RG_FI_PLAN_FILE=%s", planfile);
+    snprintf(e_log, sizeof(e_log), "RG_FI_LOG=%s", evp);
+    snprintf(e_rank, sizeof(e_rank), "RG_FI_RANK=%d", r);
+    snprintf(e_fisig, sizeof(e_fisig), "RG_FI_SNAPSHOT_SIGNAL=%s", fisig);
+    snprintf(e_bt, sizeof(e_bt), "RG_BACKTRACE_SIGNAL=%s", btsig);
+    snprintf(e_secret, sizeof(e_secret), "RG_SECRET=%s", secret);
+    const char *env[] = {
+        "RG_FI_PLAN",     e_plan, e_log, e_rank, e_fisig, e_bt, secret[0] ? e_secret : "RG_SECRET",
+        "RG_SECRET_FILE", NULL};
+    const char *args[] = {"--scenario",
+                          e->path,
+                          "--rank",
+                          rank,
+                          "--coordinator",
+                          coord,
+                          "--devices-file",
+                          devfile,
+                          "--transport",
+                          o->transport,
+                          "--status-fd",
+                          "3",
+                          "--go-fd",
+                          "4",
+                          "--backtrace-file",
+                          bt,
+                          "--seed",
+                          seed,
+                          NULL};
+    int sp[2], gp[2];
+    int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (lfd < 0)
+        return false;
+    if (pipe2(sp, O_CLOEXEC) != 0) {
+        close(lfd);
+        return false;
+    }
+    if (pipe2(gp, O_CLOEXEC) != 0) {
+        close(lfd);
+        close(sp[0]);
+        close(sp[1]);
+        return false;
+    }
+    const int fds[3] = {lfd, sp[1], gp[0]};
+    pid_t pid = rg_forksrv_spawn(&g_srv[r], env, args, fds, 10, err, sizeof(err));
+    close(lfd);
+    close(sp[1]);
+    close(gp[0]);
+    if (pid < 0) {
+        fprintf(stderr, "railguard run: %s: exec'ing ranks instead\n", err);
+        rg_forksrv_stop(&g_srv[r]);
+        close(sp[0]);
+        close(gp[1]);
+        return false;
+    }
+    fcntl(sp[0], F_SETFL, O_NONBLOCK);
+    p->pid = pid;
+    p->fd = sp[0];
+    p->go = gp[1];
+    return true;
+}
+
 static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
                       int hi, const char *coord, const char *devfile, const char *planfile,
                       bool whole)
@@ -675,6 +790,9 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1};
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
         procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
+        if (o->fork_server &&
+            served_rank(o, e, res, r, coord, devfile, planfile, secret, btsig, &procs[r]))
+            continue;
         int gfds[2];
         if (pipe(fds) != 0)
             continue;
@@ -908,13 +1026,11 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
 }
 
 /* The supervisor: one process per scenario, so -j scenarios never share anything. */
-static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, int index)
+/* One scenario, judged, into DIR/NNN-name/result.json. Returns 0, or 1 if it could not save. */
+static int scenario_once(const struct run_opts *o, const struct sc_entry *e, int index)
 {
     char dir[1024];
     fmt(dir, sizeof(dir), "%s/%03d-%s", o->out, index, e->sc.name);
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
     static rg_result res;
     char err[512], path[1200];
     memset(&res, 0, sizeof(res));
@@ -937,9 +1053,31 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     snprintf(path, sizeof(path), "%s/result.json", dir);
     if (rg_result_save(&res, path, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard run: %s\n", err);
-        _exit(1);
+        return 1;
     }
-    _exit(0);
+    return 0;
+}
+
+static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, int index)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    _exit(scenario_once(o, e, index));
+}
+
+/* A scenario's result as its supervisor saved it (or why there is none), and its line. */
+static void take_result(const struct run_opts *o, const struct sc_entry *e, int idx, rg_result *r)
+{
+    char path[1200], err[512];
+    fmt(path, sizeof(path), "%s/%03d-%s/result.json", o->out, idx, e->sc.name);
+    if (rg_result_read(r, path, err, sizeof(err)) != 0) {
+        memset(r, 0, sizeof(*r));
+        snprintf(r->name, sizeof(r->name), "%s", e->sc.name);
+        snprintf(r->why, sizeof(r->why), "the scenario's supervisor died: %s", err);
+        r->passed = false;
+    }
+    rg_report_line(stdout, r);
 }
 
 /* The launcher's rank and size: Open MPI, PMI (MPICH, srun --mpi=pmi2), then Slurm. */
@@ -1157,6 +1295,23 @@ int rg_run_main(int argc, char **argv)
     double t0 = rg_now_s();
     pid_t running[64];
     int slot_of[64], next = 0, done = 0, inflight = 0;
+    if (o.fork_server && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        fprintf(stderr, "railguard run: --fork-server: cannot become a child subreaper: %s\n",
+                strerror(errno));
+        goto out;
+    }
+    while (o.fork_server && done < n) {
+        /* One at a time in this process: the servers' ranks are handed to it. */
+        scenario_once(&o, &entries[next], next);
+        take_result(&o, &entries[next], next, &results[next]);
+        next++;
+        done++;
+    }
+    if (o.fork_server) {
+        servers_stop();
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ; /* any rank a server handed over and a scenario left behind */
+    }
     while (done < n) {
         while (inflight < o.jobs && next < n) {
             pid_t pid = start_scenario(&o, &entries[next], next);
@@ -1175,16 +1330,7 @@ int rg_run_main(int argc, char **argv)
             if (running[k] != w)
                 continue;
             int idx = slot_of[k];
-            char path[1200];
-            fmt(path, sizeof(path), "%s/%03d-%s/result.json", o.out, idx, entries[idx].sc.name);
-            rg_result *r = &results[idx];
-            if (rg_result_read(r, path, err, sizeof(err)) != 0) {
-                memset(r, 0, sizeof(*r));
-                snprintf(r->name, sizeof(r->name), "%s", entries[idx].sc.name);
-                snprintf(r->why, sizeof(r->why), "the scenario's supervisor died: %s", err);
-                r->passed = false;
-            }
-            rg_report_line(stdout, r);
+            take_result(&o, &entries[idx], idx, &results[idx]);
             running[k] = running[inflight - 1];
             slot_of[k] = slot_of[inflight - 1];
             inflight--;

@@ -45,6 +45,7 @@ struct sweep_opts {
     rg_sweep_spec spec;
     int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
     bool list;        /* --list: print the planned points after the counting run, run none */
+    bool jobs;        /* -j above 1 or --exec-ranks: every rank exec'd, not forked from a server */
 };
 
 static void usage(FILE *f)
@@ -54,6 +55,7 @@ static void usage(FILE *f)
             "error|negpoll|lose|nomem|delay|kill|stop|late|swap_rails\n"
             "                       [--op send|recv|write] [--status NAME] [--ms D] [--rank R]\n"
             "                       [--stride K] [--max N] [--whole] [--shrink N] [-j N] [--list]\n"
+            "                       [--exec-ranks]\n"
             "                       [--transport SO] [--shim SO] [--devices a,b] [--seed N]\n"
             "                       [--out DIR] SCENARIO\n");
 }
@@ -83,16 +85,25 @@ static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 
 static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
 {
-    static const struct option longs[] = {
-        {"fault", required_argument, NULL, 'f'},  {"op", required_argument, NULL, 'p'},
-        {"status", required_argument, NULL, 'S'}, {"ms", required_argument, NULL, 'm'},
-        {"rank", required_argument, NULL, 'r'},   {"stride", required_argument, NULL, 'k'},
-        {"max", required_argument, NULL, 'M'},    {"transport", required_argument, NULL, 't'},
-        {"shim", required_argument, NULL, 's'},   {"devices", required_argument, NULL, 'd'},
-        {"seed", required_argument, NULL, 'e'},   {"out", required_argument, NULL, 'o'},
-        {"jobs", required_argument, NULL, 'j'},   {"whole", no_argument, NULL, 'w'},
-        {"shrink", required_argument, NULL, 'x'}, {"list", no_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"fault", required_argument, NULL, 'f'},
+                                          {"op", required_argument, NULL, 'p'},
+                                          {"status", required_argument, NULL, 'S'},
+                                          {"ms", required_argument, NULL, 'm'},
+                                          {"rank", required_argument, NULL, 'r'},
+                                          {"stride", required_argument, NULL, 'k'},
+                                          {"max", required_argument, NULL, 'M'},
+                                          {"transport", required_argument, NULL, 't'},
+                                          {"shim", required_argument, NULL, 's'},
+                                          {"devices", required_argument, NULL, 'd'},
+                                          {"seed", required_argument, NULL, 'e'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {"jobs", required_argument, NULL, 'j'},
+                                          {"whole", no_argument, NULL, 'w'},
+                                          {"shrink", required_argument, NULL, 'x'},
+                                          {"list", no_argument, NULL, 'l'},
+                                          {"exec-ranks", no_argument, NULL, 'X'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     uint64_t x;
     int c;
     o->spec =
@@ -148,6 +159,7 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
         case 'j':
             if (parse_u64(optarg, 1, 64, &x))
                 return bad("-j: 1..64 points at once, not '%s'", optarg);
+            o->jobs |= x > 1;
             __attribute__((fallthrough)); /* railguard run takes it as it is */
         case 't':
         case 's':
@@ -167,6 +179,9 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
             break;
         case 'l':
             o->list = true;
+            break;
+        case 'X':
+            o->jobs = true; /* as with -j: every rank exec'd, as `railguard run` does */
             break;
         case 'h':
             usage(stdout);
@@ -279,6 +294,10 @@ static int run_batch(const struct batch *b)
     snprintf(out, sizeof(out), "%.4030s/run-%04d", o->out, b->lo + 1);
     snprintf(log, sizeof(log), "%.4030s/run-%04d.log", o->out, b->lo + 1);
     int a = run_args(o, out, argv);
+    /* A batch's points share one program: ranks forked from a server started once per batch,
+     * not exec'd per point. A failing point is rechecked and shrunk by run_one, fresh. */
+    if (!o->jobs)
+        argv[a++] = "--fork-server";
     for (int i = b->lo; i < b->hi; i++) {
         snprintf(files[i - b->lo], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, i + 1);
         argv[a++] = files[i - b->lo];

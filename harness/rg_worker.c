@@ -863,3 +863,52 @@ int rg_worker_main(const rg_worker_args *wa)
         say(&w, "verdict ok");
     return 0;
 }
+
+/* `railguard worker OPTIONS`, as run starts it (or as its fork server hands a rank over). */
+int rg_worker_cli(int argc, char **argv)
+{
+    rg_worker_args a = {.rank = -1, .status_fd = -1, .go_fd = -1};
+    for (int i = 2; i < argc; i += 2) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!v) {
+            fprintf(stderr, "railguard worker: %s needs a value\n", k);
+            return 2;
+        }
+        errno = 0;
+        if (!strcmp(k, "--scenario")) {
+            a.scenario = v;
+        } else if (!strcmp(k, "--rank")) {
+            a.rank = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--coordinator")) {
+            a.coordinator = v;
+        } else if (!strcmp(k, "--devices-file")) {
+            a.devices_file = v;
+        } else if (!strcmp(k, "--transport")) {
+            a.transport = v;
+        } else if (!strcmp(k, "--backtrace-file")) {
+            a.backtrace_file = v;
+        } else if (!strcmp(k, "--status-fd")) {
+            a.status_fd = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--go-fd")) {
+            a.go_fd = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--seed")) {
+            a.seed = strtoull(v, &end, 0);
+            a.seed_set = true;
+        } else {
+            fprintf(stderr, "railguard worker: unknown option '%s'\n", k);
+            return 2;
+        }
+        if (errno || (end && *end)) {
+            fprintf(stderr, "railguard worker: %s: not a number '%s'\n", k, v);
+            return 2;
+        }
+    }
+    if (!a.scenario || a.rank < 0 || !a.coordinator || !a.devices_file || !a.transport ||
+        a.status_fd < 0) {
+        fprintf(stderr, "railguard worker: needs --scenario --rank --coordinator --devices-file "
+                        "--transport --status-fd (it is started by 'railguard run')\n");
+        return 2;
+    }
+    return rg_worker_main(&a);
+}

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -562,6 +564,10 @@ START_TEST(test_cli_refusals)
         {{"run", "--external", "--coordinator", "nocolon", "--devices-file", "/dev/null", "x.yaml"},
          "railguard run: --coordinator 'nocolon': expected host:port"},
         {{"run", "--out", "FILE", "x.yaml"}, "exists and is not a directory"},
+        {{"run", "--fork-server", "-j", "2", "x.yaml"},
+         "railguard run: --fork-server runs one scenario at a time in ranks it forks itself: not "
+         "with -j above 1"},
+        {{"run", "--fork-server", "--rank-wrapper", "env", "x.yaml"}, "not with --rank-wrapper"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *args[9] = {NULL};
@@ -574,6 +580,130 @@ START_TEST(test_cli_refusals)
     const char *help[] = {"run", "--help", NULL};
     ck_assert_int_eq(railguard(NULL, help, 30), 0);
     expect_in("usage: railguard run");
+}
+END_TEST
+
+/*
+ * --fork-server: ranks forked from a server per slot judge exactly as exec'd ones -- a clean
+ * scenario, a flush (its evidence, step and class), a rank killed by its own fault and a
+ * stopped peer -- and the shim in each rank is the rank's own: its load event names the rank
+ * and a pid that is neither the server's nor another rank's.
+ */
+START_TEST(test_fork_server)
+{
+    char out[PATH_MAX + 32], sc[4][PATH_MAX];
+    static const char *const names[] = {"ring-2r-all-ops", "fault-flush-recv", "fault-kill-peer",
+                                        "stall-past-timeout-barrier"};
+    for (int i = 0; i < 4; i++) {
+        char rel[128];
+        snprintf(rel, sizeof(rel), "../../scenarios/%s.yaml", names[i]);
+        rg_check_build_file(sc[i], sizeof(sc[i]), rel);
+    }
+    snprintf(out, sizeof(out), "%s/fs", g_tmp);
+    const char *args[] = {"run", "--fork-server", "--devices", g_devs, "--out", out,
+                          sc[0], sc[1],           sc[2],       sc[3],  NULL};
+    ck_assert_int_eq(railguard(NULL, args, 300), 0);
+    ck_assert_str_eq(last_line(), "4 passed, 0 failed");
+    expect_in("  ok,ok  fired -\n");
+    expect_in("  detected@0:peer_abort,detected@0:completion  fired 1\n");
+    expect_in("  detected@0:peer_abort,detected@0:peer_abort,killed  fired 1\n");
+    long pids[2];
+    for (int r = 0; r < 2; r++) {
+        const char *ev = slurp("%s/001-fault-flush-recv/rank%d.events.jsonl", out, r);
+        char want[64];
+        snprintf(want, sizeof(want), "{\"event\":\"load\",\"rank\":%d,\"pid\":", r);
+        const char *at = strstr(ev, want);
+        ck_assert_msg(at && at == ev, "rank %d's events do not start with its load: %.300s", r, ev);
+        pids[r] = strtol(at + strlen(want), NULL, 10);
+        ck_assert_int_gt(pids[r], 1);
+    }
+    ck_assert_int_ne(pids[0], pids[1]);
+}
+END_TEST
+
+/*
+ * The fork server's end of its socket takes only well-formed requests: one with no
+ * descriptors, or an item of an unknown kind, is answered "bad" and the server goes on; a good
+ * one is answered with the rank's pid, and a rank with no shim under it says so on its status
+ * pipe and exits 3 -- never runs unobserved. Closing the socket ends the server.
+ */
+START_TEST(test_fork_server_requests)
+{
+    int sv[2], sp[2], gp[2];
+    ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    /* CLOEXEC: the server must not hold the runner's end, or closing it would not end it. */
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t srv = fork();
+    ck_assert_int_ge(srv, 0);
+    if (srv == 0) {
+        dup2(sv[1], 3);
+        unsetenv("LD_PRELOAD");
+        execl(g_bin, g_bin, "worker", "--serve", "3", "--transport", "/nonexistent.so", NULL);
+        _exit(127);
+    }
+    close(sv[1]);
+    char ans[64];
+    /* No descriptors: refused. */
+    ck_assert_int_eq(send(sv[0], "A--rank\0", 8, 0), 8);
+    ck_assert_int_eq(recv(sv[0], ans, sizeof(ans), 0), 3);
+    ck_assert(!memcmp(ans, "bad", 3));
+    /* Three descriptors but an item of no kind: refused, the descriptors closed. */
+    ck_assert_int_eq(pipe(sp), 0);
+    ck_assert_int_eq(pipe(gp), 0);
+    int lfd = open("/dev/null", O_WRONLY);
+    int fds[3] = {lfd, sp[1], gp[0]};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(3 * sizeof(int))];
+    } c;
+    struct iovec iov;
+    struct msghdr mh;
+    for (int pass = 0; pass < 2; pass++) {
+        static const char bad_msg[] = "Zjunk";
+        static const char good[] = "ERG_FI_RANK=0\0A--scenario\0A/nonexistent.yaml\0A--rank\0A0";
+        memset(&c, 0, sizeof(c));
+        iov = (struct iovec){.iov_base = (void *)(pass ? good : bad_msg),
+                             .iov_len = pass ? sizeof(good) : sizeof(bad_msg)};
+        mh = (struct msghdr){.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = c.buf,
+                             .msg_controllen = sizeof(c.buf)};
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+        ck_assert_int_eq(sendmsg(sv[0], &mh, 0), (ssize_t)iov.iov_len);
+        ssize_t n = recv(sv[0], ans, sizeof(ans) - 1, 0);
+        ck_assert_int_gt(n, 0);
+        ans[n] = '\0';
+        if (!pass) {
+            ck_assert_str_eq(ans, "bad");
+            continue;
+        }
+        ck_assert_msg(!strncmp(ans, "pid ", 4), "%s", ans);
+        pid_t rank = (pid_t)strtol(ans + 4, NULL, 10);
+        close(sp[1]);
+        char line[512] = "";
+        size_t got = 0;
+        for (ssize_t k; (k = read(sp[0], line + got, sizeof(line) - 1 - got)) > 0;)
+            got += (size_t)k;
+        line[got] = '\0';
+        ck_assert_msg(strstr(line, "verdict error the fork server's rank could not restart the "
+                                   "shim: the shim is not loaded"),
+                      "%s", line);
+        int st;
+        ck_assert_int_eq(waitpid(rank, &st, 0), rank);
+        ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    }
+    close(sv[0]);
+    int st;
+    ck_assert_int_eq(waitpid(srv, &st, 0), srv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(sp[0]);
+    close(gp[0]);
+    close(gp[1]);
+    close(lfd);
 }
 END_TEST
 
@@ -704,6 +834,8 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_subset_transport);
     tcase_add_test(t, test_known_file);
     tcase_add_test(t, test_external_launch);
+    tcase_add_test(t, test_fork_server);
+    tcase_add_test(t, test_fork_server_requests);
     suite_add_tcase(s, t);
     return s;
 }
