@@ -51,7 +51,7 @@ static void printable(char *out, size_t len, const char *in)
 {
     size_t k = 0;
     for (; in && *in && k + 1 < len; in++)
-        out[k++] = (*in > 0x20 && *in < 0x7f) ? *in : '?';
+        out[k++] = (*in >= 0x20 && *in < 0x7f) ? *in : '?'; /* a name may hold spaces */
     out[k] = '\0';
 }
 

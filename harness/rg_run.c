@@ -131,6 +131,11 @@ static void repro_line(char *buf, size_t len, const struct run_opts *o, const ch
     }
     if (o->no_ownership)
         args[na++] = "--no-ownership";
+    if (o->known[0]) {
+        /* A known failure reproduced without its file would read FAIL, not XFAIL. */
+        args[na++] = "--known";
+        args[na++] = o->known;
+    }
     args[na++] = path;
     args[na] = NULL;
     command_line(buf, len, args);
@@ -370,6 +375,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o, int *first)
     }
     make_abs(o->transport, sizeof(o->transport));
     make_abs(o->shim, sizeof(o->shim));
+    if (o->known[0])
+        make_abs(o->known, sizeof(o->known)); /* the reproduce line names it */
     /* Before anything runs: an --out that is a file would lose every result at the end. */
     struct stat sb;
     if (stat(o->out, &sb) == 0 && !S_ISDIR(sb.st_mode)) {

@@ -1376,6 +1376,7 @@ static int parse_known_file(const struct ctx *cc, const yaml_node_t *root)
 {
     struct ctx c = *cc;
     const yaml_node_t *known = NULL;
+    bool named = false;
     if (root->type != YAML_MAPPING_NODE)
         return bad(&c, root, "a known-failures file must be a mapping (transport, known), not");
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
@@ -1383,7 +1384,8 @@ static int parse_known_file(const struct ctx *cc, const yaml_node_t *root)
         const yaml_node_t *key = node_at(&c, p->key), *val = node_at(&c, p->value);
         if (!key || !val)
             return fail(&c, line_of(root), "YAML: broken document");
-        if (scalar_is(key, "transport")) {
+        if (scalar_is(key, "transport") && !named) {
+            named = true;
             if (!is_scalar(val) || !val->data.scalar.length)
                 return bad(&c, val, "transport must be the plugin's name, not");
             if (c.transport && strcmp((const char *)val->data.scalar.value, c.transport))

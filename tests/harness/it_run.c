@@ -808,6 +808,9 @@ START_TEST(test_known_file)
     expect_in("XFAIL  stale");
     expect_in("known failure: never writes its output");
     expect_in("bad-known.yaml:4: no scenario 'elsewhere' in this run");
+    /* Its reproduce line judges with the same file: without it the failure would read FAIL. */
+    const char *res = slurp("%s/000-stale/result.json", out);
+    ck_assert_msg(strstr(res, "--known ") && strstr(res, known), "%s", res);
     args[8] = other;
     ck_assert_int_eq(railguard("stale", args, 120), 2);
     char want[PATH_MAX + 128];

@@ -666,6 +666,8 @@ START_TEST(test_known_file)
         {"transport: jaccl\n", ":1: missing key 'known'"},
         {"known: [a, b]\n", ":1: known must map scenario names"},
         {"knwon: {}\n", ":1: unknown or repeated key (transport, known)"},
+        {"transport: a\ntransport: b\nknown: {}\n",
+         ":2: unknown or repeated key (transport, known) 'transport'"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rg_check_write_temp(path, bad[i][0], strlen(bad[i][0]));
