@@ -314,6 +314,20 @@ static void say_error(struct worker *w, char *detail, size_t dlen, int st, const
         snprintf(detail, dlen, "%s: %s", rg_tp_status(st, name, sizeof(name)), msg);
 }
 
+/* A create the transport refused (RG_ERR_UNSUPPORTED): no communicator for the steps after
+ * it, which are skipped and named, not run into "no communicator" errors. Returns the last
+ * step, so the program's loop ends. */
+static int skip_rest(struct worker *w, int i)
+{
+    for (int j = i + 1; j < w->sc->nops; j++) {
+        char label[160];
+        op_label(&w->sc->ops[j], label, sizeof(label));
+        say(w, "unsupported %d 0 %s: no communicator (step %d's create was not supported)", j,
+            label, i);
+    }
+    return w->sc->nops - 1;
+}
+
 /* Before a detected verdict: the failed call's status ("status -8"), or "status v1" for a
  * transport whose ABI carries none; nothing when no call failed (a check of ours did). */
 static void say_status(struct worker *w)
@@ -788,6 +802,8 @@ int rg_worker_main(const rg_worker_args *wa)
             if (rc == 3) {
                 /* The transport said so at the call: the step's other repetitions go too. */
                 say(&w, "unsupported %d %d %s: %s", i, rep, label, err);
+                if (op->kind == RG_SC_CREATE)
+                    i = skip_rest(&w, i);
                 break;
             }
             if (rc == 0) {

@@ -780,6 +780,27 @@ START_TEST(test_subset_transport)
     res = slurp("%s/000-recovers/rank1.log", out2);
     ck_assert_msg(strstr(res, "declares RG_CAP_RECOVERS: going on after step 0's error"), "%s",
                   res);
+    /* A create refused in mid-program: the steps after it are skipped and named (there is no
+     * communicator for them), not run into errors; the scenario reads SKIP. */
+    char *again = write_file("again.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n"
+                                           "  - {op: destroy}\n  - {op: create}\n"
+                                           "  - {op: all_reduce, count: 10}\n");
+    setenv("RG_SUBSET_INITS", "1", 1);
+    char out3[PATH_MAX + 48];
+    snprintf(out3, sizeof(out3), "%s/subset-again", g_tmp);
+    const char *aargs[] = {"run",   "--transport", subset, "--devices", g_devs,
+                           "--out", out3,          again,  NULL};
+    int ast = railguard(NULL, aargs, 120);
+    unsetenv("RG_SUBSET_INITS");
+    ck_assert_msg(ast == 0, "status %d:\n%s", ast, g_out);
+    expect_in("SKIP  again");
+    expect_in("  unsupported,unsupported  ");
+    res = slurp("%s/000-again/result.json", out3);
+    ck_assert_msg(strstr(res, "create: RG_ERR_UNSUPPORTED: subset plugin: only 1 communicator(s) "
+                              "a process") &&
+                      strstr(res, "no communicator (step 2's create was not supported)"),
+                  "%s", res);
+    free(again);
     free(rec);
     free(mine);
     free(late);

@@ -10,7 +10,8 @@
  * Not declared: reduce_scatter, broadcast, prod and min, the other dtypes, RC, mesh.
  * And at the call: all_gather of int64 returns RG_ERR_UNSUPPORTED (a limit found only then),
  * which the runner must skip too, with the handle still usable. RG_SUBSET_RECOVERS=1 adds
- * RG_CAP_RECOVERS.
+ * RG_CAP_RECOVERS. RG_SUBSET_INITS=N: init returns RG_ERR_UNSUPPORTED after its first N calls
+ * in a process (a create in mid-program refused).
  */
 #include "railguard/plugin.h"
 
@@ -42,6 +43,12 @@ static rg_status sub_init(const rg_plugin_args *a, void **h, char *err, size_t e
     if (!inner()) {
         snprintf(err, errlen, "subset plugin: no railguard-transport.so beside it");
         return RG_ERR_CONFIG;
+    }
+    static int inits;
+    const char *lim = getenv("RG_SUBSET_INITS");
+    if (lim && inits++ >= atoi(lim)) {
+        snprintf(err, errlen, "subset plugin: only %s communicator(s) a process", lim);
+        return RG_ERR_UNSUPPORTED;
     }
     /* A ring-only transport: what "auto" means here. */
     rg_plugin_args ring = *a;
