@@ -334,24 +334,27 @@ jaccl:
 
 # --- install ---------------------------------------------------------------------------------
 # Like a library and a tool: the command; the shim and the reference transport in
-# LIBDIR/railguard (where `railguard` looks first); librailguard static and shared; the headers
-# in INCLUDEDIR/railguard; railguard.pc; the stock scenarios in DATADIR/railguard (what `railguard
-# run` runs when given none); the man pages. DESTDIR stages it, as packagers do.
+# PREFIX/lib/railguard and the stock scenarios in PREFIX/share/railguard (the command finds them
+# from where it is, so these two follow PREFIX alone, whatever LIBDIR and DATADIR say);
+# librailguard static and shared and railguard.pc in LIBDIR (lib64 is fine); the headers in
+# INCLUDEDIR/railguard; the man pages. DESTDIR stages it, as packagers do.
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
+PLUGINDIR  := $(PREFIX)/lib/railguard
+SCENARIODIR := $(PREFIX)/share/railguard
 D          := $(DESTDIR)
 
 install: build
 	@$(MAKE) --no-print-directory $(BUILD)/rel/lib/librailguard.so.$(RELEASE)
 	$(call quiet,INSTALL,$(D)$(PREFIX))
-	$(Q)install -d $(D)$(PREFIX)/bin $(D)$(LIBDIR)/railguard $(D)$(LIBDIR)/pkgconfig \
-	    $(D)$(INCLUDEDIR)/railguard $(D)$(DATADIR)/railguard $(D)$(MANDIR)/man1 $(D)$(MANDIR)/man5
+	$(Q)install -d $(D)$(PREFIX)/bin $(D)$(PLUGINDIR) $(D)$(LIBDIR)/pkgconfig \
+	    $(D)$(INCLUDEDIR)/railguard $(D)$(SCENARIODIR) $(D)$(MANDIR)/man1 $(D)$(MANDIR)/man5
 	$(Q)install -m 755 $(BUILD)/rel/bin/railguard $(D)$(PREFIX)/bin/railguard
 	$(Q)install -m 755 $(BUILD)/rel/lib/railguard-fi.so $(BUILD)/rel/lib/railguard-transport.so \
-	    $(D)$(LIBDIR)/railguard/
+	    $(D)$(PLUGINDIR)/
 	$(Q)install -m 644 $(BUILD)/rel/lib/librailguard.a $(D)$(LIBDIR)/librailguard.a
 	$(Q)install -m 755 $(BUILD)/rel/lib/librailguard.so.$(RELEASE) $(D)$(LIBDIR)/
 	$(Q)ln -sf librailguard.so.$(RELEASE) $(D)$(LIBDIR)/librailguard.so.$(SOMAJOR)
@@ -359,16 +362,17 @@ install: build
 	$(Q)install -m 644 include/railguard/plugin.h transport/railguard.h \
 	    faultinject/rg_faultinject.h $(D)$(INCLUDEDIR)/railguard/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@DATADIR@|$(DATADIR)|' -e 's|@RELEASE@|$(RELEASE)|' railguard.pc.in \
+	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|' -e 's|@SCENARIODIR@|$(SCENARIODIR)|' \
+	    -e 's|@RELEASE@|$(RELEASE)|' railguard.pc.in \
 	    >$(D)$(LIBDIR)/pkgconfig/railguard.pc
-	$(Q)rm -rf $(D)$(DATADIR)/railguard/scenarios && cp -R scenarios $(D)$(DATADIR)/railguard/
+	$(Q)rm -rf $(D)$(SCENARIODIR)/scenarios && cp -R scenarios $(D)$(SCENARIODIR)/
 	$(Q)install -m 644 docs/man/railguard.1 $(D)$(MANDIR)/man1/
 	$(Q)install -m 644 docs/man/railguard-scenario.5 $(D)$(MANDIR)/man5/
 
 uninstall:
 	rm -f $(D)$(PREFIX)/bin/railguard $(D)$(LIBDIR)/librailguard.* $(D)$(LIBDIR)/pkgconfig/railguard.pc \
 	    $(D)$(MANDIR)/man1/railguard.1 $(D)$(MANDIR)/man5/railguard-scenario.5
-	rm -rf $(D)$(LIBDIR)/railguard $(D)$(INCLUDEDIR)/railguard $(D)$(DATADIR)/railguard
+	rm -rf $(D)$(PLUGINDIR) $(D)$(INCLUDEDIR)/railguard $(D)$(SCENARIODIR)
 
 # --- the main job ----------------------------------------------------------------------------
 # The conformance suite: every scenario under scenarios/ against the reference transport, each
