@@ -101,16 +101,20 @@ template <typename F> rg_status guard(void *h, rg_algo algo, int rails, F &&f)
     handle *x = H(h);
     x->last_algo = RG_ALGO_AUTO;
     x->last_rails = 0;
+    // last_error is the handle's first error (plugin.h): a later one never overwrites it.
     try {
         f();
     } catch (const std::invalid_argument &e) {
-        x->error = e.what();
+        if (x->error.empty())
+            x->error = e.what();
         return RG_ERR_INVALID;
     } catch (const std::exception &e) {
-        x->error = e.what();
+        if (x->error.empty())
+            x->error = e.what();
         return RG_ERR_VERBS;
     } catch (...) {
-        x->error = "[jaccl] an exception that is not a std::exception";
+        if (x->error.empty())
+            x->error = "[jaccl] an exception that is not a std::exception";
         return RG_ERR_VERBS;
     }
     x->last_algo = algo;
