@@ -89,3 +89,14 @@ void fi_event(const char *name, const char *fmt, ...)
 out:
     errno = saved;
 }
+
+/* A string as a JSON string's contents: quotes, backslashes and control bytes dropped, so an
+ * odd file name cannot break the event line. */
+void fi_json_clean(char *dst, size_t len, const char *src)
+{
+    size_t o = 0;
+    for (; *src && o + 1 < len; src++)
+        if ((unsigned char)*src >= 0x20 && *src != '"' && *src != '\\')
+            dst[o++] = *src;
+    dst[o] = '\0';
+}

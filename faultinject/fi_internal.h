@@ -33,6 +33,20 @@ int fi_event_logged(void);
  */
 void fi_event(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A string as a JSON string's contents (fi_event.c): quotes, backslashes and control bytes
+ * dropped, so an odd file name cannot break an event line. */
+void fi_json_clean(char *dst, size_t len, const char *src);
+
+/* What the shim exports besides the verbs: dlopen, dlmopen, the control table. */
+#define FI_EXPORT __attribute__((visibility("default")))
+
+/*
+ * dlopen and dlmopen (fi_dl.c): the shim itself as loaded and the realpath of the libibverbs
+ * it wraps, once known at load; until then a handle is passed through unchanged. -1 when the
+ * real dlopen or dlmopen cannot be found.
+ */
+int fi_dl_init(const char *self_path, const char *verbs_path);
+
 /*
  * Buffer ownership (fi_own.c), on while the plan holds an `ownership` rule. MRs are known by
  * (context, lkey); a record is made per work request at post (NULL: exempt, or not

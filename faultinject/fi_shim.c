@@ -41,7 +41,6 @@
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
 
-#define FI_EXPORT __attribute__((visibility("default")))
 #define FI_MAX_CTX 64
 #define FI_MAX_QPS 4096 /* a power of two: open-addressed by (context, QP number) */
 #define FI_MAX_CQS 1024 /* likewise, by CQ pointer */
@@ -75,8 +74,6 @@ static struct {
     int (*dereg_mr)(struct ibv_mr *);
     struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *);
     int (*destroy_comp_channel)(struct ibv_comp_channel *);
-    void *(*dlopen)(const char *, int);
-    void *(*dlmopen)(Lmid_t, const char *, int);
 } real;
 
 /* ---- the live plan ------------------------------------------------------------------------ */
@@ -2147,158 +2144,6 @@ FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
     return rc;
 }
 
-/* ---- dlopen: cover programs that look verbs up on their own handle ------------------------ */
-/*
- * Whether a handle is the libibverbs the shim wraps. Decided on the object the loader opened,
- * never on the name asked for: a symlink, an absolute path or the fully versioned file name all
- * lead to the same object, and a name check let any of them bypass every fault. A lookup of
- * ibv_open_device on the handle would not do either: it also succeeds on a library that merely
- * depends on libibverbs (librdmacm).
- */
-static bool fi_is_verbs_handle(void *h)
-{
-    struct link_map *lm = NULL;
-    char path[PATH_MAX];
-    if (!g_verbs_path[0] || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
-        !lm->l_name[0])
-        return false;
-    return realpath(lm->l_name, path) && strcmp(path, g_verbs_path) == 0;
-}
-
-/* A string as a JSON string's contents: quotes, backslashes and control bytes dropped, so an
- * odd file name cannot break the event line. */
-static void fi_json_clean(char *dst, size_t len, const char *src)
-{
-    size_t o = 0;
-    for (; *src && o + 1 < len; src++)
-        if ((unsigned char)*src >= 0x20 && *src != '"' && *src != '\\')
-            dst[o++] = *src;
-    dst[o] = '\0';
-}
-
-/*
- * The shim's handle in place of libibverbs': dlsym on it searches the shim, then its dependency
- * libibverbs, so the program gets the wrappers. The real handle is closed again (libibverbs
- * stays loaded: the shim depends on it), so the program's dlclose balances the shim's count.
- */
-static void *fi_dl_swap(void *h, const char *call, const char *file, long lmid)
-{
-    int saved = errno;
-    if (h && file && g_self_path[0] && fi_is_verbs_handle(h)) {
-        void *self = real.dlopen(g_self_path, RTLD_NOW | RTLD_NOLOAD);
-        if (self) {
-            char name[512];
-            fi_json_clean(name, sizeof(name), file);
-            fi_event("dlopen", "\"call\":\"%s\",\"file\":\"%s\",\"lmid\":%ld", call, name, lmid);
-            dlclose(h);
-            h = self;
-        }
-    }
-    errno = saved;
-    return h;
-}
-
-/*
- * A bare name is searched for as the loader would for the program's own call: in the
- * directories of the object that called dlopen (its DT_RPATH or DT_RUNPATH, such as $ORIGIN),
- * LD_LIBRARY_PATH and the system's. Without this, every dlopen the shim wraps searched as if
- * the shim had called it, and an adapter that finds a library beside itself through $ORIGIN
- * (JACCL's librdma.dylib) ran under railguard without it, and crashed. NULL when not found
- * there; the caller then tries the plain call (the loader's cache).
- */
-/* How many of si's last directories libc's search list ends with too: the defaults. */
-static unsigned fi_common_tail(const Dl_serinfo *si)
-{
-    Dl_serinfo size, *ref = NULL;
-    unsigned n = 0;
-    void *libc = real.dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    if (!libc || dlinfo(libc, RTLD_DI_SERINFOSIZE, &size) != 0 || !size.dls_size ||
-        !(ref = malloc(size.dls_size)))
-        goto out;
-    *ref = size;
-    if (dlinfo(libc, RTLD_DI_SERINFO, ref) != 0)
-        goto out;
-    while (n < si->dls_cnt && n < ref->dls_cnt &&
-           !strcmp(si->dls_serpath[si->dls_cnt - 1 - n].dls_name,
-                   ref->dls_serpath[ref->dls_cnt - 1 - n].dls_name))
-        n++;
-out:
-    free(ref);
-    if (libc)
-        dlclose(libc);
-    return n;
-}
-
-static void *fi_dlopen_as(const void *caller, const char *file, int flags, bool *tried)
-{
-    Dl_info info;
-    struct link_map *lm = NULL;
-    Dl_serinfo size, *si = NULL;
-    void *self = NULL, *h = NULL;
-    char path[PATH_MAX];
-
-    if (!caller || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-        return NULL;
-    /* The caller's own handle: "" is the program itself. */
-    self = real.dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-    if (!self || dlinfo(self, RTLD_DI_SERINFOSIZE, &size) != 0 || !size.dls_size)
-        goto out;
-    si = malloc(size.dls_size);
-    if (!si)
-        goto out;
-    *si = size;
-    if (dlinfo(self, RTLD_DI_SERINFO, si) != 0)
-        goto out;
-    /* Only the caller's RPATH, LD_LIBRARY_PATH and RUNPATH: after them the loader reads
-     * ld.so.cache before the default directories, which the plain call below does in the same
-     * order. glibc leaves dls_flags 0, so the default directories are told apart as the tail
-     * this list shares with libc's, which has no paths of its own. The first file that exists
-     * decides, as for the loader: one there that fails to load is the answer, not a reason to
-     * look further. */
-    unsigned own = si->dls_cnt - fi_common_tail(si);
-    for (unsigned i = 0; i < own && !*tried; i++) {
-        const char *dir = si->dls_serpath[i].dls_name;
-        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir[0] ? dir : ".", file) >=
-                sizeof(path) ||
-            access(path, F_OK) != 0)
-            continue;
-        *tried = true;
-        h = real.dlopen(path, flags);
-    }
-out:
-    free(si);
-    if (self)
-        dlclose(self);
-    return h;
-}
-
-FI_EXPORT void *dlopen(const char *file, int flags)
-{
-    void *h = NULL;
-    bool tried = false;
-    /* Already loaded under that name (or soname): no search, as the loader does. A caller's
-     * own RTLD_NOLOAD must never load anything, so it gets the plain call. */
-    if (file && !strchr(file, '/') && !(flags & RTLD_NOLOAD)) {
-        if (!(h = real.dlopen(file, flags | RTLD_NOLOAD)))
-            h = fi_dlopen_as(__builtin_return_address(0), file, flags, &tried);
-        if (h)
-            (void)dlerror(); /* the probes' misses are not the program's error */
-    }
-    if (!h && !tried) /* a candidate that failed keeps its dlerror: no other copy instead */
-        h = real.dlopen(file, flags);
-    return fi_dl_swap(h, "dlopen", file, (long)LM_ID_BASE);
-}
-
-/*
- * dlmopen of libibverbs in another namespace would load a second copy the shim never patched.
- * It gets the shim's handle too, so its lookups reach the wrappers and the one libibverbs they
- * wrap; the copy it opened is closed again.
- */
-FI_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags)
-{
-    return fi_dl_swap(real.dlmopen(lmid, file, flags), "dlmopen", file, (long)lmid);
-}
-
 /* ---- plan management, control table, load and exit ---------------------------------------- */
 static struct fi_live *fi_live_new(const char *text, const char *origin, char *err, size_t errlen)
 {
@@ -2569,6 +2414,18 @@ static void ctl_set_phase(int step, int rep)
     atomic_store(&g_step, step < FI_PHASE_INIT ? FI_PHASE_ANY : step);
 }
 
+/* A new rank's counts (a forked child, a fork server's restarted one): totals, phases, the
+ * first-fault mark and the clock the events count from. */
+static void fi_counts_reset(void)
+{
+    atomic_store(&g_first_done, 0);
+    g_t0_ns = fi_now_ns();
+    memset(&g_tot, 0, sizeof(g_tot));
+    memset(&g_phase_base, 0, sizeof(g_phase_base));
+    atomic_store(&g_step, FI_PHASE_ANY);
+    atomic_store(&g_rep, FI_PHASE_ANY);
+}
+
 static void ctl_warm(void)
 {
     int n = 0;
@@ -2620,12 +2477,7 @@ static int ctl_restart(char *err, size_t errlen)
         lp = NULL;
     }
     atomic_store(&g_live, lp);
-    atomic_store(&g_first_done, 0);
-    g_t0_ns = fi_now_ns();
-    memset(&g_tot, 0, sizeof(g_tot));
-    memset(&g_phase_base, 0, sizeof(g_phase_base));
-    atomic_store(&g_step, FI_PHASE_ANY);
-    atomic_store(&g_rep, FI_PHASE_ANY);
+    fi_counts_reset();
     if (fi_live() || fi_event_logged())
         fi_event_load();
     return rc;
@@ -2661,12 +2513,7 @@ static void fi_atfork_child(void)
             atomic_store(&lp->fired[i], 0);
         }
     }
-    atomic_store(&g_first_done, 0);
-    g_t0_ns = fi_now_ns();
-    memset(&g_tot, 0, sizeof(g_tot));
-    memset(&g_phase_base, 0, sizeof(g_phase_base));
-    atomic_store(&g_step, FI_PHASE_ANY);
-    atomic_store(&g_rep, FI_PHASE_ANY);
+    fi_counts_reset();
     if (lp || fi_event_logged())
         fi_event_load();
 }
@@ -2743,8 +2590,6 @@ __attribute__((constructor)) static void fi_load(void)
     RESOLVE(dereg_mr, "ibv_dereg_mr");
     RESOLVE(create_comp_channel, "ibv_create_comp_channel");
     RESOLVE(destroy_comp_channel, "ibv_destroy_comp_channel");
-    RESOLVE(dlopen, "dlopen");
-    RESOLVE(dlmopen, "dlmopen");
 #undef RESOLVE
     if (dladdr((void *)&fi_load, &self) && self.dli_fname)
         snprintf(g_self_path, sizeof(g_self_path), "%s", self.dli_fname);
@@ -2753,6 +2598,8 @@ __attribute__((constructor)) static void fi_load(void)
     if (dladdr(*(void **)&real.open_device, &verbs) && verbs.dli_fname &&
         realpath(verbs.dli_fname, vpath))
         snprintf(g_verbs_path, sizeof(g_verbs_path), "%s", vpath);
+    if (fi_dl_init(g_self_path, g_verbs_path) != 0)
+        fi_fatal("cannot find the real dlopen and dlmopen");
 
     if (fi_event_open(err, sizeof(err)) != 0)
         fi_fatal(err);
