@@ -674,6 +674,21 @@ static int job_secret(char *hex)
  * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
  * local, this process's one rank when launched externally.
  */
+/* The worker's options for one rank, after "railguard worker": one list for both ways a rank is
+ * started (exec'd, or forked by a fork server). */
+#define RUN__WORKER_OPTS 18
+static void worker_opts(const char *opts[RUN__WORKER_OPTS + 1], const struct run_opts *o,
+                        const struct sc_entry *e, const char *rank, const char *coord,
+                        const char *devfile, const char *bt, const char *seed)
+{
+    const char *v[RUN__WORKER_OPTS] = {
+        "--scenario",     e->path, "--rank",           rank,         "--coordinator", coord,
+        "--devices-file", devfile, "--transport",      o->transport, "--status-fd",   "3",
+        "--go-fd",        "4",     "--backtrace-file", bt,           "--seed",        seed};
+    memcpy(opts, v, sizeof(v));
+    opts[RUN__WORKER_OPTS] = NULL;
+}
+
 /* --fork-server: one server per rank slot, started at the first scenario that needs it. */
 static rg_forksrv g_srv[RG_MAX_RANKS];
 static bool g_srv_up[RG_MAX_RANKS];
@@ -719,28 +734,13 @@ static bool served_rank(const struct run_opts *o, const struct sc_entry *e, rg_r
     snprintf(e_fisig, sizeof(e_fisig), "RG_FI_SNAPSHOT_SIGNAL=%s", fisig);
     snprintf(e_bt, sizeof(e_bt), "RG_BACKTRACE_SIGNAL=%s", btsig);
     snprintf(e_secret, sizeof(e_secret), "RG_SECRET=%s", secret);
+    /* The secret as an exec'd rank gets it: set, and no file, when the run made one (with
+     * none the list ends at the NULL, leaving both as the server inherited them). */
     const char *env[] = {
-        "RG_FI_PLAN",     e_plan, e_log, e_rank, e_fisig, e_bt, secret[0] ? e_secret : "RG_SECRET",
+        "RG_FI_PLAN",     e_plan, e_log, e_rank, e_fisig, e_bt, secret[0] ? e_secret : NULL,
         "RG_SECRET_FILE", NULL};
-    const char *args[] = {"--scenario",
-                          e->path,
-                          "--rank",
-                          rank,
-                          "--coordinator",
-                          coord,
-                          "--devices-file",
-                          devfile,
-                          "--transport",
-                          o->transport,
-                          "--status-fd",
-                          "3",
-                          "--go-fd",
-                          "4",
-                          "--backtrace-file",
-                          bt,
-                          "--seed",
-                          seed,
-                          NULL};
+    const char *args[RUN__WORKER_OPTS + 1];
+    worker_opts(args, o, e, rank, coord, devfile, bt, seed);
     int sp[2], gp[2];
     int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (lfd < 0)
@@ -842,27 +842,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 setenv("RG_SECRET", secret, 1);
                 unsetenv("RG_SECRET_FILE");
             }
-            char *argv[] = {(char *)o->self,
-                            "worker",
-                            "--scenario",
-                            (char *)e->path,
-                            "--rank",
-                            rank,
-                            "--coordinator",
-                            (char *)coord,
-                            "--devices-file",
-                            (char *)devfile,
-                            "--transport",
-                            (char *)o->transport,
-                            "--status-fd",
-                            "3",
-                            "--go-fd",
-                            "4",
-                            "--backtrace-file",
-                            bt,
-                            "--seed",
-                            seed,
-                            NULL};
+            const char *argv[RUN__WORKER_OPTS + 3] = {o->self, "worker"};
+            worker_opts(argv + 2, o, e, rank, coord, devfile, bt, seed);
             if (o->nwrap) {
                 /* The wrapper's words, then the worker's: one argv for execvp. */
                 char *wargv[17 + sizeof(argv) / sizeof(argv[0])];
@@ -870,10 +851,10 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
                 for (int w = 0; w < o->nwrap; w++)
                     wargv[n++] = o->wrap[w];
                 for (size_t a = 0; a < sizeof(argv) / sizeof(argv[0]); a++)
-                    wargv[n++] = argv[a];
+                    wargv[n++] = (char *)argv[a];
                 execvp(wargv[0], wargv);
             } else {
-                execv(o->self, argv);
+                execv(o->self, (char *const *)argv);
             }
             _exit(127);
         }
