@@ -200,8 +200,11 @@ static void rank_run(char **items, int nitems, const int fds[3])
             _exit(127);
     if (place(hi[0], 1) || place(hi[0], 2) || place(hi[1], 3) || place(hi[2], 4))
         _exit(127);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         close(hi[i]);
+        if (fds[i] > 4) /* as received: the copies at 1-4 are the rank's */
+            close(fds[i]);
+    }
     for (int i = 0; i < nitems; i++) {
         char *v = items[i] + 1;
         if (items[i][0] == 'A') {
