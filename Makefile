@@ -40,10 +40,10 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
-                    harness/rg_transport.c
+                    harness/rg_transport.c harness/rg_bench_spec.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/rg_exec.c harness/rg_forksrv.c \
-                 harness/main.c
+                 harness/rg_bench.c harness/rg_bench_rank.c harness/main.c
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c faultinject/fi_shim.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c

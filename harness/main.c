@@ -5,6 +5,7 @@
  *   railguard exec [options] -- CMD [ARG...]    any verbs program under the shim, judged
  *   railguard sweep --fault KIND ... SCENARIO  every fault point of a scenario
  *   railguard report DIR                      judge an external launch's ranks together
+ *   railguard bench [options]                 nccl-tests' table for any transport
  *   railguard worker ...                      one rank of a scenario (started by run)
  *   railguard worker --serve 3 --transport SO  run's fork server (rg_forksrv.c)
  */
@@ -24,6 +25,10 @@ int main(int argc, char **argv)
         return rg_exec_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "sweep"))
         return rg_sweep_main(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "bench"))
+        return rg_bench_main(argc - 1, argv + 1);
+    if (argc >= 3 && !strcmp(argv[1], "worker") && !strcmp(argv[2], "--bench"))
+        return rg_bench_rank_main(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "report"))
         return rg_report_main(argc - 1, argv + 1);
     if (argc == 6 && !strcmp(argv[1], "worker") && !strcmp(argv[2], "--serve") &&

@@ -338,6 +338,63 @@ int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scen
 int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out);
 int rg_sweep_main(int argc, char **argv);
 
+/* --- railguard bench (rg_bench_spec.c pure, rg_bench.c the command, rg_bench_rank.c a rank) -- */
+/*
+ * nccl-tests' conventions: sizes from -b to -e, times -f (or plus -i); -n timed iterations
+ * per round after -w warmup ones; -d dtype, -o redop, -r root, -c check, -a how the ranks'
+ * times combine (0 rank 0, 1 mean, 2 min, 3 max). A size is the bytes of the larger buffer
+ * (all_gather's output, reduce_scatter's input), so busbw compares across operations.
+ */
+#define RG_BENCH_MAX_SIZES 64
+typedef struct rg_bench_spec {
+    uint32_t ops; /* RG_BIT(rg_plugin_op) among all_reduce..sendrecv */
+    uint64_t min_bytes, max_bytes;
+    int factor;          /* -f: the next size is this times the last (0 with -i) */
+    uint64_t step_bytes; /* -i: the next size is the last plus this */
+    int iters, warmup, rounds;
+    rg_dtype dtype;
+    rg_redop redop;
+    int root;
+    bool check;
+    bool reg;    /* -R 1: the buffers registered with the transport (mem_register) */
+    int average; /* -a */
+    int ranks, rails;
+    rg_qp_type qp;
+    rg_algo algo;
+    double timeout_s; /* the transport's deadline for every wait; the bench's is a bit longer */
+} rg_bench_spec;
+
+/* The operations a bench runs, by rg_plugin_op (barrier none). */
+#define RG_BENCH_OPS                                                                               \
+    (RG_BIT(RG_OP_ALL_REDUCE) | RG_BIT(RG_OP_ALL_GATHER) | RG_BIT(RG_OP_REDUCE_SCATTER) |          \
+     RG_BIT(RG_OP_BROADCAST) | RG_BIT(RG_OP_SENDRECV))
+
+void rg_bench_defaults(rg_bench_spec *s);
+/*
+ * One option shared by `railguard bench` and its ranks (long option name without "--", or a
+ * one-letter nccl-tests flag): 0 taken, 1 not a bench option, -1 after one line on stderr
+ * naming the flag and its value. rg_bench_args writes the spec back as such options.
+ */
+int rg_bench_option(rg_bench_spec *s, const char *name, const char *val);
+int rg_bench_args(const rg_bench_spec *s, char *buf, size_t len, char **argv, int max);
+/* The sizes -b..-e make; their number (at most max). */
+int rg_bench_sizes(const rg_bench_spec *s, uint64_t *sizes, int max);
+/* Elements per rank's call for `bytes` of op at n ranks (0: too small to run), and the bytes
+ * that count really moves (the size column). */
+size_t rg_bench_count(rg_plugin_op op, uint64_t bytes, size_t esz, int n);
+uint64_t rg_bench_bytes(rg_plugin_op op, size_t count, size_t esz, int n);
+/* nccl-tests' bus bandwidth factor: all_reduce 2(n-1)/n, all_gather and reduce_scatter
+ * (n-1)/n, broadcast and sendrecv 1. */
+double rg_bench_bus_factor(rg_plugin_op op, int n);
+const char *rg_bench_op_name(rg_plugin_op op);
+int rg_bench_op_of(const char *name);
+/* The median of v[0..n) (sorts v); the ranks' times combined as -a says. */
+double rg_bench_median(double *v, int n);
+double rg_bench_combine(const double *t, int n, int average);
+int rg_bench_main(int argc, char **argv);
+/* One rank: `railguard worker --bench ...` (argv[0] "worker"). */
+int rg_bench_rank_main(int argc, char **argv);
+
 /* --- a transport, through the plugin ABI (rg_transport.c) ------------------------------------ */
 /*
  * One loaded plugin: a version 2 table, or a version 1 table seen through the same calls (its
@@ -484,6 +541,16 @@ void rg_beside(char *out, size_t len, const char *self, const char *name);
 /* The stock scenarios' directory beside SELF: ../share/railguard/scenarios (an install) or the
  * source tree's scenarios/ (SELF in build/FLAVOUR/bin); -1 and "" when neither is there. */
 int rg_stock_scenarios(char *out, size_t len, const char *self);
+/* A new job secret: 32 random bytes as 64 hex digits and a NUL into hex (65 bytes), what
+ * RG_SECRET carries to the ranks. 0, or -1 when the kernel gives no randomness. */
+int rg_job_secret(char *hex);
+/* A device list ("rxe0,rxe1" or blank-separated) into devices[], at most RG_MAX_RAILS;
+ * -1 after one line "railguard CMD: FROM: ..." on stderr. */
+int rg_devices_parse(const char *cmd, const char *list, const char *from, char (*devices)[64],
+                     int *n);
+/* A JACCL devices file: every pair of the `ranks` ranks joined by devices[0..rails). 0, or
+ * -1 with errno. */
+int rg_devices_write(const char *path, int ranks, int rails, const char (*devices)[64]);
 /* mkdir -p: --out's parents are made too. -1 with errno when a part cannot be. */
 int rg_mkdirs(const char *path);
 /* "0.3 (git 968ae2c)": the release and the commit it was built from. */

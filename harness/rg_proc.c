@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,4 +445,72 @@ int rg_mkdirs(const char *path)
             *s = '/';
         }
     return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int rg_devices_write(const char *path, int ranks, int rails, const char (*devices)[64])
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputc('[', f);
+    for (int i = 0; i < ranks; i++) {
+        fputs(i ? ",\n [" : "[", f);
+        for (int j = 0; j < ranks; j++) {
+            fputs(j ? "," : "", f);
+            if (i == j) {
+                fputs("null", f);
+                continue;
+            }
+            fputc('[', f);
+            for (int k = 0; k < rails; k++)
+                fprintf(f, "%s\"%s\"", k ? "," : "", devices[k]);
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
+    fputs("]\n", f);
+    return fclose(f);
+}
+
+int rg_devices_parse(const char *cmd, const char *list, const char *from, char (*devices)[64],
+                     int *n)
+{
+    char buf[512], shown[72];
+    *n = 0;
+    if (!list || strlen(list) >= sizeof(buf)) {
+        fprintf(stderr, "railguard %s: %s: bad device list\n", cmd, from);
+        return -1;
+    }
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        if (*n == RG_MAX_RAILS || strlen(t) >= 64) {
+            fprintf(stderr, "railguard %s: %s: at most %d devices of < 64 characters: '%s'\n", cmd,
+                    from, RG_MAX_RAILS, rg_parse_show(t, shown, sizeof(shown)));
+            return -1;
+        }
+        snprintf(devices[(*n)++], 64, "%s", t);
+    }
+    if (!*n) {
+        fprintf(stderr, "railguard %s: %s: no device named\n", cmd, from);
+        return -1;
+    }
+    return 0;
+}
+
+int rg_job_secret(char *hex)
+{
+    unsigned char b[32];
+    size_t got = 0;
+    while (got < sizeof(b)) {
+        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    explicit_bzero(b, sizeof(b));
+    return 0;
 }

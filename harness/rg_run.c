@@ -165,25 +165,8 @@ static int usage(const char *msg)
 
 static int parse_devices(struct run_opts *o, const char *list, const char *from)
 {
-    char buf[512];
-    o->ndevices = 0;
-    if (!list || strlen(list) >= sizeof(buf)) {
-        fprintf(stderr, "railguard run: %s: bad device list\n", from);
+    if (rg_devices_parse("run", list, from, o->devices, &o->ndevices))
         return -1;
-    }
-    snprintf(buf, sizeof(buf), "%s", list);
-    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-        if (o->ndevices == RG_MAX_RAILS || strlen(t) >= sizeof(o->devices[0])) {
-            fprintf(stderr, "railguard run: %s: at most %d devices of < 64 characters: '%s'\n",
-                    from, RG_MAX_RAILS, t);
-            return -1;
-        }
-        snprintf(o->devices[o->ndevices++], sizeof(o->devices[0]), "%s", t);
-    }
-    if (!o->ndevices) {
-        fprintf(stderr, "railguard run: %s: no device named\n", from);
-        return -1;
-    }
     size_t off = 0;
     for (int i = 0; i < o->ndevices; i++)
         off += (size_t)snprintf(o->devlist + off, sizeof(o->devlist) - off, "%s%s", i ? "," : "",
@@ -467,31 +450,6 @@ static uint64_t registered_bytes(const struct sc_entry *e, int n)
 }
 
 /* --- one scenario ---------------------------------------------------------------------------- */
-static int write_devices(const struct run_opts *o, const rg_scenario *sc, const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputc('[', f);
-    for (int i = 0; i < sc->ranks; i++) {
-        fputs(i ? ",\n [" : "[", f);
-        for (int j = 0; j < sc->ranks; j++) {
-            fputs(j ? "," : "", f);
-            if (i == j) {
-                fputs("null", f);
-                continue;
-            }
-            fputc('[', f);
-            for (int k = 0; k < sc->rails; k++)
-                fprintf(f, "%s\"%s\"", k ? "," : "", o->devices[k]);
-            fputc(']', f);
-        }
-        fputc(']', f);
-    }
-    fputs("]\n", f);
-    return fclose(f);
-}
-
 /* Seconds from t0 (CLOCK_MONOTONIC ms) to a rank's stamp, which the worker took on that clock. */
 static double since(double t0_ms, double at_ms)
 {
@@ -649,27 +607,6 @@ static bool release_ranks(struct rg_proc *procs, int lo, int hi, bool now)
     return true;
 }
 
-#define SECRET_BYTES 32
-
-/* 32 random bytes as 64 hex digits: what RG_SECRET carries to the ranks. */
-static int job_secret(char *hex)
-{
-    unsigned char b[SECRET_BYTES];
-    size_t got = 0;
-    while (got < sizeof(b)) {
-        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        got += (size_t)n;
-    }
-    for (size_t i = 0; i < sizeof(b); i++)
-        snprintf(hex + 2 * i, 3, "%02x", b[i]);
-    explicit_bzero(b, sizeof(b));
-    return 0;
-}
-
 /*
  * Runs ranks lo..hi-1 of a scenario here and follows them to their verdicts: all of them when
  * local, this process's one rank when launched externally.
@@ -787,8 +724,8 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
     snprintf(btsig, sizeof(btsig), "%d", rg_proc_backtrace_signal());
     /* A fresh secret for each run's side channel, so no stray process (nor a rank of another
      * run) can join it. External ranks keep the one their launcher gave them all. */
-    char secret[2 * SECRET_BYTES + 1] = "";
-    if (whole && job_secret(secret) != 0) /* the ranks then say they have no secret */
+    char secret[65] = "";
+    if (whole && rg_job_secret(secret) != 0) /* the ranks then say they have no secret */
         fprintf(stderr, "railguard run: no random bytes for the side channel's secret: %s\n",
                 strerror(errno));
     for (int r = lo; r < hi; r++) {
@@ -999,7 +936,7 @@ static void run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_
     fmt(devfile, sizeof(devfile), "%s/devices.json", res->dir);
     int port = rg_proc_free_port();
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
-    if (port < 0 || write_devices(o, sc, devfile) != 0 ||
+    if (port < 0 || rg_devices_write(devfile, sc->ranks, sc->rails, o->devices) != 0 ||
         rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
             res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};

@@ -3,11 +3,15 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
@@ -91,4 +95,54 @@ void rg_check_write_temp(char *path, const char *data, size_t len)
         off += (size_t)w;
     }
     ck_assert_int_eq(close(fd), 0);
+}
+
+int rg_check_cmd(const char *bin, const char *const *env, const char *const *args, double timeout_s,
+                 char *out, size_t outlen)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const char *argv[64] = {bin};
+        int a = 1;
+        for (int i = 0; args[i] && a < 63; i++)
+            argv[a++] = args[i];
+        argv[a] = NULL;
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        for (int i = 0; env && env[i] && env[i + 1]; i += 2)
+            setenv(env[i], env[i + 1], 1);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t len = 0;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double left = timeout_s - ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9);
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            continue;
+        ssize_t n = read(fds[0], out + len, outlen - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    out[len] = '\0';
+    close(fds[0]);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st), "%s was killed (timeout %.0f s); output:\n%s", bin, timeout_s,
+                  out);
+    return WEXITSTATUS(st);
 }

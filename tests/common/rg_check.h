@@ -25,6 +25,7 @@ Suite *rg_suite_proc(void);
 Suite *rg_suite_sweep(void);
 Suite *rg_suite_sidechan(void);
 Suite *rg_suite_parse(void);
+Suite *rg_suite_bench(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);
@@ -33,6 +34,7 @@ Suite *rg_suite_it_fi(void);
 Suite *rg_suite_it_plugin(void);
 Suite *rg_suite_it_run(void);
 Suite *rg_suite_it_exec(void);
+Suite *rg_suite_it_bench(void);
 
 /*
  * Runs the suites forked, prints Check's summary and a plain "<label>: N passed, M failed"
@@ -49,6 +51,14 @@ void rg_check_build_file(char *out, size_t len, const char *rel);
 
 /* Writes len bytes into a new temporary file; its path goes to path (at least 64 bytes). */
 void rg_check_write_temp(char *path, const char *data, size_t len);
+
+/*
+ * Runs bin with args (NULL-terminated, after the program name) and env (NAME, VALUE pairs,
+ * NULL-terminated, set in the child; or NULL), its stdout and stderr into out; kills it and
+ * fails the test after timeout_s. Returns its exit status.
+ */
+int rg_check_cmd(const char *bin, const char *const *env, const char *const *args, double timeout_s,
+                 char *out, size_t outlen);
 
 /* A free loopback TCP port (bound to 0, read back, closed); -1 when none could be had. */
 int rg_check_free_port(void);

@@ -62,51 +62,8 @@ static char *write_file(const char *name, const char *text)
 /* Runs railguard with argv (NULL-terminated, after the program name), output into g_out. */
 static int railguard(const char *mode, const char *const *args, double timeout_s)
 {
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        const char *argv[32] = {g_bin};
-        int a = 1;
-        for (int i = 0; args[i] && a < 31; i++)
-            argv[a++] = args[i];
-        argv[a] = NULL;
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        if (mode)
-            setenv("RG_BAD_MODE", mode, 1);
-        execv(g_bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t len = 0;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        double left = timeout_s - ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9);
-        if (left <= 0) {
-            kill(pid, SIGKILL);
-            break;
-        }
-        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
-            continue;
-        ssize_t n = read(fds[0], g_out + len, sizeof(g_out) - 1 - len);
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
-    g_out[len] = '\0';
-    close(fds[0]);
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st), "railguard was killed (timeout %.0f s); output:\n%s", timeout_s,
-                  g_out);
-    return WEXITSTATUS(st);
+    const char *env[] = {"RG_BAD_MODE", mode, NULL};
+    return rg_check_cmd(g_bin, mode ? env : NULL, args, timeout_s, g_out, sizeof(g_out));
 }
 
 static const char *last_line(void)

@@ -17,7 +17,6 @@
 
 struct rank_out {
     int done, ok, checks;
-    double op_seconds;
     char msg[512];
 };
 
@@ -346,32 +345,7 @@ static void run_rank(const struct drive_opts *o, int rank, const char *devfile, 
             rg_comm_destroy(x.comm);
             return;
         }
-        if (o->bench_iters > 0) {
-            /* Timed, not verified: the verified runs are the other mode. */
-            float *buf = calloc(o->counts[0], sizeof(float));
-            rg_mem_h m = NULL;
-            rg_status bs = buf ? RG_OK : RG_ERR_NOMEM;
-            if (!bs && o->zcopy)
-                bs = rg_mem_register(x.comm, buf, o->counts[0] * sizeof(float), &m);
-            if (!bs)
-                bs = rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM);
-            if (!bs)
-                bs = rg_barrier(x.comm);
-            double t0 = rg__now();
-            for (int it = 0; it < o->bench_iters && !bs; it++)
-                bs = rg_all_reduce(x.comm, buf, buf, o->counts[0], RG_FLOAT32, RG_SUM);
-            out->op_seconds = (rg__now() - t0) / o->bench_iters;
-            if (m && !bs)
-                bs = rg_mem_deregister(x.comm, m);
-            free(buf);
-            if (bs) {
-                snprintf(out->msg, sizeof(out->msg), "rank %d: bench: %s: %.400s", rank,
-                         rg_err_name(bs), rg_comm_error(x.comm));
-                rg_comm_destroy(x.comm);
-                return;
-            }
-        }
-        for (int ci = 0; ci < 8 && o->counts[ci] && !o->bench_iters; ci++) {
+        for (int ci = 0; ci < 8 && o->counts[ci]; ci++) {
             for (int dt = 0; dt < RG_DTYPE_COUNT; dt++) {
                 if (!o->all_dtypes && dt != RG_FLOAT32 && dt != RG_INT32)
                     continue;
@@ -510,7 +484,6 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
         usleep(20000);
     }
     res->seconds = rg__now() - t0;
-    res->op_seconds = outs[0].op_seconds;
     for (int r = 0; r < o->ranks; r++) {
         res->checks += outs[r].checks;
         if (!outs[r].ok) {

@@ -25,10 +25,9 @@ struct drive_opts {
     uint64_t seed;
     double timeout_s; /* per-rank communicator timeout; the parent allows this plus a margin */
     int quiet;
-    int cross_rank;  /* >= 0: this rank's devices file row lists its rails reversed */
-    int bench_iters; /* > 0: time this many float32 sum all_reduces of counts[0] instead */
-    int zcopy;       /* register each call's buffers (rg_mem_register): sends go in place */
-    int env_rank;    /* >= 0: this rank alone puts env_set ("NAME=VALUE") in its environment */
+    int cross_rank; /* >= 0: this rank's devices file row lists its rails reversed */
+    int zcopy;      /* register each call's buffers (rg_mem_register): sends go in place */
+    int env_rank;   /* >= 0: this rank alone puts env_set ("NAME=VALUE") in its environment */
     const char *env_set;
 };
 
@@ -36,8 +35,7 @@ struct drive_result {
     int failed_ranks;
     int checks; /* results verified across all ranks */
     double seconds;
-    double op_seconds; /* bench: rank 0 mean time per all_reduce */
-    char msg[512];     /* the first failure */
+    char msg[512]; /* the first failure */
 };
 
 void drive_opts_default(struct drive_opts *o);

@@ -59,10 +59,6 @@ int main(int argc, char **argv)
             }
             o.counts[ncounts++] = (size_t)v;
             o.counts[ncounts] = 0;
-        } else if (!strcmp(a, "--bench")) {
-            if (num(a, val, 1, 100000, &v))
-                return 2;
-            o.bench_iters = (int)v;
         } else if (!strcmp(a, "--timeout")) {
             if (num(a, val, 1, 3600, &v))
                 return 2;
@@ -85,21 +81,12 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "rg-drive: unknown option '%s' (--ranks --rails --qp --algo --count "
-                    "--cycles --timeout --lean --zcopy --bench)\n",
+                    "--cycles --timeout --lean --zcopy; timings: railguard bench)\n",
                     a);
             return 2;
         }
     }
     int rc = drive_run(&o, &r);
-    if (o.bench_iters && !rc) {
-        /* nccl-tests' convention: busbw = algbw * 2(n-1)/n for all_reduce. */
-        double bytes = (double)o.counts[0] * 4, alg = bytes / r.op_seconds / 1e6;
-        printf("bench: all_reduce float32 sum %.0f bytes, %d ranks, %d rail(s), %s: %.1f us, "
-               "algbw %.2f MB/s, busbw %.2f MB/s\n",
-               bytes, o.ranks, o.rails, o.qp == RG_QPT_RC ? "RC" : "UC", r.op_seconds * 1e6, alg,
-               alg * 2.0 * (o.ranks - 1) / o.ranks);
-        return 0;
-    }
     printf("drive: %d ranks, %d rail(s), %s: %d checks verified in %.2f s%s%s\n", o.ranks, o.rails,
            o.qp == RG_QPT_RC ? "RC" : "UC", r.checks, r.seconds, rc ? ": FAILED: " : "",
            rc ? r.msg : "");
