@@ -40,7 +40,7 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
-                    harness/rg_transport.c harness/rg_bench_spec.c
+                    harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/rg_exec.c harness/rg_forksrv.c \
                  harness/rg_bench.c harness/rg_bench_rank.c harness/main.c
@@ -59,7 +59,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/
                     include/railguard/*.h adapters/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression sweep sweep-mutants mutant-seeds fuzz \
+        regression sweep sweep-mutants mutant-seeds fuzz bench \
         format-check install uninstall jaccl \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -72,6 +72,7 @@ help:
 	@echo "make check-full     the full transport matrix on 4 rails (sizes to 64 MiB)"
 	@echo "make regression     the upstream regression suite: reference and mutants"
 	@echo "make sweep          every fault point of every sweep program (long)"
+	@echo "make bench          the link and railguard bench in one boot: BENCHMARKS.md, docs/bench.png"
 	@echo "make mutant-seeds   each mutant under 20 seeds: which oracle catches it, how often"
 	@echo "make fuzz           libFuzzer on every parser of outside bytes (FUZZ_RUNS=N)"
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
@@ -279,6 +280,16 @@ sweep: deps
 sweep-mutants: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
+
+# The benchmark (not part of CI; about 15 minutes): in one soft-RoCE boot the link's own figures
+# (perftest by the wall clock) and `railguard bench` of the reference transport (RC and UC, 2
+# and 4 ranks, with and without the shim, every operation, callgrind against the mlx-3152
+# mutant); then BENCHMARKS.md and its plot, docs/bench.png.
+bench: deps
+	@ci/deps bench
+	@$(MAKE) --no-print-directory build-rel mutants
+	$(SOFTROCE) exec --rails 1 --timeout 3600 -- ci/bench $(BUILD) $(BUILD)/bench
+	ci/bench-report $(BUILD)/bench BENCHMARKS.md docs/bench.png
 
 # How much luck each oracle needs: every regression scenario against its mutant under SEEDS
 # seeds (default 20); one row per scenario, runs caught and by which verdict.

@@ -31,6 +31,9 @@ struct bopts {
     int ndevices;
     char label[64];
     double deadline_s;
+    char wrap_buf[1024];
+    char *wrap[17]; /* --rank-wrapper's words */
+    int nwrap;
 };
 
 struct bproc {
@@ -133,6 +136,16 @@ static int parse(struct bopts *o, int argc, char **argv)
             }
             devs = val;
             devs_from = "--devices";
+        } else if (!strcmp(name, "rank-wrapper")) {
+            char err[256];
+            o->nwrap = val ? rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16,
+                                              err, sizeof(err))
+                           : -1;
+            if (o->nwrap < 1) {
+                fprintf(stderr, "railguard bench: --rank-wrapper: %s\n",
+                        val ? err : "needs a command");
+                return 2;
+            }
         } else if (!strcmp(name, "deadline")) {
             if (!val || rg_parse_seconds(val, 1, 86400, &o->deadline_s)) {
                 char shown[72];
@@ -184,7 +197,7 @@ static void start_rank(const struct bopts *o, int r, const char *devfile, const 
                        int wfd)
 {
     char log[PATH_MAX + 32], plan[PATH_MAX + 8], events[PATH_MAX + 32], rank[16], argbuf[1024];
-    char *spec[48], *args[80];
+    char *spec[48], *args[100];
     int na = 0;
     snprintf(log, sizeof(log), "%s/rank%d.log", o->out, r);
     int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -207,26 +220,23 @@ static void start_rank(const struct bopts *o, int r, const char *devfile, const 
     int ns = rg_bench_args(&o->s, argbuf, sizeof(argbuf), spec, 48);
     if (ns < 0)
         _exit(127);
-    const char *fixed[] = {(const char *)o->self,
-                           "worker",
-                           "--bench",
-                           "--status-fd",
-                           "3",
-                           "--rank",
-                           rank,
-                           "--coordinator",
-                           coord,
-                           "--devices-file",
-                           devfile,
-                           "--transport",
-                           o->transport};
+    const char *fixed[] = {
+        o->self,  "worker",      "--bench",       "--status-fd", "3",
+        "--rank", rank,          "--coordinator", coord,         "--devices-file",
+        devfile,  "--transport", o->transport,
+    };
+    for (int i = 0; i < o->nwrap; i++)
+        args[na++] = o->wrap[i];
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         args[na++] = (char *)fixed[i];
     for (int i = 0; i < ns; i++)
         args[na++] = spec[i];
     args[na] = NULL;
-    execv(o->self, args);
-    fprintf(stderr, "railguard bench: cannot run %s: %s\n", o->self, strerror(errno));
+    if (o->nwrap)
+        execvp(args[0], args);
+    else
+        execv(o->self, args);
+    fprintf(stderr, "railguard bench: cannot run %s: %s\n", args[0], strerror(errno));
     _exit(127);
 }
 

@@ -146,6 +146,36 @@ START_TEST(test_bench_under_the_shim)
 }
 END_TEST
 
+START_TEST(test_bench_rank_wrapper)
+{
+    /* Each rank runs under the wrapper (what make bench does with callgrind): the wrapper
+     * leaves one mark per rank, then execs the rank. */
+    char wrap[PATH_MAX + 32], marks[PATH_MAX + 32], cmd[2 * PATH_MAX + 64];
+    snprintf(wrap, sizeof(wrap), "%s/wrap.sh", g_tmp);
+    snprintf(marks, sizeof(marks), "%s/marks", g_tmp);
+    unlink(marks);
+    FILE *f = fopen(wrap, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "#!/bin/sh\necho \"$@\" | grep -o -- '--rank [0-9]*' >>'%s'\nexec \"$@\"\n", marks);
+    fclose(f);
+    ck_assert_int_eq(chmod(wrap, 0755), 0);
+    const char *args[] = {
+        "bench", "--rank-wrapper", wrap, "-b", "64", "-e", "64", "-n", "2", "-N", "1", NULL};
+    int st = rg_check_cmd(g_bin, NULL, args, 120, g_out, sizeof(g_out));
+    ck_assert_msg(st == 0, "bench exited %d:\n%s", st, g_out);
+    snprintf(cmd, sizeof(cmd), "sort %s | tr '\\n' ,", marks);
+    FILE *p = popen(cmd, "r");
+    char got[64] = "";
+    ck_assert_ptr_nonnull(fgets(got, sizeof(got), p) ? p : NULL);
+    pclose(p);
+    ck_assert_str_eq(got, "--rank 0,--rank 1,");
+    /* A wrapper that is not a program is one line before any rank starts. */
+    const char *bad[] = {"bench", "--rank-wrapper", "/nonexistent/valgrind", NULL};
+    ck_assert_int_eq(rg_check_cmd(g_bin, NULL, bad, 30, g_out, sizeof(g_out)), 2);
+    ck_assert_msg(strstr(g_out, "--rank-wrapper"), "%s", g_out);
+}
+END_TEST
+
 Suite *rg_suite_it_bench(void)
 {
     Suite *s = suite_create("it_bench");
@@ -156,6 +186,7 @@ Suite *rg_suite_it_bench(void)
     tcase_add_test(t, test_bench_counts_wrong_data);
     tcase_add_test(t, test_bench_names_errors);
     tcase_add_test(t, test_bench_under_the_shim);
+    tcase_add_test(t, test_bench_rank_wrapper);
     suite_add_tcase(s, t);
     return s;
 }
