@@ -418,9 +418,11 @@ check: deps
 	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
+	 echo "== the conformance run's page in headless chromium"; \
+	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression sweep-error sweep-negpoll || st=1; \
+	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime

@@ -338,6 +338,57 @@ int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scen
 int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out);
 int rg_sweep_main(int argc, char **argv);
 
+/* --- the timeline (rg_timeline.c): trace.json, and the run page's picture --------------- */
+/* One program step of a rank, from its status lines: [t0, t1] seconds from the scenario's
+ * start, and how it ended ("ok" when the next step began, else the verdict's word). */
+#define RG_TL_MAX_SPANS 1024
+#define RG_TL_MAX_MARKS 128
+#define RG_TL_MAX_QPS 64
+typedef enum { RG_TL_FAULT } rg_tl_kind;
+typedef struct rg_tl_span {
+    double t0_s, t1_s;
+    int step, rep;
+    char label[160];
+    char result[32];
+} rg_tl_span;
+typedef struct rg_tl_mark {
+    double t_s;
+    rg_tl_kind kind;
+    char text[RG_SC_RULE_MAX + 64];
+} rg_tl_mark;
+/* A QP's summary from the shim: at exit, at destroy, or at the deadline ("snapshot"). */
+typedef struct rg_tl_qp {
+    double t_s;
+    int ord;
+    unsigned qpn;
+    char dev[32], why[16];
+    long long posts_send, posts_recv, cqe_send, cqe_recv, out_send, out_recv;
+} rg_tl_qp;
+typedef struct rg_tl_rank {
+    bool have_status, have_events, truncated;
+    double verdict_t_s; /* when it said its verdict; -1: never */
+    char status[32];    /* the failed call's status, as the rank said it */
+    int nspans, nmarks, nqps;
+    rg_tl_span span[RG_TL_MAX_SPANS];
+    rg_tl_mark mark[RG_TL_MAX_MARKS];
+    rg_tl_qp qp[RG_TL_MAX_QPS];
+} rg_tl_rank;
+/* Rank `rank`'s timeline from r->dir (rankR.status, rankR.events.jsonl) and r's verdicts: 0,
+ * or -1 when neither file is there. Lines it cannot read are skipped. */
+int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t);
+/* trace.json (Chrome Trace Event format): a process per rank with its calls, fired faults,
+ * verdict and QP counters; the first failure marked. 0, or -1 with err. */
+int rg_trace_write(const rg_result *r, const char *path, char *err, size_t errlen);
+
+/* --- the run page (rg_html.c) ------------------------------------------------------------ */
+/* index.html: every scenario (failures first) with its ranks' verdicts, first failure, fault
+ * rules' fired counts, files, and a timeline picture of each failing one. info may be NULL. */
+int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                  const char *path, char *err, size_t errlen);
+/* `railguard report DIR` on a run's directory: every scenario's trace.json and the run's
+ * index.html written again from the result.json files and evidence there. Exit status. */
+int rg_report_run_dir(const char *dir);
+
 /* --- railguard bench (rg_bench_spec.c pure, rg_bench.c the command, rg_bench_rank.c a rank) -- */
 /*
  * nccl-tests' conventions: sizes from -b to -e, times -f (or plus -i); -n timed iterations
@@ -492,6 +543,7 @@ struct rg_proc {
     bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
     double stop_t_s; /* when the runner saw it stop, from the scenario's start */
     pid_t gdb;
+    int tl; /* run: its status lines as they came (rankR.status, the timeline's source), or -1 */
 };
 
 /* CLOCK_MONOTONIC in seconds: every deadline of the runner is read on it. */

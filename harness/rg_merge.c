@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void shift_rank(rg_rank_result *k, double by)
 {
@@ -121,6 +122,10 @@ int rg_report_main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1];
+    /* A run's directory (it has report.json): its traces and page, written again. */
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    if (access(path, R_OK) == 0)
+        return rg_report_run_dir(dir);
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));

@@ -552,6 +552,10 @@ static void drain(rg_rank_result *k, struct rg_proc *p, double t0_ms)
         p->buf[p->len] = '\0';
         char *start = p->buf, *nl;
         while ((nl = strchr(start, '\n'))) {
+            if (p->tl >= 0 && write(p->tl, start, (size_t)(nl + 1 - start)) < 0) {
+                close(p->tl); /* the timeline is evidence, not the verdict: go on without */
+                p->tl = -1;
+            }
             *nl = '\0';
             take_line(k, p, start, t0_ms);
             start = nl + 1;
@@ -733,7 +737,12 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         /* Until a rank says otherwise it is where it started. */
         res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1};
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
-        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
+        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1, .tl = -1};
+        /* Every line the rank says, kept as it comes: its timeline (trace.json, the run page)
+         * then survives a rank that is killed or hangs. */
+        char tlp[1200];
+        snprintf(tlp, sizeof(tlp), "%s/rank%d.status", res->dir, r);
+        procs[r].tl = open(tlp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (o->fork_server &&
             served_rank(o, e, res, r, coord, devfile, planfile, secret, btsig, &procs[r]))
             continue;
@@ -890,6 +899,9 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
         }
         if (p->fd >= 0)
             close(p->fd);
+        if (p->tl >= 0)
+            close(p->tl);
+        p->tl = -1;
     }
     res->seconds = rg_now_s() - t0;
 
@@ -980,6 +992,10 @@ static int scenario_once(const struct run_opts *o, const struct sc_entry *e, int
         fprintf(stderr, "railguard run: %s\n", err);
         return 1;
     }
+    /* The timeline is for people to look at; the verdicts stand without it. */
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    if (rg_trace_write(&res, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard run: %s\n", err);
     return 0;
 }
 
@@ -1278,6 +1294,9 @@ int rg_run_main(int argc, char **argv)
     for (int k = 0; k < 2 && junit_to[k]; k++)
         if (rg_report_junit(results, n, total, &info, junit_to[k], err, sizeof(err)) != 0)
             fprintf(stderr, "railguard run: %s\n", err);
+    snprintf(jpath, sizeof(jpath), "%s/index.html", o.out);
+    if (rg_html_write(results, n, total, &info, jpath, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard run: %s\n", err);
     rg_report_table(stdout, results, n, total);
     st = 0;
     int passed = 0;

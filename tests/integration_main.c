@@ -8,7 +8,7 @@ int main(void)
 {
     static Suite *(*const suites[])(void) = {
         rg_suite_it_verbs, rg_suite_it_coll, rg_suite_it_fi,    rg_suite_it_plugin,
-        rg_suite_it_run,   rg_suite_it_exec, rg_suite_it_bench,
+        rg_suite_it_run,   rg_suite_it_exec, rg_suite_it_bench, rg_suite_it_report,
     };
     char devs[8][64];
     int n = rg_check_devices(devs, 8);

@@ -26,6 +26,7 @@ Suite *rg_suite_sweep(void);
 Suite *rg_suite_sidechan(void);
 Suite *rg_suite_parse(void);
 Suite *rg_suite_bench(void);
+Suite *rg_suite_timeline(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);
@@ -35,6 +36,7 @@ Suite *rg_suite_it_plugin(void);
 Suite *rg_suite_it_run(void);
 Suite *rg_suite_it_exec(void);
 Suite *rg_suite_it_bench(void);
+Suite *rg_suite_it_report(void);
 
 /*
  * Runs the suites forked, prints Check's summary and a plain "<label>: N passed, M failed"

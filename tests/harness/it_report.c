@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `railguard run` leaves for people to look at, on rxe: every scenario's trace.json must
+ * be a valid Chrome Trace Event file (required fields, begin/end pairs that match per track,
+ * timestamps that never go back on a track) for a clean scenario, a fault scenario (its fired
+ * fault an instant named by its rule) and a 3-rank scenario whose rank hangs (its last call
+ * open until the deadline, ended DEADLOCK); the run's index.html must list each scenario with
+ * its verdicts; and `railguard report DIR` must write both again from the directory alone.
+ */
+#include "common/rg_check.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char g_bin[PATH_MAX], g_bad[PATH_MAX], g_tmp[PATH_MAX], g_out[65536];
+
+static void setup(void)
+{
+    rg_check_build_file(g_bin, sizeof(g_bin), "bin/railguard");
+    rg_check_build_file(g_bad, sizeof(g_bad), "lib/rg-test-bad-plugin.so");
+    snprintf(g_tmp, sizeof(g_tmp), "/tmp/rg-it-report.%ld", (long)getpid());
+    mkdir(g_tmp, 0755);
+}
+
+/* The Trace Event format's rules this project's traces must keep. */
+static void check_trace(const char *path, int ranks, int *spans, int *faults, int *verdicts)
+{
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    ck_assert_msg(j, "%s: %s", path, e.text);
+    json_t *a = json_object_get(j, "traceEvents");
+    ck_assert_msg(json_is_array(a) && json_array_size(a) > 0, "%s: no traceEvents", path);
+    /* Per (pid, tid): a stack of open begins and the last timestamp. */
+    enum { TRACKS = 64 * 80 };
+    static int depth[TRACKS];
+    static json_int_t last[TRACKS];
+    static char open_name[TRACKS][160];
+    memset(depth, 0, sizeof(depth));
+    for (int i = 0; i < TRACKS; i++)
+        last[i] = -1;
+    *spans = *faults = *verdicts = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(a, i, ev)
+    {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        json_t *pid = json_object_get(ev, "pid"), *tid = json_object_get(ev, "tid");
+        ck_assert_msg(ph && name && json_is_integer(pid) && json_is_integer(tid),
+                      "%s: event %zu lacks ph, name, pid or tid", path, i);
+        int p = (int)json_integer_value(pid), t = (int)json_integer_value(tid);
+        ck_assert_msg(p >= 0 && p < ranks && t >= 0 && t < 80, "%s: event %zu: pid %d tid %d", path,
+                      i, p, t);
+        if (!strcmp(ph, "M"))
+            continue;
+        json_t *ts = json_object_get(ev, "ts");
+        ck_assert_msg(json_is_integer(ts) && json_integer_value(ts) >= 0,
+                      "%s: event %zu (%s) has no ts", path, i, name);
+        int k = p * 80 + t;
+        ck_assert_msg(json_integer_value(ts) >= last[k],
+                      "%s: event %zu (%s) goes back in time on pid %d tid %d", path, i, name, p, t);
+        last[k] = json_integer_value(ts);
+        if (!strcmp(ph, "B")) {
+            ck_assert_msg(depth[k] == 0, "%s: %s begins inside %s", path, name, open_name[k]);
+            depth[k]++;
+            snprintf(open_name[k], sizeof(open_name[k]), "%s", name);
+            (*spans)++;
+        } else if (!strcmp(ph, "E")) {
+            ck_assert_msg(depth[k] == 1 && !strcmp(open_name[k], name),
+                          "%s: %s ends what did not begin", path, name);
+            depth[k]--;
+        } else if (!strcmp(ph, "i")) {
+            const char *s = json_string_value(json_object_get(ev, "s"));
+            ck_assert_msg(s && strchr("gpt", s[0]) && !s[1], "%s: instant %s: scope", path, name);
+            *faults += !strncmp(name, "fault: ", 7);
+            *verdicts += !strncmp(name, "verdict: ", 9);
+        } else {
+            ck_assert_msg(!strcmp(ph, "C"), "%s: event %zu: phase %s", path, i, ph);
+        }
+    }
+    for (int k = 0; k < TRACKS; k++)
+        ck_assert_msg(depth[k] == 0, "%s: %s never ends", path, open_name[k]);
+    json_decref(j);
+}
+
+/* The single scenario directory under out (NNN-name). */
+static void scenario_dir(const char *out, const char *name, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s/000-%s", out, name);
+    struct stat st;
+    ck_assert_msg(stat(dir, &st) == 0, "no %s", dir);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f, "cannot read %s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_trace_clean_and_fault)
+{
+    char out[PATH_MAX + 16], dir[PATH_MAX + 64], path[PATH_MAX + 96];
+    const char *cases[][2] = {{"ring-2r-all-ops", "2"}, {"fault-kill-peer", "3"}};
+    for (int c = 0; c < 2; c++) {
+        char sc[PATH_MAX];
+        snprintf(out, sizeof(out), "%s/run%d", g_tmp, c);
+        snprintf(sc, sizeof(sc), "scenarios/%s.yaml", cases[c][0]);
+        const char *args[] = {"run", "--out", out, sc, NULL};
+        int st = rg_check_cmd(g_bin, NULL, args, 300, g_out, sizeof(g_out));
+        ck_assert_msg(st == 0, "run %s: %d\n%s", sc, st, g_out);
+        scenario_dir(out, cases[c][0], dir, sizeof(dir));
+        snprintf(path, sizeof(path), "%s/trace.json", dir);
+        int spans, faults, verdicts, ranks = atoi(cases[c][1]);
+        check_trace(path, ranks, &spans, &faults, &verdicts);
+        ck_assert_int_eq(verdicts, ranks);
+        ck_assert_int_gt(spans, ranks); /* init and at least one step each */
+        ck_assert_int_eq(faults, c == 0 ? 0 : 1);
+        if (c == 1)
+            ck_assert_msg(strstr(slurp(path), "\"fault: kill op=recv rank=2 nth=6 (line "),
+                          "the kill fault is not named by its rule");
+        /* The page lists it with every rank's verdict. */
+        snprintf(path, sizeof(path), "%s/index.html", out);
+        const char *html = slurp(path);
+        ck_assert_msg(strstr(html, cases[c][0]), "index.html lacks %s", cases[c][0]);
+        ck_assert_msg(strstr(html, c == 0 ? ">r1 ok<" : ">r2 killed<"), "index.html: %s", html);
+    }
+}
+END_TEST
+
+START_TEST(test_trace_of_a_hang_and_report_again)
+{
+    char out[PATH_MAX + 16], dir[PATH_MAX + 64], path[PATH_MAX + 96], sc[PATH_MAX + 16];
+    snprintf(sc, sizeof(sc), "%s/hang-3r.yaml", g_tmp);
+    FILE *f = fopen(sc, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: hang-3r\nranks: 3\ntimeout: 3\ndeadline: 8\nexpect:\n  all: any\nprogram:\n"
+          "  - {op: all_reduce, dtype: float32, count: 64, redop: sum}\n",
+          f);
+    fclose(f);
+    snprintf(out, sizeof(out), "%s/hang", g_tmp);
+    const char *env[] = {"RG_BAD_MODE_1", "hang", NULL};
+    const char *args[] = {"run", "--transport", g_bad, "--out", out, sc, NULL};
+    rg_check_cmd(g_bin, env, args, 120, g_out, sizeof(g_out));
+    ck_assert_msg(strstr(g_out, "DEADLOCK"), "rank 1 did not hang:\n%s", g_out);
+    scenario_dir(out, "hang-3r", dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    int spans, faults, verdicts;
+    check_trace(path, 3, &spans, &faults, &verdicts);
+    ck_assert_int_eq(verdicts, 3);
+    /* The hung rank's call stays open to the deadline and ends DEADLOCK. */
+    const char *t = slurp(path);
+    ck_assert_msg(strstr(t, "\"result\":\"DEADLOCK\""), "%s", t);
+    ck_assert_msg(strstr(t, "\"first failure: rank "), "%s", t);
+    /* From the directory alone (moved, as a CI artifact is): traces and page again. */
+    char moved[PATH_MAX + 32], cmd[8 * PATH_MAX];
+    snprintf(moved, sizeof(moved), "%s/moved", g_tmp);
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf '%s' && mv '%s' '%s' && rm '%s/index.html' '%s/000-hang-3r/trace.json'", moved,
+             out, moved, moved, moved);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *rep[] = {"report", moved, NULL};
+    int st = rg_check_cmd(g_bin, NULL, rep, 60, g_out, sizeof(g_out));
+    ck_assert_msg(st == 0, "report: %d\n%s", st, g_out);
+    snprintf(path, sizeof(path), "%s/000-hang-3r/trace.json", moved);
+    check_trace(path, 3, &spans, &faults, &verdicts);
+    ck_assert_int_eq(verdicts, 3);
+    snprintf(path, sizeof(path), "%s/index.html", moved);
+    const char *html = slurp(path);
+    ck_assert_msg(strstr(html, ">r1 DEADLOCK<") && strstr(html, "<svg"), "%s", html);
+}
+END_TEST
+
+Suite *rg_suite_it_report(void)
+{
+    Suite *s = suite_create("it_report");
+    TCase *t = tcase_create("report");
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 400);
+    tcase_add_test(t, test_trace_clean_and_fault);
+    tcase_add_test(t, test_trace_of_a_hang_and_report_again);
+    suite_add_tcase(s, t);
+    return s;
+}
