@@ -477,6 +477,13 @@ START_TEST(test_external_launch)
         expect_in(pass ? "PASS  ext-flush" : "PASS  ext-clean");
         expect_in(pass ? "fired 1\n" : "fired -\n");
         ck_assert_str_eq(last_line(), "1 passed, 0 failed");
+        /* One host, one clock: the merged timeline is written; and the directory, now holding
+         * a report.json too, is still read as the launch it is when reported again. */
+        char tr[PATH_MAX + 96];
+        snprintf(tr, sizeof(tr), "%s/trace.json", dir);
+        ck_assert_msg(access(tr, R_OK) == 0, "no %s", tr);
+        ck_assert_int_eq(railguard(NULL, rep, 60), 0);
+        expect_in(pass ? "PASS  ext-flush" : "PASS  ext-clean");
         read_log(logs[1]);
         expect_in(pass ? "  detected@0:completion  fired 1\n" : "  ok  fired -\n");
         ck_assert_str_eq(last_line(), "1 passed, 0 failed");
