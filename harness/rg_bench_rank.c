@@ -38,26 +38,10 @@ struct brank {
 static void say(const struct brank *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const struct brank *b, const char *fmt, ...)
 {
-    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    rg_say_line(b->fd, NULL, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof(line) - 2)
-        n = (int)sizeof(line) - 2;
-    for (int i = 0; i < n; i++)
-        if (line[i] == '\n' || line[i] == '\r')
-            line[i] = ' ';
-    line[n++] = '\n';
-    for (ssize_t off = 0, w; off < n; off += w) {
-        w = write(b->fd, line + off, (size_t)(n - off));
-        if (w < 0 && errno == EINTR)
-            w = 0;
-        else if (w <= 0)
-            return;
-    }
 }
 
 /* A status and the transport's own words, for an error line. */

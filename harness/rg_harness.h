@@ -12,6 +12,7 @@
 #include "rg_data.h"
 #include "rg_scenario.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -593,6 +594,12 @@ void rg_beside(char *out, size_t len, const char *self, const char *name);
 /* The stock scenarios' directory beside SELF: ../share/railguard/scenarios (an install) or the
  * source tree's scenarios/ (SELF in build/FLAVOUR/bin); -1 and "" when neither is there. */
 int rg_stock_scenarios(char *out, size_t len, const char *self);
+/* One status line on fd, whole: prefix (or NULL), then fmt; at most 1 KiB, any CR or LF in
+ * it made a blank, so a message cannot forge a line of its own. Retries EINTR. */
+void rg_say_line(int fd, const char *prefix, const char *fmt, va_list ap);
+/* Text for HTML or XML (element content and double-quoted attributes): & < > " ' escaped,
+ * control characters but tab and newline as '?' (XML 1.0 forbids them even escaped). */
+void rg_markup_text(FILE *f, const char *s);
 /* A new job secret: 32 random bytes as 64 hex digits and a NUL into hex (65 bytes), what
  * RG_SECRET carries to the ranks. 0, or -1 when the kernel gives no randomness. */
 int rg_job_secret(char *hex);

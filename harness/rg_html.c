@@ -20,30 +20,7 @@
 /* Text into HTML, for element content and for attribute values in double quotes. */
 static void esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-                fputc('?', f);
-            else
-                fputc(*s, f);
-        }
-    }
+    rg_markup_text(f, s);
 }
 
 /* A path relative to the page, for href: the scenario's directory is beside index.html. Only

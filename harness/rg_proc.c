@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,4 +514,30 @@ int rg_job_secret(char *hex)
         snprintf(hex + 2 * i, 3, "%02x", b[i]);
     explicit_bzero(b, sizeof(b));
     return 0;
+}
+
+void rg_say_line(int fd, const char *prefix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int at = snprintf(line, sizeof(line), "%s", prefix ? prefix : "");
+    if (at < 0 || (size_t)at >= sizeof(line) - 2)
+        at = 0;
+    int n = vsnprintf(line + at, sizeof(line) - 1 - (size_t)at, fmt, ap);
+    if (n < 0)
+        return;
+    n += at;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    for (int i = 0; i < n; i++)
+        if (line[i] == '\n' || line[i] == '\r')
+            line[i] = ' ';
+    line[n++] = '\n';
+    for (int off = 0; off < n;) {
+        ssize_t k = write(fd, line + off, (size_t)(n - off));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;
+        off += (int)k;
+    }
 }

@@ -268,9 +268,9 @@ int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_inf
 }
 
 /* --- JUnit XML ----------------------------------------------------------------------------- */
-static void xml_text(FILE *f, const char *s)
+void rg_markup_text(FILE *f, const char *s)
 {
-    for (; *s; s++) {
+    for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
         switch (c) {
         case '<':
@@ -285,6 +285,9 @@ static void xml_text(FILE *f, const char *s)
         case '"':
             fputs("&quot;", f);
             break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
         default:
             /* XML 1.0 forbids most control characters even escaped. */
             fputc(c < 0x20 && c != '\t' && c != '\n' ? '?' : c, f);
@@ -295,7 +298,7 @@ static void xml_text(FILE *f, const char *s)
 static void junit_property(FILE *f, const char *name, const char *value)
 {
     fprintf(f, "      <property name=\"%s\" value=\"", name);
-    xml_text(f, value);
+    rg_markup_text(f, value);
     fputs("\"/>\n", f);
 }
 
@@ -348,13 +351,13 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
     for (int i = 0; i < n; i++) {
         const rg_result *r = &res[i];
         fputs("    <testcase classname=\"railguard.scenarios\" name=\"", f);
-        xml_text(f, r->name);
+        rg_markup_text(f, r->name);
         fprintf(f, "\" time=\"%.3f\"", r->seconds);
         if (r->passed && (r->known_state == RG_KNOWN_XFAIL || r->skipped)) {
             /* A known failure, or steps the transport lacks: skipped, never a pass, and not a
              * failure either. */
             fputs(">\n      <skipped message=\"", f);
-            xml_text(f, r->why);
+            rg_markup_text(f, r->why);
             fputs("\"/>\n    </testcase>\n", f);
             continue;
         }
@@ -363,7 +366,7 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
             continue;
         }
         fputs(">\n      <failure message=\"", f);
-        xml_text(f, r->why);
+        rg_markup_text(f, r->why);
         fputs("\">", f);
         for (int k = 0; k < r->ranks; k++) {
             char want[RG_SC_EXPECT_STR_MAX], cls[32];
@@ -371,15 +374,15 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
                     r->rank[k].status ? ":" : "", class_str(&r->rank[k], cls, sizeof(cls)),
                     rg_sc_expect_str(r->expect[k], r->expect_at[k], r->expect_cls[k], want,
                                      sizeof(want)));
-            xml_text(f, r->rank[k].where);
+            rg_markup_text(f, r->rank[k].where);
             fputs(": ", f);
-            xml_text(f, r->rank[k].detail);
+            rg_markup_text(f, r->rank[k].detail);
             fputc('\n', f);
         }
         fputs("reproduce: ", f);
-        xml_text(f, r->repro);
+        rg_markup_text(f, r->repro);
         fputs("\nlogs: ", f);
-        xml_text(f, r->dir);
+        rg_markup_text(f, r->dir);
         fputs("</failure>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);

@@ -105,32 +105,14 @@ static void fds_open(struct fdset *s)
 static void say(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct worker *w, const char *fmt, ...)
 {
-    char line[1024];
+    char at[48];
     struct timespec ts;
     va_list ap;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    int at =
-        snprintf(line, sizeof(line), "%.3f ", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+    snprintf(at, sizeof(at), "%.3f ", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
     va_start(ap, fmt);
-    int n = vsnprintf(line + at, sizeof(line) - 1 - (size_t)at, fmt, ap);
+    rg_say_line(w->fd, at, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
-    n += at;
-    if ((size_t)n > sizeof(line) - 2)
-        n = (int)sizeof(line) - 2;
-    for (int i = 0; i < n; i++)
-        if (line[i] == '\n' || line[i] == '\r')
-            line[i] = ' ';
-    line[n++] = '\n';
-    for (int off = 0; off < n;) {
-        ssize_t k = write(w->fd, line + off, (size_t)(n - off));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return;
-        off += (int)k;
-    }
 }
 
 static int gbuf_alloc(struct gbuf *b, size_t len)
