@@ -27,6 +27,7 @@ struct bopts {
     char secret[65];
     char self[PATH_MAX], transport[PATH_MAX], shim[PATH_MAX], out[PATH_MAX], json[PATH_MAX];
     bool use_shim, keep_out;
+    bool counting; /* --with-shim-counting: run's counting plan; else the plain pass-through */
     char devices[RG_MAX_RAILS][64];
     int ndevices;
     char label[64];
@@ -71,7 +72,8 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: railguard bench [--transport SO] [--with-shim | --shim SO] [--devices rxe0,...]\n"
+        "usage: railguard bench [--transport SO] [--with-shim | --with-shim-counting] [--shim SO]\n"
+        "         [--devices rxe0,...]\n"
         "         [--ranks N] [--rails R] [--qp rc|uc] [--algo auto|ring|mesh] [--timeout S]\n"
         "         [--ops all_reduce,all_gather,reduce_scatter,broadcast,sendrecv|all]\n"
         "         [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-N ROUNDS]\n"
@@ -98,8 +100,9 @@ static int parse(struct bopts *o, int argc, char **argv)
             usage(stdout);
             return 1;
         }
-        if (!strcmp(a, "--with-shim")) {
+        if (!strcmp(a, "--with-shim") || !strcmp(a, "--with-shim-counting")) {
             o->use_shim = true;
+            o->counting = !strcmp(a, "--with-shim-counting");
             continue;
         }
         if (a[0] != '-' || !a[1]) {
@@ -212,6 +215,9 @@ static void start_rank(const struct bopts *o, int r, const char *devfile, const 
         snprintf(plan, sizeof(plan), "%s/plan", o->out);
         snprintf(events, sizeof(events), "%s/rank%d.events.jsonl", o->out, r);
         rg_proc_shim_env(o->shim, plan, events, r, false);
+        /* No plan at all is the shim's pass-through: a load, a test and a tail call a verb. */
+        if (!o->counting)
+            unsetenv("RG_FI_PLAN_FILE");
     }
     /* The side channel's job secret, as run hands it to the ranks it starts. */
     setenv("RG_SECRET", o->secret, 1);
@@ -429,7 +435,10 @@ static int report(struct btab *b, const struct bopts *o, const rg_tp *tp, struct
     int bus_n = 0, incomplete = 0;
     printf("# railguard bench %s: %s%s%s, %d ranks, %d rail(s), %s, algo %s%s%s\n", rg_version(),
            tp->name, tp->version ? " " : "", tp->version ? tp->version : "", s->ranks, s->rails,
-           s->qp == RG_QPT_RC ? "RC" : "UC", algos[s->algo], o->use_shim ? ", under the shim" : "",
+           s->qp == RG_QPT_RC ? "RC" : "UC", algos[s->algo],
+           o->use_shim ? (o->counting ? ", under the shim (counting plan)"
+                                      : ", under the shim (pass-through)")
+                       : "",
            s->reg ? ", buffers registered (-R 1)" : "");
     printf("# %d timed calls a round after %d warmup, %d rounds; a round's time is %s "
            "time per call; median, min and max over rounds; check %s\n",
@@ -509,7 +518,7 @@ static int report(struct btab *b, const struct bopts *o, const rg_tp *tp, struct
     int rc = failed || incomplete || wrong_total ? 1 : 0;
     if (o->json[0]) {
         json_t *top = json_pack(
-            "{s:s,s:s,s:{s:s,s:s?,s:s},s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:b,s:b,"
+            "{s:s,s:s,s:{s:s,s:s?,s:s},s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:b,"
             "s:o,s:o,s:o,s:f,s:b}",
             "railguard", rg_version(), "label", o->label, "transport", "name", tp->name, "version",
             tp->version, "path", o->transport, "devices", o->devices[0], "ranks", s->ranks, "rails",
@@ -517,8 +526,9 @@ static int report(struct btab *b, const struct bopts *o, const rg_tp *tp, struct
             rg_data_dtype_name(s->dtype), "redop", rg_data_redop_name(s->redop), "iters", s->iters,
             "warmup", s->warmup, "rounds", s->rounds, "average",
             (const char *[]){"rank0", "mean", "min", "max"}[s->average & 3], "check", s->check,
-            "shim", o->use_shim, "registered", s->reg, "results", rows, "skipped", skips,
-            "ranks_memory", mem, "seconds", wall_s, "ok", !rc);
+            "shim", o->use_shim ? (o->counting ? "counting" : "pass-through") : "off", "registered",
+            s->reg, "results", rows, "skipped", skips, "ranks_memory", mem, "seconds", wall_s, "ok",
+            !rc);
         if (!top || json_dump_file(top, o->json, JSON_INDENT(1)) != 0) {
             fprintf(stderr, "railguard bench: --json: cannot write '%s'\n", o->json);
             rc = 1;
@@ -580,7 +590,7 @@ int rg_bench_main(int argc, char **argv)
                 port < 0 ? "no free TCP port on loopback" : strerror(errno));
         return 2;
     }
-    if (o.use_shim) {
+    if (o.use_shim && o.counting) {
         /* run's counting plan: the shim as every scenario runs under it, with no fault. */
         char plan[PATH_MAX + 8];
         snprintf(plan, sizeof(plan), "%s/plan", o.out);

@@ -138,10 +138,17 @@ START_TEST(test_bench_under_the_shim)
                           "3",     "-N",          "2",  "--json", g_json, NULL};
     int st = rg_check_cmd(g_bin, NULL, args, 120, g_out, sizeof(g_out));
     ck_assert_msg(st == 0, "bench exited %d:\n%s", st, g_out);
-    ck_assert_msg(strstr(g_out, ", under the shim"), "%s", g_out);
+    ck_assert_msg(strstr(g_out, ", under the shim (pass-through)"), "%s", g_out);
     json_t *j = load_json();
-    ck_assert(json_is_true(json_object_get(j, "shim")));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "shim")), "pass-through");
     ck_assert_int_eq(json_array_size(json_object_get(j, "results")), 1);
+    json_decref(j);
+    /* Under run's counting plan: the shim tracks every request, as in a scenario. */
+    args[1] = "--with-shim-counting";
+    st = rg_check_cmd(g_bin, NULL, args, 120, g_out, sizeof(g_out));
+    ck_assert_msg(st == 0, "bench exited %d:\n%s", st, g_out);
+    j = load_json();
+    ck_assert_str_eq(json_string_value(json_object_get(j, "shim")), "counting");
     json_decref(j);
 }
 END_TEST
