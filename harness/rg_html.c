@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,8 +362,28 @@ int rg_report_run_dir(const char *dir)
         total += res[got].seconds;
         got++;
     }
+    /* What ran, as the run recorded it in report.json, for the page's first line. */
+    static rg_run_info info;
+    bool have_info = false;
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    json_t *rep = json_load_file(path, 0, NULL), *run = json_object_get(rep, "run");
+    if (json_is_object(run)) {
+        const char *v;
+        have_info = true;
+        if ((v = json_string_value(json_object_get(run, "railguard"))))
+            snprintf(info.railguard, sizeof(info.railguard), "%s", v);
+        if ((v = json_string_value(json_object_get(run, "kernel"))))
+            snprintf(info.kernel, sizeof(info.kernel), "%s", v);
+        if ((v = json_string_value(json_object_get(run, "seed"))))
+            snprintf(info.seed, sizeof(info.seed), "%s", v);
+        json_t *tp = json_object_get(run, "transport");
+        if ((v = json_string_value(json_object_get(tp, "name"))))
+            snprintf(info.transport_name, sizeof(info.transport_name), "%s", v);
+    }
+    json_decref(rep);
     snprintf(path, sizeof(path), "%s/index.html", dir);
-    if (!res || rg_html_write(res, got, total, NULL, path, err, sizeof(err)) != 0) {
+    if (!res ||
+        rg_html_write(res, got, total, have_info ? &info : NULL, path, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard report: %s\n", res ? err : "out of memory");
         st = 2;
     } else {

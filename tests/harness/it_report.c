@@ -177,6 +177,8 @@ START_TEST(test_trace_of_a_hang_and_report_again)
     snprintf(path, sizeof(path), "%s/index.html", moved);
     const char *html = slurp(path);
     ck_assert_msg(strstr(html, ">r1 DEADLOCK<") && strstr(html, "<svg"), "%s", html);
+    /* What ran, read back from the run's report.json. */
+    ck_assert_msg(strstr(html, "; transport "), "%s", html);
 }
 END_TEST
 
