@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A rank's class as the report spells it: "timeout", "v1" (its ABI carries none), "" none. */
 static const char *class_str(const rg_rank_result *k, char *buf, size_t len)
@@ -85,7 +86,17 @@ static int write_json(json_t *j, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: could not build the report (bad UTF-8 in a message?)", path);
         return -1;
     }
-    int rc = json_dump_file(j, path, JSON_INDENT(1) | JSON_SORT_KEYS);
+    /* Written beside and renamed over: a reader (railguard report, a CI step) sees the whole
+     * file or none, even when the writer is killed midway (mpirun ending a launch). */
+    char tmp[4200];
+    int rc = -1;
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) < sizeof(tmp)) {
+        rc = json_dump_file(j, tmp, JSON_INDENT(1) | JSON_SORT_KEYS);
+        if (!rc && rename(tmp, path) != 0)
+            rc = -1;
+        if (rc)
+            unlink(tmp);
+    }
     json_decref(j);
     if (rc) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));

@@ -1086,6 +1086,15 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
         return 2;
     }
     run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file, plan, false);
+    /* A launcher ends the whole job once any rank exits non-zero (mpirun sends SIGTERM, then
+     * SIGKILL a while later): this rank's verdict must be on disk first. Its worker has ended;
+     * what is left takes milliseconds, and a deferred SIGTERM still ends the process after. */
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGHUP);
+    sigaddset(&term, SIGINT);
+    sigprocmask(SIG_BLOCK, &term, NULL);
 
     memset(&view, 0, sizeof(view));
     fmt(view.name, sizeof(view.name), "%s[rank %d]", e->sc.name, rank);
