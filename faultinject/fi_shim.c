@@ -1602,9 +1602,38 @@ static void fi_by_op(char *out, size_t len, _Atomic uint64_t *v)
         snprintf(out + o, len - o, "}");
 }
 
+/* The oldest `max` requests a ring still holds, as a JSON array of {wr_id, len}. */
+static void fi_oldest(char *out, size_t len, const struct fi_ring *r, int max)
+{
+    uint32_t cap = r->cap, head = __atomic_load_n(&r->head, __ATOMIC_RELAXED),
+             tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+    size_t o = (size_t)snprintf(out, len, "[");
+    for (int i = 0; cap && i < max && (head + (uint32_t)i) % cap != tail && o < len; i++) {
+        const struct fi_rent *e = &r->e[(head + (uint32_t)i) % cap];
+        o += (size_t)snprintf(out + o, len - o, "%s{\"wr_id\":\"0x%llx\",\"len\":%u}", i ? "," : "",
+                              (unsigned long long)e->wr_id, e->len);
+    }
+    if (o < len)
+        snprintf(out + o, len - o, "]");
+    if (o >= len - 1)
+        snprintf(out, len, "[]"); /* cut short: none rather than broken JSON */
+}
+
 static void fi_qp_summary(struct fi_qp *q, const char *why)
 {
     char posts[160], cqes[160];
+    /* At the deadline a hung rank's oldest requests say what it waits for: their own event,
+     * so the summary's line stays within an event's length. */
+    if (!strcmp(why, "snapshot")) {
+        char snd[320] = "[]", rcv[320] = "[]";
+        /* A ring that may miss requests (not exact) lists none rather than the wrong ones. */
+        if (__atomic_load_n(&q->sring.exact, __ATOMIC_RELAXED))
+            fi_oldest(snd, sizeof(snd), &q->sring, 6);
+        if (!q->srq && __atomic_load_n(&q->rring.exact, __ATOMIC_RELAXED))
+            fi_oldest(rcv, sizeof(rcv), &q->rring, 6);
+        fi_event("outstanding", "\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"send\":%s,\"recv\":%s",
+                 q->c ? q->c->dev : "?", q->qpn, q->ord, snd, rcv);
+    }
     fi_by_op(posts, sizeof(posts), q->posts_op);
     fi_by_op(cqes, sizeof(cqes), q->cqe_op);
     fi_event("qp",

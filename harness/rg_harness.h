@@ -364,11 +364,14 @@ typedef struct rg_tl_qp {
     unsigned qpn;
     char dev[32], why[16];
     long long posts_send, posts_recv, cqe_send, cqe_recv, out_send, out_recv;
+    char oldest[400]; /* at the deadline: its oldest requests still posted ("" none said) */
 } rg_tl_qp;
 typedef struct rg_tl_rank {
     bool have_status, have_events, truncated;
     double verdict_t_s; /* when it said its verdict; -1: never */
     char status[32];    /* the failed call's status, as the rank said it */
+    int pending_ord;    /* reading: the QP whose "outstanding" event came last, and its text */
+    char pending[400];
     int nspans, nmarks, nqps;
     rg_tl_span span[RG_TL_MAX_SPANS];
     rg_tl_mark mark[RG_TL_MAX_MARKS];

@@ -71,6 +71,32 @@ static void take_status(const rg_result *r, rg_tl_rank *t, char *line)
     }
 }
 
+/* "sends: 0x1c (65552 B), ...; receives: ..." from the shim's arrays, each entry checked. */
+static void oldest_text(char *out, size_t len, json_t *snd, json_t *rcv)
+{
+    size_t o = 0;
+    json_t *lists[2] = {snd, rcv};
+    const char *names[2] = {"sends", "receives"};
+    out[0] = '\0';
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *e;
+        if (!json_is_array(lists[l]) || !json_array_size(lists[l]))
+            continue;
+        o += (size_t)snprintf(out + o, o < len ? len - o : 0, "%s%s:", o ? "; " : "", names[l]);
+        json_array_foreach(lists[l], i, e)
+        {
+            const char *id = json_string_value(json_object_get(e, "wr_id"));
+            json_t *n = json_object_get(e, "len");
+            if (o < len && id && json_is_integer(n))
+                o += (size_t)snprintf(out + o, len - o, " wr_id %.20s (%lld B)", id,
+                                      (long long)json_integer_value(n));
+        }
+    }
+    if (o >= len && len > 4)
+        snprintf(out + len - 4, 4, "...");
+}
+
 static const char *str_or(json_t *o, const char *key)
 {
     const char *v = json_string_value(json_object_get(o, key));
@@ -97,6 +123,14 @@ static void take_event(const rg_result *r, rg_tl_rank *t, json_t *o)
         snprintf(text, sizeof(text), "%s (line %lld) on %s #%lld", rule, line, str_or(o, "op"),
                  (long long)json_integer_value(json_object_get(o, "nth")));
         add_mark(t, at, RG_TL_FAULT, text);
+    } else if (!strcmp(ev, "outstanding")) {
+        /* The shim writes it just before the same QP's snapshot summary: kept for it. */
+        json_t *ord = json_object_get(o, "qp_ord");
+        if (!json_is_integer(ord))
+            return;
+        t->pending_ord = (int)json_integer_value(ord);
+        oldest_text(t->pending, sizeof(t->pending), json_object_get(o, "send"),
+                    json_object_get(o, "recv"));
     } else if (!strcmp(ev, "qp")) {
         if (t->nqps == RG_TL_MAX_QPS) {
             t->truncated = true;
@@ -114,6 +148,11 @@ static void take_event(const rg_result *r, rg_tl_rank *t, json_t *o)
         q->cqe_recv = json_integer_value(json_object_get(o, "cqe_recv"));
         q->out_send = json_integer_value(json_object_get(o, "out_send"));
         q->out_recv = json_integer_value(json_object_get(o, "out_recv"));
+        q->oldest[0] = '\0';
+        if (!strcmp(q->why, "snapshot") && t->pending_ord == q->ord) {
+            snprintf(q->oldest, sizeof(q->oldest), "%s", t->pending);
+            t->pending_ord = -1;
+        }
     }
 }
 
@@ -122,6 +161,7 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
     char path[1200], line[2048];
     memset(t, 0, sizeof(*t));
     t->verdict_t_s = -1;
+    t->pending_ord = -1;
     snprintf(path, sizeof(path), "%s/rank%d.status", r->dir, rank);
     FILE *f = fopen(path, "r");
     if (f) {
@@ -234,7 +274,8 @@ static void rank_events(json_t *a, const rg_result *r, int rank, const rg_tl_ran
             char n[128];
             snprintf(n, sizeof(n), "outstanding at the deadline: %lld send(s), %lld receive(s)",
                      (long long)q->out_send, (long long)q->out_recv);
-            instant(a, rank, TID_QP0 + j, q->t_s, n, "t", NULL);
+            instant(a, rank, TID_QP0 + j, q->t_s, n, "t",
+                    q->oldest[0] ? json_pack("{s:s}", "oldest", q->oldest) : NULL);
         }
     }
 }
