@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * railguard bench: nccl-tests' table for any transport, through the plugin ABI. It starts one
- * `railguard worker --bench` per rank (rg_bench_rank.c), optionally under the shim with run's
- * counting plan, reads their per-round times and checks, and prints per operation and size
- * the median, min and max over rounds of the ranks' combined time per call, algbw, busbw and
- * the count of wrong elements over every rank; JSON with --json.
+ * `railguard worker --bench` per rank (rg_bench_rank.c), optionally under the shim (its
+ * pass-through, or run's counting plan), reads their per-round times and checks, and prints per
+ * operation and size the median, min and max over rounds of the ranks' combined time per call,
+ * algbw, busbw and the count of wrong elements over every rank; JSON with --json.
  */
 #include "rg_harness.h"
 #include "rg_parse.h"
@@ -24,7 +24,7 @@
 
 struct bopts {
     rg_bench_spec s;
-    char secret[65];
+    char secret[RG_JOB_SECRET_HEX];
     char self[PATH_MAX], transport[PATH_MAX], shim[PATH_MAX], out[PATH_MAX], json[PATH_MAX];
     bool use_shim, keep_out;
     bool counting; /* --with-shim-counting: run's counting plan; else the plain pass-through */
@@ -42,7 +42,7 @@ struct bproc {
     int fd;
     char buf[2048];
     size_t len;
-    bool done, exited;
+    bool done;
     int status;
     char error[700];
     long rss_kb, pin_kb;
@@ -379,19 +379,20 @@ static const char *average_name(int a)
     return n[a & 3];
 }
 
-/* One row: 0 when every rank gave every round and its check; -1 when incomplete. */
 struct row {
     uint64_t bytes;
     size_t count;
     double med, min, max, algbw, busbw;
     long wrong;
-    double rounds[1000];
+    double rounds[RG_BENCH_MAX_ROUNDS];
 };
 
+/* One row from every rank's figures: 0, 1 when the size is too small for op, -1 when some
+ * rank did not give every round and its check. */
 static int make_row(struct btab *b, const rg_bench_spec *s, int op, int si, struct row *w)
 {
     size_t esz = rg_data_size(s->dtype);
-    double per[RG_MAX_RANKS], sorted[1000];
+    double per[RG_MAX_RANKS], sorted[RG_BENCH_MAX_ROUNDS];
     w->count = rg_bench_count((rg_plugin_op)op, b->sizes[si], esz, s->ranks);
     if (!w->count)
         return 1;
@@ -416,12 +417,6 @@ static int make_row(struct btab *b, const rg_bench_spec *s, int op, int si, stru
         w->wrong += x;
     }
     return 0;
-}
-
-static const char *size_text(uint64_t v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%llu", (unsigned long long)v);
-    return buf;
 }
 
 static int report(struct btab *b, const struct bopts *o, const rg_tp *tp, struct bproc *ps,
@@ -466,12 +461,12 @@ static int report(struct btab *b, const struct bopts *o, const rg_tp *tp, struct
                 continue;
             }
             bool red = op == RG_OP_ALL_REDUCE || op == RG_OP_REDUCE_SCATTER;
-            char sz[32], wr[24], root[16] = "-";
+            char wr[24], root[16] = "-";
             snprintf(wr, sizeof(wr), s->check ? "%ld" : "N/A", w.wrong);
             if (op == RG_OP_BROADCAST)
                 snprintf(root, sizeof(root), "%d", s->root);
-            printf("  %-14s %12s %10zu %9s %6s %4s %10.1f %10.1f %10.1f %11.4f %11.4f %7s\n",
-                   rg_bench_op_name((rg_plugin_op)op), size_text(w.bytes, sz, sizeof(sz)), w.count,
+            printf("  %-14s %12llu %10zu %9s %6s %4s %10.1f %10.1f %10.1f %11.4f %11.4f %7s\n",
+                   rg_bench_op_name((rg_plugin_op)op), (unsigned long long)w.bytes, w.count,
                    rg_data_dtype_name(s->dtype), red ? rg_data_redop_name(s->redop) : "none", root,
                    w.med * 1e6, w.min * 1e6, w.max * 1e6, w.algbw, w.busbw, wr);
             wrong_total += w.wrong;
@@ -563,7 +558,8 @@ int rg_bench_main(int argc, char **argv)
                       : o.s.rails > c->max_rails                   ? "more rails than it declares"
                       : !(c->qp_types & RG_BIT(o.s.qp))            ? "the QP type is not declared"
                       : o.s.algo && !(c->algos & RG_BIT(o.s.algo)) ? "the algo is not declared"
-                                                                   : NULL;
+                      : o.s.reg && !tp.has_mem ? "-R 1, but it has no mem_register"
+                                               : NULL;
     if (why) {
         fprintf(stderr, "railguard bench: %s cannot run this bench: %s\n", tp.name, why);
         return 2;
@@ -646,11 +642,11 @@ int rg_bench_main(int argc, char **argv)
     }
     if (collect(&b, &o, ps, o.s.ranks))
         failed = true;
+    /* Every status descriptor is closed: a rank that lingers past the deadline is killed. */
+    double until = rg_now_s() + o.s.timeout_s + 10;
     for (int r = 0; r < o.s.ranks; r++) {
         if (ps[r].pid <= 0)
             continue;
-        /* Every status descriptor is closed: a rank that lingers past its deadline is killed. */
-        double until = rg_now_s() + o.s.timeout_s + 10;
         while (waitpid(ps[r].pid, &ps[r].status, WNOHANG) == 0) {
             if (rg_now_s() > until) {
                 kill(ps[r].pid, SIGKILL);
@@ -687,21 +683,18 @@ int rg_bench_main(int argc, char **argv)
             fprintf(stderr, "railguard bench: rank %d: %s (log: %s/rank%d.log)\n", r, ps[r].error,
                     o.out, r);
     if (!rc && !o.keep_out) {
-        char cmd[PATH_MAX + 32];
-        /* Our own mkdtemp directory, nothing else in it but what the ranks wrote. */
-        snprintf(cmd, sizeof(cmd), "%s", o.out);
+        /* Our own mkdtemp directory, nothing in it but what this bench and its ranks wrote. */
+        char f[PATH_MAX + 32];
         for (int r = 0; r < o.s.ranks; r++) {
-            char f[PATH_MAX + 32];
             snprintf(f, sizeof(f), "%s/rank%d.log", o.out, r);
             unlink(f);
             snprintf(f, sizeof(f), "%s/rank%d.events.jsonl", o.out, r);
             unlink(f);
         }
-        snprintf(devfile, sizeof(devfile), "%s/devices.json", o.out);
         unlink(devfile);
-        snprintf(devfile, sizeof(devfile), "%s/plan", o.out);
-        unlink(devfile);
-        rmdir(cmd);
+        snprintf(f, sizeof(f), "%s/plan", o.out);
+        unlink(f);
+        rmdir(o.out);
     }
     free(b.t);
     free(b.wrong);

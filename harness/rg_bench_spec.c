@@ -65,7 +65,7 @@ static int is(const char *name, const char *letter, const char *word)
 static int ops_of(const char *list, uint32_t *out)
 {
     char buf[256];
-    uint32_t got = 0, *ops = &got;
+    uint32_t got = 0;
     if (strlen(list) >= sizeof(buf))
         return -1;
     if (!strcmp(list, "all")) {
@@ -73,13 +73,12 @@ static int ops_of(const char *list, uint32_t *out)
         return 0;
     }
     snprintf(buf, sizeof(buf), "%s", list);
-    *ops = 0;
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int op = rg_bench_op_of(t);
         if (op < 0)
             return -1;
-        *ops |= RG_BIT(op);
+        got |= RG_BIT(op);
     }
     if (!got)
         return -1;
@@ -130,7 +129,7 @@ int rg_bench_option(rg_bench_spec *s, const char *name, const char *val)
             return bad(name, val, "a count from 0 to 1000000");
         s->warmup = (int)v;
     } else if (is(name, "N", "rounds")) {
-        if (!val || rg_parse_int(val, 1, 1000, &v))
+        if (!val || rg_parse_int(val, 1, RG_BENCH_MAX_ROUNDS, &v))
             return bad(name, val, "a count from 1 to 1000");
         s->rounds = (int)v;
     } else if (is(name, "d", "datatype")) {

@@ -129,6 +129,7 @@ typedef struct rg_result {
     rg_rule_result rule[FI_MAX_RULES];
     bool passed;
     char why[1200];   /* the first failure in time, named */
+    int first_rank;   /* whose failure that is (rg_judge), -1 when none failed */
     char first[1200]; /* the first failing rank's line, "" when none failed */
     char repro[4096];
     double seconds;
@@ -345,16 +346,14 @@ int rg_sweep_main(int argc, char **argv);
 #define RG_TL_MAX_SPANS 1024
 #define RG_TL_MAX_MARKS 128
 #define RG_TL_MAX_QPS 64
-typedef enum { RG_TL_FAULT } rg_tl_kind;
 typedef struct rg_tl_span {
     double t0_s, t1_s;
     int step, rep;
     char label[160];
     char result[32];
 } rg_tl_span;
-typedef struct rg_tl_mark {
+typedef struct rg_tl_mark { /* a fired fault */
     double t_s;
-    rg_tl_kind kind;
     char text[RG_SC_RULE_MAX + 64];
 } rg_tl_mark;
 /* A QP's summary from the shim: at exit, at destroy, or at the deadline ("snapshot"). */
@@ -367,11 +366,9 @@ typedef struct rg_tl_qp {
     char oldest[400]; /* at the deadline: its oldest requests still posted ("" none said) */
 } rg_tl_qp;
 typedef struct rg_tl_rank {
-    bool have_status, have_events, truncated;
+    bool have_status, have_events;
     double verdict_t_s; /* when it said its verdict; -1: never */
     char status[32];    /* the failed call's status, as the rank said it */
-    int pending_ord;    /* reading: the QP whose "outstanding" event came last, and its text */
-    char pending[400];
     int nspans, nmarks, nqps;
     rg_tl_span span[RG_TL_MAX_SPANS];
     rg_tl_mark mark[RG_TL_MAX_MARKS];
@@ -380,6 +377,9 @@ typedef struct rg_tl_rank {
 /* Rank `rank`'s timeline from r->dir (rankR.status, rankR.events.jsonl) and r's verdicts: 0,
  * or -1 when neither file is there. Lines it cannot read are skipped. */
 int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t);
+/* The rank whose failure the judge named first (rg_result.first_rank) when its time is known,
+ * else -1: the one the trace and the page mark, so they and the report agree. */
+int rg_first_failure(const rg_result *r);
 /* trace.json (Chrome Trace Event format): a process per rank with its calls, fired faults,
  * verdict and QP counters; the first failure marked. 0, or -1 with err. */
 int rg_trace_write(const rg_result *r, const char *path, char *err, size_t errlen);
@@ -401,6 +401,7 @@ int rg_report_run_dir(const char *dir);
  * (all_gather's output, reduce_scatter's input), so busbw compares across operations.
  */
 #define RG_BENCH_MAX_SIZES 64
+#define RG_BENCH_MAX_ROUNDS 1000
 typedef struct rg_bench_spec {
     uint32_t ops; /* RG_BIT(rg_plugin_op) among all_reduce..sendrecv */
     uint64_t min_bytes, max_bytes;
@@ -605,6 +606,7 @@ void rg_say_line(int fd, const char *prefix, const char *fmt, va_list ap);
 void rg_markup_text(FILE *f, const char *s);
 /* A new job secret: 32 random bytes as 64 hex digits and a NUL into hex (65 bytes), what
  * RG_SECRET carries to the ranks. 0, or -1 when the kernel gives no randomness. */
+#define RG_JOB_SECRET_HEX 65
 int rg_job_secret(char *hex);
 /* A device list ("rxe0,rxe1" or blank-separated) into devices[], at most RG_MAX_RAILS;
  * -1 after one line "railguard CMD: FROM: ..." on stderr. */

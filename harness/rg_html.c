@@ -68,8 +68,7 @@ static const char *span_fill(const char *result)
 {
     if (!strcmp(result, "ok"))
         return "#8fb3d9";
-    if (!strcmp(result, "detected") || !strcmp(result, "unsupported") ||
-        !strcmp(result, "KILLED") || !strcmp(result, "killed"))
+    if (!strcmp(result, "detected") || !strcmp(result, "unsupported") || !strcmp(result, "killed"))
         return "#f0b25a";
     return "#d9534f";
 }
@@ -88,16 +87,8 @@ static void svg_timeline(FILE *f, const rg_result *r, rg_tl_rank *t)
     fprintf(f, "<text x=\"%.0f\" y=\"12\" class=\"ax\">0 s</text>", left);
     fprintf(f, "<text x=\"%.0f\" y=\"12\" class=\"ax\" text-anchor=\"end\">%.2f s</text>\n",
             left + W, end);
-    double first_t = -1;
-    int first = -1;
-    for (int k = 0; k < r->ranks; k++) {
-        const rg_rank_result *rk = &r->rank[k];
-        if (rk->verdict > RG_V_KILLED && rk->verdict != RG_V_LEAK && rk->t_s >= 0 &&
-            (first < 0 || rk->t_s < first_t)) {
-            first = k;
-            first_t = rk->t_s;
-        }
-    }
+    int first = rg_first_failure(r);
+    double first_t = first >= 0 ? r->rank[first].t_s : -1;
     for (int k = 0; k < r->ranks; k++) {
         double y = top + lane * k;
         fprintf(f, "<text x=\"4\" y=\"%.0f\" class=\"lab\">rank %d</text>", y + 15, k);

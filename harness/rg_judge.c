@@ -212,6 +212,7 @@ bool rg_judge(rg_result *r)
     r->skipped = false;
     r->why[0] = '\0';
     r->first[0] = '\0';
+    r->first_rank = -1;
     r->known_state = RG_KNOWN_NONE;
     for (int i = 0; i < r->ranks; i++) {
         const rg_rank_result *k = &r->rank[i];
@@ -235,6 +236,7 @@ bool rg_judge(rg_result *r)
             first = i;
     }
     if (first >= 0) {
+        r->first_rank = first;
         fail_line(r->why, sizeof(r->why), r, first);
         char line[sizeof(r->first) + 16];
         snprintf(line, sizeof(line), "first failure: %s", r->why);

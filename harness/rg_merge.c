@@ -127,23 +127,6 @@ int rg_report_main(int argc, char **argv)
         fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));
         return 2;
     }
-    /* An external launch's directory holds rankR.result.json (and, once merged, a
-     * report.json too); a run's directory holds report.json and a directory per scenario:
-     * its traces and page are written again. */
-    bool launch = false;
-    for (struct dirent *e; !launch && (e = readdir(d));) {
-        int r;
-        launch = is_rank_result(e->d_name, &r);
-    }
-    closedir(d);
-    snprintf(path, sizeof(path), "%s/report.json", dir);
-    if (!launch && access(path, R_OK) == 0)
-        return rg_report_run_dir(dir);
-    d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));
-        return 2;
-    }
     for (struct dirent *e; (e = readdir(d));) {
         int r;
         if (!is_rank_result(e->d_name, &r))
@@ -167,6 +150,11 @@ int rg_report_main(int argc, char **argv)
         n++;
     }
     closedir(d);
+    /* No rank results but a report.json: a run's directory (an external launch's holds rank
+     * results, and a report.json too once merged). Its traces and page are written again. */
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    if (!n && access(path, R_OK) == 0)
+        return rg_report_run_dir(dir);
     if (!n) {
         fprintf(stderr,
                 "railguard report: %s: no rankR.result.json (an external launch's "

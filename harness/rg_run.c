@@ -728,7 +728,7 @@ static void run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_res
     snprintf(btsig, sizeof(btsig), "%d", rg_proc_backtrace_signal());
     /* A fresh secret for each run's side channel, so no stray process (nor a rank of another
      * run) can join it. External ranks keep the one their launcher gave them all. */
-    char secret[65] = "";
+    char secret[RG_JOB_SECRET_HEX] = "";
     if (whole && rg_job_secret(secret) != 0) /* the ranks then say they have no secret */
         fprintf(stderr, "railguard run: no random bytes for the side channel's secret: %s\n",
                 strerror(errno));

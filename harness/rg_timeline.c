@@ -22,15 +22,19 @@ static double rel_s(const rg_result *r, double mono_ms)
     return (mono_ms - r->t0_mono_ms) / 1000.0;
 }
 
-static void add_mark(rg_tl_rank *t, double at, rg_tl_kind kind, const char *text)
+/* Reading one rank's events: the QP whose "outstanding" event came last, and its text, for
+ * the snapshot summary the shim writes right after it. */
+struct reader {
+    int pending_ord;
+    char pending[400];
+};
+
+static void add_mark(rg_tl_rank *t, double at, const char *text)
 {
-    if (t->nmarks == RG_TL_MAX_MARKS) {
-        t->truncated = true;
-        return;
-    }
+    if (t->nmarks == RG_TL_MAX_MARKS)
+        return; /* the first faults are the ones that explain a run */
     rg_tl_mark *m = &t->mark[t->nmarks++];
     m->t_s = at;
-    m->kind = kind;
     snprintf(m->text, sizeof(m->text), "%s", text);
 }
 
@@ -54,10 +58,8 @@ static void take_status(const rg_result *r, rg_tl_rank *t, char *line)
     const char *v = line + off;
     if (sscanf(v, "step %d %d %n", &step, &rep, &off) == 2 && off > 0) {
         close_span(t, at, "ok");
-        if (t->nspans == RG_TL_MAX_SPANS) {
-            t->truncated = true;
+        if (t->nspans == RG_TL_MAX_SPANS)
             return;
-        }
         rg_tl_span *s = &t->span[t->nspans++];
         *s = (rg_tl_span){.t0_s = at, .t1_s = -1, .step = step, .rep = rep};
         snprintf(s->label, sizeof(s->label), "%s", v + off);
@@ -104,7 +106,7 @@ static const char *str_or(json_t *o, const char *key)
 }
 
 /* One shim event: a fired fault, or a QP's summary. */
-static void take_event(const rg_result *r, rg_tl_rank *t, json_t *o)
+static void take_event(const rg_result *r, rg_tl_rank *t, struct reader *rd, json_t *o)
 {
     const char *ev = json_string_value(json_object_get(o, "event"));
     json_t *mono = json_object_get(o, "mono_ms");
@@ -122,20 +124,18 @@ static void take_event(const rg_result *r, rg_tl_rank *t, json_t *o)
                              : (long long)json_integer_value(json_object_get(o, "line"));
         snprintf(text, sizeof(text), "%s (line %lld) on %s #%lld", rule, line, str_or(o, "op"),
                  (long long)json_integer_value(json_object_get(o, "nth")));
-        add_mark(t, at, RG_TL_FAULT, text);
+        add_mark(t, at, text);
     } else if (!strcmp(ev, "outstanding")) {
         /* The shim writes it just before the same QP's snapshot summary: kept for it. */
         json_t *ord = json_object_get(o, "qp_ord");
         if (!json_is_integer(ord))
             return;
-        t->pending_ord = (int)json_integer_value(ord);
-        oldest_text(t->pending, sizeof(t->pending), json_object_get(o, "send"),
+        rd->pending_ord = (int)json_integer_value(ord);
+        oldest_text(rd->pending, sizeof(rd->pending), json_object_get(o, "send"),
                     json_object_get(o, "recv"));
     } else if (!strcmp(ev, "qp")) {
-        if (t->nqps == RG_TL_MAX_QPS) {
-            t->truncated = true;
+        if (t->nqps == RG_TL_MAX_QPS)
             return;
-        }
         rg_tl_qp *q = &t->qp[t->nqps++];
         q->t_s = at;
         q->ord = (int)json_integer_value(json_object_get(o, "qp_ord"));
@@ -149,9 +149,9 @@ static void take_event(const rg_result *r, rg_tl_rank *t, json_t *o)
         q->out_send = json_integer_value(json_object_get(o, "out_send"));
         q->out_recv = json_integer_value(json_object_get(o, "out_recv"));
         q->oldest[0] = '\0';
-        if (!strcmp(q->why, "snapshot") && t->pending_ord == q->ord) {
-            snprintf(q->oldest, sizeof(q->oldest), "%s", t->pending);
-            t->pending_ord = -1;
+        if (!strcmp(q->why, "snapshot") && rd->pending_ord == q->ord) {
+            snprintf(q->oldest, sizeof(q->oldest), "%s", rd->pending);
+            rd->pending_ord = -1;
         }
     }
 }
@@ -161,7 +161,7 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
     char path[1200], line[2048];
     memset(t, 0, sizeof(*t));
     t->verdict_t_s = -1;
-    t->pending_ord = -1;
+    struct reader rd = {.pending_ord = -1};
     snprintf(path, sizeof(path), "%s/rank%d.status", r->dir, rank);
     FILE *f = fopen(path, "r");
     if (f) {
@@ -186,12 +186,18 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
         while (fgets(line, sizeof(line), f)) {
             json_t *o = json_loads(line, 0, NULL);
             if (json_is_object(o))
-                take_event(r, t, o);
+                take_event(r, t, &rd, o);
             json_decref(o);
         }
         fclose(f);
     }
     return t->have_status || t->have_events ? 0 : -1;
+}
+
+int rg_first_failure(const rg_result *r)
+{
+    int f = r->first_rank;
+    return f >= 0 && f < r->ranks && r->rank[f].t_s >= 0 ? f : -1;
 }
 
 /* --- trace.json ---------------------------------------------------------------------------- */
@@ -235,12 +241,11 @@ static void rank_events(json_t *a, const rg_result *r, int rank, const rg_tl_ran
                                            "E", "ts", us(s->t1_s), "pid", rank, "tid", TID_CALLS,
                                            "args", "result", s->result));
     }
-    for (int i = 0; i < t->nmarks; i++)
-        if (t->mark[i].kind == RG_TL_FAULT) {
-            char n[200];
-            snprintf(n, sizeof(n), "fault: %s", t->mark[i].text);
-            instant(a, rank, TID_MARKS, t->mark[i].t_s, n, "t", NULL);
-        }
+    for (int i = 0; i < t->nmarks; i++) {
+        char n[200];
+        snprintf(n, sizeof(n), "fault: %s", t->mark[i].text);
+        instant(a, rank, TID_MARKS, t->mark[i].t_s, n, "t", NULL);
+    }
     const rg_rank_result *k = &r->rank[rank];
     char v[96];
     snprintf(v, sizeof(v), "verdict: %s", rg_verdict_name(k->verdict));
@@ -284,7 +289,7 @@ int rg_trace_write(const rg_result *r, const char *path, char *err, size_t errle
 {
     json_t *a = json_array();
     rg_tl_rank *t = malloc(sizeof(*t));
-    int first = -1;
+    int first = rg_first_failure(r);
     if (!a || !t) {
         snprintf(err, errlen, "out of memory");
         json_decref(a);
@@ -294,10 +299,6 @@ int rg_trace_write(const rg_result *r, const char *path, char *err, size_t errle
     for (int rank = 0; rank < r->ranks; rank++) {
         rg_timeline_load(r, rank, t);
         rank_events(a, r, rank, t);
-        const rg_rank_result *k = &r->rank[rank];
-        if (k->verdict > RG_V_KILLED && k->verdict != RG_V_LEAK && k->t_s >= 0 &&
-            (first < 0 || k->t_s < r->rank[first].t_s))
-            first = rank;
     }
     free(t);
     if (first >= 0) {
