@@ -3,8 +3,14 @@
  * accept blanks, signs, bases and locales that no railguard input means. */
 #include "rg_parse.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int digit(char c)
 {
@@ -176,4 +182,80 @@ const char *rg_parse_hostport_problem(const char *s)
     if (rg_parse_int(colon + 1, 1, 65535, &port))
         return "the port must be a number 1..65535";
     return NULL;
+}
+
+/* NULL when s (n bytes) is a usable secret, else why not. */
+static const char *secret_problem(const char *s, size_t n)
+{
+    if (n < RG_PARSE_SECRET_MIN)
+        return "a secret needs at least 16 characters";
+    if (n > RG_PARSE_SECRET_MAX)
+        return "a secret has at most 256 characters";
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+            return "a secret is printable ASCII with no blanks";
+    return NULL;
+}
+
+static int secret_fail(char *err, size_t errlen, const char *name, const char *value,
+                       const char *why)
+{
+    char shown[72];
+    if (err && errlen)
+        snprintf(err, errlen, "%s='%s': %s", name, rg_parse_show(value, shown, sizeof(shown)), why);
+    return -1;
+}
+
+int rg_parse_secret_env(char *out, char *err, size_t errlen)
+{
+    const char *v = getenv("RG_SECRET"), *why;
+    out[0] = '\0';
+    if (v && *v) {
+        /* Never echo a secret, even a bad one, into a log. */
+        if ((why = secret_problem(v, strlen(v))))
+            return secret_fail(err, errlen, "RG_SECRET", "...", why);
+        memcpy(out, v, strlen(v) + 1);
+        return 0;
+    }
+    if (!(v = getenv("RG_SECRET_FILE")) || !*v)
+        return 0;
+    char buf[RG_PARSE_SECRET_MAX + 3]; /* the secret, its newline, and one byte to see more */
+    struct stat sb;
+    int fd = open(v, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc = -1;
+    if (fd < 0)
+        return secret_fail(err, errlen, "RG_SECRET_FILE", v, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        secret_fail(err, errlen, "RG_SECRET_FILE", v, "not a regular file");
+        goto out;
+    }
+    /* Like ssh with a private key: a secret others can read is no secret. */
+    if (sb.st_mode & 077) {
+        secret_fail(err, errlen, "RG_SECRET_FILE", v, "group or others may read it (chmod 600)");
+        goto out;
+    }
+    ssize_t got = read(fd, buf, sizeof(buf) - 1);
+    if (got < 0) {
+        secret_fail(err, errlen, "RG_SECRET_FILE", v, strerror(errno));
+        goto out;
+    }
+    buf[got] = '\0';
+    /* One line, its newline optional; a NUL or a second line is refused, never cut. */
+    size_t n = strcspn(buf, "\n");
+    if (memchr(buf, '\0', (size_t)got))
+        why = "the file holds a NUL byte";
+    else if ((size_t)got != n && !((size_t)got == n + 1 && buf[n] == '\n'))
+        why = "the file must hold the secret on one line";
+    else
+        why = secret_problem(buf, n);
+    if (why) {
+        secret_fail(err, errlen, "RG_SECRET_FILE", v, why);
+        goto out;
+    }
+    memcpy(out, buf, n);
+    out[n] = '\0';
+    rc = 0;
+out:
+    explicit_bzero(buf, sizeof(buf));
+    close(fd);
+    return rc;
 }

@@ -41,4 +41,16 @@ const char *rg_parse_hostport_problem(const char *s);
  */
 const char *rg_parse_show(const char *s, char *out, size_t len);
 
+/*
+ * The job secret, as every part reads it (docs/security.md): RG_SECRET, else the first line of
+ * RG_SECRET_FILE, a regular file that group and others cannot read. 16 to 256 printable
+ * characters, no blanks. Writes it to out (RG_PARSE_SECRET_MAX + 1 bytes) and returns 0, or 0
+ * with out "" when neither is set; a bad value or file is -1 with "NAME='value': why" in err
+ * (a secret's value is never shown, a file's path is). The transport's side channel and the
+ * runner's clock exchange both prove it, so both must read the same thing.
+ */
+#define RG_PARSE_SECRET_MIN 16
+#define RG_PARSE_SECRET_MAX 256
+int rg_parse_secret_env(char *out, char *err, size_t errlen);
+
 #endif

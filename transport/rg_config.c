@@ -405,74 +405,11 @@ static int parse_seconds(const char *s, double *out)
     return rg_parse_seconds(s, 0, 1e15, out);
 }
 
-/* NULL when s is a usable secret, else why not. */
-static const char *secret_problem(const char *s, size_t n)
-{
-    if (n < RG_SECRET_MIN)
-        return "a secret needs at least 16 characters";
-    if (n > RG_SECRET_MAX)
-        return "a secret has at most 256 characters";
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
-            return "a secret is printable ASCII with no blanks";
-    return NULL;
-}
-
 rg_status rg__secret_from_env(char *out, char *err, size_t errlen)
 {
-    const char *name, *v;
-    out[0] = '\0';
-    if ((v = env_first((const char *const[]){"RG_SECRET"}, 1, &name))) {
-        const char *why = secret_problem(v, strlen(v));
-        if (why)
-            /* Never echo a secret, even a bad one, into a log. */
-            return env_fail(err, errlen, name, "...", "%s", why);
-        memcpy(out, v, strlen(v) + 1);
-        return RG_OK;
-    }
-    if (!(v = env_first((const char *const[]){"RG_SECRET_FILE"}, 1, &name)))
-        return RG_OK;
-    char buf[RG_SECRET_MAX + 3]; /* the secret, its newline, and one byte to see more */
-    struct stat sb;
-    int fd = open(v, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return env_fail(err, errlen, name, v, "%s", strerror(errno));
-    rg_status st = RG_OK;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = env_fail(err, errlen, name, v, "not a regular file");
-        goto out;
-    }
-    /* Like ssh with a private key: a secret others can read is no secret. */
-    if (sb.st_mode & 077) {
-        st = env_fail(err, errlen, name, v, "group or others may read it (chmod 600)");
-        goto out;
-    }
-    ssize_t got = read(fd, buf, sizeof(buf) - 1);
-    if (got < 0) {
-        st = env_fail(err, errlen, name, v, "%s", strerror(errno));
-        goto out;
-    }
-    buf[got] = '\0';
-    /* One line, its newline optional; a NUL or a second line is refused, never cut. */
-    if (memchr(buf, '\0', (size_t)got)) {
-        st = env_fail(err, errlen, name, v, "the file holds a NUL byte");
-        goto out;
-    }
-    size_t n = strcspn(buf, "\n");
-    if ((size_t)got != n && !((size_t)got == n + 1 && buf[n] == '\n')) {
-        st = env_fail(err, errlen, name, v, "the file must hold the secret on one line");
-        goto out;
-    }
-    buf[n] = '\0';
-    const char *why = secret_problem(buf, n);
-    if (why) {
-        st = env_fail(err, errlen, name, v, "%s", why);
-        goto out;
-    }
-    memcpy(out, buf, n + 1);
-out:
-    close(fd);
-    return st;
+    _Static_assert(RG_SECRET_MIN == RG_PARSE_SECRET_MIN && RG_SECRET_MAX == RG_PARSE_SECRET_MAX,
+                   "one secret, one grammar");
+    return rg_parse_secret_env(out, err, errlen) ? RG_ERR_CONFIG : RG_OK;
 }
 
 rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen)

@@ -3,7 +3,11 @@
 #include "common/rg_check.h"
 #include "rg_parse.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(test_parse_int)
 {
@@ -111,6 +115,38 @@ START_TEST(test_parse_hostport)
 }
 END_TEST
 
+/* The one reader of the job secret (the transport's config tests cover its every refusal). */
+START_TEST(test_parse_secret)
+{
+    char out[RG_PARSE_SECRET_MAX + 1], err[256], path[] = "/tmp/rg-parse-secret-XXXXXX";
+    unsetenv("RG_SECRET");
+    unsetenv("RG_SECRET_FILE");
+    ck_assert_int_eq(rg_parse_secret_env(out, err, sizeof(err)), 0);
+    ck_assert_str_eq(out, "");
+    setenv("RG_SECRET", "short", 1);
+    ck_assert_int_eq(rg_parse_secret_env(out, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "RG_SECRET='...': a secret needs at least 16 characters");
+    unsetenv("RG_SECRET");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "0123456789abcdefX\n", 18), 18);
+    close(fd);
+    setenv("RG_SECRET_FILE", path, 1);
+    ck_assert_int_eq(chmod(path, 0640), 0);
+    ck_assert_int_eq(rg_parse_secret_env(out, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "group or others may read it"));
+    ck_assert_int_eq(chmod(path, 0600), 0);
+    ck_assert_int_eq(rg_parse_secret_env(out, err, sizeof(err)), 0);
+    ck_assert_str_eq(out, "0123456789abcdefX");
+    setenv("RG_SECRET", "the-environment-wins", 1);
+    ck_assert_int_eq(rg_parse_secret_env(out, err, sizeof(err)), 0);
+    ck_assert_str_eq(out, "the-environment-wins");
+    unsetenv("RG_SECRET");
+    unsetenv("RG_SECRET_FILE");
+    unlink(path);
+}
+END_TEST
+
 Suite *rg_suite_parse(void)
 {
     Suite *s = suite_create("parse");
@@ -120,6 +156,7 @@ Suite *rg_suite_parse(void)
     tcase_add_test(t, test_parse_seconds);
     tcase_add_test(t, test_parse_size_bool_show);
     tcase_add_test(t, test_parse_hostport);
+    tcase_add_test(t, test_parse_secret);
     suite_add_tcase(s, t);
     return s;
 }
