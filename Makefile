@@ -40,7 +40,8 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
-                    harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c
+                    harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c \
+                    harness/rg_clock.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/rg_exec.c harness/rg_forksrv.c \
                  harness/rg_bench.c harness/rg_bench_rank.c harness/main.c
@@ -183,7 +184,7 @@ $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 $(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC) $(PARSE_SRC))
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
-	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -ldl -lm
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -lcrypto -ldl -lm
 
 # A transport that misbehaves on purpose, for the runner's own tests.
 # Its DT_RPATH is its own directory, where librg-test-verbs-beside.so (libibverbs under another
@@ -299,8 +300,8 @@ mutant-seeds: deps
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/mutant-seeds $(BUILD) $(SEEDS)
 
 # --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
-# One target per parser: scenario files, fault plans, devices files, and the side channel's
-# frames and handshake. Each starts from its checked-in corpus (tests/fuzz/corpus/NAME, copied
+# One target per parser: scenario files, fault plans, devices files, the side channel's
+# frames and handshake, and the runners' clock exchange. Each starts from its checked-in corpus (tests/fuzz/corpus/NAME, copied
 # so findings never touch the tree) and runs FUZZ_SECONDS under ASan and UBSan; a crash, a leak or a two-line error fails the target and
 # leaves the input in $(BUILD)/fuzz/. The last line of each says how many inputs ran.
 FUZZ_CC      ?= clang
@@ -310,13 +311,15 @@ FUZZ_BOUND = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS
 FUZZ_SAID  = $(if $(FUZZ_RUNS),, in $(FUZZ_SECONDS) s)
 FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
-FUZZ_TARGETS := scenario plan devices sidechan
+FUZZ_TARGETS := scenario plan devices sidechan clock
 FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c harness/rg_judge.c faultinject/fi_plan.c \
                      $(PARSE_SRC)
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 # rg_sidechan.c itself is included by its target, to reach the static frame decoder.
 FUZZ_SRC_sidechan := transport/rg_status.c
+# rg_clock.c likewise, by its target, for its static handshake and ping handlers.
+FUZZ_SRC_clock    := $(PARSE_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*.c harness/*.h \

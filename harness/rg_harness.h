@@ -623,6 +623,29 @@ const char *rg_version(void);
 int rg_proc_free_port(void);
 bool rg_proc_listening(int port);
 
+/* --- one clock for an external launch (rg_clock.c) ----------------------------------------- */
+#define RG_CLOCK_ROUNDS 16
+
+/* A rank's CLOCK_MONOTONIC against rank 0's, measured by the runners before the workers start. */
+typedef struct rg_clock {
+    bool measured;    /* offset_ms holds a measurement (rank 0 and a lone rank: 0, exactly) */
+    double offset_ms; /* this rank's clock minus rank 0's at one instant */
+    double err_ms;    /* the offset is within +-err_ms: half the least round trip's delay */
+    int rounds;       /* round trips taken (the least delayed one counts) */
+    char why[200];    /* not measured: why; rank 0: which ranks it never met, if any */
+} rg_clock;
+
+/*
+ * Measures this rank's clock against rank 0's over a connection to `coordinator` (rank 0's
+ * runner listens there until every rank was measured or the deadline passed, then closes the
+ * port before it releases any rank, so the transport finds it free). Both ends prove the job
+ * secret first (docs/security.md). Never fails a run: out->measured says, out->why says why
+ * not. Every wait ends by the deadline (a rank other than 0 waits a few seconds longer, for
+ * rank 0 to measure the others).
+ */
+void rg_clock_sync(const char *coordinator, const char *secret, int rank, int size, double deadline,
+                   rg_clock *out);
+
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
 void rg_run_usage(FILE *f);

@@ -27,6 +27,7 @@ Suite *rg_suite_sidechan(void);
 Suite *rg_suite_parse(void);
 Suite *rg_suite_bench(void);
 Suite *rg_suite_timeline(void);
+Suite *rg_suite_clock(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);
