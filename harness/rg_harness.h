@@ -75,6 +75,17 @@ typedef struct rg_finding {
 
 #define RG_STATUS_V1 1
 
+#define RG_CLOCK_ROUNDS 16
+
+/* A rank's CLOCK_MONOTONIC against rank 0's, measured by the runners before the workers start. */
+typedef struct rg_clock {
+    bool measured;    /* offset_ms holds a measurement (rank 0 and a lone rank: 0, exactly) */
+    double offset_ms; /* this rank's clock minus rank 0's at one instant */
+    double err_ms;    /* the offset is within +-err_ms: half the least round trip's delay */
+    int rounds;       /* round trips taken (the least delayed one counts) */
+    char why[200];    /* not measured: why; rank 0: which ranks it never met, if any */
+} rg_clock;
+
 typedef struct rg_rank_result {
     rg_verdict verdict; /* the finding of highest precedence */
     double t_s;         /* when it was found, seconds from the scenario's start; -1 unknown */
@@ -94,6 +105,8 @@ typedef struct rg_rank_result {
     char ownership[128];
     /* What the transport said its calls ran ("ring/2:3 mesh/1:2"), "" when it cannot say. */
     char calls[160];
+    /* An external launch's rank: its clock against rank 0's (rg_clock.c); zero elsewhere. */
+    rg_clock clock;
 } rg_rank_result;
 
 /*
@@ -136,6 +149,10 @@ typedef struct rg_result {
     /* Where the times count from, for merging the ranks of an external launch. */
     double t0_mono_ms;
     char host[64];
+    /* A merge across hosts: each rank's times were placed on rank 0's clock by its measured
+     * offset (rank[r].clock), all within +-clock_err_ms. t0_mono_ms is then on rank 0's clock. */
+    bool clock_placed;
+    double clock_err_ms;
     int self_rank; /* an external launch's one rank: which it is (its result holds rank 0) */
     /* LEAK is a finding, not a failure: a rank is judged by its findings below it (railguard
      * exec without --leaks: many programs leave cleanup to exit). */
@@ -624,16 +641,6 @@ int rg_proc_free_port(void);
 bool rg_proc_listening(int port);
 
 /* --- one clock for an external launch (rg_clock.c) ----------------------------------------- */
-#define RG_CLOCK_ROUNDS 16
-
-/* A rank's CLOCK_MONOTONIC against rank 0's, measured by the runners before the workers start. */
-typedef struct rg_clock {
-    bool measured;    /* offset_ms holds a measurement (rank 0 and a lone rank: 0, exactly) */
-    double offset_ms; /* this rank's clock minus rank 0's at one instant */
-    double err_ms;    /* the offset is within +-err_ms: half the least round trip's delay */
-    int rounds;       /* round trips taken (the least delayed one counts) */
-    char why[200];    /* not measured: why; rank 0: which ranks it never met, if any */
-} rg_clock;
 
 /*
  * Measures this rank's clock against rank 0's over a connection to `coordinator` (rank 0's

@@ -7,8 +7,11 @@
  *
  * Times: each rank counted from its own start on its own host's CLOCK_MONOTONIC. Ranks on one
  * host share that clock, so their times are rebased to the earliest start and ordered. Ranks
- * on several hosts have no common clock here: a fault that fired anywhere then counts as
- * before every error, and the report says the order was not checked.
+ * on several hosts are placed on rank 0's clock by the offsets their runners measured at the
+ * start (rg_clock.c), each within a bound; a fault then counts as early as the bounds allow, so
+ * no error is called faultless by the clocks' doubt. When some rank's clock was not measured
+ * there is no common clock: a fault that fired anywhere counts as before every error, and the
+ * report says the order was not checked.
  */
 #include "rg_harness.h"
 
@@ -41,9 +44,9 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
              rg_evidence *ev, bool *ordered, char *err, size_t errlen)
 {
     const rg_result *by[RG_MAX_RANKS] = {NULL};
-    double t0 = -1;
+    double off[RG_MAX_RANKS] = {0}, t0 = -1, doubt = 0;
+    bool one_host = true, measured = true;
 
-    *ordered = true;
     for (int i = 0; i < nviews; i++) {
         int r = views[i].self_rank;
         if (r < 0 || r >= sc->ranks) {
@@ -56,20 +59,33 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
             return -1;
         }
         by[r] = &views[i];
-        if (t0 < 0 || views[i].t0_mono_ms < t0)
-            t0 = views[i].t0_mono_ms;
         if (strcmp(views[i].host, views[0].host) != 0)
-            *ordered = false;
+            one_host = false;
+        const rg_clock *c = &views[i].rank[0].clock;
+        measured = measured && c->measured;
+        off[r] = c->offset_ms;
+        doubt = c->err_ms > doubt ? c->err_ms : doubt;
+    }
+    /* One host: one clock, exactly. Several, every one measured: rank 0's clock. */
+    bool placed = !one_host && measured;
+    *ordered = one_host || placed;
+    for (int r = 0; r < sc->ranks; r++) {
+        if (!placed)
+            off[r] = 0;
+        if (by[r] && (t0 < 0 || by[r]->t0_mono_ms - off[r] < t0))
+            t0 = by[r]->t0_mono_ms - off[r];
     }
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "%s", sc->name);
     out->ranks = sc->ranks;
     out->self_rank = -1;
     out->t0_mono_ms = t0;
+    out->clock_placed = placed;
+    out->clock_err_ms = placed ? doubt : 0;
     if (nviews) {
         snprintf(out->path, sizeof(out->path), "%s", views[0].path);
         snprintf(out->dir, sizeof(out->dir), "%s", views[0].dir);
-        snprintf(out->host, sizeof(out->host), "%s", *ordered ? views[0].host : "(several)");
+        snprintf(out->host, sizeof(out->host), "%s", one_host ? views[0].host : "(several)");
     }
     snprintf(out->known_why, sizeof(out->known_why), "%s", sc->known_why);
     for (int r = 0; r < sc->ranks; r++) {
@@ -87,14 +103,18 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
             continue;
         }
         *k = by[r]->rank[0];
-        shift_rank(k, *ordered ? (by[r]->t0_mono_ms - t0) / 1000.0 : 0);
+        shift_rank(k, *ordered ? (by[r]->t0_mono_ms - off[r] - t0) / 1000.0 : 0);
         if (by[r]->seconds > out->seconds)
             out->seconds = by[r]->seconds;
         if (!out->repro[0])
             snprintf(out->repro, sizeof(out->repro), "%s", by[r]->repro);
-        /* Without a common clock a fault anywhere counts as before everything. */
-        if (!*ordered && ev[r].first_fault_mono_ms >= 0)
+        if (ev[r].first_fault_mono_ms < 0)
+            continue;
+        if (!*ordered) /* without a common clock a fault anywhere counts as before everything */
             ev[r].first_fault_mono_ms = 0;
+        else if (placed) /* on rank 0's clock, as early as the fault's and the error's doubt allow
+                          */
+            ev[r].first_fault_mono_ms -= off[r] + 2 * doubt;
     }
     rg_evidence_apply(out, sc, ev, 0, sc->ranks, *ordered ? t0 : 0, RG_EV_CROSS);
     rg_judge(out);
@@ -184,6 +204,15 @@ int rg_report_main(int argc, char **argv)
         fprintf(stderr, "railguard report: %s\n", err);
         return 2;
     }
+    if (merged.clock_placed)
+        printf("railguard report: the ranks ran on several hosts: their times are placed on rank "
+               "0's clock by offsets measured at the start, within +-%.3f ms\n",
+               merged.clock_err_ms);
+    for (int r = 0; !ordered && r < n; r++)
+        if (!views[r].rank[0].clock.measured)
+            printf("railguard report: rank %d's clock was not measured: %s\n", views[r].self_rank,
+                   views[r].rank[0].clock.why[0] ? views[r].rank[0].clock.why
+                                                 : "its runner predates the clock exchange");
     if (!ordered)
         printf("railguard report: the ranks ran on several hosts with no common clock: a fault "
                "on any rank counts as before every error\n");
@@ -197,8 +226,8 @@ int rg_report_main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/junit.xml", dir);
     if (rg_report_junit(&merged, 1, merged.seconds, NULL, path, err, sizeof(err)) != 0)
         fprintf(stderr, "railguard report: %s\n", err);
-    /* The timeline needs one clock: ranks on one host share CLOCK_MONOTONIC; across hosts
-     * there is no offset to place them by yet, so no trace rather than a wrong one. */
+    /* The timeline needs one clock: ranks on one host share CLOCK_MONOTONIC, ranks on several
+     * are placed by their measured offsets; without those, no trace rather than a wrong one. */
     snprintf(path, sizeof(path), "%s/trace.json", dir);
     snprintf(merged.dir, sizeof(merged.dir), "%s", dir);
     if (ordered && rg_trace_write(&merged, path, err, sizeof(err)) != 0)

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,20 @@ static json_t *rank_json(const rg_result *r, int i)
         json_array_append_new(findings, json_pack("{s:s,s:f,s:s}", "verdict",
                                                   rg_verdict_name(k->finding[f].verdict), "t",
                                                   k->finding[f].t_s, "text", k->finding[f].text));
-    return json_pack(
+    json_t *j = json_pack(
         "{s:i,s:s,s:s,s:f,s:i,s:i,s:s,s:f,s:f,s:s,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
         rg_verdict_name(k->verdict), "expect",
         rg_sc_expect_str(r->expect[i], r->expect_at[i], r->expect_cls[i], want, sizeof(want)), "t",
         k->t_s, "step", k->step, "rep", k->rep, "class", class_str(k, cls, sizeof(cls)), "step_t",
         k->step_t_s, "left_t", k->left_t_s, "where", k->where, "detail", k->detail, "ownership",
         k->ownership, "calls", k->calls, "findings", findings);
+    /* Only an external launch's ranks have a clock to report. */
+    if (j && (k->clock.measured || k->clock.why[0]))
+        json_object_set_new(j, "clock",
+                            json_pack("{s:b,s:f,s:f,s:i,s:s}", "measured", k->clock.measured,
+                                      "offset_ms", k->clock.offset_ms, "err_ms", k->clock.err_ms,
+                                      "rounds", k->clock.rounds, "why", k->clock.why));
+    return j;
 }
 
 static json_t *rule_json(const rg_result *r, int i)
@@ -74,7 +82,10 @@ static json_t *result_json(const rg_result *r)
     if (j && json_object_set_new(j, "known", known) == 0 &&
         json_object_set_new(j, "known_why", json_string(r->known_why)) == 0 &&
         json_object_set_new(j, "known_state", json_string(states[r->known_state])) == 0 &&
-        json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0)
+        json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0 &&
+        (!r->clock_placed ||
+         (json_object_set_new(j, "clock_placed", json_true()) == 0 &&
+          json_object_set_new(j, "clock_err_ms", json_real(r->clock_err_ms)) == 0)))
         return j;
     json_decref(j);
     return NULL;
@@ -122,6 +133,25 @@ static double num_or(json_t *o, const char *key, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
+/* A rank's clock as its runner saved it: every number in range, or -1. */
+static int clock_of(json_t *c, rg_clock *out)
+{
+    if (!c)
+        return 0; /* not an external launch's rank */
+    out->measured = json_is_true(json_object_get(c, "measured"));
+    out->offset_ms = num_or(c, "offset_ms", NAN);
+    out->err_ms = num_or(c, "err_ms", NAN);
+    json_t *n = json_object_get(c, "rounds");
+    out->rounds = json_is_integer(n) ? (int)json_integer_value(n) : -1;
+    copy_str(out->why, sizeof(out->why), c, "why");
+    /* A year of offset, an hour of doubt: beyond either, not a measurement of ours. */
+    if (!json_is_object(c) || !(fabs(out->offset_ms) <= 3.2e10) ||
+        !(out->err_ms >= 0 && out->err_ms <= 3.6e6) || out->rounds < 0 ||
+        out->rounds > RG_CLOCK_ROUNDS)
+        return -1;
+    return 0;
+}
+
 static int expect_of(const char *name, int *at, uint32_t *cls)
 {
     rg_sc_expect e;
@@ -161,6 +191,8 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     r->t0_mono_ms = num_or(j, "t0_mono_ms", 0);
     copy_str(r->host, sizeof(r->host), j, "host");
     r->self_rank = (int)num_or(j, "self_rank", -1);
+    r->clock_placed = json_is_true(json_object_get(j, "clock_placed"));
+    r->clock_err_ms = num_or(j, "clock_err_ms", 0);
     r->leak_ok = json_is_true(json_object_get(j, "leak_ok"));
     r->skipped = json_is_true(json_object_get(j, "skipped"));
     copy_str(r->known_why, sizeof(r->known_why), j, "known_why");
@@ -200,6 +232,13 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->rank[i].t_s = num_or(k, "t", -1);
         r->rank[i].step_t_s = num_or(k, "step_t", -1);
         r->rank[i].left_t_s = num_or(k, "left_t", -1);
+        if (clock_of(json_object_get(k, "clock"), &r->rank[i].clock)) {
+            snprintf(err, errlen,
+                     "%s: rank %d's clock is not a measurement (a number out of range)", path,
+                     r->self_rank >= 0 ? r->self_rank : i);
+            json_decref(j);
+            return -1;
+        }
         json_t *fs = json_object_get(k, "findings");
         for (size_t f = 0; f < json_array_size(fs) && f < RG_MAX_FINDINGS; f++) {
             json_t *fo = json_array_get(fs, f);

@@ -1085,6 +1085,24 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
         fprintf(stderr, "railguard run: %s: cannot write the plan: %s\n", plan, strerror(errno));
         return 2;
     }
+    /* The runners meet at the coordinator before the workers do: each rank's clock against
+     * rank 0's, so a report of ranks on several hosts can order them (rg_clock.c). */
+    rg_clock clk;
+    char secret[RG_PARSE_SECRET_MAX + 1];
+    if (rg_parse_secret_env(secret, err, sizeof(err)) != 0) {
+        memset(&clk, 0, sizeof(clk));
+        snprintf(clk.why, sizeof(clk.why), "%.199s", err);
+    } else {
+        rg_clock_sync(o->coordinator, secret, rank, size, rg_now_s() + e->sc.timeout_s, &clk);
+    }
+    explicit_bzero(secret, sizeof(secret));
+    if (clk.measured && rank)
+        printf("rank %d: clock %+.3f ms from rank 0's (within +-%.3f ms, the least delayed of %d "
+               "round trips)\n",
+               rank, clk.offset_ms, clk.err_ms, clk.rounds);
+    else if (!clk.measured || clk.why[0])
+        printf("rank %d: clock: %s%s\n", rank, clk.measured ? "" : "not measured: ", clk.why);
+    fflush(stdout);
     run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file, plan, false);
     /* A launcher ends the whole job once any rank exits non-zero (mpirun sends SIGTERM, then
      * SIGKILL a while later): this rank's verdict must be on disk first. Its worker has ended;
@@ -1102,6 +1120,7 @@ static int run_external(const struct run_opts *o, const struct sc_entry *e)
     snprintf(view.dir, sizeof(view.dir), "%s", res.dir);
     view.ranks = 1;
     view.rank[0] = res.rank[rank];
+    view.rank[0].clock = clk;
     view.expect[0] = e->sc.expect[rank];
     view.expect_at[0] = e->sc.expect_at[rank];
     view.expect_cls[0] = e->sc.expect_cls[rank];

@@ -16,10 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Seconds from the scenario's start of a rank's stamp (ms on CLOCK_MONOTONIC). */
-static double rel_s(const rg_result *r, double mono_ms)
+/* Where a rank's stamps (ms on its host's CLOCK_MONOTONIC) count from: the scenario's start,
+ * moved by the rank's measured offset when a merge placed ranks of several hosts. */
+static double rank_base_ms(const rg_result *r, int rank)
 {
-    return (mono_ms - r->t0_mono_ms) / 1000.0;
+    return r->t0_mono_ms + (r->clock_placed ? r->rank[rank].clock.offset_ms : 0);
 }
 
 /* Reading one rank's events: the QP whose "outstanding" event came last, and its text, for
@@ -48,13 +49,13 @@ static void close_span(rg_tl_rank *t, double at, const char *result)
     snprintf(s->result, sizeof(s->result), "%s", result);
 }
 
-static void take_status(const rg_result *r, rg_tl_rank *t, char *line)
+static void take_status(double base_ms, rg_tl_rank *t, char *line)
 {
     double ms;
     int off = 0, step, rep;
     if (sscanf(line, "%lf %n", &ms, &off) != 1 || off <= 0 || !isfinite(ms))
         return;
-    double at = rel_s(r, ms);
+    double at = (ms - base_ms) / 1000.0;
     const char *v = line + off;
     if (sscanf(v, "step %d %d %n", &step, &rep, &off) == 2 && off > 0) {
         close_span(t, at, "ok");
@@ -106,13 +107,14 @@ static const char *str_or(json_t *o, const char *key)
 }
 
 /* One shim event: a fired fault, or a QP's summary. */
-static void take_event(const rg_result *r, rg_tl_rank *t, struct reader *rd, json_t *o)
+static void take_event(const rg_result *r, double base_ms, rg_tl_rank *t, struct reader *rd,
+                       json_t *o)
 {
     const char *ev = json_string_value(json_object_get(o, "event"));
     json_t *mono = json_object_get(o, "mono_ms");
     if (!ev || !json_is_number(mono))
         return;
-    double at = rel_s(r, json_number_value(mono));
+    double at = (json_number_value(mono) - base_ms) / 1000.0;
     char text[sizeof(t->mark[0].text)];
     if (!strcmp(ev, "fault")) {
         json_t *ri = json_object_get(o, "rule");
@@ -162,6 +164,7 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
     memset(t, 0, sizeof(*t));
     t->verdict_t_s = -1;
     struct reader rd = {.pending_ord = -1};
+    double base = rank_base_ms(r, rank);
     snprintf(path, sizeof(path), "%s/rank%d.status", r->dir, rank);
     FILE *f = fopen(path, "r");
     if (f) {
@@ -171,7 +174,7 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
             if (!n || line[n - 1] != '\n')
                 continue; /* a line cut short by a killed rank, or too long to be ours */
             line[n - 1] = '\0';
-            take_status(r, t, line);
+            take_status(base, t, line);
         }
         fclose(f);
     }
@@ -186,7 +189,7 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
         while (fgets(line, sizeof(line), f)) {
             json_t *o = json_loads(line, 0, NULL);
             if (json_is_object(o))
-                take_event(r, t, &rd, o);
+                take_event(r, base, t, &rd, o);
             json_decref(o);
         }
         fclose(f);
@@ -307,11 +310,21 @@ int rg_trace_write(const rg_result *r, const char *path, char *err, size_t errle
                  rg_verdict_name(r->rank[first].verdict));
         instant(a, first, TID_MARKS, r->rank[first].t_s, n, "g", json_pack("{s:s}", "why", r->why));
     }
+    char clock[200];
+    if (r->clock_placed)
+        snprintf(clock, sizeof(clock),
+                 "rank 0's CLOCK_MONOTONIC, microseconds from the scenario's start; other hosts' "
+                 "ranks placed by offsets measured at the start, within +-%.3f ms",
+                 r->clock_err_ms);
+    else
+        snprintf(clock, sizeof(clock), "CLOCK_MONOTONIC, microseconds from the scenario's start");
+    json_t *offsets = json_array();
+    for (int rank = 0; r->clock_placed && rank < r->ranks; rank++)
+        json_array_append_new(offsets, json_real(r->rank[rank].clock.offset_ms));
     json_t *top =
-        json_pack("{s:o,s:s,s:{s:s,s:s,s:s,s:f,s:s}}", "traceEvents", a, "displayTimeUnit", "ms",
-                  "otherData", "scenario", r->name, "result", rg_result_word(r), "clock",
-                  "CLOCK_MONOTONIC, microseconds from the scenario's start", "t0_mono_ms",
-                  r->t0_mono_ms, "host", r->host);
+        json_pack("{s:o,s:s,s:{s:s,s:s,s:s,s:f,s:s,s:o}}", "traceEvents", a, "displayTimeUnit",
+                  "ms", "otherData", "scenario", r->name, "result", rg_result_word(r), "clock",
+                  clock, "t0_mono_ms", r->t0_mono_ms, "host", r->host, "clock_offsets_ms", offsets);
     if (!top || json_dump_file(top, path, JSON_COMPACT) != 0) {
         snprintf(err, errlen, "cannot write %s", path);
         json_decref(top);

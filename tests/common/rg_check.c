@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <netinet/in.h>
@@ -95,6 +96,50 @@ void rg_check_write_temp(char *path, const char *data, size_t len)
         off += (size_t)w;
     }
     ck_assert_int_eq(close(fd), 0);
+}
+
+pid_t rg_check_launch_rank(const char *bin, const char *const *wrap, int rank, int size,
+                           const char *const *args, const char *log)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char r[16], n[16];
+        const char *argv[48];
+        int a = 0;
+        for (int i = 0; wrap && wrap[i] && a < 16; i++)
+            argv[a++] = wrap[i];
+        argv[a++] = bin;
+        for (int i = 0; args[i] && a < 47; i++)
+            argv[a++] = args[i];
+        argv[a] = NULL;
+        snprintf(r, sizeof(r), "%d", rank);
+        snprintf(n, sizeof(n), "%d", size);
+        setenv("PMI_RANK", r, 1);
+        setenv("PMI_SIZE", n, 1);
+        /* What a launcher hands every rank alike: the side channel's secret. */
+        setenv("RG_SECRET", "it-run-external-launch-secret", 1);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+int rg_check_wait_rank(pid_t pid, const char *log, double timeout_s)
+{
+    int st;
+    for (int i = 0; i < timeout_s * 20 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        usleep(50000);
+    if (waitpid(pid, &st, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        ck_abort_msg("rank did not finish in %.0f s (log %s)", timeout_s, log);
+    }
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
 }
 
 int rg_check_cmd(const char *bin, const char *const *env, const char *const *args, double timeout_s,

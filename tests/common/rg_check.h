@@ -7,6 +7,7 @@
 #define RG_CHECK_H
 
 #include <check.h>
+#include <sys/types.h>
 
 /* Unit suites. */
 Suite *rg_suite_status(void);
@@ -62,6 +63,16 @@ void rg_check_write_temp(char *path, const char *data, size_t len);
  */
 int rg_check_cmd(const char *bin, const char *const *env, const char *const *args, double timeout_s,
                  char *out, size_t outlen);
+
+/*
+ * One rank of an external launch, started as a launcher would: PMI_RANK/PMI_SIZE and a job
+ * secret set, stdout and stderr into log, bin with args (NULL-terminated, after the program
+ * name) run under wrap's words when wrap is not NULL (unshare ... --, say). rg_check_wait_rank
+ * waits up to timeout_s (kills it and fails the test after) and returns its exit status.
+ */
+pid_t rg_check_launch_rank(const char *bin, const char *const *wrap, int rank, int size,
+                           const char *const *args, const char *log);
+int rg_check_wait_rank(pid_t pid, const char *log, double timeout_s);
 
 /* A free loopback TCP port (bound to 0, read back, closed); -1 when none could be had. */
 int rg_check_free_port(void);

@@ -182,6 +182,92 @@ START_TEST(test_trace_of_a_hang_and_report_again)
 }
 END_TEST
 
+/*
+ * An external launch whose rank 1 is on "another host": a UTS namespace of another name and a
+ * time namespace whose CLOCK_MONOTONIC reads 5000 s ahead, as a host booted earlier would. Its
+ * runner measures the offset at rank 0's port; `railguard report` must then place rank 1's
+ * fault, calls and verdict on rank 0's clock, within the scenario, and write the trace.
+ */
+START_TEST(test_trace_across_hosts)
+{
+    char sc[PATH_MAX + 32], devs[PATH_MAX + 32], out[PATH_MAX + 16], dir[PATH_MAX + 64],
+        path[PATH_MAX + 96], coord[64], logs[2][PATH_MAX + 32];
+    snprintf(sc, sizeof(sc), "%s/far.yaml", g_tmp);
+    snprintf(devs, sizeof(devs), "%s/far-devices.json", g_tmp);
+    FILE *f = fopen(sc, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: far\nranks: 2\ntimeout: 3\nfaults:\n"
+          "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=2\n"
+          "program:\n  - {op: all_reduce, count: 20000, repeat: 3}\n"
+          "expect:\n  all: any\n  1: detected\n",
+          f);
+    fclose(f);
+    f = fopen(devs, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[[null, \"rxe0\"], [\"rxe0\", null]]\n", f);
+    fclose(f);
+    snprintf(out, sizeof(out), "%s/far-out", g_tmp);
+    snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+    const char *args[] = {
+        "run", "--external", "--coordinator", coord, "--devices-file", devs, "--out", out,
+        sc,    NULL};
+    static const char *const far[] = {"unshare",     "--uts", "--time",
+                                      "--monotonic", "5000",  "--fork",
+                                      "sh",          "-c",    "hostname rg-far-host && exec \"$@\"",
+                                      "sh",          NULL};
+    pid_t pids[2];
+    for (int r = 0; r < 2; r++) {
+        snprintf(logs[r], sizeof(logs[r]), "%s/far-rank%d.log", g_tmp, r);
+        pids[r] = rg_check_launch_rank(g_bin, r ? far : NULL, r, 2, args, logs[r]);
+    }
+    for (int r = 0; r < 2; r++) {
+        int st = rg_check_wait_rank(pids[r], logs[r], 120);
+        const char *log = slurp(logs[r]);
+        ck_assert_msg(st == 0, "rank %d exited %d:\n%s", r, st, log);
+        if (r)
+            ck_assert_msg(strstr(log, "rank 1: clock +5000"), "rank 1's clock:\n%s", log);
+    }
+    snprintf(dir, sizeof(dir), "%s/far", out);
+    snprintf(path, sizeof(path), "%s/rank1.result.json", dir);
+    ck_assert_msg(strstr(slurp(path), "\"host\": \"rg-far-host\""), "%s", slurp(path));
+    const char *rep[] = {"report", dir, NULL};
+    int st = rg_check_cmd(g_bin, NULL, rep, 60, g_out, sizeof(g_out));
+    ck_assert_msg(st == 0, "report: %d\n%s", st, g_out);
+    ck_assert_msg(strstr(g_out, "placed on rank 0's clock by offsets measured at the start"), "%s",
+                  g_out);
+    ck_assert_msg(strstr(g_out, "PASS  far"), "%s", g_out);
+    /* The trace: valid, rank 1's fault in it, and every event of either rank within the
+     * scenario's seconds (unplaced, rank 1's would sit 5000 s away). */
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    int spans, faults, verdicts;
+    check_trace(path, 2, &spans, &faults, &verdicts);
+    ck_assert_int_ge(faults, 1);
+    ck_assert_int_eq(verdicts, 2);
+    json_t *j = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    json_t *offs = json_object_get(json_object_get(j, "otherData"), "clock_offsets_ms");
+    double off = json_number_value(json_array_get(offs, 1));
+    ck_assert_msg(off > 4999e3 && off < 5001e3, "rank 1's offset %.3f ms", off);
+    size_t i;
+    json_t *ev;
+    int rank1 = 0;
+    json_array_foreach(json_object_get(j, "traceEvents"), i, ev)
+    {
+        json_t *ts = json_object_get(ev, "ts");
+        if (!ts)
+            continue;
+        ck_assert_msg(json_integer_value(ts) < 120 * 1000000LL, "event %zu at %lld us", i,
+                      (long long)json_integer_value(ts));
+        rank1 += json_integer_value(json_object_get(ev, "pid")) == 1;
+    }
+    ck_assert_int_gt(rank1, 2);
+    json_decref(j);
+    snprintf(path, sizeof(path), "%s/result.json", dir);
+    const char *res = slurp(path);
+    ck_assert_msg(strstr(res, "\"clock_placed\": true") && strstr(res, "\"(several)\""), "%s", res);
+}
+END_TEST
+
 Suite *rg_suite_it_report(void)
 {
     Suite *s = suite_create("it_report");
@@ -190,6 +276,7 @@ Suite *rg_suite_it_report(void)
     tcase_set_timeout(t, 400);
     tcase_add_test(t, test_trace_clean_and_fault);
     tcase_add_test(t, test_trace_of_a_hang_and_report_again);
+    tcase_add_test(t, test_trace_across_hosts);
     suite_add_tcase(s, t);
     return s;
 }

@@ -383,46 +383,6 @@ START_TEST(test_reference_transport)
 END_TEST
 
 /* ---- external launch: ranks started by a launcher (here by hand, with srun's PMI names) ---- */
-static pid_t launch_rank(int rank, int size, const char *const *args, const char *log)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        char r[16], n[16];
-        const char *argv[32] = {g_bin};
-        int a = 1;
-        for (int i = 0; args[i] && a < 31; i++)
-            argv[a++] = args[i];
-        argv[a] = NULL;
-        snprintf(r, sizeof(r), "%d", rank);
-        snprintf(n, sizeof(n), "%d", size);
-        setenv("PMI_RANK", r, 1);
-        setenv("PMI_SIZE", n, 1);
-        /* What a launcher hands every rank alike: the side channel's secret. */
-        setenv("RG_SECRET", "it-run-external-launch-secret", 1);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(g_bin, (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_rank(pid_t pid, const char *log)
-{
-    int st;
-    for (int i = 0; i < 2400 && waitpid(pid, &st, WNOHANG) == 0; i++)
-        usleep(50000);
-    if (waitpid(pid, &st, WNOHANG) == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &st, 0);
-        ck_abort_msg("rank did not finish in 120 s (log %s)", log);
-    }
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
 static void read_log(const char *log)
 {
     FILE *f = fopen(log, "r");
@@ -457,10 +417,10 @@ START_TEST(test_external_launch)
         pid_t pids[2];
         for (int r = 0; r < 2; r++) {
             snprintf(logs[r], sizeof(logs[r]), "%s/ext%d-rank%d.log", g_tmp, pass, r);
-            pids[r] = launch_rank(r, 2, args, logs[r]);
+            pids[r] = rg_check_launch_rank(g_bin, NULL, r, 2, args, logs[r]);
         }
         for (int r = 0; r < 2; r++) {
-            int st = wait_rank(pids[r], logs[r]);
+            int st = rg_check_wait_rank(pids[r], logs[r], 120);
             read_log(logs[r]);
             ck_assert_msg(st == 0, "rank %d exited %d:\n%s", r, st, g_out);
             ck_assert_str_eq(last_line(), "1 passed, 0 failed");
@@ -495,8 +455,8 @@ START_TEST(test_external_launch)
     /* A launcher whose size is not the scenario's is refused before anything runs. */
     const char *bad[] = {
         "run", "--external", "--coordinator", "127.0.0.1:1", "--devices-file", devs, clean, NULL};
-    pid_t pid = launch_rank(0, 3, bad, logs[0]);
-    ck_assert_int_eq(wait_rank(pid, logs[0]), 2);
+    pid_t pid = rg_check_launch_rank(g_bin, NULL, 0, 3, bad, logs[0]);
+    ck_assert_int_eq(rg_check_wait_rank(pid, logs[0], 120), 2);
     read_log(logs[0]);
     expect_in("the scenario has 2 ranks, the launcher started 3 (PMI_RANK)");
     /* A directory with no rank results is refused with one line. */

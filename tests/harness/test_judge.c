@@ -743,6 +743,99 @@ START_TEST(test_merge)
 }
 END_TEST
 
+/* Ranks on two hosts whose clocks are 5000 s apart, placed on rank 0's by measured offsets. */
+START_TEST(test_merge_placed)
+{
+    static const char *const rules[] = {"error op=recv rank=1 nth=2"};
+    static rg_result views[2], out, back;
+    static rg_tl_rank tl;
+    char err[256], dir[] = "/tmp/rg-merge-XXXXXX", path[300];
+    bool ordered;
+
+    setup_case(2, rules, 1);
+    g_sc.expect[0] = g_sc.expect[1] = RG_SC_EXPECT_ANY;
+    snprintf(g_sc.name, sizeof(g_sc.name), "ext");
+    /* In true time (rank 0's clock): rank 0 starts at 1000 ms and fails at 1500; rank 1 starts
+     * at 1100, its fault fires at 1200, it fails at 1300. Rank 1's host reads 5000 s more. */
+    for (int r = 0; r < 2; r++) {
+        memset(&views[r], 0, sizeof(views[r]));
+        views[r].ranks = 1;
+        views[r].self_rank = r;
+        views[r].t0_mono_ms = r ? 5001100 : 1000;
+        snprintf(views[r].host, sizeof(views[r].host), r ? "b" : "a");
+        views[r].rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+        views[r].rank[0].clock = (rg_clock){.measured = true,
+                                            .offset_ms = r ? 5000000.0 : 0,
+                                            .err_ms = r ? 0.05 : 0,
+                                            .rounds = r ? RG_CLOCK_ROUNDS : 0};
+        rg_rank_find(&views[r].rank[0], RG_V_DETECTED, r ? 0.2 : 0.5, "flushed");
+    }
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 5001200;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(ordered && out.clock_placed);
+    ck_assert_double_eq_tol(out.clock_err_ms, 0.05, 1e-9);
+    ck_assert_double_eq_tol(out.t0_mono_ms, 1000, 1e-6);
+    ck_assert_str_eq(out.host, "(several)");
+    ck_assert_double_eq_tol(out.rank[1].t_s, 0.3, 1e-9);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_DETECTED);
+    ck_assert(out.passed);
+
+    /* The fault after both errors, on the common clock: neither error was its consequence. */
+    g_ev[1].first_fault_mono_ms = 5001700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_msg(strstr(out.first, "first failure: rank 1: ERROR_WITHOUT_FAULT at 0.30 s"), "%s",
+                  out.first);
+
+    /* 1 ms after rank 0's error, with 1 ms of doubt: the clocks cannot say it came after. */
+    views[1].rank[0].clock.err_ms = 1.0;
+    g_ev[1].first_fault_mono_ms = 5001501;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR_WITHOUT_FAULT);
+
+    /* The trace and page read rank 1's own stamps onto the same clock. */
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out.dir, sizeof(out.dir), "%s", dir);
+    snprintf(path, sizeof(path), "%s/rank1.status", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "5001150.0 step 0 0 all_reduce float32 sum count 4\n");
+    fclose(f);
+    ck_assert_int_eq(rg_timeline_load(&out, 1, &tl), 0);
+    ck_assert_int_eq(tl.nspans, 1);
+    ck_assert_double_eq_tol(tl.span[0].t0_s, 0.15, 1e-9);
+
+    /* Saved and read back as `railguard report` reads a rank's result. */
+    snprintf(path, sizeof(path), "%s/rank1.result.json", dir);
+    ck_assert_int_eq(rg_result_save(&views[1], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.rank[0].clock.measured);
+    ck_assert_double_eq_tol(back.rank[0].clock.offset_ms, 5000000.0, 1e-6);
+    ck_assert_int_eq(back.rank[0].clock.rounds, RG_CLOCK_ROUNDS);
+    views[1].rank[0].clock.err_ms = -1; /* no measurement says that */
+    ck_assert_int_eq(rg_result_save(&views[1], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "rank 1's clock is not a measurement"));
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/rank1.status", dir);
+    unlink(path);
+    rmdir(dir);
+
+    /* One rank's clock unmeasured: no common clock, the order unchecked, as before. */
+    views[1].rank[0].clock = (rg_clock){.why = "no job secret"};
+    g_ev[1].first_fault_mono_ms = 5001700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(!ordered && !out.clock_placed);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_DETECTED);
+}
+END_TEST
+
 Suite *rg_suite_judge(void)
 {
     Suite *s = suite_create("judge");
@@ -763,6 +856,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_evidence_read);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);
+    tcase_add_test(t, test_merge_placed);
     suite_add_tcase(s, t);
     return s;
 }
