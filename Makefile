@@ -29,7 +29,9 @@ FLAVOUR_cov  := -O0 --coverage
 # The value parsers (integers, seconds, sizes, booleans): a leaf every other part links, so
 # the command line, the environment and the files cannot disagree on what a value means.
 PARSE_SRC     := parse/rg_parse.c
-TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC)
+# Proving the job secret (HMAC, libcrypto): the transport and the runner, not the shim.
+PROOF_SRC     := parse/rg_proof.c
+TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC) $(PROOF_SRC)
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
 FI_PURE_SRC   := faultinject/fi_plan.c
 # The ownership sanitizer needs no device either: the unit tests link it with an event catcher.
@@ -181,7 +183,7 @@ $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
 
-$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC) $(PARSE_SRC))
+$(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC) $(PARSE_SRC) $(PROOF_SRC))
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -rdynamic -o $$@ $$^ $$(shell pkg-config --libs jansson yaml-0.1) -lcrypto -ldl -lm
@@ -253,7 +255,7 @@ $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
 	    { echo "mutants: $< no longer applies to transport/: refresh it" >&2; exit 1; }
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
-	    -o $@ $(MUTANT_DIR)/$*/transport/*.c $(PARSE_SRC) -libverbs -ljansson -lcrypto
+	    -o $@ $(MUTANT_DIR)/$*/transport/*.c $(PARSE_SRC) $(PROOF_SRC) -libverbs -ljansson -lcrypto
 	@nm -D --defined-only $@ | grep -q ' rg_plugin_v2$$' || \
 	    { echo "mutants: $@ has no plugin table" >&2; rm -f $@; exit 1; }
 
@@ -317,9 +319,9 @@ FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c harness/rg_judge.c 
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 # rg_sidechan.c itself is included by its target, to reach the static frame decoder.
-FUZZ_SRC_sidechan := transport/rg_status.c
+FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)
 # rg_clock.c likewise, by its target, for its static handshake and ping handlers.
-FUZZ_SRC_clock    := $(PARSE_SRC)
+FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*.c harness/*.h \

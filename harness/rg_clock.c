@@ -37,13 +37,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,36 +172,11 @@ static const char *recv_frame(int fd, int want, int from, void *p, double deadli
     return io_full(fd, p, ck_len(want), deadline, false) ? "a frame cut short" : NULL;
 }
 
-/* HMAC-SHA256(secret, label | root's nonce | peer's nonce | rank | size | version). */
+/* What each side proves (rg_proof_mac), under labels the side channel does not use. */
 static void ck_mac(const char *secret, const char *label, const uint8_t *root_nonce,
                    const uint8_t *peer_nonce, int rank, int size, uint8_t *mac)
 {
-    uint8_t msg[32 + 2 * CK_NONCE + 10];
-    size_t n = strlen(label);
-    uint32_t r = htonl((uint32_t)rank), z = htonl((uint32_t)size);
-    uint16_t v = htons(CK_VERSION);
-    memcpy(msg, label, n);
-    memcpy(msg + n, root_nonce, CK_NONCE);
-    memcpy(msg + n + CK_NONCE, peer_nonce, CK_NONCE);
-    memcpy(msg + n + 2 * CK_NONCE, &r, 4);
-    memcpy(msg + n + 2 * CK_NONCE + 4, &z, 4);
-    memcpy(msg + n + 2 * CK_NONCE + 8, &v, 2);
-    unsigned int len = CK_MAC;
-    HMAC(EVP_sha256(), secret, (int)strlen(secret), msg, n + 2 * CK_NONCE + 10, mac, &len);
-}
-
-static int ck_random(uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t got = getrandom(p, n, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        n -= (size_t)got;
-    }
-    return 0;
+    rg_proof_mac(secret, label, root_nonce, peer_nonce, rank, size, CK_VERSION, mac);
 }
 
 static void set_nodelay(int fd)
@@ -356,7 +328,7 @@ static void accept_one(struct ck_root *k, int lfd, struct ck_pending *p, int *n)
                 NI_NUMERICHOST | NI_NUMERICSERV);
     snprintf(q->addr, sizeof(q->addr), "%s port %s", host, port);
     set_nodelay(fd);
-    if (ck_random(q->nonce, CK_NONCE) ||
+    if (rg_proof_random(q->nonce, CK_NONCE) ||
         send_frame(fd, CK_CHALLENGE, 0, q->nonce, rg_now_s() + 1.0))
         refuse(k, p, n, *n - 1, "it did not take a challenge");
 }
@@ -552,7 +524,7 @@ static void peer_exchange(int fd, const char *coord, const char *secret, int ran
         return;
     }
     struct ck_hello h = {(int32_t)htonl((uint32_t)rank), (int32_t)htonl((uint32_t)size), {0}, {0}};
-    if (ck_random(h.nonce, CK_NONCE)) {
+    if (rg_proof_random(h.nonce, CK_NONCE)) {
         not_measured(out, "getrandom: %s", strerror(errno));
         return;
     }

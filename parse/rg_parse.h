@@ -53,4 +53,18 @@ const char *rg_parse_show(const char *s, char *out, size_t len);
 #define RG_PARSE_SECRET_MAX 256
 int rg_parse_secret_env(char *out, char *err, size_t errlen);
 
+/*
+ * Proving the secret (parse/rg_proof.c, which links libcrypto; the shim does not link it):
+ * HMAC-SHA256(secret, label | a | b | rank | size | version), the numbers in network order,
+ * a and b each RG_PROOF_NONCE bytes (two challenges), into mac (RG_PROOF_MAC bytes). The label
+ * (at most RG_PROOF_LABEL_MAX characters) names the handshake and direction, so one proof
+ * never passes for another. rg_proof_random fills p with n random bytes: 0, or -1.
+ */
+#define RG_PROOF_NONCE 32
+#define RG_PROOF_MAC 32
+#define RG_PROOF_LABEL_MAX 32
+void rg_proof_mac(const char *secret, const char *label, const uint8_t *a, const uint8_t *b,
+                  int rank, int size, int version, uint8_t *mac);
+int rg_proof_random(uint8_t *p, size_t n);
+
 #endif

@@ -11,6 +11,7 @@
  * and rank 0 goes on accepting the job's ranks until its deadline.
  */
 #include "rg_sidechan.h"
+#include "rg_parse.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,13 +19,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -270,39 +268,12 @@ static rg_status resolve(const char *coordinator, int rank, struct addrinfo **ai
     return RG_OK;
 }
 
-/*
- * HMAC-SHA256(secret, label | root's nonce | peer's nonce | rank | size | version): what each
- * side proves. The label keeps a hello's proof from passing as a welcome's.
- */
+/* What each side proves (rg_proof_mac): the label keeps a hello's proof from passing as a
+ * welcome's, and either from passing in the runners' clock exchange. */
 static void sc_mac(const char *secret, const char *label, const uint8_t *root_nonce,
                    const uint8_t *peer_nonce, int rank, int size, uint8_t *mac)
 {
-    uint8_t msg[32 + 2 * SC_NONCE + 10];
-    size_t n = strlen(label);
-    uint32_t r = htonl((uint32_t)rank), z = htonl((uint32_t)size);
-    uint16_t v = htons(SC_VERSION);
-    memcpy(msg, label, n);
-    memcpy(msg + n, root_nonce, SC_NONCE);
-    memcpy(msg + n + SC_NONCE, peer_nonce, SC_NONCE);
-    memcpy(msg + n + 2 * SC_NONCE, &r, 4);
-    memcpy(msg + n + 2 * SC_NONCE + 4, &z, 4);
-    memcpy(msg + n + 2 * SC_NONCE + 8, &v, 2);
-    unsigned int len = SC_MAC;
-    HMAC(EVP_sha256(), secret, (int)strlen(secret), msg, n + 2 * SC_NONCE + 10, mac, &len);
-}
-
-static int sc_random(uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t got = getrandom(p, n, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        n -= (size_t)got;
-    }
-    return 0;
+    rg_proof_mac(secret, label, root_nonce, peer_nonce, rank, size, SC_VERSION, mac);
 }
 
 /* One connection that has not yet proven the secret (rank 0's side). */
@@ -403,7 +374,7 @@ static void accept_one(struct rg_sc *sc, int lfd, struct sc_pending *p, int *n, 
                 NI_NUMERICHOST | NI_NUMERICSERV);
     snprintf(q->addr, sizeof(q->addr), "%s port %s", host, port);
     set_nodelay(fd);
-    if (sc_random(q->nonce, SC_NONCE) ||
+    if (rg_proof_random(q->nonce, SC_NONCE) ||
         send_frame(sc, fd, SC_CHALLENGE, q->nonce, SC_NONCE, rg__now() + 1.0))
         drop_pending(p, n, *n - 1, coord, "could not send it a challenge");
 }
@@ -529,7 +500,7 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
     free(pl);
     struct sc_hello h = {
         (int32_t)htonl((uint32_t)sc->rank), (int32_t)htonl((uint32_t)sc->size), {0}, {0}};
-    if (sc_random(h.nonce, SC_NONCE))
+    if (rg_proof_random(h.nonce, SC_NONCE))
         return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: getrandom: %s", sc->rank,
                            strerror(errno));
     sc_mac(sc->secret, "railguard-sc hello", root_nonce, h.nonce, sc->rank, sc->size, h.mac);
