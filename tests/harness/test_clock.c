@@ -72,12 +72,17 @@ static pid_t start_rank(const char *coord, const char *sec, int rank, int size, 
     _exit(write(wfd, &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 14);
 }
 
+/* A rank's clock from the pipe (the parent's write end closed), then its exit. */
 static void take_rank(pid_t pid, int rfd, rg_clock *c)
 {
     int st;
-    ck_assert_int_eq(read(rfd, c, sizeof(*c)), (ssize_t)sizeof(*c));
+    ssize_t n = read(rfd, c, sizeof(*c));
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert_msg(n == (ssize_t)sizeof(*c) && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "rank %d: no clock, exit %d%s", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                  WIFEXITED(st) && WEXITSTATUS(st) == 10
+                      ? ": no time namespace here (needs root and CONFIG_TIME_NS, as CI has)"
+                      : "");
 }
 
 /* Rank 0 here with its stderr in a file; the file's text in log. */
@@ -101,6 +106,21 @@ static void root_logged(const char *coord, const char *sec, int size, double tim
     unlink(path);
 }
 
+/* Rank 1 (with sec1, monotonic_s ahead) against rank 0 here, both of a size of 2. */
+static void pair(const char *sec1, double timeout, long monotonic_s, rg_clock *c0, rg_clock *c1,
+                 char *log, size_t len)
+{
+    char coord[64];
+    int p[2];
+    free_port(coord, sizeof(coord));
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t r1 = start_rank(coord, sec1, 1, 2, timeout, monotonic_s, p[1]);
+    close(p[1]);
+    root_logged(coord, secret, 2, timeout, c0, log, len);
+    take_rank(r1, p[0], c1);
+    close(p[0]);
+}
+
 static int count_lines(const char *s, const char *needle)
 {
     int n = 0;
@@ -116,6 +136,7 @@ START_TEST(test_clock_one_host)
     ck_assert_int_eq(pipe(p), 0);
     pid_t r1 = start_rank(coord, secret, 1, 3, 10, 0, p[1]);
     pid_t r2 = start_rank(coord, secret, 2, 3, 10, 0, p[1]);
+    close(p[1]);
     rg_clock c0, c[2];
     root_logged(coord, secret, 3, 10, &c0, log, sizeof(log));
     ck_assert_str_eq(log, "");
@@ -139,29 +160,18 @@ START_TEST(test_clock_one_host)
     ck_assert_msg(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "bind: %s", strerror(errno));
     close(fd);
     close(p[0]);
-    close(p[1]);
 }
 END_TEST
 
 /* Another host's clock, made here: a time namespace moves CLOCK_MONOTONIC by 5000 s. */
 START_TEST(test_clock_time_namespace)
 {
-    char coord[64], log[4096];
-    int p[2];
-    free_port(coord, sizeof(coord));
-    ck_assert_int_eq(pipe(p), 0);
-    pid_t r1 = start_rank(coord, secret, 1, 2, 10, 5000, p[1]);
+    char log[4096];
     rg_clock c0, c1;
-    root_logged(coord, secret, 2, 10, &c0, log, sizeof(log));
-    int st;
-    if (waitpid(r1, &st, WNOHANG) == r1 && WIFEXITED(st) && WEXITSTATUS(st) == 10)
-        ck_abort_msg("no time namespace here (needs root and CONFIG_TIME_NS, as CI has)");
-    take_rank(r1, p[0], &c1);
+    pair(secret, 10, 5000, &c0, &c1, log, sizeof(log));
     ck_assert_msg(c1.measured, "%s", c1.why);
     ck_assert_msg(c1.offset_ms - 5000e3 <= c1.err_ms && 5000e3 - c1.offset_ms <= c1.err_ms,
                   "offset %.3f ms, 5000000 ms expected within +-%.3f", c1.offset_ms, c1.err_ms);
-    close(p[0]);
-    close(p[1]);
 }
 END_TEST
 
@@ -206,6 +216,7 @@ START_TEST(test_clock_strangers)
         rg_clock_sync(coord, secret, 1, 2, rg_now_s() + 10, &c);
         _exit(write(p[1], &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 14);
     }
+    close(p[1]);
     rg_clock c0, c1;
     root_logged(coord, secret, 2, 10, &c0, log, sizeof(log));
     take_rank(r1, p[0], &c1);
@@ -216,27 +227,19 @@ START_TEST(test_clock_strangers)
     ck_assert_ptr_nonnull(strstr(log, "not railguard's clock (bad magic)"));
     ck_assert_ptr_nonnull(strstr(log, "wrong proof of the job secret"));
     close(p[0]);
-    close(p[1]);
 }
 END_TEST
 
 START_TEST(test_clock_wrong_secret)
 {
-    char coord[64], log[4096];
-    int p[2];
-    free_port(coord, sizeof(coord));
-    ck_assert_int_eq(pipe(p), 0);
-    pid_t r1 = start_rank(coord, "another-secret-altogether", 1, 2, 2, 0, p[1]);
+    char log[4096];
     rg_clock c0, c1;
-    root_logged(coord, secret, 2, 2, &c0, log, sizeof(log));
-    take_rank(r1, p[0], &c1);
+    pair("another-secret-altogether", 2, 0, &c0, &c1, log, sizeof(log));
     ck_assert(!c1.measured);
     ck_assert_ptr_nonnull(strstr(c1.why, "is the job secret the same on every rank?"));
     ck_assert_ptr_nonnull(strstr(log, "wrong proof of the job secret"));
     ck_assert(c0.measured); /* rank 0's own clock is the reference all the same */
     ck_assert_str_eq(c0.why, "rank(s) 1 did not reach rank 0's clock before its deadline");
-    close(p[0]);
-    close(p[1]);
 }
 END_TEST
 

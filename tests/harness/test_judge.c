@@ -668,6 +668,18 @@ START_TEST(test_result_round_trip)
 }
 END_TEST
 
+/* One external rank's own result: its rank as rank 0, detected t_s after its start. */
+static void merge_view(rg_result *v, int rank, double t0_mono_ms, const char *host, double t_s)
+{
+    memset(v, 0, sizeof(*v));
+    v->ranks = 1;
+    v->self_rank = rank;
+    v->t0_mono_ms = t0_mono_ms;
+    snprintf(v->host, sizeof(v->host), "%s", host);
+    v->rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&v->rank[0], RG_V_DETECTED, t_s, "flushed");
+}
+
 START_TEST(test_merge)
 {
     static const char *const rules[] = {"error op=recv rank=1 nth=2"};
@@ -680,15 +692,8 @@ START_TEST(test_merge)
     snprintf(g_sc.name, sizeof(g_sc.name), "ext");
     /* Rank 0 started at 1000 ms and failed 0.5 s later; rank 1 started at 1100 ms and its
      * fault fired at 1200 ms: before rank 0's error, on the common clock. */
-    for (int r = 0; r < 2; r++) {
-        memset(&views[r], 0, sizeof(views[r]));
-        views[r].ranks = 1;
-        views[r].self_rank = r;
-        views[r].t0_mono_ms = 1000 + 100 * r;
-        snprintf(views[r].host, sizeof(views[r].host), "node");
-        views[r].rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
-        rg_rank_find(&views[r].rank[0], RG_V_DETECTED, 0.5 - 0.3 * r, "flushed");
-    }
+    for (int r = 0; r < 2; r++)
+        merge_view(&views[r], r, 1000 + 100 * r, "node", 0.5 - 0.3 * r);
     g_ev[1].first_fault_mono_ms = 1200;
     g_ev[1].first_fault_rule = 0;
     g_ev[1].fired[0] = 1;
@@ -758,17 +763,11 @@ START_TEST(test_merge_placed)
     /* In true time (rank 0's clock): rank 0 starts at 1000 ms and fails at 1500; rank 1 starts
      * at 1100, its fault fires at 1200, it fails at 1300. Rank 1's host reads 5000 s more. */
     for (int r = 0; r < 2; r++) {
-        memset(&views[r], 0, sizeof(views[r]));
-        views[r].ranks = 1;
-        views[r].self_rank = r;
-        views[r].t0_mono_ms = r ? 5001100 : 1000;
-        snprintf(views[r].host, sizeof(views[r].host), r ? "b" : "a");
-        views[r].rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+        merge_view(&views[r], r, r ? 5001100 : 1000, r ? "b" : "a", r ? 0.2 : 0.5);
         views[r].rank[0].clock = (rg_clock){.measured = true,
                                             .offset_ms = r ? 5000000.0 : 0,
                                             .err_ms = r ? 0.05 : 0,
                                             .rounds = r ? RG_CLOCK_ROUNDS : 0};
-        rg_rank_find(&views[r].rank[0], RG_V_DETECTED, r ? 0.2 : 0.5, "flushed");
     }
     g_ev[1].first_fault_rule = 0;
     g_ev[1].fired[0] = 1;
