@@ -24,10 +24,15 @@ static void esc(FILE *f, const char *s)
     rg_markup_text(f, s);
 }
 
-/* A path relative to the page, for href: the scenario's directory is beside index.html. Only
- * the last part of r->dir is used, percent-encoded where it is not a plain name. */
-static void href(FILE *f, const rg_result *r, const char *file)
+/* A path relative to the page, for href: the scenario's directory is beside index.html (only
+ * the last part of r->dir is used, percent-encoded where it is not a plain name), or is the
+ * page's own (`inside`: an external launch's merged page). */
+static void href(FILE *f, const rg_result *r, const char *file, bool inside)
 {
+    if (inside) {
+        fputs(file, f);
+        return;
+    }
     const char *base = strrchr(r->dir, '/');
     base = base ? base + 1 : r->dir;
     for (const char *s = base; *s; s++) {
@@ -165,7 +170,7 @@ static void rules_cell(FILE *f, const rg_result *r)
     }
 }
 
-static void scenario_row(FILE *f, const rg_result *r, int id)
+static void scenario_row(FILE *f, const rg_result *r, int id, bool inside)
 {
     const char *word = rg_result_word(r);
     fprintf(f, "<tr class=\"%s\" id=\"s%d\"><td class=\"res %s\">%s</td><td class=\"name\">",
@@ -185,18 +190,18 @@ static void scenario_row(FILE *f, const rg_result *r, int id)
     const char *files[] = {"trace.json", "result.json"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         fputs("<a href=\"", f);
-        href(f, r, files[i]);
+        href(f, r, files[i], inside);
         fprintf(f, "\">%s</a> ", files[i]);
     }
     for (int k = 0; k < r->ranks; k++) {
         char name[48];
         snprintf(name, sizeof(name), "rank%d.log", k);
         fputs("<a href=\"", f);
-        href(f, r, name);
+        href(f, r, name, inside);
         fprintf(f, "\">log %d</a> ", k);
         snprintf(name, sizeof(name), "rank%d.events.jsonl", k);
         fputs("<a href=\"", f);
-        href(f, r, name);
+        href(f, r, name, inside);
         fprintf(f, "\">events %d</a> ", k);
     }
     fputs("</td></tr>\n", f);
@@ -269,8 +274,13 @@ int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info
     fputs("<table id=\"scenarios\"><thead><tr><th>result</th><th>scenario</th><th>ranks</th>"
           "<th>first failure</th><th>fault rules</th><th>files</th></tr></thead><tbody>\n",
           f);
-    for (int i = 0; i < n; i++)
-        scenario_row(f, &res[order[i]], order[i]);
+    /* The page in a scenario's own directory: links to its files need no directory. */
+    const char *slash = strrchr(path, '/');
+    size_t pdir = slash ? (size_t)(slash - path) : 0;
+    for (int i = 0; i < n; i++) {
+        const rg_result *r = &res[order[i]];
+        scenario_row(f, r, order[i], strlen(r->dir) == pdir && !strncmp(r->dir, path, pdir));
+    }
     fputs("</tbody></table>\n", f);
     if (nfail)
         fputs("<h2>Failing scenarios</h2>\n", f);

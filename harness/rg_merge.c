@@ -228,12 +228,17 @@ int rg_report_main(int argc, char **argv)
         fprintf(stderr, "railguard report: %s\n", err);
     /* The timeline needs one clock: ranks on one host share CLOCK_MONOTONIC, ranks on several
      * are placed by their measured offsets; without those, no trace rather than a wrong one. */
-    snprintf(path, sizeof(path), "%s/trace.json", dir);
     snprintf(merged.dir, sizeof(merged.dir), "%s", dir);
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
     if (ordered && rg_trace_write(&merged, path, err, sizeof(err)) != 0)
         fprintf(stderr, "railguard report: %s\n", err);
+    /* The launch's page, beside its files: its timeline needs the same one clock. */
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    if (ordered && rg_html_write(&merged, 1, merged.seconds, NULL, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard report: %s\n", err);
     else if (!ordered)
-        printf("railguard report: no trace.json: the ranks' clocks are not one clock\n");
+        printf("railguard report: no trace.json or index.html: the ranks' clocks are not one "
+               "clock\n");
     rg_report_table(stdout, &merged, 1, merged.seconds);
     return merged.passed ? 0 : 1;
 }

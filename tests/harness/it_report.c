@@ -262,6 +262,10 @@ START_TEST(test_trace_across_hosts)
     }
     ck_assert_int_gt(rank1, 2);
     json_decref(j);
+    /* The launch's page beside its files, linking them where they are. */
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    const char *html = slurp(path);
+    ck_assert_msg(strstr(html, ">r1 detected<") && strstr(html, "href=\"rank1.log\""), "%s", html);
     snprintf(path, sizeof(path), "%s/result.json", dir);
     const char *res = slurp(path);
     ck_assert_msg(strstr(res, "\"clock_placed\": true") && strstr(res, "\"(several)\""), "%s", res);
