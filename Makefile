@@ -47,7 +47,10 @@ HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c 
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_worker.c harness/rg_preflight.c \
                  harness/rg_sweep.c harness/rg_exec.c harness/rg_forksrv.c \
                  harness/rg_bench.c harness/rg_bench_rank.c harness/main.c
-FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c faultinject/fi_shim.c $(PARSE_SRC)
+FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
+                 faultinject/fi_shim.c faultinject/fi_rules.c faultinject/fi_ring.c \
+                 faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_verbs.c \
+                 faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))

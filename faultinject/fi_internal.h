@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The shim's own declarations, shared by fi_shim.c (interposition) and fi_event.c (evidence). */
+/* The shim's own declarations, shared by the interposer's files (fi_shim.h lists them) and its
+ * evidence (fi_event.c), buffer ownership (fi_own.c) and dlopen (fi_dl.c). */
 #ifndef RG_FI_INTERNAL_H
 #define RG_FI_INTERNAL_H
 

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/* The ops the shim patches into every context: poll, post and the extended CQs and QPs (fi_shim.h).
+ */
+#include "fi_shim.h"
+#include "rg_parse.h"
+#include "rg_faultinject.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- datapath wrappers -------------------------------------------------------------------- */
+__attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+    struct fi_ctx *cx = fi_ctx_of(cq->context);
+    struct fi_live *lp = fi_live();
+    if (!lp || !cx)
+        return cx ? cx->poll(cq, ne, wc) : -1;
+    struct fi_cq *c = fi_cq_find(cq);
+    if (c) {
+        int pre = fi_on_poll(lp, c);
+        if (pre <= 0)
+            return pre;
+    }
+    int got = cx->poll(cq, ne, wc);
+    if (got < 0)
+        return got;
+    int saved = errno, kept = 0;
+    for (int k = 0; k < got; k++) {
+        struct fi_qp *q = fi_qp_find(cq->context, wc[k].qp_num);
+        if (q) {
+            int status = (int)wc[k].status;
+            uint32_t ve = wc[k].vendor_err;
+            if (!fi_on_provider_cqe(lp, q, c, cq, &status, &ve, wc[k].opcode, wc[k].wr_id,
+                                    wc[k].byte_len))
+                continue;
+            wc[k].vendor_err = ve;
+            wc[k].status = (enum ibv_wc_status)status;
+        }
+        if (kept != k)
+            wc[kept] = wc[k];
+        kept++;
+    }
+    got = kept;
+    /* The shim's own completions: flushes at once, lost sends once all before them are done. */
+    if (c && atomic_load_explicit(&c->npend, memory_order_relaxed) && got < ne) {
+        pthread_mutex_lock(&c->plock);
+        int n = atomic_load(&c->npend), keep = 0;
+        for (int k = 0; k < n; k++) {
+            struct fi_pend *p = &c->pend[k];
+            if (got < ne && (!p->after || atomic_load(&p->q->sig_done) >= p->after)) {
+                wc[got] = p->wc;
+                if (p->wc.status == IBV_WC_SUCCESS && atomic_load(&p->q->faulted))
+                    wc[got].status = IBV_WC_WR_FLUSH_ERR;
+                if (p->lost)
+                    atomic_fetch_add(&p->q->sig_done, 1);
+                fi_count_cqe(p->q, (int)wc[got].status, wc[got].opcode);
+                got++;
+            } else {
+                c->pend[keep++] = *p;
+            }
+        }
+        atomic_store(&c->npend, keep);
+        pthread_mutex_unlock(&c->plock);
+    }
+    if (c) {
+        atomic_fetch_add_explicit(&c->cqe, (uint64_t)got, memory_order_relaxed);
+        FI_TOT(cqe, (uint64_t)got);
+        if (lp->m_pollcqe)
+            fi_arm_pollcqe(lp, c, cq->context, wc, got);
+    }
+    errno = saved;
+    return got;
+}
+
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+    poll_fn one = atomic_load_explicit(&g_one.poll, memory_order_relaxed);
+    if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return one(cq, ne, wc);
+    return fi_poll_cq_slow(cq, ne, wc);
+}
+
+static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
+{
+    if (!lp->m_first || atomic_load_explicit(&g_first_done, memory_order_relaxed))
+        return;
+    if (atomic_exchange(&g_first_done, 1))
+        return;
+    struct fi_site s;
+    uint64_t nth;
+    fi_site_qp(&s, q);
+    s.op = op;
+    for (uint32_t m = lp->m_first; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        if (fi_fire(lp, i, &s, &nth)) {
+            char d[32];
+            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)lp->plan.rules[i].ms);
+            fi_event_fault(lp, i, &s, nth, d);
+            fi_sleep_ms(lp->plan.rules[i].ms);
+        }
+    }
+}
+
+/* Queues the local success completion of a send that is dropped instead of posted. */
+
+static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
+{
+    if (!fi_signaled(q, wr))
+        return;
+    /* It counts as posted and signaled: later sends' completions come after it. */
+    uint64_t after = atomic_fetch_add(&q->sig_posted, 1);
+    fi_pend_push(fi_cq_find(q->qp->send_cq), q, wr->wr_id, IBV_WC_SUCCESS,
+                 fi_wr_op(wr->opcode) == FI_OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, after,
+                 true);
+}
+
+__attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct ibv_send_wr *wr,
+                                                       struct ibv_send_wr **bad)
+{
+    struct fi_ctx *cx = fi_ctx_of(qp->context);
+    struct fi_live *lp = fi_live();
+    if (!lp || !cx)
+        return cx ? cx->post_send(qp, wr, bad) : EINVAL;
+    struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+    if (!q)
+        return cx->post_send(qp, wr, bad);
+    fi_first_post(lp, q, wr ? fi_wr_op(wr->opcode) : FI_OP_ANY);
+    if (atomic_load_explicit(&q->faulted, memory_order_relaxed)) {
+        /* A QP in error takes the request and completes it flushed, signaled or not: the
+         * provider does, its QP being in error, unless it could not be moved there. */
+        struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
+        for (struct ibv_send_wr *w = wr; w; w = w->next) {
+            fi_count_post(q, fi_wr_op(w->opcode));
+            if (sc)
+                fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
+        }
+        return sc ? 0 : fi_send_run(q, cx->post_send, qp, wr, bad);
+    }
+
+    struct ibv_send_wr *head = wr, *prev = NULL;
+    struct fi_site s;
+    fi_site_qp(&s, q);
+    for (struct ibv_send_wr *w = wr; w; w = w->next) {
+        bool drop = false;
+        uint64_t late_ms = 0;
+        uint64_t nth;
+        s.op = fi_wr_op(w->opcode);
+        for (uint32_t m = lp->m_send; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            const struct fi_rule *r = &lp->plan.rules[i];
+            if (r->kind == FI_NOMEM) {
+                struct fi_site sv = s;
+                sv.verb = FI_VERB_POST_SEND;
+                if (!fi_fire(lp, i, &sv, &nth))
+                    continue;
+                fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+                /* Post what came before, then fail here as a full send queue would. */
+                int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
+                if (!rc)
+                    *bad = w;
+                return rc ? rc : ENOMEM;
+            }
+            if ((r->kind == FI_LOSE || r->kind == FI_LATE) && s.op != FI_OP_SEND &&
+                s.op != FI_OP_WRITE)
+                continue;
+            if (!fi_fire(lp, i, &s, &nth))
+                continue;
+            if (r->kind == FI_LATE && !late_ms) {
+                char d[64];
+                snprintf(d, sizeof(d), "\"ms\":%llu,\"wr_id\":%llu", (unsigned long long)r->ms,
+                         (unsigned long long)w->wr_id);
+                fi_event_fault(lp, i, &s, nth, d);
+                late_ms = r->ms;
+                continue;
+            }
+            if (r->kind == FI_DELAY) {
+                char d[32];
+                snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
+                fi_event_fault(lp, i, &s, nth, d);
+                fi_sleep_ms(r->ms);
+            } else if (r->kind == FI_LOSE && !drop) {
+                char d[48];
+                snprintf(d, sizeof(d), "\"wr_id\":%llu", (unsigned long long)w->wr_id);
+                fi_event_fault(lp, i, &s, nth, d);
+                drop = true;
+            }
+        }
+        fi_count_post(q, s.op);
+        /* Held by the late fault, or behind a request that is. */
+        if (!drop && (late_ms || atomic_load_explicit(&q->late, memory_order_relaxed))) {
+            int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
+            if (rc)
+                return rc;
+            if (fi_late_hold(q, cx->post_send, qp, w, late_ms)) {
+                head = w->next;
+                prev = w;
+                continue;
+            }
+            head = w;
+        }
+        if (drop) {
+            /* Post the run before this one, then skip it. */
+            int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
+            if (rc)
+                return rc;
+            fi_lose(q, w);
+            head = w->next;
+        }
+        prev = w;
+    }
+    return head ? fi_send_run(q, cx->post_send, qp, head, bad) : 0;
+}
+
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    post_send_fn one = atomic_load_explicit(&g_one.post_send, memory_order_relaxed);
+    if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return one(qp, wr, bad);
+    return fi_post_send_slow(qp, wr, bad);
+}
+
+__attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+                                                       struct ibv_recv_wr **bad)
+{
+    struct fi_ctx *cx = fi_ctx_of(qp->context);
+    struct fi_live *lp = fi_live();
+    if (!lp || !cx)
+        return cx ? cx->post_recv(qp, wr, bad) : EINVAL;
+    struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+    if (!q)
+        return cx->post_recv(qp, wr, bad);
+    fi_first_post(lp, q, FI_OP_RECV);
+    struct fi_cq *rcq =
+        atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->recv_cq) : NULL;
+    if (rcq && !rcq->is_ex) {
+        for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+            fi_count_post(q, FI_OP_RECV);
+            fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
+        }
+        return 0;
+    }
+    struct fi_site s;
+    fi_site_qp(&s, q);
+    s.op = FI_OP_RECV;
+    for (struct ibv_recv_wr *w = wr; w && lp->m_recv; w = w->next) {
+        uint64_t nth;
+        for (uint32_t m = lp->m_recv; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            const struct fi_rule *r = &lp->plan.rules[i];
+            struct fi_site sv = s;
+            if (r->kind == FI_NOMEM)
+                sv.verb = FI_VERB_POST_RECV;
+            if (!fi_fire(lp, i, &sv, &nth))
+                continue;
+            if (r->kind == FI_NOMEM) {
+                fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+                /* Everything before w is posted; w and after are not, as bad_wr says. */
+                int rc = 0;
+                if (w != wr) {
+                    struct ibv_recv_wr *p = wr;
+                    while (p->next != w)
+                        p = p->next;
+                    p->next = NULL;
+                    for (struct ibv_recv_wr *x = wr; x; x = x->next)
+                        fi_count_post(q, FI_OP_RECV);
+                    rc = fi_recv_run(q, cx->post_recv, qp, wr, bad);
+                    p->next = w;
+                }
+                if (!rc)
+                    *bad = w;
+                return rc ? rc : ENOMEM;
+            }
+            char d[32];
+            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
+            fi_event_fault(lp, i, &sv, nth, d);
+            fi_sleep_ms(r->ms);
+        }
+    }
+    for (struct ibv_recv_wr *w = wr; w; w = w->next)
+        fi_count_post(q, FI_OP_RECV);
+    return fi_recv_run(q, cx->post_recv, qp, wr, bad);
+}
+
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    post_recv_fn one = atomic_load_explicit(&g_one.post_recv, memory_order_relaxed);
+    if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return one(qp, wr, bad);
+    return fi_post_recv_slow(qp, wr, bad);
+}
+
+int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    /* Counted nowhere and never faulted yet: completions name the QP, not the SRQ entry. */
+    struct fi_ctx *cx = fi_ctx_of(srq->context);
+    return cx ? cx->post_srq_recv(srq, wr, bad) : EINVAL;
+}
+
+/* ---- extended CQs and QPs ----------------------------------------------------------------- */
+static void fi_count_cq_cqe(struct fi_cq *c)
+{
+    atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
+    FI_TOT(cqe, 1);
+}
+
+static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
+{
+    struct fi_live *lp = fi_live();
+    /* Without IBV_WC_EX_WITH_QP_NUM the completion can't be tied to a QP: counted, not faulted. */
+    if (rc || !lp || !cq->read_qp_num) {
+        if (!rc && lp)
+            fi_count_cq_cqe(c);
+        return rc;
+    }
+    struct fi_qp *q = fi_qp_find(cq->context, cq->read_qp_num(cq));
+    if (!q)
+        return rc;
+    int status = (int)cq->status;
+    enum ibv_wc_opcode op = status == IBV_WC_SUCCESS ? cq->read_opcode(cq) : IBV_WC_SEND;
+    uint32_t ve = 0;
+    /* An extended CQ's entry can't be hidden or added to, so after a break the provider's own
+     * completions are shown (fi_qp_break left the receive ring to them), successes turned into
+     * flushes. */
+    fi_on_provider_cqe(lp, q, c, ibv_cq_ex_to_cq(cq), &status, &ve, op, cq->wr_id,
+                       status == IBV_WC_SUCCESS && cq->read_byte_len ? cq->read_byte_len(cq) : 0);
+    cq->status = (enum ibv_wc_status)status;
+    fi_count_cq_cqe(c);
+    return rc;
+}
+
+int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+    struct fi_cq *c = fi_cq_find(ibv_cq_ex_to_cq(cq));
+    struct fi_live *lp = fi_live();
+    if (!c)
+        return ENOENT; /* unreachable: the CQ was registered before its pointers were patched */
+    if (lp) {
+        /* An extended poll has no negative return; negpoll applies to ibv_poll_cq only. */
+        int pre = fi_on_poll(lp, c);
+        if (pre == 0)
+            return ENOENT;
+    }
+    return fi_cqx_after(c, cq, c->start_poll(cq, attr));
+}
+
+int fi_cqx_next(struct ibv_cq_ex *cq)
+{
+    struct fi_cq *c = fi_cq_find(ibv_cq_ex_to_cq(cq));
+    if (!c)
+        return ENOENT;
+    return fi_cqx_after(c, cq, c->next_poll(cq));
+}
+
+static struct fi_qp *fi_qpx(struct ibv_qp_ex *qx)
+{
+    return fi_qp_find(qx->qp_base.context, qx->qp_base.qp_num);
+}
+
+void fi_qpx_start(struct ibv_qp_ex *qx)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    struct fi_live *lp = fi_live();
+    if (q && lp)
+        fi_first_post(lp, q, FI_OP_SEND);
+    if (q)
+        q->wr_start(qx);
+}
+
+/* ibv_qp_ex sends are counted, not recorded: the send ring no longer knows what is outstanding. */
+static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
+{
+    fi_count_post(q, op);
+    if (fi_own_on())
+        fi_own_unsanitized(1); /* its gather list is set by calls the shim does not see */
+    pthread_mutex_lock(&q->rlock);
+    q->sring.exact = false;
+    pthread_mutex_unlock(&q->rlock);
+}
+
+void fi_qpx_send(struct ibv_qp_ex *qx)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    if (q && fi_live())
+        fi_qpx_untracked(q, FI_OP_SEND);
+    if (q)
+        q->wr_send(qx);
+}
+
+void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    if (q && fi_live())
+        fi_qpx_untracked(q, FI_OP_WRITE);
+    if (q)
+        q->wr_rdma_write(qx, rkey, addr);
+}
+
+int fi_qpx_complete(struct ibv_qp_ex *qx)
+{
+    struct fi_qp *q = fi_qpx(qx);
+    if (!q)
+        return EINVAL;
+    struct fi_live *lp = fi_live();
+    if (lp && lp->m_send) {
+        struct fi_site s;
+        uint64_t nth;
+        fi_site_qp(&s, q);
+        s.verb = FI_VERB_POST_SEND;
+        for (uint32_t m = lp->m_send; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            if (lp->plan.rules[i].kind == FI_NOMEM && fi_fire(lp, i, &s, &nth)) {
+                fi_event_fault(lp, i, &s, nth, "\"errno\":\"ENOMEM\"");
+                q->wr_abort(qx);
+                return ENOMEM;
+            }
+        }
+    }
+    return q->wr_complete(qx);
+}
