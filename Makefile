@@ -40,7 +40,9 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # linked into the unit tests. The `railguard` command links these, its runner and the fault-plan
 # library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
-HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
+HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_values.c \
+                    harness/rg_sc_program.c harness/rg_sc_faults.c harness/rg_sc_known.c \
+                    harness/rg_sc_write.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
                     harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c \
                     harness/rg_clock.c
@@ -318,7 +320,9 @@ FUZZ_SAID  = $(if $(FUZZ_RUNS),, in $(FUZZ_SECONDS) s)
 FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
 FUZZ_TARGETS := scenario plan devices sidechan clock
-FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_data.c harness/rg_judge.c faultinject/fi_plan.c \
+FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_values.c \
+                     harness/rg_sc_program.c harness/rg_sc_faults.c harness/rg_sc_known.c \
+                     harness/rg_sc_write.c harness/rg_data.c harness/rg_judge.c faultinject/fi_plan.c \
                      $(PARSE_SRC)
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
