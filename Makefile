@@ -47,7 +47,8 @@ HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_va
                     harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c \
                     harness/rg_clock.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_run_opts.c harness/rg_run_ranks.c \
-                 harness/rg_run_external.c harness/rg_worker.c harness/rg_preflight.c \
+                 harness/rg_run_external.c harness/rg_worker.c harness/rg_worker_step.c \
+                 harness/rg_preflight.c \
                  harness/rg_sweep.c harness/rg_exec.c harness/rg_forksrv.c \
                  harness/rg_bench.c harness/rg_bench_rank.c harness/main.c
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
