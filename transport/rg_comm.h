@@ -158,11 +158,17 @@ rg_status rg__drain_sends(struct rg_comm *c, double *deadline);
  */
 void rg__quiesce(struct rg_comm *c);
 
-/* Set-up's uses of the engine (rg_comm.c): a receive slot posted, the address of x's credit
- * mailbox (what the peer writes into), and a credit written to the peer. */
+/* Set-up's uses of the engine (rg_comm.c): a receive slot posted, and a credit written to the
+ * peer. */
 rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x);
-uint64_t *rg__mailbox(struct rg_comm *c, struct rg_conn *x);
 rg_status rg__write_credit(struct rg_comm *c, struct rg_conn *x);
+
+/* x's credit mailbox, past its slots: what the peer writes {count, ~count} into. Inline: the
+ * engine reads it on every progress pass, and set-up publishes its address. */
+static inline uint64_t *rg__mailbox(struct rg_comm *c, struct rg_conn *x)
+{
+    return (uint64_t *)(x->mem + (size_t)2 * c->slots * x->slot_bytes);
+}
 
 /* Records the first error, poisons the communicator and tells the peers. Returns st. */
 rg_status rg__fail(struct rg_comm *c, rg_status st);

@@ -78,16 +78,12 @@ rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x)
     return RG_OK;
 }
 
-/* The mailbox holds {count, ~count}; a torn or stale pair keeps the last good value. */
-uint64_t *rg__mailbox(struct rg_comm *c, struct rg_conn *x)
-{
-    return (uint64_t *)(x->mem + (size_t)2 * c->slots * x->slot_bytes);
-}
 static uint64_t *credit_src(struct rg_comm *c, struct rg_conn *x, uint64_t n)
 {
     return rg__mailbox(c, x) + 2 + 2 * (n % RG_CREDIT_SRC);
 }
 
+/* The mailbox holds {count, ~count}; a torn or stale pair keeps the last good value. */
 static void read_credit(struct rg_comm *c, struct rg_conn *x)
 {
     volatile uint64_t *m = rg__mailbox(c, x);
