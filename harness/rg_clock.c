@@ -384,7 +384,7 @@ static void root_sync(const char *coord, const char *secret, int size, double de
     struct ck_pending pend[CK_PENDING];
     struct addrinfo *ai = NULL;
     int npend = 0, one = 1, lfd = -1;
-    char missing[160] = "";
+    char missing[RG_MAX_RANKS * 4] = ""; /* "1, 2, ..., 63" */
 
     for (int r = 0; r < RG_MAX_RANKS; r++)
         k.fd[r] = -1;
@@ -434,8 +434,7 @@ static void root_sync(const char *coord, const char *secret, int size, double de
         char w[200] = "";
         memset(&res[r], 0, sizeof(res[r]));
         if (k.fd[r] < 0) {
-            o += (size_t)snprintf(missing + o, o < sizeof(missing) ? sizeof(missing) - o : 0,
-                                  "%s%d", o ? ", " : "", r);
+            o += (size_t)snprintf(missing + o, sizeof(missing) - o, "%s%d", o ? ", " : "", r);
         } else if (measure(k.fd[r], r, &res[r], w, sizeof(w))) {
             fprintf(stderr, "railguard run: rank 0: clock at %s: %s\n", coord, w);
             close(k.fd[r]);
@@ -499,9 +498,13 @@ static void peer_pings(int fd, int rank, double deadline, rg_clock *out)
         uint32_t rounds = ntohl(res.rounds);
         if (!rounds) {
             not_measured(out, "rank 0 could not measure this rank (its stderr says why)");
-        } else if (rounds > RG_CLOCK_ROUNDS || err < 0 || err > 3600 * (int64_t)1000000000) {
-            not_measured(out, "rank 0's clock sent a result out of range (%u rounds, +-%lld ns)",
-                         rounds, (long long)err);
+        } else if (rounds > RG_CLOCK_ROUNDS || err < 0 || err > RG_CLOCK_ERR_MAX_MS * 1e6 ||
+                   off > RG_CLOCK_OFFSET_MAX_MS * 1e6 || off < -RG_CLOCK_OFFSET_MAX_MS * 1e6) {
+            /* Kept from the result file, which `railguard report` would refuse whole. */
+            not_measured(out,
+                         "rank 0's clock sent a result out of range (%u rounds, %+lld ns "
+                         "+-%lld ns)",
+                         rounds, (long long)off, (long long)err);
         } else {
             *out = (rg_clock){.measured = true,
                               .offset_ms = (double)off / 1e6,

@@ -76,6 +76,10 @@ typedef struct rg_finding {
 #define RG_STATUS_V1 1
 
 #define RG_CLOCK_ROUNDS 16
+/* What a measurement can be: beyond a year of offset or an hour of doubt it is not one of ours.
+ * The rank receiving its offset and `railguard report` reading it back hold the same bounds. */
+#define RG_CLOCK_OFFSET_MAX_MS 3.2e10
+#define RG_CLOCK_ERR_MAX_MS 3.6e6
 
 /* A rank's CLOCK_MONOTONIC against rank 0's, measured by the runners before the workers start. */
 typedef struct rg_clock {

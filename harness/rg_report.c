@@ -144,9 +144,8 @@ static int clock_of(json_t *c, rg_clock *out)
     json_t *n = json_object_get(c, "rounds");
     out->rounds = json_is_integer(n) ? (int)json_integer_value(n) : -1;
     copy_str(out->why, sizeof(out->why), c, "why");
-    /* A year of offset, an hour of doubt: beyond either, not a measurement of ours. */
-    if (!json_is_object(c) || !(fabs(out->offset_ms) <= 3.2e10) ||
-        !(out->err_ms >= 0 && out->err_ms <= 3.6e6) || out->rounds < 0 ||
+    if (!json_is_object(c) || !(fabs(out->offset_ms) <= RG_CLOCK_OFFSET_MAX_MS) ||
+        !(out->err_ms >= 0 && out->err_ms <= RG_CLOCK_ERR_MAX_MS) || out->rounds < 0 ||
         out->rounds > RG_CLOCK_ROUNDS)
         return -1;
     return 0;
