@@ -66,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!rg_fuzz_quiet && !(rg_fuzz_quiet = fmemopen(log, sizeof(log), "w")))
         abort();
     rewind(rg_fuzz_quiet);
+    memset(log, 0, sizeof(log)); /* this input's lines only */
     int mode = data[0] % 5;
     uint8_t in[65536 + 128];
     size_t n = size - 1 < 65536 ? size - 1 : 65536;
@@ -93,8 +94,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == 1)
             close(k.fd[k.fd[1] >= 0 ? 1 : 2]);
         fflush(rg_fuzz_quiet);
-        if (rc < 0 && !memchr(log, '\n', strnlen(log, sizeof(log))))
-            abort(); /* a refusal says so, on a line */
+        size_t len = strnlen(log, sizeof(log));
+        /* A refusal says so on exactly one line; a pass or a wait for more says nothing. */
+        if (rc < 0 && (len == 0 || memchr(log, '\n', len) != log + len - 1))
+            abort();
+        if (rc >= 0 && len)
+            abort();
     } else if (mode == 2) {
         struct ck_result res = {0};
         char why[200] = "";
