@@ -310,7 +310,8 @@ mutant-seeds: deps
 
 # --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
 # One target per parser: scenario files, fault plans, devices files, the side channel's
-# frames and handshake, and the runners' clock exchange. Each starts from its checked-in corpus (tests/fuzz/corpus/NAME, copied
+# frames and handshake, the runners' clock exchange, and the shim's evidence read back by the
+# runner (a round trip of every 64-bit value). Each starts from its checked-in corpus (tests/fuzz/corpus/NAME, copied
 # so findings never touch the tree) and runs FUZZ_SECONDS under ASan and UBSan; a crash, a leak or a two-line error fails the target and
 # leaves the input in $(BUILD)/fuzz/. The last line of each says how many inputs ran.
 FUZZ_CC      ?= clang
@@ -320,7 +321,7 @@ FUZZ_BOUND = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS
 FUZZ_SAID  = $(if $(FUZZ_RUNS),, in $(FUZZ_SECONDS) s)
 FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
-FUZZ_TARGETS := scenario plan devices sidechan clock
+FUZZ_TARGETS := scenario plan devices sidechan clock evidence
 FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_values.c \
                      harness/rg_sc_program.c harness/rg_sc_faults.c harness/rg_sc_known.c \
                      harness/rg_sc_write.c harness/rg_data.c harness/rg_judge.c faultinject/fi_plan.c \
@@ -331,6 +332,9 @@ FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)
 # rg_clock.c likewise, by its target, for its static handshake and ping handlers.
 FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)
+# The shim's line writer and the runner's reader, linked together: what one writes the other
+# must read back exactly.
+FUZZ_SRC_evidence := faultinject/fi_event.c harness/rg_evidence.c $(PARSE_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*.c harness/*.h \

@@ -182,8 +182,8 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                 continue;
             if (r->kind == FI_LATE && !late_ms) {
                 char d[64];
-                snprintf(d, sizeof(d), "\"ms\":%llu,\"wr_id\":%llu", (unsigned long long)r->ms,
-                         (unsigned long long)w->wr_id);
+                snprintf(d, sizeof(d), "\"ms\":%llu," FI_EV_WR_ID, (unsigned long long)r->ms,
+                         (uint64_t)w->wr_id);
                 fi_event_fault(lp, i, &s, nth, d);
                 late_ms = r->ms;
                 continue;
@@ -195,7 +195,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
                 fi_sleep_ms(r->ms);
             } else if (r->kind == FI_LOSE && !drop) {
                 char d[48];
-                snprintf(d, sizeof(d), "\"wr_id\":%llu", (unsigned long long)w->wr_id);
+                snprintf(d, sizeof(d), FI_EV_WR_ID, (uint64_t)w->wr_id);
                 fi_event_fault(lp, i, &s, nth, d);
                 drop = true;
             }

@@ -5,6 +5,7 @@
 #define RG_FI_INTERNAL_H
 
 #include "fi_plan.h"
+#include "rg_parse.h"
 
 #include <infiniband/verbs.h>
 #include <stdbool.h>
@@ -33,6 +34,10 @@ int fi_event_logged(void);
  * from several processes sharing a file never interleave. No allocation.
  */
 void fi_event(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An event's wr_id member: the program's 64-bit value exactly, whatever its top bit (ids that
+ * are pointers or tagged values), as RG_HEX64 writes it and the runner reads it back. */
+#define FI_EV_WR_ID "\"wr_id\":" RG_HEX64
 
 /* A string as a JSON string's contents (fi_event.c): quotes, backslashes and control bytes
  * dropped, so an odd file name cannot break an event line. */

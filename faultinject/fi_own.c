@@ -327,7 +327,7 @@ bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, 
         return false;
     atomic_fetch_add(&g_own.rewritten, 1);
     fi_event("ownership",
-             "\"op\":\"%s\",\"qp\":%" PRIu32 ",\"wr_id\":%" PRIu64 ",\"offset\":%" PRId64
+             "\"op\":\"%s\",\"qp\":%" PRIu32 "," FI_EV_WR_ID ",\"offset\":%" PRId64
              ",\"bytes\":%" PRIu32,
              o->recv ? "recv" : "send", qpn, wr_id, at, o->total);
     return true;

@@ -258,8 +258,8 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
             /* The event is written (one write) before the signal: the runner tells a planned
              * death from a crash by it. The completion is the program's if it ever runs on. */
             char d[96];
-            snprintf(d, sizeof(d), "\"signal\":\"%s\",\"wr_id\":%llu",
-                     r->kind == FI_KILL ? "SIGKILL" : "SIGSTOP", (unsigned long long)wr_id);
+            snprintf(d, sizeof(d), "\"signal\":\"%s\"," FI_EV_WR_ID,
+                     r->kind == FI_KILL ? "SIGKILL" : "SIGSTOP", wr_id);
             fi_event_fault(lp, i, &s, nth, d);
             raise(r->kind == FI_KILL ? SIGKILL : SIGSTOP);
             continue;
@@ -268,15 +268,14 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
             /* exit(), not _exit(): a program that returns early runs its atexit handlers and
              * the shim's own, which records what was still alive. */
             char d[96];
-            snprintf(d, sizeof(d), "\"exit\":%d,\"wr_id\":%llu", r->code,
-                     (unsigned long long)wr_id);
+            snprintf(d, sizeof(d), "\"exit\":%d," FI_EV_WR_ID, r->code, wr_id);
             fi_event_fault(lp, i, &s, nth, d);
             exit(r->code);
         }
         if (r->kind == FI_ERROR) {
             char d[96];
-            snprintf(d, sizeof(d), "\"status\":\"%s\",\"code\":%d,\"wr_id\":%llu",
-                     fi_status_name(r->status), r->status, (unsigned long long)wr_id);
+            snprintf(d, sizeof(d), "\"status\":\"%s\",\"code\":%d," FI_EV_WR_ID,
+                     fi_status_name(r->status), r->status, wr_id);
             *status = r->status;
             *vendor_err = 0;
             fi_event_fault(lp, i, &s, nth, d);
@@ -298,8 +297,8 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
                      (unsigned long long)bit, span);
         } else {
             ((volatile uint8_t *)(uintptr_t)e->addr)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-            snprintf(d, sizeof(d), "\"byte\":%llu,\"bit\":%u,\"wr_id\":%llu",
-                     (unsigned long long)(bit / 8), (unsigned)(bit % 8), (unsigned long long)wr_id);
+            snprintf(d, sizeof(d), "\"byte\":%llu,\"bit\":%u," FI_EV_WR_ID,
+                     (unsigned long long)(bit / 8), (unsigned)(bit % 8), wr_id);
         }
         fi_event_fault(lp, i, &s, nth, d);
     }

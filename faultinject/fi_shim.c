@@ -149,8 +149,8 @@ static void fi_oldest(char *out, size_t len, const struct fi_ring *r, int max)
     size_t o = (size_t)snprintf(out, len, "[");
     for (int i = 0; cap && i < max && (head + (uint32_t)i) % cap != tail && o < len; i++) {
         const struct fi_rent *e = &r->e[(head + (uint32_t)i) % cap];
-        o += (size_t)snprintf(out + o, len - o, "%s{\"wr_id\":\"0x%llx\",\"len\":%u}", i ? "," : "",
-                              (unsigned long long)e->wr_id, e->len);
+        o += (size_t)snprintf(out + o, len - o, "%s{" FI_EV_WR_ID ",\"len\":%u}", i ? "," : "",
+                              e->wr_id, e->len);
     }
     if (o < len)
         snprintf(out + o, len - o, "]");

@@ -7,41 +7,80 @@
  * skipped, every field is checked for its type, and nothing in it is trusted to be in range.
  */
 #include "rg_harness.h"
+#include "rg_parse.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A rank's events are a few KiB; a line longer than this is not the shim's. */
+/* An event is at most 1 KiB (fi_event.c); a line longer than this is not the shim's. */
 #define EV__LINE_MAX 4096
 
-static uint64_t u64_of(json_t *o, const char *key)
+/* The line being read, and the first thing in it that is not as the shim writes it. */
+typedef struct ev_line {
+    int no;
+    char why[160];
+} ev_line;
+
+static void bad(ev_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(ev_line *l, const char *fmt, ...)
+{
+    if (l->why[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->why, sizeof(l->why), fmt, ap);
+    va_end(ap);
+}
+
+/*
+ * An unsigned field: absent is 0 (an event that has no such member); present, it is a JSON
+ * integer from 0, or an identifier written as RG_HEX64 ("0x..."), read back exactly. Anything
+ * else makes the line unreadable rather than a quiet 0.
+ */
+static uint64_t u64_of(ev_line *l, json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
-    return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v) : 0;
+    uint64_t x;
+    if (!v)
+        return 0;
+    if (json_is_integer(v) && json_integer_value(v) >= 0)
+        return (uint64_t)json_integer_value(v);
+    if (json_is_string(v) && !rg_parse_uint(json_string_value(v), true, 0, UINT64_MAX, &x) &&
+        !strncmp(json_string_value(v), "0x", 2))
+        return x;
+    bad(l, "\"%s\" is not an unsigned 64-bit value", key);
+    return 0;
 }
 
-static const char *str_of(json_t *o, const char *key)
+static const char *str_of(ev_line *l, json_t *o, const char *key)
 {
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
+    json_t *v = json_object_get(o, key);
+    if (v && !json_is_string(v))
+        bad(l, "\"%s\" is not a string", key);
+    return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* A rule index the plan can have, or -1. */
-static int rule_of(json_t *o)
+/* A rule index the plan can have, or -1 (absent: an event of no rule). */
+static int rule_of(ev_line *l, json_t *o)
 {
     json_t *v = json_object_get(o, "rule");
-    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= FI_MAX_RULES)
+    if (!v)
         return -1;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= FI_MAX_RULES) {
+        bad(l, "\"rule\" is not a rule of a plan");
+        return -1;
+    }
     return (int)json_integer_value(v);
 }
 
 /* A summary starts over at each "totals": the queues listed are those of the last summary. */
-static void take_qp(rg_evidence *ev, json_t *o, bool *fresh)
+static void take_qp(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
 {
-    uint64_t os = u64_of(o, "out_send"), orv = u64_of(o, "out_recv");
+    uint64_t os = u64_of(l, o, "out_send"), orv = u64_of(l, o, "out_recv");
     if (*fresh) {
         ev->queues[0] = '\0';
         *fresh = false;
@@ -52,14 +91,14 @@ static void take_qp(rg_evidence *ev, json_t *o, bool *fresh)
     snprintf(ev->queues + n, sizeof(ev->queues) - n,
              "%sqp %llu (%.16s): %llu send(s) and %llu receive(s) outstanding of %llu and %llu "
              "posted",
-             n ? "; " : "", (unsigned long long)u64_of(o, "qp"), str_of(o, "dev"),
+             n ? "; " : "", (unsigned long long)u64_of(l, o, "qp"), str_of(l, o, "dev"),
              (unsigned long long)os, (unsigned long long)orv,
-             (unsigned long long)u64_of(o, "posts_send"),
-             (unsigned long long)u64_of(o, "posts_recv"));
+             (unsigned long long)u64_of(l, o, "posts_send"),
+             (unsigned long long)u64_of(l, o, "posts_recv"));
 }
 
 /* {"send":N,...} of a QP's final summary into sums by enum fi_op. */
-static void take_by_op(uint64_t *sum, json_t *by)
+static void take_by_op(ev_line *l, uint64_t *sum, json_t *by)
 {
     static const struct {
         const char *name;
@@ -70,18 +109,18 @@ static void take_by_op(uint64_t *sum, json_t *by)
                {"read", FI_OP_READ},
                {"atomic", FI_OP_ATOMIC}};
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-        sum[ops[i].op] += u64_of(by, ops[i].name);
+        sum[ops[i].op] += u64_of(l, by, ops[i].name);
 }
 
-static void take(rg_evidence *ev, json_t *o, bool *fresh)
+static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
 {
-    const char *name = str_of(o, "event");
-    int rule = rule_of(o);
+    const char *name = str_of(l, o, "event");
+    int rule = rule_of(l, o);
 
     if (!strcmp(name, "load")) {
         ev->loaded = true;
-        snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(o, "verbs"));
-        uint64_t sig = u64_of(o, "snapshot_signal");
+        snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(l, o, "verbs"));
+        uint64_t sig = u64_of(l, o, "snapshot_signal");
         ev->snapshot_signal = sig < 128 ? (int)sig : 0;
     } else if (!strcmp(name, "fault")) {
         json_t *t = json_object_get(o, "mono_ms");
@@ -96,17 +135,17 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
         }
     } else if (!strcmp(name, "rule") && rule >= 0) {
         /* The shim's own count wins over the events counted, which a full disk could thin. */
-        uint64_t fired = u64_of(o, "fired");
+        uint64_t fired = u64_of(l, o, "fired");
         if (fired > ev->fired[rule])
             ev->fired[rule] = fired;
-        ev->matched[rule] = (int64_t)(u64_of(o, "matched") & INT64_MAX);
+        ev->matched[rule] = (int64_t)(u64_of(l, o, "matched") & INT64_MAX);
     } else if (!strcmp(name, "qp")) {
-        take_qp(ev, o, fresh);
+        take_qp(l, ev, o, fresh);
         /* A QP's last word is at its destroy or at exit; snapshots and requests come between. */
-        const char *why = str_of(o, "why");
+        const char *why = str_of(l, o, "why");
         if (!strcmp(why, "destroy") || !strcmp(why, "exit")) {
-            take_by_op(ev->op_posts, json_object_get(o, "posts_op"));
-            take_by_op(ev->op_cqe, json_object_get(o, "cqe_op"));
+            take_by_op(l, ev->op_posts, json_object_get(o, "posts_op"));
+            take_by_op(l, ev->op_cqe, json_object_get(o, "cqe_op"));
         }
     } else if (!strcmp(name, "phase")) {
         json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");
@@ -115,7 +154,7 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
         if (!json_is_integer(st) || !json_is_integer(rp) || json_integer_value(st) < -1 ||
             json_integer_value(st) > FI_PHASE_MAX || json_integer_value(rp) < 0 ||
             json_integer_value(rp) > FI_PHASE_MAX) {
-            ev->bad_lines++;
+            bad(l, "\"step\" or \"rep\" is not a step of a program");
         } else if (ev->nphases == RG_EV_PHASES_MAX) {
             ev->phases_lost++;
         } else {
@@ -123,47 +162,51 @@ static void take(rg_evidence *ev, json_t *o, bool *fresh)
             memset(ph, 0, sizeof(*ph));
             ph->step = (int)json_integer_value(st);
             ph->rep = (int)json_integer_value(rp);
-            take_by_op(ph->posts, json_object_get(o, "posts_op"));
-            take_by_op(ph->cqe, json_object_get(o, "cqe_op"));
-            ph->polls = u64_of(o, "polls");
+            take_by_op(l, ph->posts, json_object_get(o, "posts_op"));
+            take_by_op(l, ph->cqe, json_object_get(o, "cqe_op"));
+            ph->polls = u64_of(l, o, "polls");
         }
     } else if (!strcmp(name, "ownership")) {
-        if (!ev->own_first[0]) {
-            bool send = !strcmp(str_of(o, "op"), "send");
+        /* Every finding is read (a bad one is unreadable), the first is kept. */
+        bool send = !strcmp(str_of(l, o, "op"), "send");
+        uint64_t qp = u64_of(l, o, "qp"), wr_id = u64_of(l, o, "wr_id");
+        uint64_t off = u64_of(l, o, "offset"), bytes = u64_of(l, o, "bytes");
+        if (!ev->own_first[0])
             snprintf(ev->own_first, sizeof(ev->own_first),
-                     "%s: qp 0x%llx, wr_id 0x%llx, byte %lld of %llu",
+                     "%s: qp 0x%llx, wr_id 0x%llx, byte %llu of %llu",
                      send ? "a send buffer rewritten before its completion"
                           : "a posted receive buffer written past the bytes that arrived",
-                     (unsigned long long)u64_of(o, "qp"), (unsigned long long)u64_of(o, "wr_id"),
-                     (long long)u64_of(o, "offset"), (unsigned long long)u64_of(o, "bytes"));
-        }
+                     (unsigned long long)qp, (unsigned long long)wr_id, (unsigned long long)off,
+                     (unsigned long long)bytes);
     } else if (!strcmp(name, "owned")) {
         ev->owned = true;
-        ev->own_sends = u64_of(o, "sends");
-        ev->own_recvs = u64_of(o, "recvs");
-        ev->own_rewritten = u64_of(o, "rewritten");
-        ev->own_unsanitized = u64_of(o, "unsanitized");
+        ev->own_sends = u64_of(l, o, "sends");
+        ev->own_recvs = u64_of(l, o, "recvs");
+        ev->own_rewritten = u64_of(l, o, "rewritten");
+        ev->own_unsanitized = u64_of(l, o, "unsanitized");
     } else if (!strcmp(name, "alive")) {
-        if (!strcmp(str_of(o, "why"), "exit")) {
+        if (!strcmp(str_of(l, o, "why"), "exit")) {
             static const char *const kinds[6] = {"contexts", "pds", "mrs",
                                                  "cqs",      "qps", "channels"};
             ev->alive_at_exit = true;
             for (int i = 0; i < 6; i++) {
                 json_t *v = json_object_get(o, kinds[i]);
+                if (v && !json_is_integer(v))
+                    bad(l, "\"%s\" is not an integer", kinds[i]);
                 ev->alive[i] = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
             }
         }
     } else if (!strcmp(name, "totals")) {
         ev->totals = true;
-        ev->snapshot = !strcmp(str_of(o, "why"), "snapshot");
-        ev->contexts = u64_of(o, "contexts");
-        ev->qps = u64_of(o, "qps");
-        ev->cqs = u64_of(o, "cqs");
-        ev->posts_send = u64_of(o, "posts_send");
-        ev->posts_recv = u64_of(o, "posts_recv");
-        ev->polls = u64_of(o, "polls");
-        ev->cqe = u64_of(o, "cqe");
-        ev->cqe_err = u64_of(o, "cqe_err");
+        ev->snapshot = !strcmp(str_of(l, o, "why"), "snapshot");
+        ev->contexts = u64_of(l, o, "contexts");
+        ev->qps = u64_of(l, o, "qps");
+        ev->cqs = u64_of(l, o, "cqs");
+        ev->posts_send = u64_of(l, o, "posts_send");
+        ev->posts_recv = u64_of(l, o, "posts_recv");
+        ev->polls = u64_of(l, o, "polls");
+        ev->cqe = u64_of(l, o, "cqe");
+        ev->cqe_err = u64_of(l, o, "cqe_err");
         *fresh = true;
     }
 }
@@ -183,28 +226,44 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
         return -1;
     }
     ev->present = true;
-    char line[EV__LINE_MAX];
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
     bool fresh = true; /* the next qp event starts a new list of queues */
-    while (fgets(line, sizeof(line), f)) {
-        size_t n = strlen(line);
-        if (n == sizeof(line) - 1 && line[n - 1] != '\n') {
-            /* Not ours: skip the rest of it. */
-            int ch;
-            while ((ch = fgetc(f)) != EOF && ch != '\n')
-                ;
-            ev->bad_lines++;
-            continue;
-        }
-        json_error_t je;
-        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-        if (!json_is_object(o)) {
-            ev->bad_lines++;
+    ev_line l = {0};
+    while ((n = getline(&line, &cap, f)) > 0) {
+        l.no++;
+        l.why[0] = '\0';
+        if (n > EV__LINE_MAX) {
+            bad(&l, "%zd bytes long, more than an event can be", n);
+        } else if (line[n - 1] != '\n') {
+            bad(&l, "cut short (no newline at the end of the file)");
+        } else if (strlen(line) != (size_t)n) {
+            bad(&l, "holds a NUL byte");
+        } else {
+            json_error_t je;
+            json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+            if (!o)
+                bad(&l, "not JSON: %s at column %d", je.text, je.column);
+            else if (!json_is_object(o))
+                bad(&l, "not a JSON object");
+            else
+                take(&l, ev, o, &fresh);
             json_decref(o);
-            continue;
         }
-        take(ev, o, &fresh);
-        json_decref(o);
+        if (l.why[0] && !ev->bad_lines++) {
+            char shown[72];
+            rg_parse_show(line, shown, sizeof(shown));
+            snprintf(ev->unreadable, sizeof(ev->unreadable), "line %d: %s: '%s'", l.no, l.why,
+                     shown);
+            /* jansson's message quotes the bytes it choked on: printable ASCII only, so the
+             * finding stays one line and valid in report.json and the page. */
+            for (char *p = ev->unreadable; *p; p++)
+                if ((unsigned char)*p < ' ' || (unsigned char)*p >= 0x7f)
+                    *p = '?';
+        }
     }
+    free(line);
     fclose(f);
     return 0;
 }

@@ -191,7 +191,11 @@ typedef struct rg_evidence {
     char queues[512];    /* QPs with work outstanding at the last summary, for a hang's detail */
     char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
     int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
-    int bad_lines;       /* lines that were not JSON objects (a torn write at a kill) */
+    /* Lines that are not events as the shim writes them (not JSON, a field of the wrong type,
+     * a value out of range, cut short), and the first of them: "line N: why: 'the line'". Each
+     * is a finding of the rank (rg_evidence_apply), never a silent skip. */
+    int bad_lines;
+    char unreadable[300];
     /* The ownership sanitizer: its last "owned" summary, and its first finding in full. */
     bool owned;
     uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;

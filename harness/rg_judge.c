@@ -328,6 +328,10 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
                          "though the rank ran: it reached verbs some other way (a static "
                          "libibverbs, a provider's own calls), or not at all");
         }
+        /* Evidence that cannot be read proves nothing either way: a finding, never a skip. */
+        if ((rules & RG_EV_RANK) && e->bad_lines)
+            rg_rank_find(res, RG_V_ERROR, -1, "evidence unreadable: rank %d events %s%s", k,
+                         e->unreadable, e->bad_lines > 1 ? " (the first of several)" : "");
         /* detected counts only as the consequence of a fault that had already fired. */
         for (int f = 0; whole && f < res->nfindings; f++) {
             rg_finding *fd = &res->finding[f];

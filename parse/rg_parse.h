@@ -12,6 +12,7 @@
 #ifndef RG_PARSE_H
 #define RG_PARSE_H
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,15 @@ int rg_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* As rg_parse_int for unsigned values, or "0x" hex too when `hex`. */
 int rg_parse_uint(const char *s, bool hex, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/*
+ * An opaque 64-bit value (a wr_id, an address, a key, a GUID) as it crosses a file or a
+ * socket in JSON: a string of "0x" and lowercase hex digits, written with RG_HEX64 (a printf
+ * format taking a uint64_t) and read back exactly with rg_parse_uint(s, true, 0, UINT64_MAX).
+ * Never a JSON number: most readers lose exactness past 2^53, and jansson refuses integers past
+ * INT64_MAX outright, so a wr_id that is a pointer or a tagged value would not come back.
+ */
+#define RG_HEX64 "\"0x%" PRIx64 "\""
 
 /* Seconds: digits with an optional fraction ("10", "1.5", ".5"); no exponent, no hex, no inf
  * or nan. Must lie in [lo, hi]. */

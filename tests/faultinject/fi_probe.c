@@ -113,6 +113,7 @@ struct opts {
     /* Bugs railguard exec must find in a program (tests/harness/it_exec.c): */
     bool ignore_errors; /* exit 0 whatever the completions said (a status never checked) */
     bool leak;          /* exit without destroying anything */
+    uint64_t tag;       /* ORed into every wr_id: ids that are pointers or tagged values */
     bool spin;          /* after the messages, poll an empty CQ forever (a wait with no deadline) */
 };
 
@@ -159,7 +160,8 @@ static int usage(const char *msg)
         stderr,
         "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
         "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
-        "[--scribble] [--control PLAN [--restart]] [--qp-ex] [--ignore-errors] [--leak] [--spin]\n",
+        "[--scribble] [--control PLAN [--restart]] [--qp-ex] [--ignore-errors] [--leak] [--spin] "
+        "[--tag-ids]\n",
         msg);
     return 2;
 }
@@ -183,6 +185,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->scribble = true;
         } else if (!strcmp(a, "--ignore-errors")) {
             o->ignore_errors = true;
+        } else if (!strcmp(a, "--tag-ids")) {
+            o->tag = UINT64_C(1) << 63;
         } else if (!strcmp(a, "--leak")) {
             o->leak = true;
         } else if (!strcmp(a, "--spin")) {
@@ -496,10 +500,12 @@ static int run(const struct opts *o)
             sbuf[i] = pattern(m, i);
         memset(rbuf, 0, o->size);
         struct ibv_sge rsge = {(uintptr_t)rbuf, (uint32_t)o->size, mr->lkey};
-        struct ibv_recv_wr rwr = {.wr_id = 1000u + (unsigned)m, .sg_list = &rsge, .num_sge = 1},
+        struct ibv_recv_wr rwr = {.wr_id = o->tag | (1000u + (unsigned)m),
+                                  .sg_list = &rsge,
+                                  .num_sge = 1},
                            *rbad;
         struct ibv_sge ssge = {(uintptr_t)sbuf, (uint32_t)o->size, mr->lkey};
-        struct ibv_send_wr swr = {.wr_id = 2000u + (unsigned)m,
+        struct ibv_send_wr swr = {.wr_id = o->tag | (2000u + (unsigned)m),
                                   .sg_list = &ssge,
                                   .num_sge = 1,
                                   .opcode = IBV_WR_SEND},

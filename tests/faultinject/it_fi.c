@@ -420,7 +420,15 @@ START_TEST(test_error_recv_flush)
     ck_assert_str_eq(ev_str(o, "status"), "WR_FLUSH_ERR");
     ck_assert_int_eq(ev_int(o, "nth"), 2);
     ck_assert_int_eq(ev_int(o, "qp_ord"), 1);
-    ck_assert_int_eq(ev_int(o, "wr_id"), 1001);
+    ck_assert_str_eq(ev_str(o, "wr_id"), "0x3e9");
+    json_decref(f);
+    /* Ids with the top bit set (pointers, tagged values) are written whole, as hex. */
+    ck_assert_int_eq(probe(&p, "error status=WR_FLUSH_ERR op=recv qp=#1 nth=2",
+                           ARGS("--qp", kind, "--msgs", "3", "--timeout", "3", "--tag-ids")),
+                     1);
+    f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_str_eq(ev_str(json_array_get(f, 0), "wr_id"), "0x80000000000003e9");
     json_decref(f);
 }
 END_TEST

@@ -68,7 +68,7 @@ START_TEST(test_send_rewritten_found)
     g_buf[1000 + 7] = 0x22;
     ck_assert(fi_own_check(o, 5, 9, true, 0));
     ck_assert_int_eq(g_nev, 1);
-    ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":9,\"offset\":107,"
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":107,"
                            "\"bytes\":150");
     fi_own_free(o);
     struct fi_own_tally t;
@@ -116,7 +116,7 @@ START_TEST(test_recv_poison)
     memset(g_buf + 64, 0x33, 100);
     g_buf[64 + 200] = 0; /* the program wrote past what arrived, while the NIC owned it */
     ck_assert(fi_own_check(o, 5, 3, true, 100));
-    ck_assert_str_eq(g_ev, "ownership:\"op\":\"recv\",\"qp\":5,\"wr_id\":3,\"offset\":200,"
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"recv\",\"qp\":5,\"wr_id\":\"0x3\",\"offset\":200,"
                            "\"bytes\":256");
     fi_own_free(o);
 

@@ -90,6 +90,14 @@ START_TEST(test_clean_and_detected)
     ck_assert(file_holds(path, "\"verdict\": \"detected\""));
     snprintf(path, sizeof(path), "%s/junit.xml", dir);
     ck_assert(file_holds(path, "rg-fi-probe"));
+    /* wr_ids with the top bit set (pointers, tagged values): the fault's evidence is read
+     * back whole, so the same error is detected, not ERROR_WITHOUT_FAULT. */
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--faults 'error op=recv nth=2' -- %s --msgs 3 --tag-ids", g_probe),
+                     0);
+    expect_in(" detected  fired 1");
+    snprintf(path, sizeof(path), "%s/000-rg-fi-probe/rank0.events.jsonl", dir);
+    ck_assert(file_holds(path, "\"wr_id\":\"0x80000000000003e9\""));
     /* Expected ok, it failed: the run fails. */
     ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
                                "--expect ok --faults 'error op=recv nth=2' -- %s --msgs 3",

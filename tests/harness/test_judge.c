@@ -6,6 +6,7 @@
  */
 #include "common/rg_check.h"
 #include "rg_harness.h"
+#include "rg_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -605,14 +606,17 @@ START_TEST(test_evidence_read)
     ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
     ck_assert(ev.present && ev.loaded && ev.totals && ev.snapshot);
     ck_assert_str_eq(ev.verbs, "/usr/lib/libibverbs.so.1.14.44.0");
-    ck_assert(ev.first_fault_mono_ms == 1.0); /* rule 99 is nobody's, but it fired: earliest */
+    ck_assert(ev.first_fault_mono_ms == 1.0); /* rule 99 is nobody's: unreadable, yet it fired */
     ck_assert_uint_eq(ev.fired[1], 5);        /* the summary's count beats the 2 events */
     ck_assert_int_eq(ev.matched[0], 12);
     ck_assert_int_eq(ev.matched[2], -1);
     ck_assert_uint_eq(ev.contexts, 2);
-    ck_assert_uint_eq(ev.polls, 0); /* negative and mistyped numbers read as nothing */
+    ck_assert_uint_eq(ev.polls, 0); /* negative and mistyped numbers: an unreadable line */
     ck_assert_uint_eq(ev.cqe, 0);
-    ck_assert_int_eq(ev.bad_lines, 3);
+    /* rule 99, the two lines that are no events, the mistyped totals, the torn last line */
+    ck_assert_int_eq(ev.bad_lines, 5);
+    ck_assert_str_eq(ev.unreadable, "line 4: \"rule\" is not a rule of a plan: "
+                                    "'{\"event\":\"fault\",\"rule\":99,\"mono_ms\":1.0}?'");
     ck_assert_str_eq(ev.queues,
                      "qp 17 (rxe0): 2 send(s) and 1 receive(s) outstanding of 9 and 4 posted");
 
@@ -626,10 +630,78 @@ START_TEST(test_evidence_read)
     ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
     ck_assert(ev.loaded);
     ck_assert_int_eq(ev.bad_lines, 1);
+    ck_assert_str_eq(ev.unreadable,
+                     "line 1: 19001 bytes long, more than an event can be: "
+                     "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'");
 
     unlink(path);
     ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
     ck_assert(!ev.present && !ev.loaded);
+}
+END_TEST
+
+/*
+ * Every 64-bit value the verbs API carries comes back exactly: a wr_id with its top bit set (a
+ * pointer, a tagged value) is read as written, in a fault and in an ownership finding. A value
+ * the reader cannot take (a decimal past INT64_MAX, as the shim once wrote wr_ids) makes the
+ * line unreadable, and that is the rank's finding, with the line: never a dropped fault that
+ * turns into ERROR_WITHOUT_FAULT.
+ */
+START_TEST(test_evidence_u64)
+{
+    static const uint64_t edges[] = {
+        0, 1, (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX - 1, UINT64_MAX};
+    char path[] = "/tmp/rg-ev64-XXXXXX", err[256], text[1024], want[64];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    rg_evidence ev;
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        snprintf(text, sizeof(text),
+                 "{\"event\":\"load\"}\n"
+                 "{\"event\":\"fault\",\"rule\":0,\"mono_ms\":10.5,\"fault\":\"error\","
+                 "\"wr_id\":" RG_HEX64 "}\n"
+                 "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":18,\"wr_id\":" RG_HEX64
+                 ",\"offset\":0,\"bytes\":8}\n",
+                 edges[i], edges[i]);
+        write_lines(path, text);
+        ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+        ck_assert_int_eq(ev.bad_lines, 0);
+        ck_assert_uint_eq(ev.fired[0], 1);
+        ck_assert(ev.first_fault_mono_ms == 10.5);
+        snprintf(want, sizeof(want), "wr_id 0x%llx,", (unsigned long long)edges[i]);
+        ck_assert_msg(strstr(ev.own_first, want), "%s: no '%s'", ev.own_first, want);
+    }
+    /* Hex that is not 64-bit, or not hex: unreadable, named. */
+    write_lines(path,
+                "{\"event\":\"load\"}\n"
+                "{\"event\":\"ownership\",\"op\":\"send\",\"wr_id\":\"0x1ffffffffffffffff\"}\n"
+                "{\"event\":\"ownership\",\"op\":\"send\",\"wr_id\":\"12\"}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert_int_eq(ev.bad_lines, 2);
+    ck_assert_ptr_nonnull(
+        strstr(ev.unreadable, "line 2: \"wr_id\" is not an unsigned 64-bit value"));
+
+    /* The old decimal spelling of 2^63: jansson refuses it, the line is unreadable, and the
+     * rank's verdict says so, naming the line, though the rule's summary counted the fault. */
+    setup_case(2, (const char *const[]){"error rank=1 nth=1"}, 1);
+    write_lines(path, "{\"event\":\"load\"}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[0], err, sizeof(err)), 0);
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"fault\",\"rule\":0,\"mono_ms\":1200,"
+                      "\"wr_id\":9223372036854775808}\n"
+                      "{\"event\":\"rule\",\"rule\":0,\"matched\":1,\"fired\":1}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    ck_assert_int_eq(g_ev[1].bad_lines, 1);
+    ck_assert_uint_eq(g_ev[1].fired[0], 1);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR);
+    ck_assert_msg(
+        !strncmp(g_r.rank[1].detail, "evidence unreadable: rank 1 events line 2: not JSON: ", 53),
+        "%s", g_r.rank[1].detail);
+    ck_assert(!rg_judge(&g_r));
 }
 END_TEST
 
@@ -853,6 +925,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_not_exercised);
     tcase_add_test(t, test_unsupported);
     tcase_add_test(t, test_evidence_read);
+    tcase_add_test(t, test_evidence_u64);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_merge_placed);

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: a rank's evidence, written by the shim's own line writer
+ * (faultinject/fi_event.c) and read back by the runner's reader (harness/rg_evidence.c), the
+ * two linked together. Each input is used twice:
+ *   1. as 64-bit values (8 bytes each, the edges 0, 2^63 - 1, 2^63 and 2^64 - 1 always among
+ *      them): each is written as the wr_id of a fault and of an ownership finding, in the
+ *      shim's format (FI_EV_WR_ID), and must be read back exactly, every line readable;
+ *   2. as an events file, whole: the reader must not crash, must count every line it cannot
+ *      take, and must name the first of them on one line of printable ASCII.
+ * Counts the shim keeps (fired, matched) go round as JSON integers below 2^63, which its
+ * counters cannot reach; one past that must come back as an unreadable line, never a wrong
+ * count.
+ */
+#include "fi_internal.h"
+#include "rg_harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What the shim's fi_shim.c gives fi_event.c; the fuzzer is no rank of a run. */
+int fi_rank(void)
+{
+    return 1;
+}
+
+uint64_t fi_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double fi_elapsed_ms(void)
+{
+    return 0.5;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char g_path[64];
+
+/* A fresh events file, the shim's writer pointed at it. */
+static void fresh_log(void)
+{
+    char err[256];
+    if (!g_path[0]) {
+        snprintf(g_path, sizeof(g_path), "/tmp/rg-fuzz-evidence-%ld.jsonl", (long)getpid());
+        setenv("RG_FI_LOG", g_path, 1);
+    }
+    unlink(g_path);
+    if (fi_event_open(err, sizeof(err)))
+        abort();
+}
+
+static void one_line(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            abort();
+}
+
+static void round_trip(uint64_t v)
+{
+    static rg_evidence ev;
+    char err[256], want[64];
+    fresh_log();
+    fi_event("load", "\"verbs\":\"fuzz\"");
+    fi_event("fault",
+             "\"fault\":\"error\",\"rule\":3,\"line\":4,\"op\":\"recv\",\"nth\":%llu," FI_EV_WR_ID,
+             (unsigned long long)(v & INT64_MAX), v);
+    fi_event("ownership", "\"op\":\"send\",\"qp\":17," FI_EV_WR_ID ",\"offset\":0,\"bytes\":8", v);
+    fi_event("rule", "\"rule\":3,\"matched\":%llu,\"fired\":%llu",
+             (unsigned long long)(v & INT64_MAX), (unsigned long long)(v & INT64_MAX));
+    if (rg_evidence_read(g_path, &ev, err, sizeof(err)) || !ev.loaded || ev.bad_lines)
+        abort();
+    snprintf(want, sizeof(want), "wr_id 0x%llx,", (unsigned long long)v);
+    if (!strstr(ev.own_first, want) || ev.matched[3] != (int64_t)(v & INT64_MAX) ||
+        ev.fired[3] < 1 || (v & INT64_MAX && ev.fired[3] != (v & INT64_MAX)) ||
+        ev.first_fault_rule != 3)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const uint64_t edges[] = {0, (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX};
+    static rg_evidence ev;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+        round_trip(edges[i]);
+    for (size_t o = 0; o + 8 <= size && o < 8 * 16; o += 8) {
+        uint64_t v;
+        memcpy(&v, data + o, 8);
+        round_trip(v);
+    }
+
+    /* A count past what a JSON integer holds here: unreadable, not a wrong count. */
+    fresh_log();
+    fi_event("rule", "\"rule\":0,\"matched\":%llu,\"fired\":1",
+             (unsigned long long)INT64_MAX + 1 + (size ? data[0] : 0));
+    if (rg_evidence_read(g_path, &ev, err, sizeof(err)) || ev.bad_lines != 1 || ev.matched[0] != -1)
+        abort();
+
+    /* The bytes as an events file. */
+    FILE *f = fopen(g_path, "w");
+    if (!f)
+        abort();
+    if (size && fwrite(data, 1, size, f) != size)
+        abort();
+    fclose(f);
+    if (rg_evidence_read(g_path, &ev, err, sizeof(err)))
+        abort();
+    if (ev.bad_lines < 0 || (ev.bad_lines > 0) != (ev.unreadable[0] != '\0'))
+        abort();
+    one_line(ev.unreadable);
+    return 0;
+}
