@@ -75,7 +75,8 @@ void rg_exec_usage(FILE *f)
             "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
             "  Each gets RG_RANK and RG_SIZE in its environment; '{rank}' and '{size}' in an\n"
             "  argument are replaced by them. RULES are the shim's plan grammar (rules separated\n"
-            "  by ';' or newlines). --expect defaults to ok without faults, any with them.\n"
+            "  by ';' or newlines). --expect defaults as a scenario's does: ok when every fault\n"
+            "  is one a program must ride out (delay, delay_first, stall, late), else any.\n"
             "  --server/--client: rank 0 and rank 1; the client starts once the server listens\n"
             "  on {port} (a free TCP port), or --client-after S seconds after it; {host} is the\n"
             "  server's address. Their words are blank-separated, without quoting.\n");
@@ -400,7 +401,7 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
         snprintf(err, errlen, "%s: the rules do not join into one plan: %s", origin, perr);
         return -1;
     }
-    rg_sc_expect e = o->expect_set ? o->expect : sc->nfaults ? RG_SC_EXPECT_ANY : RG_SC_EXPECT_OK;
+    rg_sc_expect e = o->expect_set ? o->expect : rg_sc_expect_default(sc);
     for (int r = 0; r < sc->ranks; r++) {
         sc->expect[r] = e;
         sc->expect_at[r] = RG_SC_AT_ANY;

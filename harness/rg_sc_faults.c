@@ -208,7 +208,25 @@ int sc_parse_known(const struct ctx *c, const yaml_node_t *n)
     return 0;
 }
 
-/* "all" first, then the ranks named, whatever their order in the file. */
+rg_sc_expect rg_sc_expect_default(const rg_scenario *sc)
+{
+    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
+        switch ((enum fi_kind)sc->fault[i].kind) {
+        case FI_DELAY:
+        case FI_DELAY_FIRST:
+        case FI_STALL:
+        case FI_LATE:
+        case FI_COUNT:
+        case FI_OWNERSHIP:
+            break;
+        default:
+            return RG_SC_EXPECT_ANY;
+        }
+    return RG_SC_EXPECT_OK;
+}
+
+/* "all" first, then the ranks named, whatever their order in the file; a rank neither names
+ * takes the default once the faults are known (rg_sc_expect_defaults). */
 int sc_parse_expect(const struct ctx *c, const yaml_node_t *n)
 {
     const yaml_node_t *all_key = NULL, *rank_key[RG_MAX_RANKS] = {NULL};
@@ -264,9 +282,21 @@ int sc_parse_expect(const struct ctx *c, const yaml_node_t *n)
         cls_rank[r] = cls;
     }
     for (int r = 0; r < ranks; r++) {
+        c->sc->expect_named[r] = rank_key[r] || all_key;
         c->sc->expect[r] = (rg_sc_expect)(rank_key[r] ? per_rank[r] : all);
         c->sc->expect_at[r] = rank_key[r] ? at_rank[r] : all_at;
         c->sc->expect_cls[r] = rank_key[r] ? cls_rank[r] : all_cls;
     }
     return 0;
+}
+
+void rg_sc_expect_defaults(rg_scenario *sc)
+{
+    rg_sc_expect e = rg_sc_expect_default(sc);
+    for (int r = 0; r < sc->ranks && r < RG_MAX_RANKS; r++)
+        if (!sc->expect_named[r]) {
+            sc->expect[r] = e;
+            sc->expect_at[r] = RG_SC_AT_ANY;
+            sc->expect_cls[r] = 0;
+        }
 }

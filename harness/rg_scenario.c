@@ -52,6 +52,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
         sc->expect[r] = RG_SC_EXPECT_OK;
         sc->expect_at[r] = RG_SC_AT_ANY;
         sc->expect_cls[r] = 0;
+        sc->expect_named[r] = false;
     }
     sc->expect_at_max = RG_SC_AT_ANY;
     sc->expect_at_line = 0;
@@ -138,6 +139,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
             return -1;
     }
 
+    rg_sc_expect_defaults(sc); /* now that every fault is known */
     if (vals[T_EXEC]) {
         /* A program brings its own transport settings: a key it would ignore is refused. */
         static const int theirs[] = {T_PROGRAM, T_RAILS, T_QP, T_ALGORITHM, T_TIMEOUT, T_ZERO_COPY};

@@ -38,7 +38,7 @@
  *   known:                             # a known failure: reported xfail, not failed
  *     why: "ucmatose never checks a completion's status"   # required
  *     all: ERROR_SWALLOWED             #   per rank, or all: a failure verdict's name
- *   expect:                            # default: ok everywhere
+ *   expect:                            # default: rg_sc_expect_default, below
  *     all: ok                          # ok | detected | killed | any (ok, detected or killed);
  *                                      #   killed: ended by its own kill or stop fault
  *     1: detected@init                 # per rank, overriding all; detected@init or detected@N:
@@ -151,6 +151,7 @@ typedef struct rg_scenario {
     rg_sc_expect expect[RG_MAX_RANKS];
     int expect_at[RG_MAX_RANKS];       /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
     uint32_t expect_cls[RG_MAX_RANKS]; /* the classes a detected may carry, 0: any */
+    bool expect_named[RG_MAX_RANKS];   /* the file said it (by rank or all), not the default */
     int expect_at_max;                 /* the highest step named, and its line, for the check */
     int expect_at_line;
     int expect_cls_line; /* the first class named, for the check that a program can carry it */
@@ -198,6 +199,16 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment);
 
 const char *rg_sc_kind_name(rg_sc_kind k);
 const char *rg_sc_expect_name(rg_sc_expect e);
+/*
+ * The one default expectation, for every rank a scenario file's `expect` does not name and for
+ * `railguard exec` without --expect: ok when every fault is one a correct program rides out
+ * (delay, delay_first, stall, late, count: it must still deliver), any when some fault is one
+ * it may rightly report (error, negpoll, lose, nomem, corrupt, swap_rails, kill, stop, exit).
+ * Under any, the oracles still fail a rank (ERROR_SWALLOWED, DEADLOCK, NOT_EXERCISED, ...).
+ */
+rg_sc_expect rg_sc_expect_default(const rg_scenario *sc);
+/* Every rank whose expectation sc->expect_named does not mark gets that default. */
+void rg_sc_expect_defaults(rg_scenario *sc);
 /* "ok", "detected", "detected@init", "detected@3:timeout|peer_abort", as a scenario spells
  * it; returns buf. */
 const char *rg_sc_expect_str(rg_sc_expect e, int at, uint32_t cls, char *buf, size_t len);

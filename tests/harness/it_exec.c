@@ -261,6 +261,18 @@ START_TEST(test_run_exec_scenarios)
     ck_assert_int_eq(railguard("run", dir, sizeof(dir), "%s", sc), 1);
     expect_in("ERROR_SWALLOWED");
 
+    /* No expect, an error fault: the one default (any) holds for a scenario file as for
+     * railguard exec, so the client that reports the flush is right and the first failure
+     * named is the server that hangs. */
+    static const char hang[] = "ranks: 2\ndeadline: 8\nfaults: [error op=recv rank=1 nth=5]\n"
+                               "exec:\n  server: 'ibv_rc_pingpong -d rxe0 -g 1 -p {port} -n 50'\n"
+                               "  client: 'ibv_rc_pingpong -d rxe0 -g 1 -p {port} -n 50 {host}'\n";
+    rg_check_write_temp(sc, hang, strlen(hang));
+    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "%s", sc), 1);
+    expect_in("first failure: rank 0: DEADLOCK");
+    /* the client: detected, and its objects left to exit (a finding, not a failure) */
+    expect_in(" DEADLOCK,LEAK ");
+
     static const char missing[] = "ranks: 2\n# a comment\nexec:\n  command: no-such-tool -x\n";
     rg_check_write_temp(sc, missing, strlen(missing));
     ck_assert_int_eq(railguard("run", dir, sizeof(dir), "%s", sc), 2);

@@ -683,6 +683,52 @@ START_TEST(test_known_file)
 }
 END_TEST
 
+/*
+ * One default for every rank `expect` does not name, exec or program alike, faults before or
+ * after it in the file: ok when every fault must be ridden out, any when some fault may be
+ * reported (a client that reports its server's hang is right, not the failure).
+ */
+START_TEST(test_expect_default)
+{
+    static rg_scenario sc;
+    parse_ok("ranks: 2\nexec: {command: 'p'}\n", &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_OK);
+    ck_assert_int_eq(rg_sc_expect_default(&sc), RG_SC_EXPECT_OK);
+    parse_ok("ranks: 2\nexec: {command: 'p'}\nfaults: [error op=recv nth=2]\n", &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_ANY);
+    ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_ANY);
+    /* expect before the faults that decide the default */
+    parse_ok("ranks: 3\nexpect: {1: ok}\nprogram: [{op: barrier}]\nfaults: [kill rank=2 nth=1]\n",
+             &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_ANY);
+    ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_OK);
+    ck_assert_int_eq(sc.expect[2], RG_SC_EXPECT_ANY);
+    ck_assert(!sc.expect_named[0] && sc.expect_named[1]);
+    /* all: names every rank */
+    parse_ok("ranks: 2\nexpect: {all: ok}\nprogram: [{op: barrier}]\nfaults: [lose nth=1]\n", &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_OK);
+    ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_OK);
+    /* Faults a correct program rides out keep ok. */
+    parse_ok("ranks: 2\nprogram: [{op: barrier}]\nfaults:\n  - delay ms=10 op=recv nth=1\n"
+             "  - delay_first ms=10\n  - stall ms=10 nth=1\n  - late ms=10 op=send nth=1\n"
+             "  - count\n",
+             &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_OK);
+    ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_OK);
+    static const char *const reported[] = {
+        "error nth=1",   "negpoll nth=1", "lose nth=1", "nomem verb=reg_mr nth=1",
+        "corrupt nth=1", "kill nth=1",    "stop nth=1", "exit nth=1"};
+    for (size_t i = 0; i < sizeof(reported) / sizeof(reported[0]); i++) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "ranks: 2\nprogram: [{op: barrier}]\nfaults:\n  - delay ms=1 nth=1\n  - %s\n",
+                 reported[i]);
+        parse_ok(text, &sc);
+        ck_assert_msg(sc.expect[0] == RG_SC_EXPECT_ANY, "%s: expect %d", reported[i], sc.expect[0]);
+    }
+}
+END_TEST
+
 /* exec: a program instead of steps, one command or a server and a client; written back. */
 START_TEST(test_exec)
 {
@@ -1524,6 +1570,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_expect_class);
     tcase_add_test(tc, test_stock_scenarios_parse);
     tcase_add_test(tc, test_exec);
+    tcase_add_test(tc, test_expect_default);
     tcase_add_test(tc, test_known_file);
     tcase_add_test(tc, test_known);
     tcase_add_test(tc, test_write_round_trip);
