@@ -285,6 +285,37 @@ START_TEST(test_sc_squatter)
 }
 END_TEST
 
+/*
+ * A rank that rank 0 hangs up on before it could answer (rank 0 gives each connection
+ * SC_PROOF_S and has room for SC_PENDING: a slow start, under valgrind or a loaded emulated
+ * CPU) dials again until its deadline and joins, rather than failing the job at init.
+ */
+START_TEST(test_sc_dropped_rank_dials_again)
+{
+    char coord[64];
+    int port = loopback(coord, sizeof(coord));
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(lfd, 4), 0);
+    pthread_t t0, t1;
+    static struct rank_run r0, r1;
+    start(&t1, &r1, coord, SECRET, 1, 2, 10);
+    int fd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(fd, 0);
+    close(fd); /* dropped before its challenge */
+    close(lfd);
+    start(&t0, &r0, coord, SECRET, 0, 2, 10);
+    pthread_join(t1, NULL);
+    pthread_join(t0, NULL);
+    ck_assert_msg(r1.st == RG_OK, "rank 1: %s", r1.err.msg);
+    ck_assert_msg(r0.st == RG_OK, "rank 0: %s", r0.err.msg);
+    ck_assert(r0.gathered && r1.gathered);
+}
+END_TEST
+
 /* No secret, a port in use, nobody listening: each a clear error within the deadline. */
 START_TEST(test_sc_setup_errors)
 {
@@ -430,6 +461,7 @@ Suite *rg_suite_sidechan(void)
     tcase_add_test(t, test_sc_strangers);
     tcase_add_test(t, test_sc_silent_flood);
     tcase_add_test(t, test_sc_squatter);
+    tcase_add_test(t, test_sc_dropped_rank_dials_again);
     tcase_add_test(t, test_sc_setup_errors);
     tcase_add_test(t, test_sc_gone_named);
     tcase_add_test(t, test_sc_abort_reason_one_line);
