@@ -82,14 +82,18 @@ help:
 	@echo "make check-full     the full transport matrix on 4 rails (sizes to 64 MiB)"
 	@echo "make regression     the upstream regression suite: reference and mutants"
 	@echo "make sweep          every fault point of every sweep program (long)"
+	@echo "make sweep-mutants  each mutant against the sweep that reaches its bug"
+	@echo "make mutants        build the mutants (tests/mutants/*.patch) under build/mutants"
 	@echo "make bench          the link and railguard bench in one boot: BENCHMARKS.md, docs/bench.png"
 	@echo "make mutant-seeds   each mutant under 20 seeds: which oracle catches it, how often"
 	@echo "make fuzz           libFuzzer on every parser of outside bytes (FUZZ_RUNS=N)"
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
-	@echo "make format-check   clang-format over every C file"
+	@echo "make format-check   clang-format over every C file (make format rewrites them)"
 	@echo "make install        PREFIX=/usr/local DESTDIR=: command, libraries, headers, .pc, scenarios, man"
+	@echo "make uninstall      what make install put there, with the same variables"
 	@echo "make jaccl          JACCL_SRC=/path/to/mlx: upstream JACCL and its railguard adapter"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
+	@echo "make clean          the builds (make distclean: the cached guest kernel too)"
 
 deps:
 	@ci/deps
@@ -280,33 +284,48 @@ regression: deps
 # a receive-delay point every few posts, of every scenarios/sweep program. Not part of CI
 # (make check runs a bounded one); expect it to take a while: one scenario run per point.
 # Then each mutant against the sweep of the fault kind that reaches its bug (sweep-mutants).
+# SWEEP_PROGRAMS (scenario files) and SWEEP_MUTANTS (names) narrow both halves: make check's
+# bounded run of this target uses them.
 SWEEP_KINDS ?= error negpoll delay
+SWEEP_PROGRAMS ?=
+SWEEP_MUTANTS ?=
 sweep: deps
 	@$(MAKE) --no-print-directory build-rel mutants
+	RG_SWEEP_PROGRAMS='$(SWEEP_PROGRAMS)' RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 7200 -- \
 	    sh -c 'st=0; ci/sweep-all $(BUILD) $(SWEEP_KINDS) || st=1; ci/sweep-mutants $(BUILD) || st=1; exit $$st'
 
 # Only the mutants' sweeps: every mutant must fail its sweep, the reference pass it.
 sweep-mutants: deps
 	@$(MAKE) --no-print-directory build-rel mutants
+	RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
 
 # The benchmark (not part of CI; about 15 minutes): in one soft-RoCE boot the link's own figures
 # (perftest by the wall clock) and `railguard bench` of the reference transport (RC and UC, 2
 # and 4 ranks, with and without the shim, every operation, callgrind against the mlx-3152
 # mutant); then BENCHMARKS.md and its plot, docs/bench.png.
+# BENCH_QUICK=1: two sizes, few iterations, one callgrind run, into BENCH_MD and BENCH_PNG
+# (make check's bounded run, which writes under build/ and never over BENCHMARKS.md).
+BENCH_QUICK ?=
+BENCH_OUT   ?= $(BUILD)/bench
+BENCH_MD    ?= BENCHMARKS.md
+BENCH_PNG   ?= docs/bench.png
 bench: deps
 	@ci/deps bench
 	@$(MAKE) --no-print-directory build-rel mutants
-	$(SOFTROCE) exec --rails 1 --timeout 3600 -- ci/bench $(BUILD) $(BUILD)/bench
-	ci/bench-report $(BUILD)/bench BENCHMARKS.md docs/bench.png
+	RG_BENCH_QUICK='$(BENCH_QUICK)' \
+	$(SOFTROCE) exec --rails 1 --timeout 3600 -- ci/bench $(BUILD) $(BENCH_OUT)
+	ci/bench-report $(BENCH_OUT) $(BENCH_MD) $(BENCH_PNG)
 
 # How much luck each oracle needs: every regression scenario against its mutant under SEEDS
 # seeds (default 20); one row per scenario, runs caught and by which verdict.
+# MUTANT_SEEDS_ONLY: regression scenario names to run (default every one).
 SEEDS ?= 20
+MUTANT_SEEDS_ONLY ?=
 mutant-seeds: deps
 	@$(MAKE) --no-print-directory build-rel mutants
-	$(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/mutant-seeds $(BUILD) $(SEEDS)
+	RG_MUTANT_SEEDS_ONLY='$(MUTANT_SEEDS_ONLY)' $(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/mutant-seeds $(BUILD) $(SEEDS)
 
 # --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
 # One target per parser: scenario files, fault plans, devices files, the side channel's
@@ -417,7 +436,8 @@ run: deps
 # Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and
 # under ASan+UBSan. The integration tests, the conformance suite (what `make run` runs, into
 # build/check-run) and the upstream regression suite (reference and mutants) share one
-# soft-RoCE session. The last line sums all five.
+# soft-RoCE session; then every other target the README documents, bounded
+# (ci/targets-check). The last line sums them all.
 TALLY = $(BUILD)/tally
 
 check: deps
@@ -438,17 +458,21 @@ check: deps
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== the conformance run's page in headless chromium"; \
 	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
+	 echo "== every documented make target, bounded (ci/targets-check)"; \
+	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page || st=1; \
+	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page targets || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
 # counts), every dtype over four rails. Needs a guest with 4 rails; not part of CI.
+# CHECK_FULL=quick: the first case of each full-matrix loop only (make check's bounded run).
+CHECK_FULL ?= 1
 check-full: deps
 	@$(MAKE) --no-print-directory build-rel
 	@rm -f $(TALLY).full && mkdir -p $(BUILD)
-	@st=0; RG_CHECK_FULL=1 RG_TALLY=$(abspath $(TALLY).full) \
+	@st=0; RG_CHECK_FULL=$(CHECK_FULL) RG_TALLY=$(abspath $(TALLY).full) \
 	    $(SOFTROCE) exec --rails 4 --timeout 5400 -- $(BUILD)/rel/tests/integration || st=1; \
 	 ci/tally $(TALLY).full integration || st=1; exit $$st
 
@@ -464,12 +488,17 @@ check-integration: deps
 # Lines run by the unit tests, the integration tests and the conformance suite (the plugin and
 # the shim write their counts from every rank they run in). The goal is 85 % of the lines of
 # transport/ and faultinject/ each; a part below it is named on the last line and fails.
+# COV_SUITES (integration suites, CK_RUN_SUITE) and COV_SCENARIOS narrow what runs: make
+# check's bounded run of this target uses them, with COV_GOAL=0 (too little runs to hold 85 %).
 COV_GOAL ?= 85
+COV_SUITES ?=
+COV_SCENARIOS ?= scenarios/
 coverage: deps
 	@$(MAKE) --no-print-directory build-cov
 	@find $(BUILD)/cov -name '*.gcda' -delete
 	-$(BUILD)/cov/tests/unit
-	-$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- ci/coverage-guest $(BUILD)
+	-$(if $(COV_SUITES),CK_RUN_SUITE='$(COV_SUITES)') RG_COV_SCENARIOS='$(COV_SCENARIOS)' \
+	    $(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- ci/coverage-guest $(BUILD)
 	@# lcov 1.16 on Debian 12 prints "Subroutine ... redefined" noise from geninfo; drop it.
 	@lcov --quiet --capture --directory $(BUILD)/cov/obj --directory $(BUILD)/cov/pic \
 	    --output-file $(BUILD)/cov/all.info \

@@ -245,7 +245,7 @@ static void rank_events(json_t *a, const rg_result *r, int rank, const rg_tl_ran
                                            "args", "result", s->result));
     }
     for (int i = 0; i < t->nmarks; i++) {
-        char n[200];
+        char n[sizeof(t->mark[i].text) + 8];
         snprintf(n, sizeof(n), "fault: %s", t->mark[i].text);
         instant(a, rank, TID_MARKS, t->mark[i].t_s, n, "t", NULL);
     }
