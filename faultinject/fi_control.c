@@ -170,9 +170,11 @@ static void fi_event_load(void)
     fi_json_clean(c, sizeof(c), exe);
     /* snapshot_signal: a runner sends it only to a rank that says it is handled, since to any
      * other process a real-time signal is fatal. */
+    /* ppid: a runner draws a rank's process tree from its processes' load events. */
     fi_event("load",
-             "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\",\"snapshot_signal\":%d",
-             lp ? lp->plan.nrules : 0, a, b, c, g_snapshot_sig);
+             "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\",\"snapshot_signal\":%d,"
+             "\"ppid\":%ld",
+             lp ? lp->plan.nrules : 0, a, b, c, g_snapshot_sig, (long)getppid());
 }
 
 static void fi_fatal(const char *msg)
@@ -372,10 +374,31 @@ FI_EXPORT const struct rg_fi_control_v1 rg_fi_control_v1 = {
     .restart = ctl_restart,
 };
 
-/* A forked child is a new rank with its own counters, objects and log name. */
+/*
+ * A forked child is a process of its own, with its own counters, objects and evidence: the
+ * verbs objects it inherited are its parent's (their memory is not even shared under
+ * ibv_fork_init), so they are neither counted alive here nor summarised, and what the child
+ * makes and never frees is its own leak. A child that frees an inherited object drives a count
+ * below zero, which is read as "not known", never as a leak.
+ */
+static void fi_forget_inherited(void)
+{
+    atomic_store(&g_alive.contexts, 0);
+    atomic_store(&g_alive.pds, 0);
+    atomic_store(&g_alive.mrs, 0);
+    atomic_store(&g_alive.channels, 0);
+    for (int i = 0; i < FI_MAX_QPS; i++)
+        if (atomic_load(&g_qp[i].state) == SLOT_LIVE)
+            atomic_store(&g_qp[i].state, SLOT_DEAD);
+    for (int i = 0; i < FI_MAX_CQS; i++)
+        if (atomic_load(&g_cq[i].state) == SLOT_LIVE)
+            atomic_store(&g_cq[i].state, SLOT_DEAD);
+}
+
 static void fi_atfork_child(void)
 {
     fi_late_atfork();
+    fi_forget_inherited();
     char err[256];
     struct fi_live *lp = fi_live();
     fi_read_rank();

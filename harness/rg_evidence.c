@@ -112,33 +112,54 @@ static void take_by_op(ev_line *l, uint64_t *sum, json_t *by)
         sum[ops[i].op] += u64_of(l, by, ops[i].name);
 }
 
+/* The record of the process that wrote this line (its "pid"), made at its first line. */
+static struct rg_ev_proc *proc_of(ev_line *l, rg_evidence *ev, json_t *o)
+{
+    long pid = (long)(u64_of(l, o, "pid") & 0x7fffffff);
+    for (int i = 0; i < ev->nprocs; i++)
+        if (ev->proc[i].pid == pid)
+            return &ev->proc[i];
+    if (ev->nprocs == RG_EV_PROCS) {
+        /* The last slot holds every process past the table: counted, not told apart. */
+        ev->folded++;
+        return &ev->proc[RG_EV_PROCS - 1];
+    }
+    struct rg_ev_proc *pr = &ev->proc[ev->nprocs++];
+    memset(pr, 0, sizeof(*pr));
+    pr->pid = pid;
+    for (int i = 0; i < FI_MAX_RULES; i++)
+        pr->matched[i] = -1;
+    return pr;
+}
+
 static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
 {
     const char *name = str_of(l, o, "event");
     int rule = rule_of(l, o);
+    struct rg_ev_proc *pr = proc_of(l, ev, o);
 
     if (!strcmp(name, "load")) {
-        ev->loaded = true;
+        pr->loaded = true;
+        pr->ppid = (long)(u64_of(l, o, "ppid") & 0x7fffffff);
+        const char *exe = str_of(l, o, "exe"), *base = strrchr(exe, '/');
+        snprintf(pr->exe, sizeof(pr->exe), "%s", base ? base + 1 : exe);
         snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(l, o, "verbs"));
         uint64_t sig = u64_of(l, o, "snapshot_signal");
-        ev->snapshot_signal = sig < 128 ? (int)sig : 0;
+        pr->snapshot_signal = sig < 128 ? (int)sig : 0;
     } else if (!strcmp(name, "fault")) {
         json_t *t = json_object_get(o, "mono_ms");
         /* Without a time (a shim older than this runner) a fault cannot be ordered, and is
          * taken as having fired before everything rather than as never having fired. */
         double at = json_is_number(t) && json_number_value(t) >= 0 ? json_number_value(t) : 0;
         if (rule >= 0)
-            ev->fired[rule]++;
+            pr->fired_ev[rule]++;
         if (ev->first_fault_mono_ms < 0 || at < ev->first_fault_mono_ms) {
             ev->first_fault_mono_ms = at;
             ev->first_fault_rule = rule;
         }
     } else if (!strcmp(name, "rule") && rule >= 0) {
-        /* The shim's own count wins over the events counted, which a full disk could thin. */
-        uint64_t fired = u64_of(l, o, "fired");
-        if (fired > ev->fired[rule])
-            ev->fired[rule] = fired;
-        ev->matched[rule] = (int64_t)(u64_of(l, o, "matched") & INT64_MAX);
+        pr->fired[rule] = u64_of(l, o, "fired");
+        pr->matched[rule] = (int64_t)(u64_of(l, o, "matched") & INT64_MAX);
     } else if (!strcmp(name, "qp")) {
         take_qp(l, ev, o, fresh);
         /* A QP's last word is at its destroy or at exit; snapshots and requests come between. */
@@ -179,35 +200,73 @@ static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
                      (unsigned long long)qp, (unsigned long long)wr_id, (unsigned long long)off,
                      (unsigned long long)bytes);
     } else if (!strcmp(name, "owned")) {
-        ev->owned = true;
-        ev->own_sends = u64_of(l, o, "sends");
-        ev->own_recvs = u64_of(l, o, "recvs");
-        ev->own_rewritten = u64_of(l, o, "rewritten");
-        ev->own_unsanitized = u64_of(l, o, "unsanitized");
+        pr->owned = true;
+        pr->own_sends = u64_of(l, o, "sends");
+        pr->own_recvs = u64_of(l, o, "recvs");
+        pr->own_rewritten = u64_of(l, o, "rewritten");
+        pr->own_unsanitized = u64_of(l, o, "unsanitized");
     } else if (!strcmp(name, "alive")) {
         if (!strcmp(str_of(l, o, "why"), "exit")) {
             static const char *const kinds[6] = {"contexts", "pds", "mrs",
                                                  "cqs",      "qps", "channels"};
-            ev->alive_at_exit = true;
+            pr->alive_at_exit = true;
             for (int i = 0; i < 6; i++) {
                 json_t *v = json_object_get(o, kinds[i]);
                 if (v && !json_is_integer(v))
                     bad(l, "\"%s\" is not an integer", kinds[i]);
-                ev->alive[i] = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+                pr->alive[i] = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
             }
         }
     } else if (!strcmp(name, "totals")) {
-        ev->totals = true;
-        ev->snapshot = !strcmp(str_of(l, o, "why"), "snapshot");
-        ev->contexts = u64_of(l, o, "contexts");
-        ev->qps = u64_of(l, o, "qps");
-        ev->cqs = u64_of(l, o, "cqs");
-        ev->posts_send = u64_of(l, o, "posts_send");
-        ev->posts_recv = u64_of(l, o, "posts_recv");
-        ev->polls = u64_of(l, o, "polls");
-        ev->cqe = u64_of(l, o, "cqe");
-        ev->cqe_err = u64_of(l, o, "cqe_err");
+        pr->totals = true;
+        pr->snapshot = !strcmp(str_of(l, o, "why"), "snapshot");
+        pr->contexts = u64_of(l, o, "contexts");
+        pr->qps = u64_of(l, o, "qps");
+        pr->cqs = u64_of(l, o, "cqs");
+        pr->posts_send = u64_of(l, o, "posts_send");
+        pr->posts_recv = u64_of(l, o, "posts_recv");
+        pr->polls = u64_of(l, o, "polls");
+        pr->cqe = u64_of(l, o, "cqe");
+        pr->cqe_err = u64_of(l, o, "cqe_err");
         *fresh = true;
+    }
+}
+
+/* The rank from its processes: sums, and the first process's own word where one is asked. */
+static void sum_procs(rg_evidence *ev)
+{
+    for (int i = 0; i < FI_MAX_RULES; i++)
+        ev->matched[i] = -1;
+    for (int k = 0; k < ev->nprocs; k++) {
+        struct rg_ev_proc *pr = &ev->proc[k];
+        for (int j = 0; j < ev->nprocs; j++)
+            pr->forked |= j != k && ev->proc[j].pid == pr->ppid && pr->ppid > 0;
+        ev->loaded |= pr->loaded;
+        ev->totals |= pr->totals;
+        ev->snapshot |= pr->snapshot;
+        ev->contexts += pr->contexts;
+        ev->qps += pr->qps;
+        ev->cqs += pr->cqs;
+        ev->posts_send += pr->posts_send;
+        ev->posts_recv += pr->posts_recv;
+        ev->polls += pr->polls;
+        ev->cqe += pr->cqe;
+        ev->cqe_err += pr->cqe_err;
+        /* The shim's own count wins over the events counted, which a full disk could thin. */
+        for (int i = 0; i < FI_MAX_RULES; i++) {
+            ev->fired[i] += pr->fired[i] > pr->fired_ev[i] ? pr->fired[i] : pr->fired_ev[i];
+            if (pr->matched[i] >= 0)
+                ev->matched[i] = (ev->matched[i] < 0 ? 0 : ev->matched[i]) + pr->matched[i];
+        }
+        ev->owned |= pr->owned;
+        ev->own_sends += pr->own_sends;
+        ev->own_recvs += pr->own_recvs;
+        ev->own_rewritten += pr->own_rewritten;
+        ev->own_unsanitized += pr->own_unsanitized;
+    }
+    if (ev->nprocs) {
+        const struct rg_ev_proc *first = &ev->proc[0];
+        ev->snapshot_signal = first->snapshot_signal;
     }
 }
 
@@ -265,5 +324,6 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
     }
     free(line);
     fclose(f);
+    sum_procs(ev);
     return 0;
 }

@@ -178,6 +178,7 @@ bool rg_judge(rg_result *r);
 
 /* --- evidence: what the shim saw in one rank (rankN.events.jsonl) ------------------------- */
 #define RG_EV_PHASES_MAX 256
+#define RG_EV_PROCS 32
 typedef struct rg_evidence {
     bool present;  /* the events file was there */
     bool loaded;   /* the shim said it loaded */
@@ -200,10 +201,32 @@ typedef struct rg_evidence {
     bool owned;
     uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
     char own_first[200];
-    /* Verbs objects still alive when the process exited (the shim's "alive" event at exit;
-     * none when it was killed): contexts, pds, mrs, cqs, qps, channels. */
-    bool alive_at_exit;
-    int64_t alive[6];
+    /*
+     * A rank is a process tree: each process's evidence apart, by the pid on its lines, in the
+     * order each first wrote (proc[0] the rank's own process). The rank's counts above are
+     * their sums; leaks are judged per process. Past RG_EV_PROCS the rest share the last slot
+     * (folded counts them).
+     */
+    int nprocs, folded;
+    struct rg_ev_proc {
+        long pid, ppid; /* ppid from its load event; 0 when it said none */
+        bool loaded;    /* it wrote a load event */
+        bool forked;    /* its parent is another process of this rank */
+        bool totals;    /* it summarised */
+        bool snapshot;  /* its last summary came from a snapshot */
+        int snapshot_signal;
+        char exe[96]; /* its executable's file name */
+        uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
+        /* Verbs objects still alive when it exited (its "alive" event at exit; none when it
+         * was killed): contexts, pds, mrs, cqs, qps, channels. */
+        bool alive_at_exit;
+        int64_t alive[6];
+        uint64_t fired_ev[FI_MAX_RULES]; /* fault events it wrote */
+        uint64_t fired[FI_MAX_RULES];    /* its last rule summary's counts */
+        int64_t matched[FI_MAX_RULES];   /* -1: it summarised no such rule */
+        bool owned;
+        uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
+    } proc[RG_EV_PROCS];
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */
     uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];

@@ -417,16 +417,38 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         static const char *const kinds[6] = {"context(s)", "PD(s)", "MR(s)",
                                              "CQ(s)",      "QP(s)", "completion channel(s)"};
         const rg_evidence *e = &ev[k];
-        char what[200] = "";
+        /* Each process's own leak, named by its pid when the rank is a tree of them. */
+        char what[600] = "";
         size_t used = 0;
-        for (int i = 0; e->alive_at_exit && i < 6 && used + 40 < sizeof(what); i++)
-            if (e->alive[i] > 0)
-                used += (size_t)snprintf(what + used, sizeof(what) - used, "%s%lld %s",
-                                         used ? ", " : "", (long long)e->alive[i], kinds[i]);
+        for (int p = 0; p < e->nprocs && used + 80 < sizeof(what); p++) {
+            const struct rg_ev_proc *pr = &e->proc[p];
+            size_t start = used;
+            for (int i = 0; pr->alive_at_exit && i < 6 && used + 40 < sizeof(what); i++)
+                if (pr->alive[i] > 0)
+                    used += (size_t)snprintf(what + used, sizeof(what) - used, "%s%lld %s",
+                                             used > start ? ", "
+                                             : start      ? "; "
+                                                          : "",
+                                             (long long)pr->alive[i], kinds[i]);
+            if (used == start)
+                continue;
+            used += (size_t)snprintf(what + used, sizeof(what) - used, " alive");
+            if (e->nprocs == 1)
+                continue;
+            if (pr->forked)
+                used += (size_t)snprintf(what + used, sizeof(what) - used,
+                                         " in pid %ld (%s, forked by pid %ld)", pr->pid, pr->exe,
+                                         pr->ppid);
+            else
+                used += (size_t)snprintf(what + used, sizeof(what) - used, " in pid %ld (%s)",
+                                         pr->pid, pr->exe);
+        }
+        if (used > sizeof(what) - 1)
+            used = sizeof(what) - 1;
         if (used)
             rg_rank_find(&r->rank[k], RG_V_LEAK, r->rank[k].left_t_s,
-                         "at exit, after finalize, the shim still saw %s alive: never destroyed",
-                         what);
+                         "at exit, after finalize, the shim still saw %s: never destroyed%s", what,
+                         e->folded ? " (processes past the first 32 counted together)" : "");
     }
 
     /*

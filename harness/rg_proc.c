@@ -144,6 +144,14 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
             kill(procs[r].pid, rg_proc_snapshot_signal());
             asked[r] = true;
         }
+        /* A rank is a process tree: each other process of it that said it handles the signal
+         * and is still in the rank's own process group (a program under exec leads one) is
+         * asked too, so a hung child's queues are in the evidence. The group check keeps a
+         * pid reused by a stranger out of reach. */
+        for (int k = 1; asked[r] && k < ev.nprocs && k < RG_EV_PROCS - 1; k++)
+            if (ev.proc[k].snapshot_signal == rg_proc_snapshot_signal() &&
+                getpgid((pid_t)ev.proc[k].pid) == procs[r].pid)
+                kill((pid_t)ev.proc[k].pid, rg_proc_snapshot_signal());
     }
     if (!hung)
         return;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rg_faultinject.h"
@@ -114,6 +115,7 @@ struct opts {
     bool ignore_errors; /* exit 0 whatever the completions said (a status never checked) */
     bool leak;          /* exit without destroying anything */
     uint64_t tag;       /* ORed into every wr_id: ids that are pointers or tagged values */
+    bool fork;          /* a daemon's shape: the parent forks, the child does the verbs work */
     bool spin;          /* after the messages, poll an empty CQ forever (a wait with no deadline) */
 };
 
@@ -161,7 +163,7 @@ static int usage(const char *msg)
         "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
         "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
         "[--scribble] [--control PLAN [--restart]] [--qp-ex] [--ignore-errors] [--leak] [--spin] "
-        "[--tag-ids]\n",
+        "[--tag-ids] [--fork]\n",
         msg);
     return 2;
 }
@@ -185,6 +187,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->scribble = true;
         } else if (!strcmp(a, "--ignore-errors")) {
             o->ignore_errors = true;
+        } else if (!strcmp(a, "--fork")) {
+            o->fork = true;
         } else if (!strcmp(a, "--tag-ids")) {
             o->tag = UINT64_C(1) << 63;
         } else if (!strcmp(a, "--leak")) {
@@ -664,6 +668,20 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
+    if (o.fork) {
+        /* The parent opens nothing: it waits for its child and exits as the child did. */
+        fflush(NULL);
+        pid_t child = fork();
+        if (child < 0)
+            return 2;
+        if (child > 0) {
+            int st;
+            while (waitpid(child, &st, 0) < 0)
+                if (errno != EINTR)
+                    return 2;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+    }
     if (load_verbs())
         return 2;
     return run(&o);

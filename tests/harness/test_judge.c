@@ -45,6 +45,8 @@ static void setup_case(int n, const char *const *rules, int nrules)
         g_ev[k].qps = 2;
         g_ev[k].first_fault_mono_ms = -1;
         g_ev[k].first_fault_rule = -1;
+        g_ev[k].nprocs = 1; /* one process, the rank's own */
+        g_ev[k].proc[0].pid = 100 + k;
         for (int i = 0; i < FI_MAX_RULES; i++)
             g_ev[k].matched[i] = -1;
     }
@@ -321,11 +323,11 @@ START_TEST(test_leak)
     setup_case(2, rules, 1);
     g_ev[0].fired[0] = 1;
     g_ev[0].first_fault_mono_ms = 1200;
-    g_ev[1].alive_at_exit = true;
-    g_ev[1].alive[4] = 2; /* QPs */
-    g_ev[1].alive[2] = 1; /* MRs */
-    g_ev[0].alive_at_exit = true;
-    g_ev[0].alive[2] = -1; /* freed by a path the shim does not wrap: not a leak */
+    g_ev[1].proc[0].alive_at_exit = true;
+    g_ev[1].proc[0].alive[4] = 2; /* QPs */
+    g_ev[1].proc[0].alive[2] = 1; /* MRs */
+    g_ev[0].proc[0].alive_at_exit = true;
+    g_ev[0].proc[0].alive[2] = -1; /* freed by a path the shim does not wrap: not a leak */
     g_r.rank[1].left_t_s = 0.9;
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
@@ -337,8 +339,8 @@ START_TEST(test_leak)
     /* A worse finding stays the verdict; the leak is kept beside it. */
     setup_case(2, rules, 1);
     g_ev[0].fired[0] = 1;
-    g_ev[1].alive_at_exit = true;
-    g_ev[1].alive[0] = 1;
+    g_ev[1].proc[0].alive_at_exit = true;
+    g_ev[1].proc[0].alive[0] = 1;
     rg_rank_find(&g_r.rank[1], RG_V_SILENT_CORRUPTION, 0.5, "element 3");
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_SILENT_CORRUPTION);
@@ -350,8 +352,8 @@ START_TEST(test_leak)
      * rank is judged by what lies below it -- unless that fails on its own. */
     setup_case(2, rules, 1);
     g_ev[0].fired[0] = 1;
-    g_ev[1].alive_at_exit = true;
-    g_ev[1].alive[4] = 1;
+    g_ev[1].proc[0].alive_at_exit = true;
+    g_ev[1].proc[0].alive[4] = 1;
     g_r.leak_ok = true;
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
@@ -705,6 +707,54 @@ START_TEST(test_evidence_u64)
 }
 END_TEST
 
+/*
+ * A rank is a process tree: a server whose parent does no verbs and forks a child that does
+ * (and leaves a QP) is instrumented, and its leak is the child's, named by pid -- not "no
+ * verbs calls" from the parent's summary and a LEAK at once, as one shared view made it.
+ */
+START_TEST(test_evidence_tree)
+{
+    char path[] = "/tmp/rg-tree-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setup_case(2, (const char *const[]){"error op=recv rank=1 nth=1"}, 1);
+    write_lines(path,
+                "{\"event\":\"load\",\"pid\":500,\"ppid\":1,\"exe\":\"/usr/bin/srv\","
+                "\"snapshot_signal\":34}\n"
+                "{\"event\":\"load\",\"pid\":501,\"ppid\":500,\"exe\":\"/usr/bin/srv\"}\n"
+                "{\"event\":\"fault\",\"pid\":501,\"rule\":0,\"mono_ms\":1100}\n"
+                "{\"event\":\"rule\",\"pid\":501,\"rule\":0,\"matched\":3,\"fired\":1}\n"
+                "{\"event\":\"alive\",\"pid\":501,\"why\":\"exit\",\"contexts\":1,\"pds\":0,"
+                "\"mrs\":0,\"cqs\":0,\"qps\":1,\"channels\":0}\n"
+                "{\"event\":\"totals\",\"pid\":501,\"why\":\"exit\",\"contexts\":1,\"qps\":2}\n"
+                "{\"event\":\"rule\",\"pid\":500,\"rule\":0,\"matched\":0,\"fired\":0}\n"
+                "{\"event\":\"alive\",\"pid\":500,\"why\":\"exit\",\"contexts\":0,\"pds\":0,"
+                "\"mrs\":0,\"cqs\":0,\"qps\":0,\"channels\":0}\n"
+                "{\"event\":\"totals\",\"pid\":500,\"why\":\"exit\",\"contexts\":0,\"qps\":0}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    ck_assert_int_eq(g_ev[1].nprocs, 2);
+    ck_assert(!g_ev[0].proc[0].forked && g_ev[1].proc[1].forked);
+    ck_assert_int_eq(g_ev[1].proc[1].ppid, 500);
+    ck_assert_uint_eq(g_ev[1].contexts, 1); /* the tree's, not the parent's last word */
+    ck_assert_uint_eq(g_ev[1].qps, 2);
+    ck_assert_uint_eq(g_ev[1].fired[0], 1);
+    ck_assert_int_eq(g_ev[1].matched[0], 3);
+    ck_assert_int_eq(g_ev[1].snapshot_signal, 34); /* the rank's own process's */
+    g_ev[0].fired[0] = 0;
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.5, "exited with status 1");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "at exit, after finalize, the shim still saw 1 context(s), 1 QP(s) alive in "
+                     "pid 501 (srv, forked by pid 500): never destroyed");
+    for (int f = 0; f < g_r.rank[1].nfindings; f++)
+        ck_assert_msg(!strstr(g_r.rank[1].finding[f].text, "not instrumented"), "%s",
+                      g_r.rank[1].finding[f].text);
+}
+END_TEST
+
 START_TEST(test_result_round_trip)
 {
     static const char *const rules[] = {"count", "error nth=3"};
@@ -926,6 +976,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_unsupported);
     tcase_add_test(t, test_evidence_read);
     tcase_add_test(t, test_evidence_u64);
+    tcase_add_test(t, test_evidence_tree);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_merge_placed);
