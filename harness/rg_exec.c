@@ -48,11 +48,13 @@ struct exec_opts {
     char server_buf[1024], client_buf[1024];
     char *server[17], *client[17];
     int nserver, nclient;
-    double client_after; /* --client-after: seconds after the server; -1: when it listens */
-    int port;            /* {port}: a free TCP port, chosen once */
-    const char *faults;  /* --faults, as given */
-    const char *plan;    /* --plan FILE */
-    char **cmd;          /* after "--", or cmd_words */
+    double client_after;  /* --client-after: seconds after the server; -1: when it listens */
+    uint64_t services;    /* --service R: bit r, rank r serves until stopped */
+    double service_grace; /* --service-grace S: SIGTERM to SIGKILL */
+    int port;             /* {port}: a free TCP port, chosen once */
+    const char *faults;   /* --faults, as given */
+    const char *plan;     /* --plan FILE */
+    char **cmd;           /* after "--", or cmd_words */
     int ncmd;
     char cmd_buf[RG_SC_EXEC_MAX]; /* a scenario's exec: command, split */
     char *cmd_words[17];
@@ -69,7 +71,8 @@ void rg_exec_usage(FILE *f)
             "usage: railguard exec [--ranks N] [--faults RULES | --plan FILE] [--deadline S]\n"
             "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
             "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
-            "                      [--shim SO] [--rank-wrapper 'CMD ARG...'] -- CMD [ARG...]\n"
+            "                      [--shim SO] [--rank-wrapper 'CMD ARG...']\n"
+            "                      [--service R]... [--service-grace S] -- CMD [ARG...]\n"
             "       railguard exec [options] --server 'CMD ARG...' --client 'CMD ARG...'\n"
             "                      [--client-after S]\n"
             "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
@@ -79,7 +82,10 @@ void rg_exec_usage(FILE *f)
             "  is one a program must ride out (delay, delay_first, stall, late), else any.\n"
             "  --server/--client: rank 0 and rank 1; the client starts once the server listens\n"
             "  on {port} (a free TCP port), or --client-after S seconds after it; {host} is the\n"
-            "  server's address. Their words are blank-separated, without quoting.\n");
+            "  server's address. Their words are blank-separated, without quoting.\n"
+            "  --service R: rank R serves until stopped: once every other rank has ended it is\n"
+            "  asked for the shim's summary, sent SIGTERM, and SIGKILL --service-grace S later\n"
+            "  (default 5); judged on what it did before.\n");
 }
 
 static int usage(const char *msg)
@@ -148,6 +154,8 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
                                           {"client", required_argument, NULL, 'C'},
                                           {"client-after", required_argument, NULL, 'A'},
                                           {"rank-wrapper", required_argument, NULL, 'W'},
+                                          {"service", required_argument, NULL, 'R'},
+                                          {"service-grace", required_argument, NULL, 'G'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -155,6 +163,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
     o->ranks = 1;
     o->deadline_s = 60;
     o->client_after = -1;
+    o->service_grace = 5;
     snprintf(o->out, sizeof(o->out), "railguard-exec");
     opterr = 0;
     optind = 1;
@@ -191,6 +200,21 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
         case 'A':
             if (rg_parse_seconds(optarg, 0, 3600, &o->client_after) != 0) {
                 fprintf(stderr, "railguard exec: --client-after: not seconds in 0..3600 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            break;
+        case 'R':
+            if (rg_parse_int(optarg, 0, RG_MAX_RANKS - 1, &v) != 0) {
+                fprintf(stderr, "railguard exec: --service: not a rank in 0..%d '%s'\n",
+                        RG_MAX_RANKS - 1, rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->services |= UINT64_C(1) << v;
+            break;
+        case 'G':
+            if (rg_parse_seconds(optarg, 0, 600, &o->service_grace) != 0) {
+                fprintf(stderr, "railguard exec: --service-grace: not seconds in 0..600 '%s'\n",
                         rg_parse_show(optarg, shown, sizeof(shown)));
                 return 2;
             }
@@ -272,6 +296,13 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
     }
     if (o->faults && o->plan)
         return usage("--faults and --plan: one plan, not two");
+    /* The ranks are known once every flag is read (server and client are two). */
+    int nranks = o->server_arg || o->client_arg ? 2 : o->ranks;
+    uint64_t every = nranks >= 64 ? UINT64_MAX : (UINT64_C(1) << nranks) - 1;
+    if (o->services & ~every)
+        return usage("--service names a rank past --ranks");
+    if (o->services && o->services == every)
+        return usage("--service: every rank a service leaves none to end the run");
     if (optind < argc && !strcmp(argv[optind], "--"))
         optind++;
     if (o->server_arg || o->client_arg)
@@ -351,6 +382,8 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     /* Programs have no communicator timeout; SLOW_DETECTION's bound is half the deadline. */
     sc->timeout_s = o->deadline_s;
     sc->ownership = !o->no_ownership;
+    sc->exec.services = o->services;
+    sc->exec.service_grace = o->service_grace;
     char *text = plan_text(o, err, errlen);
     if (!text)
         return -1;
@@ -504,15 +537,17 @@ static bool reaped(struct rg_proc *p, rg_rank_result *k, double t0)
     return true;
 }
 
-/* The processes' ends, as they come, until none is running or the deadline passes. */
-static void watch(struct rg_proc *procs, rg_result *res, double t0, double deadline)
+/* The processes' ends, as they come, until none but services is running (`serving`: bit r,
+ * rank r serves until stopped), or the deadline passes. */
+static void watch(struct rg_proc *procs, rg_result *res, uint64_t serving, double t0,
+                  double deadline)
 {
     for (;;) {
         int live = 0;
         for (int r = 0; r < res->ranks; r++) {
             struct rg_proc *p = &procs[r];
             reaped(p, &res->rank[r], t0);
-            live += p->pid > 0 && !p->exited && !p->stopped;
+            live += p->pid > 0 && !p->exited && !p->stopped && !(serving & (UINT64_C(1) << r));
         }
         /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
         if (!live || rg_now_s() >= deadline)
@@ -536,6 +571,60 @@ static void await_server(const struct exec_opts *o, struct rg_proc *server, rg_r
         usleep(20000);
 }
 
+/*
+ * Services still running once every other rank has ended. First the shim's summary (a process
+ * that SIGTERM ends by its default action never runs the shim's exit summary, and what it did
+ * would be lost), then SIGTERM to its process group; one still running after the grace is left
+ * to the hang's path (summary, backtrace, SIGKILL) and judged DEADLOCK. Every wait is bounded.
+ */
+static void stop_services(struct rg_proc *procs, rg_result *res, const rg_scenario *sc, double t0)
+{
+    static rg_evidence ev;
+    char evp[1200], err[256];
+    bool asked[RG_MAX_RANKS] = {false};
+    int n = 0;
+    for (int r = 0; r < res->ranks; r++) {
+        struct rg_proc *p = &procs[r];
+        if (!(sc->exec.services & (UINT64_C(1) << r)) || p->pid <= 0 || p->exited || p->stopped)
+            continue;
+        n++;
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        if (rg_evidence_read(evp, &ev, err, sizeof(err)) != 0 ||
+            ev.snapshot_signal != rg_proc_snapshot_signal())
+            continue;
+        for (int k = 0; k < ev.nprocs && k < RG_EV_PROCS - 1; k++)
+            if (ev.proc[k].snapshot_signal == rg_proc_snapshot_signal() &&
+                (k == 0 || getpgid((pid_t)ev.proc[k].pid) == p->pid))
+                kill(k == 0 ? p->pid : (pid_t)ev.proc[k].pid, rg_proc_snapshot_signal());
+        asked[r] = true;
+    }
+    if (!n)
+        return;
+    double until = rg_now_s() + 2.0;
+    for (int r = 0; r < res->ranks; r++) {
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        while (asked[r] && rg_now_s() < until && !rg_file_has(evp, "\"why\":\"snapshot\""))
+            usleep(20000);
+    }
+    for (int r = 0; r < res->ranks; r++) {
+        struct rg_proc *p = &procs[r];
+        if (!(sc->exec.services & (UINT64_C(1) << r)) || p->pid <= 0 || p->exited || p->stopped)
+            continue;
+        kill(-p->pid, SIGTERM);
+        p->termed = true;
+    }
+    until = rg_now_s() + sc->exec.service_grace;
+    for (bool left = true; left && rg_now_s() < until;) {
+        left = false;
+        for (int r = 0; r < res->ranks; r++) {
+            reaped(&procs[r], &res->rank[r], t0);
+            left |= procs[r].termed && !procs[r].exited && !procs[r].stopped;
+        }
+        if (left)
+            usleep(20000);
+    }
+}
+
 /* Whether the process's own exit fault ended it (the shim says so before it exits). */
 static bool exit_fault_fired(const rg_scenario *sc, const rg_evidence *e)
 {
@@ -557,6 +646,18 @@ static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenari
     p->verdict = !exit_fault_fired(sc, e);
     if (p->pid <= 0) {
         rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
+    } else if (p->termed && p->exited &&
+               (WIFEXITED(p->status) ||
+                (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGTERM))) {
+        /* Stopped as a service is: judged on what it did before (its evidence, below). */
+        k->service = true;
+        char how[64];
+        if (WIFEXITED(p->status))
+            snprintf(how, sizeof(how), "then exited with status %d", WEXITSTATUS(p->status));
+        else
+            snprintf(how, sizeof(how), "ended by that signal");
+        rg_rank_find(k, RG_V_OK, k->left_t_s,
+                     "a service: sent SIGTERM once every other rank had ended, it %s", how);
     } else if (p->hung) {
         /* DEADLOCK is written once the evidence says what its queues held */
     } else if (rg_proc_ended_early(p)) {
@@ -609,7 +710,9 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
             start_child(o, res, plan, r);
         procs[r].pid = pid;
     }
-    watch(procs, res, t0, t0 + sc->deadline_s);
+    watch(procs, res, sc->exec.services, t0, t0 + sc->deadline_s);
+    if (rg_now_s() < t0 + sc->deadline_s)
+        stop_services(procs, res, sc, t0);
     for (int r = 0; r < sc->ranks; r++) {
         struct rg_proc *p = &procs[r];
         if (p->pid > 0 && !p->exited && p->stopped) {
@@ -632,17 +735,32 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
         judge_process(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
     }
-    rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
-    res->t0_mono_ms = t0_ms;
-    gethostname(res->host, sizeof(res->host) - 1);
+    /* A hang is the rank's finding before the evidence's rules run: a process still running
+     * at the deadline never "returned success" on an error it was handed. */
     for (int r = 0; r < sc->ranks; r++) {
         rg_rank_result *k = &res->rank[r];
-        if (procs[r].hung)
+        k->service |= (sc->exec.services & (UINT64_C(1) << r)) != 0;
+        if (procs[r].hung && procs[r].termed)
+            rg_rank_find(k, RG_V_DEADLOCK, res->seconds,
+                         "a service still running %.0f s after SIGTERM (sent once every other "
+                         "rank had ended)%s%s; backtrace in %s/rank%d.backtrace",
+                         sc->exec.service_grace, ev[r].queues[0] ? "; " : "", ev[r].queues,
+                         res->dir, r);
+        else if (procs[r].hung && (sc->exec.services & (UINT64_C(1) << r)))
+            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
+                         "a service still running at the %.0f s deadline, when not every other "
+                         "rank had ended: a client may still have needed it%s%s; backtrace in "
+                         "%s/rank%d.backtrace",
+                         sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
+        else if (procs[r].hung)
             rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
                          "still running after the %.0f s deadline%s%s; backtrace in "
                          "%s/rank%d.backtrace",
                          sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
     }
+    rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
+    res->t0_mono_ms = t0_ms;
+    gethostname(res->host, sizeof(res->host) - 1);
 }
 
 /* "railguard exec --ranks 2 --faults '...' -- CMD ...", quoted to paste back. */

@@ -111,6 +111,9 @@ typedef struct rg_rank_result {
     char calls[160];
     /* An external launch's rank: its clock against rank 0's (rg_clock.c); zero elsewhere. */
     rg_clock clock;
+    /* A service the runner stopped once the other ranks had ended (exec: service): it reports
+     * through its clients, not an exit status, so an error handed to it is not "swallowed". */
+    bool service;
 } rg_rank_result;
 
 /*
@@ -597,6 +600,7 @@ struct rg_proc {
     double stop_t_s; /* when the runner saw it stop, from the scenario's start */
     pid_t gdb;
     int tl; /* run: its status lines as they came (rankR.status, the timeline's source), or -1 */
+    bool termed; /* a service sent SIGTERM once the other ranks had ended */
 };
 
 /* CLOCK_MONOTONIC in seconds: every deadline of the runner is read on it. */

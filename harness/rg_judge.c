@@ -203,7 +203,9 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
 /*
  * A failure is a rank whose verdict is not what the scenario expects. The one named is the
  * first in time (a rank whose time is unknown comes after those that have one), ties going to
- * the higher verdict, then the lower rank: the first thing to go wrong explains the rest.
+ * a rank that is no service (a server still running at the deadline because its client never
+ * ended is the consequence, not the cause), then the higher verdict, then the lower rank: the
+ * first thing to go wrong explains the rest.
  */
 bool rg_judge(rg_result *r)
 {
@@ -232,7 +234,8 @@ bool rg_judge(rg_result *r)
         }
         const rg_rank_result *f = &r->rank[first];
         double tk = k->t_s < 0 ? 1e300 : k->t_s, tf = f->t_s < 0 ? 1e300 : f->t_s;
-        if (tk < tf || (tk == tf && k->verdict > f->verdict))
+        if (tk < tf || (tk == tf && f->service && !k->service) ||
+            (tk == tf && f->service == k->service && k->verdict > f->verdict))
             first = i;
     }
     if (first >= 0) {
@@ -362,7 +365,8 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
      */
     for (int k = lo; (rules & RG_EV_RANK) && k < hi; k++) {
         rg_rank_result *res = &r->rank[k];
-        if (res->verdict != RG_V_OK && res->verdict != RG_V_UNSUPPORTED)
+        /* A service stopped by the runner has no exit status to report an error with. */
+        if ((res->verdict != RG_V_OK && res->verdict != RG_V_UNSUPPORTED) || res->service)
             continue;
         for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
             int kind = sc->fault[i].kind;

@@ -41,6 +41,8 @@ static json_t *rank_json(const rg_result *r, int i)
         k->t_s, "step", k->step, "rep", k->rep, "class", class_str(k, cls, sizeof(cls)), "step_t",
         k->step_t_s, "left_t", k->left_t_s, "where", k->where, "detail", k->detail, "ownership",
         k->ownership, "calls", k->calls, "findings", findings);
+    if (j && k->service)
+        json_object_set_new(j, "service", json_true());
     /* Only an external launch's ranks have a clock to report. */
     if (j && (k->clock.measured || k->clock.why[0]))
         json_object_set_new(j, "clock",
@@ -231,6 +233,7 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->rank[i].t_s = num_or(k, "t", -1);
         r->rank[i].step_t_s = num_or(k, "step_t", -1);
         r->rank[i].left_t_s = num_or(k, "left_t", -1);
+        r->rank[i].service = json_is_true(json_object_get(k, "service"));
         if (clock_of(json_object_get(k, "clock"), &r->rank[i].clock)) {
             snprintf(err, errlen,
                      "%s: rank %d's clock is not a measurement (a number out of range)", path,

@@ -193,11 +193,14 @@ static int get_command(const struct ctx *c, const yaml_node_t *n, const char *wh
 int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
 {
     rg_sc_exec *x = &c->sc->exec;
-    const yaml_node_t *cmd = NULL, *server = NULL, *client = NULL, *after = NULL;
+    const yaml_node_t *cmd = NULL, *server = NULL, *client = NULL, *after = NULL, *svc = NULL,
+                      *grace = NULL;
     if (n->type != YAML_MAPPING_NODE)
         return sc_bad(c, n, "exec must be a mapping (command, or server and client), not");
     x->on = true;
     x->client_after = -1;
+    x->services = 0;
+    x->service_grace = 5;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         const yaml_node_t *key = sc_node_at(c, p->key), *val = sc_node_at(c, p->value);
         if (!key || !val)
@@ -218,9 +221,32 @@ int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
             after = val;
             if (sc_get_seconds(c, val, "exec: client_after", 3600, &x->client_after))
                 return -1;
+        } else if (sc_scalar_is(key, "service") && !svc) {
+            svc = val;
+            if (val->type != YAML_SEQUENCE_NODE)
+                return sc_bad(c, val, "exec: service is a list of ranks, [0] say, not");
+            for (yaml_node_item_t *it = val->data.sequence.items.start;
+                 it < val->data.sequence.items.top; it++) {
+                const yaml_node_t *rn = sc_node_at(c, *it);
+                uint64_t r;
+                if (!rn || !sc_is_plain(rn) ||
+                    sc_digits_u64((const char *)rn->data.scalar.value, rn->data.scalar.length,
+                                  false, &r) ||
+                    r >= (uint64_t)c->sc->ranks)
+                    return sc_bad(c, rn ? rn : val, "exec: service: a rank is 0..%d, not",
+                                  c->sc->ranks - 1);
+                if (x->services & (UINT64_C(1) << r))
+                    return sc_bad(c, rn, "exec: service: rank named twice:");
+                x->services |= UINT64_C(1) << r;
+            }
+        } else if (sc_scalar_is(key, "service_grace") && !grace) {
+            grace = val;
+            if (sc_get_seconds(c, val, "exec: service_grace", 600, &x->service_grace))
+                return -1;
         } else {
             return sc_bad(c, key,
-                          "exec: unknown or repeated key (command, server, client, client_after)");
+                          "exec: unknown or repeated key (command, server, client, client_after, "
+                          "service, service_grace)");
         }
     }
     if (cmd && (server || client))
@@ -229,5 +255,10 @@ int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
         return sc_fail(c, sc_line_of(n), "exec: needs command, or server and client");
     if (after && cmd)
         return sc_bad(c, after, "exec: client_after goes with server and client, not");
+    /* A service is stopped once the others end: some rank must end by itself. */
+    if (svc && x->services == (c->sc->ranks >= 64 ? UINT64_MAX : (UINT64_C(1) << c->sc->ranks) - 1))
+        return sc_bad(c, svc, "exec: service: every rank a service leaves none to end the run:");
+    if (grace && !svc)
+        return sc_bad(c, grace, "exec: service_grace goes with service, not");
     return 0;
 }

@@ -67,6 +67,13 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
         }
         if (sc->exec.client_after >= 0)
             fprintf(f, "  client_after: %.17g\n", sc->exec.client_after);
+        if (sc->exec.services) {
+            fputs("  service: [", f);
+            for (int r = 0, n = 0; r < 64; r++)
+                if (sc->exec.services & (UINT64_C(1) << r))
+                    fprintf(f, "%s%d", n++ ? ", " : "", r);
+            fprintf(f, "]\n  service_grace: %.17g\n", sc->exec.service_grace);
+        }
     } else {
         fputs("program:\n", f);
     }

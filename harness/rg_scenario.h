@@ -23,6 +23,8 @@
  *     server: "ibv_rc_pingpong -p {port}"   #   rank 0, and
  *     client: "ibv_rc_pingpong -p {port} {host}"   # rank 1 (ranks: 2)
  *     client_after: 1                  #   start the client then, not when {port} listens
+ *     service: [0]                     #   ranks that serve until stopped (SIGTERM once the
+ *     service_grace: 5                 #   others end, SIGKILL this many seconds later)
  *   program:                           # at least one step
  *     - op: all_reduce                 # all_reduce | all_gather | reduce_scatter | broadcast |
  *       dtype: float32                 #   sendrecv | barrier | create | destroy
@@ -121,6 +123,11 @@ typedef struct rg_sc_exec {
     char client[RG_SC_EXEC_MAX];
     double client_after; /* -1: when the server listens */
     int line;            /* the line of "exec:" */
+    /* Ranks that serve until stopped (bit r: rank r): once every other rank has ended, each
+     * still running is asked for the shim's summary, sent SIGTERM, and SIGKILL after
+     * service_grace seconds; it is judged on what it did before (docs/exec.md). */
+    uint64_t services;
+    double service_grace; /* default 5 */
 } rg_sc_exec;
 
 /* One rule of the fault plan, as the file wrote it. */

@@ -180,6 +180,30 @@ START_TEST(test_forking_program)
 }
 END_TEST
 
+/*
+ * A server that runs until stopped (rping -P): without --service it can only end as DEADLOCK;
+ * as a service it is stopped with SIGTERM once its client has ended and passes, its evidence
+ * taken first. A service named past --ranks is a usage error.
+ */
+START_TEST(test_service)
+{
+    static const char pp[] = "--server 'rping -s -P -a 10.9.0.1 -C 5' "
+                             "--client 'rping -c -a 10.9.0.1 -C 5' --client-after 1";
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--deadline 6 %s", pp), 1);
+    expect_in("first failure: rank 0: DEADLOCK");
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--deadline 30 --service 0 %s", pp), 0);
+    expect_in("PASS  rping");
+    snprintf(path, sizeof(path), "%s/000-rping/result.json", dir);
+    ck_assert(file_holds(path, "a service: sent SIGTERM once every other rank had ended"));
+    ck_assert(file_holds(path, "\"service\": true"));
+    snprintf(path, sizeof(path), "%s/000-rping/rank0.events.jsonl", dir);
+    ck_assert_msg(file_holds(path, "\"why\":\"snapshot\""), "no summary taken first: %s", path);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--service 2 %s", pp), 2);
+    expect_in("--service names a rank past --ranks");
+}
+END_TEST
+
 /* Each copy's rank and size, in its environment and in {rank}/{size}; its own log. */
 START_TEST(test_ranks)
 {
@@ -400,6 +424,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_deadlock_backtrace);
     tcase_add_test(t, test_leaks);
     tcase_add_test(t, test_forking_program);
+    tcase_add_test(t, test_service);
     tcase_add_test(t, test_ranks);
     tcase_add_test(t, test_pingpong);
     tcase_add_test(t, test_ucmatose_swallows);

@@ -755,6 +755,39 @@ START_TEST(test_evidence_tree)
 }
 END_TEST
 
+/*
+ * A service (exec: service) reports through its clients: an error handed to it and a run that
+ * read ok is no ERROR_SWALLOWED; and at a tie in time a client's failure is named first, not
+ * the server it left running.
+ */
+START_TEST(test_service)
+{
+    static const char *const rules[] = {"error op=recv rank=0 nth=1"};
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    g_r.rank[0].service = true;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    g_r.rank[0].service = false; /* the same rank, no service: it swallowed the error */
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_SWALLOWED);
+    /* Both hung at the deadline: the client is the first failure, not its server. */
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++)
+        rg_rank_find(&g_r.rank[k], RG_V_DEADLOCK, 20.0, "still running");
+    g_r.rank[0].service = true;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 1);
+    g_r.rank[0].service = false;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 0);
+}
+END_TEST
+
 START_TEST(test_result_round_trip)
 {
     static const char *const rules[] = {"count", "error nth=3"};
@@ -782,10 +815,13 @@ START_TEST(test_result_round_trip)
     ck_assert_uint_eq(back.rule[1].fired_by[1], 4);
     ck_assert(back.rule[0].counting);
     ck_assert(!back.leak_ok);
+    ck_assert(!back.rank[0].service && !back.rank[1].service);
     g_r.leak_ok = true;
+    g_r.rank[0].service = true;
     ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
     ck_assert(back.leak_ok);
+    ck_assert(back.rank[0].service && !back.rank[1].service);
     unlink(path);
 }
 END_TEST
@@ -977,6 +1013,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_evidence_read);
     tcase_add_test(t, test_evidence_u64);
     tcase_add_test(t, test_evidence_tree);
+    tcase_add_test(t, test_service);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_merge_placed);

@@ -729,6 +729,40 @@ START_TEST(test_expect_default)
 }
 END_TEST
 
+/* exec: service: ranks that serve until stopped; refused where it cannot mean anything. */
+START_TEST(test_exec_service)
+{
+    static rg_scenario a, b;
+    parse_ok("ranks: 2\nexec:\n  server: 'srv -p {port}'\n  client: 'cli -p {port} {host}'\n"
+             "  service: [0]\n",
+             &a);
+    ck_assert_uint_eq(a.exec.services, 1);
+    ck_assert(a.exec.service_grace == 5);
+    parse_ok("ranks: 3\nexec: {command: 'p', service: [2, 0], service_grace: 0.5}\n", &a);
+    ck_assert_uint_eq(a.exec.services, 5);
+    ck_assert(a.exec.service_grace == 0.5);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(rg_scenario_write(f, &a, NULL), 0);
+    fclose(f);
+    parse_ok(buf, &b);
+    free(buf);
+    ck_assert_uint_eq(b.exec.services, a.exec.services);
+    ck_assert(b.exec.service_grace == a.exec.service_grace);
+    expect_bad("ranks: 2\nexec: {command: 'p', service: [2]}\n",
+               "x.yaml:2: exec: service: a rank is 0..1, not '2'");
+    expect_bad("ranks: 2\nexec: {command: 'p', service: [0, 1]}\n",
+               "x.yaml:2: exec: service: every rank a service leaves none to end the run: '[...]'");
+    expect_bad("ranks: 2\nexec: {command: 'p', service: 0}\n",
+               "x.yaml:2: exec: service is a list of ranks, [0] say, not '0'");
+    expect_bad("ranks: 2\nexec: {command: 'p', service: [1, 1]}\n",
+               "x.yaml:2: exec: service: rank named twice: '1'");
+    expect_bad("ranks: 2\nexec: {command: 'p', service_grace: 3}\n",
+               "x.yaml:2: exec: service_grace goes with service, not '3'");
+}
+END_TEST
+
 /* exec: a program instead of steps, one command or a server and a client; written back. */
 START_TEST(test_exec)
 {
@@ -1218,7 +1252,8 @@ static const struct bad_case {
     {R "exec: {command: a b c d e f g h i j k l m n o p q}\n",
      "x.yaml:2: exec: command has more than 16 words 'a b c d e f g h i j k l m n o p q'"},
     {R "exec: {command: a, command: b}\n",
-     "x.yaml:2: exec: unknown or repeated key (command, server, client, client_after) 'command'"},
+     "x.yaml:2: exec: unknown or repeated key (command, server, client, client_after, service, "
+     "service_grace) 'command'"},
     {R "exec: {command: a, client_after: 1}\n",
      "x.yaml:2: exec: client_after goes with server and client, not '1'"},
     {"ranks: 3\nexec: {server: a, client: b}\n",
@@ -1571,6 +1606,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_stock_scenarios_parse);
     tcase_add_test(tc, test_exec);
     tcase_add_test(tc, test_expect_default);
+    tcase_add_test(tc, test_exec_service);
     tcase_add_test(tc, test_known_file);
     tcase_add_test(tc, test_known);
     tcase_add_test(tc, test_write_round_trip);
