@@ -729,6 +729,18 @@ START_TEST(test_expect_default)
 }
 END_TEST
 
+/* a written out by rg_scenario_write and read back into b. */
+static void written_back(const rg_scenario *a, rg_scenario *b)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(rg_scenario_write(f, a, NULL), 0);
+    fclose(f);
+    parse_ok(buf, b);
+    free(buf);
+}
+
 /* exec: service: ranks that serve until stopped; refused where it cannot mean anything. */
 START_TEST(test_exec_service)
 {
@@ -741,13 +753,7 @@ START_TEST(test_exec_service)
     parse_ok("ranks: 3\nexec: {command: 'p', service: [2, 0], service_grace: 0.5}\n", &a);
     ck_assert_uint_eq(a.exec.services, 5);
     ck_assert(a.exec.service_grace == 0.5);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ck_assert_int_eq(rg_scenario_write(f, &a, NULL), 0);
-    fclose(f);
-    parse_ok(buf, &b);
-    free(buf);
+    written_back(&a, &b);
     ck_assert_uint_eq(b.exec.services, a.exec.services);
     ck_assert(b.exec.service_grace == a.exec.service_grace);
     expect_bad("ranks: 2\nexec: {command: 'p', service: [2]}\n",
@@ -786,19 +792,13 @@ START_TEST(test_exec)
     ck_assert(a.exec.client_after == 0.5);
     ck_assert_int_eq(a.exec.line, 2); /* the key's line, not its value's */
     ck_assert_int_eq(a.expect[1], RG_SC_EXPECT_DETECTED);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ck_assert_int_eq(rg_scenario_write(f, &a, NULL), 0);
-    fclose(f);
-    parse_ok(buf, &b);
+    written_back(&a, &b);
     ck_assert(b.exec.on);
     ck_assert_str_eq(b.exec.server, a.exec.server);
     ck_assert_str_eq(b.exec.client, a.exec.client);
     ck_assert(b.exec.client_after == a.exec.client_after);
     ck_assert(b.deadline_s == a.deadline_s);
     ck_assert_int_eq(b.expect[1], a.expect[1]);
-    free(buf);
 }
 END_TEST
 

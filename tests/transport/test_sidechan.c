@@ -232,17 +232,24 @@ START_TEST(test_sc_silent_flood)
 }
 END_TEST
 
-/* A squatter on rank 0's port cannot pass as rank 0: it cannot prove the secret back. */
-START_TEST(test_sc_squatter)
+/* A listener of the test's own on rank 0's port (a squatter, or a rank 0 that drops). */
+static int listen_on(int port)
 {
-    char coord[64];
-    int port = loopback(coord, sizeof(coord));
     int lfd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
     ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
     ck_assert_int_eq(listen(lfd, 4), 0);
+    return lfd;
+}
+
+/* A squatter on rank 0's port cannot pass as rank 0: it cannot prove the secret back. */
+START_TEST(test_sc_squatter)
+{
+    char coord[64];
+    int port = loopback(coord, sizeof(coord));
+    int lfd = listen_on(port);
     for (int pass = 0; pass < 2; pass++) {
         pthread_t t1;
         static struct rank_run r1;
@@ -294,12 +301,7 @@ START_TEST(test_sc_dropped_rank_dials_again)
 {
     char coord[64];
     int port = loopback(coord, sizeof(coord));
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    ck_assert_int_eq(listen(lfd, 4), 0);
+    int lfd = listen_on(port);
     pthread_t t0, t1;
     static struct rank_run r0, r1;
     start(&t1, &r1, coord, SECRET, 1, 2, 10);
