@@ -22,6 +22,33 @@
 #include <unistd.h>
 
 /* ---- plan management, control table, load and exit ---------------------------------------- */
+/*
+ * RG_FI_TIME_SCALE=F (1..100): every time in the plan -- a fault's duration and its after= and
+ * before= window -- is F times what the plan says. A runner that re-runs a scenario with its
+ * deadlines scaled, on a machine too slow for them, scales the faults with them, so a stall
+ * that outlived the timeout still does and a delay meant to be ridden out still is.
+ */
+static uint64_t g_time_scale = 1;
+
+static int fi_time_scale_from_env(char *err, size_t errlen)
+{
+    const char *v = getenv("RG_FI_TIME_SCALE");
+    int64_t f = 1;
+    if (v && rg_parse_int(v, 1, 100, &f) != 0) {
+        char shown[72];
+        snprintf(err, errlen, "RG_FI_TIME_SCALE='%s': not a factor in 1..100",
+                 rg_parse_show(v, shown, sizeof(shown)));
+        return -1;
+    }
+    g_time_scale = (uint64_t)f;
+    return 0;
+}
+
+static uint64_t scaled(uint64_t ms)
+{
+    return ms > UINT64_MAX / g_time_scale ? UINT64_MAX : ms * g_time_scale;
+}
+
 static struct fi_live *fi_live_new(const char *text, const char *origin, char *err, size_t errlen)
 {
     struct fi_live *lp = calloc(1, sizeof(*lp));
@@ -32,6 +59,13 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
     if (fi_plan_parse(text, origin, &lp->plan, err, errlen) != 0) {
         free(lp);
         return NULL;
+    }
+    for (int i = 0; i < lp->plan.nrules && g_time_scale > 1; i++) {
+        struct fi_rule *r = &lp->plan.rules[i];
+        r->ms = scaled(r->ms);
+        r->after_ms = scaled(r->after_ms);
+        if (r->before_ms != UINT64_MAX)
+            r->before_ms = scaled(r->before_ms);
     }
     for (int i = 0; i < lp->plan.nrules; i++) {
         const struct fi_rule *r = &lp->plan.rules[i];
@@ -173,8 +207,9 @@ static void fi_event_load(void)
     /* ppid: a runner draws a rank's process tree from its processes' load events. */
     fi_event("load",
              "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\",\"snapshot_signal\":%d,"
-             "\"ppid\":%ld",
-             lp ? lp->plan.nrules : 0, a, b, c, g_snapshot_sig, (long)getppid());
+             "\"ppid\":%ld,\"time_scale\":%llu",
+             lp ? lp->plan.nrules : 0, a, b, c, g_snapshot_sig, (long)getppid(),
+             (unsigned long long)g_time_scale);
 }
 
 static void fi_fatal(const char *msg)
@@ -321,6 +356,8 @@ static int fi_plan_from_env(struct fi_live **out, char *err, size_t errlen)
     const char *text = getenv("RG_FI_PLAN");
     const char *file = getenv("RG_FI_PLAN_FILE");
     *out = NULL;
+    if (fi_time_scale_from_env(err, errlen) != 0)
+        return -1;
     if (text && file) {
         snprintf(err, errlen, "RG_FI_PLAN and RG_FI_PLAN_FILE are both set: use one");
         return -1;

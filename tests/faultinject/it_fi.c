@@ -524,6 +524,40 @@ START_TEST(test_time_faults)
 }
 END_TEST
 
+/*
+ * RG_FI_TIME_SCALE=4 (a runner's second attempt on a slow machine): a 100 ms delay holds the
+ * run up 400 ms and says so, the load event names the scale, and a scale that is not a factor
+ * in 1..100 stops the program at load with one line.
+ */
+START_TEST(test_time_scale)
+{
+    struct proc p;
+    const char *env[] = {"RG_FI_PLAN=delay ms=100 op=send nth=1", "RG_FI_TIME_SCALE=4", NULL};
+    unlink(g_log);
+    ck_assert_int_eq(run(&p, true, env, ARGS(g_probe, "--dev", devs[0], "--msgs", "3"), 60), 0);
+    expect(&p, "recv_ok", 3);
+    ck_assert_msg(field(&p, "elapsed_ms") >= 400, "%s", p.out);
+    json_t *f = events("fault"), *l = events("load");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "ms"), 400);
+    ck_assert_uint_eq(json_array_size(l), 1);
+    ck_assert_int_eq(ev_int(json_array_get(l, 0), "time_scale"), 4);
+    json_decref(f);
+    json_decref(l);
+    static const char *const bad[] = {"RG_FI_TIME_SCALE=0", "RG_FI_TIME_SCALE=101",
+                                      "RG_FI_TIME_SCALE=x4", "RG_FI_TIME_SCALE="};
+    for (int k = 0; k < 4; k++) {
+        const char *benv[] = {"RG_FI_PLAN=count", bad[k], NULL};
+        char want[128];
+        snprintf(want, sizeof(want), "railguard-fi: RG_FI_TIME_SCALE='%s': not a factor in 1..100",
+                 strchr(bad[k], '=') + 1);
+        ck_assert_int_eq(run(&p, true, benv, ARGS(g_probe, "--dev", devs[0]), 60), 2);
+        ck_assert_msg(strstr(p.out, want) == p.out, "%s", p.out);
+        ck_assert_msg(strchr(p.out, '\n') == p.out + p.len - 1, "not one line:\n%s", p.out);
+    }
+}
+END_TEST
+
 START_TEST(test_lose)
 {
     struct proc p;
@@ -1076,6 +1110,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_loop_test(t, test_dlopen_names, 0, 4);
     tcase_add_test(t, test_cq_ex);
     tcase_add_test(t, test_bad_plan);
+    tcase_add_test(t, test_time_scale);
     tcase_add_test(t, test_threads);
     tcase_add_test(t, test_ownership);
     tcase_add_test(t, test_reg_mr_counts_once);
