@@ -45,7 +45,7 @@ HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_va
                     harness/rg_sc_write.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
                     harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
                     harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c \
-                    harness/rg_clock.c
+                    harness/rg_clock.c harness/rg_slow.c
 HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_run_opts.c harness/rg_run_ranks.c \
                  harness/rg_run_external.c harness/rg_worker.c harness/rg_worker_step.c \
                  harness/rg_preflight.c \

@@ -214,7 +214,7 @@ static void start_rank(const struct bopts *o, int r, const char *devfile, const 
     if (o->use_shim) {
         snprintf(plan, sizeof(plan), "%s/plan", o->out);
         snprintf(events, sizeof(events), "%s/rank%d.events.jsonl", o->out, r);
-        rg_proc_shim_env(o->shim, plan, events, r, false);
+        rg_proc_shim_env(o->shim, plan, events, r, false, 1);
         /* No plan at all is the shim's pass-through: a load, a test and a tail call a verb. */
         if (!o->counting)
             unsetenv("RG_FI_PLAN_FILE");

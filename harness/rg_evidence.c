@@ -56,6 +56,18 @@ static uint64_t u64_of(ev_line *l, json_t *o, const char *key)
     return 0;
 }
 
+/* A time in ms (the shim's mono_ms): absent is -1, present it is a number from 0. */
+static double ms_of(ev_line *l, json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return -1;
+    if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) < 1e15)
+        return json_number_value(v);
+    bad(l, "\"%s\" is not a time in ms", key);
+    return -1;
+}
+
 static const char *str_of(ev_line *l, json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
@@ -127,6 +139,7 @@ static struct rg_ev_proc *proc_of(ev_line *l, rg_evidence *ev, json_t *o)
     struct rg_ev_proc *pr = &ev->proc[ev->nprocs++];
     memset(pr, 0, sizeof(*pr));
     pr->pid = pid;
+    pr->load_mono_ms = -1;
     for (int i = 0; i < FI_MAX_RULES; i++)
         pr->matched[i] = -1;
     return pr;
@@ -146,6 +159,10 @@ static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(l, o, "verbs"));
         uint64_t sig = u64_of(l, o, "snapshot_signal");
         pr->snapshot_signal = sig < 128 ? (int)sig : 0;
+        /* When it started (a rank's start-up delay, rg_slow.c) and the time scale its plan
+         * ran at (a re-run's faults scaled with its deadlines). */
+        pr->load_mono_ms = ms_of(l, o, "mono_ms");
+        pr->time_scale = u64_of(l, o, "time_scale");
     } else if (!strcmp(name, "fault")) {
         json_t *t = json_object_get(o, "mono_ms");
         /* Without a time (a shim older than this runner) a fault cannot be ordered, and is

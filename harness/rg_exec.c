@@ -51,6 +51,7 @@ struct exec_opts {
     double client_after;  /* --client-after: seconds after the server; -1: when it listens */
     uint64_t services;    /* --service R: bit r, rank r serves until stopped */
     double service_grace; /* --service-grace S: SIGTERM to SIGKILL */
+    int slow_scale;       /* --slow-scale F: a second attempt's times (rg_slow.c); 1: none */
     int port;             /* {port}: a free TCP port, chosen once */
     const char *faults;   /* --faults, as given */
     const char *plan;     /* --plan FILE */
@@ -72,7 +73,8 @@ void rg_exec_usage(FILE *f)
             "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
             "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
             "                      [--shim SO] [--rank-wrapper 'CMD ARG...']\n"
-            "                      [--service R]... [--service-grace S] -- CMD [ARG...]\n"
+            "                      [--service R]... [--service-grace S] [--slow-scale F]\n"
+            "                      -- CMD [ARG...]\n"
             "       railguard exec [options] --server 'CMD ARG...' --client 'CMD ARG...'\n"
             "                      [--client-after S]\n"
             "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
@@ -85,7 +87,10 @@ void rg_exec_usage(FILE *f)
             "  server's address. Their words are blank-separated, without quoting.\n"
             "  --service R: rank R serves until stopped: once every other rank has ended it is\n"
             "  asked for the shim's summary, sent SIGTERM, and SIGKILL --service-grace S later\n"
-            "  (default 5); judged on what it did before.\n");
+            "  (default 5); judged on what it did before.\n"
+            "  --slow-scale F: a run that ran out of its deadline on a machine that held it\n"
+            "  back is run again with every time (deadline, faults) F times (default 4; 1:\n"
+            "  never), and reported SLOW, too slow to judge, if it runs out again.\n");
 }
 
 static int usage(const char *msg)
@@ -156,6 +161,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
                                           {"rank-wrapper", required_argument, NULL, 'W'},
                                           {"service", required_argument, NULL, 'R'},
                                           {"service-grace", required_argument, NULL, 'G'},
+                                          {"slow-scale", required_argument, NULL, 'L'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -164,6 +170,7 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
     o->deadline_s = 60;
     o->client_after = -1;
     o->service_grace = 5;
+    o->slow_scale = 4;
     snprintf(o->out, sizeof(o->out), "railguard-exec");
     opterr = 0;
     optind = 1;
@@ -211,6 +218,14 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
                 return 2;
             }
             o->services |= UINT64_C(1) << v;
+            break;
+        case 'L':
+            if (rg_parse_int(optarg, 1, 100, &v) != 0) {
+                fprintf(stderr, "railguard exec: --slow-scale: must be 1..100 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->slow_scale = (int)v;
             break;
         case 'G':
             if (rg_parse_seconds(optarg, 0, 600, &o->service_grace) != 0) {
@@ -482,7 +497,7 @@ static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len,
 
 /* In the child: the process's log, the shim, its rank; then the command. Never returns. */
 static void start_child(const struct exec_opts *o, const rg_result *res, const char *planfile,
-                        int rank)
+                        int rank, int time_scale)
 {
     char log[1200], evp[1200], bt[1200], num[16], words[16384];
     /* The wrapper's words (none without one), then the program's: one argv. A wrapper must
@@ -504,7 +519,7 @@ static void start_child(const struct exec_opts *o, const rg_result *res, const c
     unlink(bt);
     /* Its own process group, so what it forks goes with it at the end. */
     setpgid(0, 0);
-    rg_proc_shim_env(o->shim, planfile, evp, rank, true);
+    rg_proc_shim_env(o->shim, planfile, evp, rank, true, time_scale);
     snprintf(num, sizeof(num), "%d", rank);
     setenv("RG_RANK", num, 1);
     snprintf(num, sizeof(num), "%d", o->ranks);
@@ -542,7 +557,7 @@ static bool reaped(struct rg_proc *p, rg_rank_result *k, double t0)
 static void watch(struct rg_proc *procs, rg_result *res, uint64_t serving, double t0,
                   double deadline)
 {
-    for (;;) {
+    for (unsigned n = 0;; n++) {
         int live = 0;
         for (int r = 0; r < res->ranks; r++) {
             struct rg_proc *p = &procs[r];
@@ -552,7 +567,11 @@ static void watch(struct rg_proc *procs, rg_result *res, uint64_t serving, doubl
         /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
         if (!live || rg_now_s() >= deadline)
             return;
+        if (n % 10 == 0) /* what the machine takes from them, every 0.2 s (rg_slow.c) */
+            rg_slow_sample(procs, res->rank, 0, res->ranks);
+        double want = rg_now_s() + 0.02;
         usleep(20000);
+        rg_slow_lag(&res->lag_s, want, rg_now_s());
     }
 }
 
@@ -697,7 +716,8 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
     }
     fflush(NULL);
     for (int r = 0; r < sc->ranks; r++) {
-        res->rank[r] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1};
+        res->rank[r] =
+            (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
         procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
         if (r == 1 && o->server_arg)
             await_server(o, &procs[0], res, t0);
@@ -705,9 +725,10 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
                  !o->server_arg ? sc->name
                  : r            ? "client"
                                 : "server");
+        procs[r].spawn_s = rg_now_s();
         pid_t pid = fork();
         if (pid == 0)
-            start_child(o, res, plan, r);
+            start_child(o, res, plan, r, sc->time_scale);
         procs[r].pid = pid;
     }
     watch(procs, res, sc->exec.services, t0, t0 + sc->deadline_s);
@@ -733,6 +754,8 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
         snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
         if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
+        rg_slow_started(&res->rank[r], &procs[r], &ev[r], t0 + sc->deadline_s);
+        rg_slow_check_scale(&res->rank[r], sc, &ev[r]);
         judge_process(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
     }
     /* A hang is the rank's finding before the evidence's rules run: a process still running
@@ -761,6 +784,44 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
     rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
     res->t0_mono_ms = t0_ms;
     gethostname(res->host, sizeof(res->host) - 1);
+}
+
+/*
+ * Too slow to judge (rg_slow.c), as railguard run does it: a run that ran out of its deadline
+ * on a machine that held it back is run again with every time scaled, from `fresh` (the result
+ * before any process ran), and judged by that attempt; SLOW if that runs out too.
+ */
+static void second_attempt(const struct exec_opts *o, const rg_scenario *sc, rg_result *res,
+                           const rg_result *fresh)
+{
+    char why[400], err[1500];
+    if (o->slow_scale < 2 || !rg_slow_held_back(res, sc, false, why, sizeof(why)))
+        return;
+    char path[1200];
+    snprintf(path, sizeof(path), "%.1100s/result.json", res->dir);
+    if (rg_result_save(res, path, err, sizeof(err)) != 0 ||
+        rg_slow_keep_attempt(res->dir, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return;
+    }
+    static struct exec_opts o2;
+    static rg_scenario again;
+    o2 = *o; /* its word pointers still point into *o, which outlives this */
+    again = *sc;
+    rg_slow_scale(&again, o->slow_scale);
+    o2.deadline_s = again.deadline_s;
+    o2.client_after = again.exec.client_after;
+    o2.service_grace = again.exec.service_grace;
+    *res = *fresh;
+    res->time_scale = o->slow_scale;
+    res->attempts = 2;
+    snprintf(res->slow_note, sizeof(res->slow_note),
+             "judged on a second attempt with every time x%d: the first (in attempt-1/) failed "
+             "when %s",
+             o->slow_scale, why);
+    run_exec(&o2, &again, res);
+    rg_judge(res);
+    rg_slow_settle(res, sc, &again, why);
 }
 
 /* "railguard exec --ranks 2 --faults '...' -- CMD ...", quoted to paste back. */
@@ -827,7 +888,8 @@ void rg_exec_scenario(const rg_scenario *sc, const char *shim, char *const *wrap
     res->leak_ok = true; /* a program may leave cleanup to exit: LEAK is a finding here */
     if (opts_of(sc, shim, &o, err, sizeof(err)) != 0 || pick_port(&o, err, sizeof(err)) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
-            res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};
+            res->rank[r] = (rg_rank_result){
+                .t_s = -1, .step = -1, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
             snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
             rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "could not start: %s", err);
         }
@@ -888,8 +950,12 @@ int rg_exec_main(int argc, char **argv)
     memcpy(res.expect_at, sc.expect_at, sizeof(res.expect_at));
     memcpy(res.expect_cls, sc.expect_cls, sizeof(res.expect_cls));
     memcpy(res.known, sc.known, sizeof(res.known));
+    res.time_scale = res.attempts = 1;
+    static rg_result fresh;
+    fresh = res;
     run_exec(&o, &sc, &res);
     rg_judge(&res);
+    second_attempt(&o, &sc, &res, &fresh);
     snprintf(path, sizeof(path), "%s/result.json", res.dir);
     int bad = rg_result_save(&res, path, err, sizeof(err));
     snprintf(path, sizeof(path), "%s/report.json", o.out);
@@ -906,5 +972,5 @@ int rg_exec_main(int argc, char **argv)
         fprintf(stderr, "railguard exec: %s\n", err);
         return 1;
     }
-    return res.passed ? 0 : 1;
+    return res.passed ? 0 : res.too_slow ? 3 : 1;
 }

@@ -114,6 +114,11 @@ typedef struct rg_rank_result {
     /* A service the runner stopped once the other ranks had ended (exec: service): it reports
      * through its clients, not an exit status, so an error handed to it is not "swallowed". */
     bool service;
+    /* What the machine took from it (rg_slow.c), -1 when not measured: seconds from its fork
+     * to its shim's load event, and seconds its threads were runnable but waiting for a CPU.
+     * start_unseen: it never loaded, and start_s is when the runner stopped waiting for it. */
+    double start_s, cpu_wait_s;
+    bool start_unseen;
 } rg_rank_result;
 
 /*
@@ -172,8 +177,43 @@ typedef struct rg_result {
     enum { RG_KNOWN_NONE, RG_KNOWN_XFAIL, RG_KNOWN_XPASS } known_state;
     /* Passed, but some rank skipped steps its transport lacks: neither a pass nor a failure. */
     bool skipped;
+    /* Too slow to judge (rg_slow.c). lag_s: the runner's timed waits woke up at most this late;
+     * time_scale: every time of this attempt was the scenario's times this (1: as written);
+     * attempts: this is the scenario's attempt number; slow_note: why it was run again (the
+     * first attempt's files are in DIR/attempt-1); too_slow: this attempt too ran out of time
+     * on a machine that took a large share of it, so the result says nothing of the transport
+     * (not passed, and not its failure: "SLOW"). */
+    double lag_s;
+    int time_scale, attempts;
+    char slow_note[700];
+    bool too_slow;
 } rg_result;
-/* "PASS", "FAIL", "XFAIL", "XPASS" or "SKIP" for a judged result. */
+/*
+ * Too slow to judge (rg_slow.c). rg_slow_cpu_wait: seconds the threads of process pid were
+ * runnable but waiting for a CPU, -1 when /proc cannot say. rg_slow_lag: *lag_s raised to how
+ * late a wait meant to end at want_s ended (now_s). rg_slow_held_back: whether a judged
+ * result's first failure ran out of time (the timeout, the deadline, the slow-detection bound)
+ * while the machine held the ranks back by a share of it -- a late start, a wait for a CPU or
+ * the runner's stalls, or with `strong` a late start or the runner's stalls alone -- with the
+ * measurement in why. rg_slow_scale: every time of a scenario multiplied by f.
+ */
+double rg_slow_cpu_wait(long pid);
+void rg_slow_lag(double *lag_s, double want_s, double now_s);
+bool rg_slow_held_back(const rg_result *r, const rg_scenario *sc, bool strong, char *why,
+                       size_t len);
+void rg_slow_scale(rg_scenario *sc, int f);
+/*
+ * A second attempt, judged, settled: SLOW (too_slow, why naming both attempts' measurements)
+ * when it too ran out of time while the machine took half of it (`strong`); a pass whose rank
+ * ended past the deadline as written (`orig`), even with what the machine took on this
+ * attempt given back, becomes that rank's DEADLOCK. first_why: why it was run again.
+ */
+void rg_slow_settle(rg_result *r, const rg_scenario *orig, const rg_scenario *scaled,
+                    const char *first_why);
+/* The first attempt's files moved out of the second's way, into DIR/attempt-1. -1 with err. */
+int rg_slow_keep_attempt(const char *dir, char *err, size_t errlen);
+
+/* "PASS", "FAIL", "XFAIL", "XPASS", "SKIP" or "SLOW" for a judged result. */
 const char *rg_result_word(const rg_result *r);
 
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
@@ -218,7 +258,9 @@ typedef struct rg_evidence {
         bool totals;    /* it summarised */
         bool snapshot;  /* its last summary came from a snapshot */
         int snapshot_signal;
-        char exe[96]; /* its executable's file name */
+        double load_mono_ms; /* CLOCK_MONOTONIC of its load event; -1 when it said none */
+        uint64_t time_scale; /* its plan's times were scaled by this (0: it said nothing) */
+        char exe[96];        /* its executable's file name */
         uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
         /* Verbs objects still alive when it exited (its "alive" event at exit; none when it
          * was killed): contexts, pds, mrs, cqs, qps, channels. */
@@ -558,6 +600,7 @@ typedef struct rg_worker_args {
     const char *backtrace_file; /* where a crash or RG_BACKTRACE_SIGNAL writes a backtrace */
     bool seed_set;
     uint64_t seed;
+    int time_scale; /* --time-scale: the scenario's times multiplied by this (rg_slow.c) */
 } rg_worker_args;
 
 int rg_worker_main(const rg_worker_args *a);
@@ -600,8 +643,21 @@ struct rg_proc {
     double stop_t_s; /* when the runner saw it stop, from the scenario's start */
     pid_t gdb;
     int tl; /* run: its status lines as they came (rankR.status, the timeline's source), or -1 */
-    bool termed; /* a service sent SIGTERM once the other ranks had ended */
+    bool termed;    /* a service sent SIGTERM once the other ranks had ended */
+    double spawn_s; /* CLOCK_MONOTONIC when it was forked: its start-up is counted from here */
 };
+
+/*
+ * rg_slow.c, for the runners' loops: rg_slow_sample raises each running rank's cpu_wait_s to
+ * what /proc says now; rg_slow_started sets a rank's start_s from its first process's load
+ * event; one still running when the runner stopped waiting at ended_s (CLOCK_MONOTONIC) that
+ * never loaded had not started by then; else it stays -1.
+ */
+void rg_slow_sample(const struct rg_proc *procs, rg_rank_result *ranks, int lo, int hi);
+void rg_slow_started(rg_rank_result *k, const struct rg_proc *p, const rg_evidence *ev,
+                     double ended_s);
+/* An ERROR finding when a scaled attempt's shim said it ran its plan at another scale. */
+void rg_slow_check_scale(rg_rank_result *k, const rg_scenario *sc, const rg_evidence *ev);
 
 /* CLOCK_MONOTONIC in seconds: every deadline of the runner is read on it. */
 double rg_now_s(void);
@@ -627,9 +683,10 @@ void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_sc
  * sc->ownership); its path to `path`. 0, or -1. */
 int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len);
 /* In a child about to exec: the shim preloaded (before any LD_PRELOAD already there with
- * `keep_preload`), its plan file, events file, rank and snapshot signal. */
+ * `keep_preload`), its plan file, events file, rank, snapshot signal and the scale of the
+ * plan's times (rg_scenario.time_scale; 0 or 1: as written). */
 void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
-                      bool keep_preload);
+                      bool keep_preload, int time_scale);
 
 /*
  * A command given as one argument ('valgrind --error-exitcode=99'): blank-separated words (no

@@ -184,6 +184,10 @@ static void scenario_row(FILE *f, const rg_result *r, int id, bool inside)
     }
     fputs("</td><td class=\"why\">", f);
     esc(f, r->why[0] ? r->why : r->first);
+    if (r->slow_note[0]) { /* judged on a second attempt: said beside whatever it came to */
+        fputs(r->why[0] || r->first[0] ? "<br>" : "", f);
+        esc(f, r->slow_note);
+    }
     fputs("</td><td class=\"rules\">", f);
     rules_cell(f, r);
     fputs("</td><td class=\"links\">", f);

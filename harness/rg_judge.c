@@ -260,7 +260,7 @@ bool rg_judge(rg_result *r)
 const char *rg_result_word(const rg_result *r)
 {
     if (!r->passed)
-        return "FAIL";
+        return r->too_slow ? "SLOW" : "FAIL";
     if (r->skipped)
         return "SKIP";
     return r->known_state == RG_KNOWN_XFAIL   ? "XFAIL"

@@ -268,7 +268,7 @@ int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_
 }
 
 void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
-                      bool keep_preload)
+                      bool keep_preload, int time_scale)
 {
     char buf[8192], num[16];
     const char *old = getenv("LD_PRELOAD");
@@ -286,6 +286,9 @@ void rg_proc_shim_env(const char *shim, const char *planfile, const char *events
     setenv("RG_FI_RANK", num, 1);
     snprintf(num, sizeof(num), "%d", rg_proc_snapshot_signal());
     setenv("RG_FI_SNAPSHOT_SIGNAL", num, 1);
+    /* Always said, so a scale in the caller's environment never reaches a rank by accident. */
+    snprintf(num, sizeof(num), "%d", time_scale > 1 ? time_scale : 1);
+    setenv("RG_FI_TIME_SCALE", num, 1);
 }
 
 bool rg_proc_executable(const char *name)

@@ -43,6 +43,12 @@ static json_t *rank_json(const rg_result *r, int i)
         k->ownership, "calls", k->calls, "findings", findings);
     if (j && k->service)
         json_object_set_new(j, "service", json_true());
+    if (j && (json_object_set_new(j, "start_s", json_real(k->start_s)) ||
+              json_object_set_new(j, "start_unseen", json_boolean(k->start_unseen)) ||
+              json_object_set_new(j, "cpu_wait_s", json_real(k->cpu_wait_s)))) {
+        json_decref(j);
+        return NULL;
+    }
     /* Only an external launch's ranks have a clock to report. */
     if (j && (k->clock.measured || k->clock.why[0]))
         json_object_set_new(j, "clock",
@@ -85,6 +91,12 @@ static json_t *result_json(const rg_result *r)
         json_object_set_new(j, "known_why", json_string(r->known_why)) == 0 &&
         json_object_set_new(j, "known_state", json_string(states[r->known_state])) == 0 &&
         json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0 &&
+        json_object_set_new(j, "lag_s", json_real(r->lag_s)) == 0 &&
+        json_object_set_new(j, "time_scale", json_integer(r->time_scale > 1 ? r->time_scale : 1)) ==
+            0 &&
+        json_object_set_new(j, "attempts", json_integer(r->attempts > 1 ? r->attempts : 1)) == 0 &&
+        json_object_set_new(j, "slow_note", json_string(r->slow_note)) == 0 &&
+        json_object_set_new(j, "too_slow", json_boolean(r->too_slow)) == 0 &&
         (!r->clock_placed ||
          (json_object_set_new(j, "clock_placed", json_true()) == 0 &&
           json_object_set_new(j, "clock_err_ms", json_real(r->clock_err_ms)) == 0)))
@@ -196,6 +208,17 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     r->clock_err_ms = num_or(j, "clock_err_ms", 0);
     r->leak_ok = json_is_true(json_object_get(j, "leak_ok"));
     r->skipped = json_is_true(json_object_get(j, "skipped"));
+    r->lag_s = num_or(j, "lag_s", 0);
+    r->time_scale = (int)num_or(j, "time_scale", 1);
+    r->attempts = (int)num_or(j, "attempts", 1);
+    copy_str(r->slow_note, sizeof(r->slow_note), j, "slow_note");
+    r->too_slow = json_is_true(json_object_get(j, "too_slow"));
+    if (!(r->lag_s >= 0 && r->lag_s < 1e9) || r->time_scale < 1 || r->time_scale > 100 ||
+        r->attempts < 1 || r->attempts > 2) {
+        snprintf(err, errlen, "%s: lag_s, time_scale or attempts out of range", path);
+        json_decref(j);
+        return -1;
+    }
     copy_str(r->known_why, sizeof(r->known_why), j, "known_why");
     const char *ks = json_string_value(json_object_get(j, "known_state"));
     r->known_state = ks && !strcmp(ks, "xfail")   ? RG_KNOWN_XFAIL
@@ -234,6 +257,15 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->rank[i].step_t_s = num_or(k, "step_t", -1);
         r->rank[i].left_t_s = num_or(k, "left_t", -1);
         r->rank[i].service = json_is_true(json_object_get(k, "service"));
+        r->rank[i].start_s = num_or(k, "start_s", -1);
+        r->rank[i].cpu_wait_s = num_or(k, "cpu_wait_s", -1);
+        r->rank[i].start_unseen = json_is_true(json_object_get(k, "start_unseen"));
+        if (!(r->rank[i].start_s >= -1 && r->rank[i].start_s < 1e9) ||
+            !(r->rank[i].cpu_wait_s >= -1 && r->rank[i].cpu_wait_s < 1e9)) {
+            snprintf(err, errlen, "%s: rank %d's start_s or cpu_wait_s is out of range", path, i);
+            json_decref(j);
+            return -1;
+        }
         if (clock_of(json_object_get(k, "clock"), &r->rank[i].clock)) {
             snprintf(err, errlen,
                      "%s: rank %d's clock is not a measurement (a number out of range)", path,
@@ -277,6 +309,14 @@ static int count_passed(const rg_result *res, int n)
     for (int i = 0; i < n; i++)
         p += res[i].passed;
     return p;
+}
+
+static int count_slow(const rg_result *res, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += !res[i].passed && res[i].too_slow;
+    return s;
 }
 
 static int count_skipped(const rg_result *res, int n)
@@ -387,17 +427,20 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
-    int failed = n - count_passed(res, n);
+    int slow = count_slow(res, n), failed = n - count_passed(res, n) - slow;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     int skipped = 0;
     for (int i = 0; i < n; i++)
         skipped += res[i].passed && (res[i].skipped || res[i].known_state == RG_KNOWN_XFAIL);
-    fprintf(f, "<testsuites tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n", n,
-            failed, skipped, total_s);
+    /* Too slow to judge is an error (the test could not conclude), not a failure. */
     fprintf(f,
-            "  <testsuite name=\"railguard\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" "
+            "<testsuites tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
             "time=\"%.3f\">\n",
-            n, failed, skipped, total_s);
+            n, failed, slow, skipped, total_s);
+    fprintf(f,
+            "  <testsuite name=\"railguard\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
+            "skipped=\"%d\" time=\"%.3f\">\n",
+            n, failed, slow, skipped, total_s);
     if (info)
         junit_properties(f, info);
     for (int i = 0; i < n; i++) {
@@ -417,7 +460,8 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
             fputs("/>\n", f);
             continue;
         }
-        fputs(">\n      <failure message=\"", f);
+        const char *elem = r->too_slow ? "error" : "failure";
+        fprintf(f, ">\n      <%s message=\"", elem);
         rg_markup_text(f, r->why);
         fputs("\">", f);
         for (int k = 0; k < r->ranks; k++) {
@@ -435,7 +479,7 @@ int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_in
         rg_markup_text(f, r->repro);
         fputs("\nlogs: ", f);
         rg_markup_text(f, r->dir);
-        fputs("</failure>\n    </testcase>\n", f);
+        fprintf(f, "</%s>\n    </testcase>\n", elem);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
     if (fclose(f) != 0) {
@@ -515,6 +559,8 @@ void rg_report_line(FILE *f, const rg_result *r)
             r->seconds, v, fired_list(fired, sizeof(fired), r));
     if (r->known_state != RG_KNOWN_NONE || r->skipped)
         fprintf(f, "      %s\n", r->why);
+    if (r->slow_note[0])
+        fprintf(f, "      %s\n", r->slow_note);
     if (!r->passed) {
         fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n",
                 r->first[0] ? r->first : r->why, r->repro, r->dir);
@@ -553,11 +599,19 @@ void rg_report_table(FILE *f, const rg_result *res, int n, double total_s)
     fprintf(f, "\nwall time %.1f s\n", total_s);
     if (xfail || xpass)
         fprintf(f, "known failures: %d xfail, %d xpass (counted as passed)\n", xfail, xpass);
-    int skipped = count_skipped(res, n);
+    int skipped = count_skipped(res, n), slow = count_slow(res, n), again = 0;
+    for (int i = 0; i < n; i++)
+        again += res[i].attempts > 1;
+    if (again)
+        fprintf(f,
+                "judged on a second attempt with scaled times: %d (the machine held the first "
+                "back)\n",
+                again);
+    fprintf(f, "%d passed, %d failed", passed - skipped, n - passed - slow);
     if (skipped)
-        fprintf(f, "%d passed, %d failed, %d skipped (unsupported by the transport)\n",
-                passed - skipped, n - passed, skipped);
-    else
-        fprintf(f, "%d passed, %d failed\n", passed, n - passed);
+        fprintf(f, ", %d skipped (unsupported by the transport)", skipped);
+    if (slow)
+        fprintf(f, ", %d too slow to judge", slow);
+    fputc('\n', f);
     fflush(f);
 }

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #define RG_RUN_MAX_SCENARIOS 512
+#define RG_RUN_SLOW_SCALE 4 /* --slow-scale by default */
 
 struct run_opts {
     char self[PATH_MAX];
@@ -40,6 +41,9 @@ struct run_opts {
     char devices_file[PATH_MAX];
     bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
     bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
+    /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
+     * again with every time multiplied by this (rg_slow.c); 1: never */
+    int slow_scale;
     /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
     char wrap_arg[1024]; /* as given, for the reproduce line */
     char wrap_buf[1024];

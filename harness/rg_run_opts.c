@@ -76,7 +76,7 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
                        const char *out, const rg_scenario *sc, const char *path)
 {
     char seed[24];
-    const char *args[32];
+    const char *args[40];
     int na = 0;
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)rg_run_seed(o, sc));
     args[na++] = o->self;
@@ -93,6 +93,12 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
     }
     if (o->no_ownership)
         args[na++] = "--no-ownership";
+    char scale[16];
+    if (o->slow_scale != RG_RUN_SLOW_SCALE) {
+        snprintf(scale, sizeof(scale), "%d", o->slow_scale);
+        args[na++] = "--slow-scale";
+        args[na++] = scale;
+    }
     if (o->known[0]) {
         /* A known failure reproduced without its file would read FAIL, not XFAIL. */
         args[na++] = "--known";
@@ -109,7 +115,8 @@ void rg_run_usage(FILE *f)
             "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
             "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
             "                     [--rank-wrapper 'CMD ARG...'] [--no-ownership] [--known FILE]\n"
-            "                     [--fork-server] [SCENARIO|DIR...]  (none: the stock suite)\n"
+            "                     [--fork-server] [--slow-scale F]\n"
+            "                     [SCENARIO|DIR...]  (none: the stock suite)\n"
             "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
             "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
             "                     (one rank per process, under mpirun or srun)\n"
@@ -173,6 +180,7 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                                           {"rank-wrapper", required_argument, NULL, 'W'},
                                           {"no-ownership", no_argument, NULL, 'N'},
                                           {"fork-server", no_argument, NULL, 'F'},
+                                          {"slow-scale", required_argument, NULL, 'L'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
@@ -181,6 +189,7 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
 
     memset(o, 0, sizeof(*o));
     o->jobs = 1;
+    o->slow_scale = RG_RUN_SLOW_SCALE;
     ssize_t n = readlink("/proc/self/exe", o->self, sizeof(o->self) - 1);
     if (n <= 0)
         return usage("cannot find my own executable");
@@ -254,6 +263,14 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                 return 2;
             }
             o->jobs = (int)v;
+            break;
+        case 'L':
+            if (rg_parse_int(optarg, 1, 100, &v)) {
+                fprintf(stderr, "railguard run: --slow-scale: must be 1..100 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->slow_scale = (int)v;
             break;
         case 'W':
             if (parse_wrapper(o, optarg))

@@ -193,15 +193,18 @@ static bool release_ranks(struct rg_proc *procs, int lo, int hi, bool now)
  */
 /* The worker's options for one rank, after "railguard worker": one list for both ways a rank is
  * started (exec'd, or forked by a fork server). */
-#define RUN__WORKER_OPTS 18
+#define RUN__WORKER_OPTS 20
 static void worker_opts(const char *opts[RUN__WORKER_OPTS + 1], const struct run_opts *o,
                         const struct sc_entry *e, const char *rank, const char *coord,
                         const char *devfile, const char *bt, const char *seed)
 {
-    const char *v[RUN__WORKER_OPTS] = {
-        "--scenario",     e->path, "--rank",           rank,         "--coordinator", coord,
-        "--devices-file", devfile, "--transport",      o->transport, "--status-fd",   "3",
-        "--go-fd",        "4",     "--backtrace-file", bt,           "--seed",        seed};
+    static char scale[16]; /* read before the next rank's: exec'd, or handed to its server */
+    snprintf(scale, sizeof(scale), "%d", e->sc.time_scale > 1 ? e->sc.time_scale : 1);
+    const char *v[RUN__WORKER_OPTS] = {"--scenario",    e->path,      "--rank",           rank,
+                                       "--coordinator", coord,        "--devices-file",   devfile,
+                                       "--transport",   o->transport, "--status-fd",      "3",
+                                       "--go-fd",       "4",          "--backtrace-file", bt,
+                                       "--seed",        seed,         "--time-scale",     scale};
     memcpy(opts, v, sizeof(v));
     opts[RUN__WORKER_OPTS] = NULL;
 }
@@ -251,11 +254,14 @@ static bool served_rank(const struct run_opts *o, const struct sc_entry *e, rg_r
     snprintf(e_fisig, sizeof(e_fisig), "RG_FI_SNAPSHOT_SIGNAL=%s", fisig);
     snprintf(e_bt, sizeof(e_bt), "RG_BACKTRACE_SIGNAL=%s", btsig);
     snprintf(e_secret, sizeof(e_secret), "RG_SECRET=%s", secret);
+    char e_scale[40];
+    snprintf(e_scale, sizeof(e_scale), "RG_FI_TIME_SCALE=%d",
+             e->sc.time_scale > 1 ? e->sc.time_scale : 1);
     /* The secret as an exec'd rank gets it: set, and no file, when the run made one (with
      * none the list ends at the NULL, leaving both as the server inherited them). */
-    const char *env[] = {
-        "RG_FI_PLAN",     e_plan, e_log, e_rank, e_fisig, e_bt, secret[0] ? e_secret : NULL,
-        "RG_SECRET_FILE", NULL};
+    const char *env[] = {"RG_FI_PLAN",     e_plan, e_log,   e_rank,
+                         e_fisig,          e_bt,   e_scale, secret[0] ? e_secret : NULL,
+                         "RG_SECRET_FILE", NULL};
     const char *args[RUN__WORKER_OPTS + 1];
     worker_opts(args, o, e, rank, coord, devfile, bt, seed);
     int sp[2], gp[2];
@@ -273,6 +279,7 @@ static bool served_rank(const struct run_opts *o, const struct sc_entry *e, rg_r
         return false;
     }
     const int fds[3] = {lfd, sp[1], gp[0]};
+    p->spawn_s = rg_now_s();
     pid_t pid = rg_forksrv_spawn(&g_srv[r], env, args, fds, 10, err, sizeof(err));
     close(lfd);
     close(sp[1]);
@@ -310,7 +317,8 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
     for (int r = lo; r < hi; r++) {
         int fds[2];
         /* Until a rank says otherwise it is where it started. */
-        res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1};
+        res->rank[r] = (rg_rank_result){
+            .t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
         snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
         procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1, .tl = -1};
         /* Every line the rank says, kept as it comes: its timeline (trace.json, the run page)
@@ -329,6 +337,7 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
             close(fds[1]);
             continue;
         }
+        procs[r].spawn_s = rg_now_s();
         pid_t pid = fork();
         if (pid == 0) {
             char log[1200], evp[1200], bt[1200], rank[16], seed[32], pre[PATH_MAX + 16];
@@ -357,7 +366,7 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
                 close(gfds[0]);
             unlink(evp); /* a rerun into the same directory must not read old evidence */
             unlink(bt);
-            rg_proc_shim_env(pre, planfile, evp, r, false);
+            rg_proc_shim_env(pre, planfile, evp, r, false, sc->time_scale);
             setenv("RG_BACKTRACE_SIGNAL", btsig, 1);
             if (secret[0]) {
                 setenv("RG_SECRET", secret, 1);
@@ -394,7 +403,7 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
     }
     bool released = false;
 
-    double deadline = t0 + sc->deadline_s;
+    double deadline = t0 + sc->deadline_s, sampled = 0;
     for (;;) {
         struct pollfd pfds[RG_MAX_RANKS];
         int np = 0, live = 0, leaving = 0;
@@ -413,7 +422,15 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
         if (left <= 0)
             break;
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
-        poll(pfds, (nfds_t)np, leaving && ms > 2 ? 2 : ms);
+        if (leaving && ms > 2)
+            ms = 2;
+        double want = rg_now_s() + ms / 1000.0;
+        if (poll(pfds, (nfds_t)np, ms) == 0)
+            rg_slow_lag(&res->lag_s, want, rg_now_s());
+        if (rg_now_s() >= sampled + 0.2) { /* what the machine takes from them (rg_slow.c) */
+            rg_slow_sample(procs, res->rank, lo, hi);
+            sampled = rg_now_s();
+        }
         for (int r = lo; r < hi; r++) {
             drain(&res->rank[r], &procs[r], t0_ms);
             int st;
@@ -486,6 +503,8 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
         snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
         if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
+        rg_slow_started(&res->rank[r], &procs[r], &ev[r], deadline);
+        rg_slow_check_scale(&res->rank[r], sc, &ev[r]);
     }
     for (int r = lo; r < hi; r++)
         if (procs[r].pid > 0 && !procs[r].hung && rg_proc_ended_early(&procs[r]))
@@ -526,7 +545,8 @@ void rg_run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_resu
     if (port < 0 || rg_devices_write(devfile, sc->ranks, sc->rails, o->devices) != 0 ||
         rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
         for (int r = 0; r < sc->ranks; r++) {
-            res->rank[r] = (rg_rank_result){.t_s = -1, .step = -1, .left_t_s = -1};
+            res->rank[r] = (rg_rank_result){
+                .t_s = -1, .step = -1, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
             snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
             rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "could not set up (port %d, %s, %s): %s",
                          port, devfile, plan, strerror(errno));

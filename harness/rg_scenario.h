@@ -146,6 +146,9 @@ typedef struct rg_scenario {
     rg_algo algo;
     double timeout_s;
     double deadline_s;
+    /* Every time above, in exec: and in the faults, multiplied by this (rg_slow.c: a second
+     * attempt on a machine too slow for the first); 0 or 1: as written. */
+    int time_scale;
     uint64_t seed;
     bool zero_copy;
     bool ownership;                /* the plan the ranks get holds the sanitizer's rule */

@@ -266,6 +266,8 @@ int rg_worker_main(const rg_worker_args *wa)
         worker_say(&w, "verdict error %s", err);
         return 3;
     }
+    if (wa->time_scale > 1) /* a second attempt on a machine too slow for the first */
+        rg_slow_scale(&sc, wa->time_scale);
     if (wa->rank < 0 || wa->rank >= sc.ranks) {
         worker_say(&w, "verdict error rank %d outside 0..%d", wa->rank, sc.ranks - 1);
         return 3;
@@ -449,6 +451,12 @@ int rg_worker_cli(int argc, char **argv)
         } else if (!strcmp(k, "--seed")) {
             a.seed = strtoull(v, &end, 0);
             a.seed_set = true;
+        } else if (!strcmp(k, "--time-scale")) {
+            a.time_scale = (int)strtol(v, &end, 10);
+            if (a.time_scale < 1 || a.time_scale > 100) {
+                fprintf(stderr, "railguard worker: --time-scale: not 1..100 '%s'\n", v);
+                return 2;
+            }
         } else {
             fprintf(stderr, "railguard worker: unknown option '%s'\n", k);
             return 2;

@@ -73,6 +73,67 @@ static bool file_holds(const char *path, const char *needle)
     return strstr(buf, needle) != NULL;
 }
 
+/*
+ * Too slow to judge. A static busybox as the rank wrapper (no shim in it) holds the program's
+ * start back on the first attempt only (RG_FI_TIME_SCALE=1): that attempt runs out of its 3 s
+ * deadline before the program started, which the runner measures, so it runs again with every
+ * time x4 and the program, no longer held, passes on the second attempt. Held back on every
+ * attempt, the second runs out too while the machine took all of it: SLOW, exit 3, never a
+ * pass and never the program's failure. With --slow-scale 1, or with a program that hangs by
+ * itself on a machine that held nothing back, the DEADLOCK stands after one attempt.
+ */
+START_TEST(test_too_slow)
+{
+    char dir[PATH_MAX], hold[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(hold, sizeof(hold), "%s/hold.sh", g_tmp);
+    FILE *f = fopen(hold, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[ \"$RG_FI_TIME_SCALE\" = 1 ] || [ -n \"$HOLD_ALWAYS\" ] && sleep 16\nexec \"$@\"\n", f);
+    fclose(f);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--deadline 3 --rank-wrapper 'busybox sh %s' -- %s --msgs 3", hold,
+                               g_probe),
+                     0);
+    expect_in("PASS  rg-fi-probe");
+    expect_in("judged on a second attempt with every time x4: the first (in attempt-1/) failed "
+              "when rank 0 ran out of the 3 s deadline while rank 0 had not started ");
+    snprintf(path, sizeof(path), "%s/000-rg-fi-probe/result.json", dir);
+    ck_assert(file_holds(path, "\"attempts\": 2"));
+    ck_assert(file_holds(path, "\"time_scale\": 4"));
+    snprintf(path, sizeof(path), "%s/000-rg-fi-probe/attempt-1/rank0.log", dir);
+    ck_assert_msg(access(path, F_OK) == 0, "no %s", path);
+
+    setenv("HOLD_ALWAYS", "1", 1);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--deadline 3 --rank-wrapper 'busybox sh %s' -- %s --msgs 3", hold,
+                               g_probe),
+                     3);
+    unsetenv("HOLD_ALWAYS");
+    expect_in("SLOW  rg-fi-probe");
+    expect_in(
+        "too slow to judge: rank 0 ran out of the 3 s deadline while rank 0 had not started ");
+    expect_in("; and with every time x4 rank 0 ran out of the 12 s deadline while rank 0 had not");
+    expect_in("0 passed, 0 failed, 1 too slow to judge");
+    snprintf(path, sizeof(path), "%s/junit.xml", dir);
+    ck_assert(file_holds(path, "<error message=\"too slow to judge"));
+
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--deadline 3 --slow-scale 1 --rank-wrapper 'busybox sh %s' -- %s "
+                               "--msgs 3",
+                               hold, g_probe),
+                     1);
+    expect_in("FAIL  rg-fi-probe");
+    expect_in(" DEADLOCK  fired -");
+    snprintf(path, sizeof(path), "%s/000-rg-fi-probe/attempt-1", dir);
+    ck_assert_msg(access(path, F_OK) != 0, "%s: a second attempt under --slow-scale 1", path);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--deadline 4 -- sleep 30"), 1);
+    expect_in(" DEADLOCK  fired -");
+    ck_assert_msg(!strstr(g_out, "second attempt"), "%s", g_out);
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--slow-scale 0 -- true"), 2);
+    expect_in("railguard exec: --slow-scale: must be 1..100 '0'");
+}
+END_TEST
+
 START_TEST(test_clean_and_detected)
 {
     char dir[PATH_MAX];
@@ -420,6 +481,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_unchecked_fixture(t, setup, NULL);
     tcase_set_timeout(t, 600);
     tcase_add_test(t, test_clean_and_detected);
+    tcase_add_test(t, test_too_slow);
     tcase_add_test(t, test_swallowed_and_not_exercised);
     tcase_add_test(t, test_deadlock_backtrace);
     tcase_add_test(t, test_leaks);

@@ -280,6 +280,51 @@ START_TEST(test_first_failure_named)
 }
 END_TEST
 
+/*
+ * Too slow to judge, for railguard run's own ranks: rank 1's start held back by a static
+ * busybox wrapper (no shim in it) past the 4 s deadline on the first attempt only (its worker
+ * says --time-scale 1). The runner measures that rank 1 had not started, runs the scenario
+ * again with every time x4, and judges it by that attempt: PASS, the first kept in
+ * attempt-1/. Held back on both attempts: SLOW, exit 3.
+ */
+START_TEST(test_too_slow)
+{
+    char *sc = write_file("slowstart.yaml", "ranks: 2\ntimeout: 2\ndeadline: 4\nprogram:\n"
+                                            "  - {op: barrier}\n"
+                                            "  - {op: all_reduce, count: 10}\n");
+    char *hold = write_file("hold.sh", "case \" $* \" in *\" --rank 1 \"*) case \" $* $HOLD_ALWAYS "
+                                       "\" in *\" --time-scale 1 \"*) sleep 20;; esac;; esac\n"
+                                       "exec \"$@\"\n");
+    char out[PATH_MAX + 32], wrap[PATH_MAX + 64];
+    snprintf(out, sizeof(out), "%s/slow", g_tmp);
+    snprintf(wrap, sizeof(wrap), "busybox sh %s", hold);
+    const char *args[] = {"run", "--devices", g_devs, "--out", out, "--rank-wrapper",
+                          wrap,  sc,          NULL};
+    ck_assert_int_eq(railguard(NULL, args, 300), 0);
+    expect_in("PASS  slowstart");
+    expect_in("      judged on a second attempt with every time x4: the first (in attempt-1/) "
+              "failed when rank 0 ran out of the 4 s deadline while rank 1 had not started ");
+    ck_assert_str_eq(json_verdicts(out), "ok,ok");
+    const char *res = slurp("%s/000-slowstart/result.json", out);
+    ck_assert_msg(strstr(res, "\"attempts\": 2") && strstr(res, "\"time_scale\": 4"), "%s", res);
+    res = slurp("%s/000-slowstart/attempt-1/result.json", out); /* the first, as judged */
+    ck_assert_msg(strstr(res, "\"verdict\": \"DEADLOCK\"") && strstr(res, "\"attempts\": 1"), "%s",
+                  res);
+    slurp("%s/000-slowstart/attempt-1/rank0.status", out);
+
+    setenv("HOLD_ALWAYS", " --time-scale 1 ", 1);
+    snprintf(out, sizeof(out), "%s/slow-always", g_tmp); /* a fresh DIR per run, as documented */
+    ck_assert_int_eq(railguard(NULL, args, 300), 3);
+    unsetenv("HOLD_ALWAYS");
+    expect_in("SLOW  slowstart");
+    expect_in("and with every time x4 rank 0 ran out of the 16 s deadline while rank 1 had not "
+              "started ");
+    ck_assert_str_eq(last_line(), "0 passed, 0 failed, 1 too slow to judge");
+    free(sc);
+    free(hold);
+}
+END_TEST
+
 START_TEST(test_bad_input_stops_the_run)
 {
     char *good = write_file("good.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n");
@@ -778,6 +823,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_first_failure_named);
     tcase_add_test(t, test_cli_refusals);
     tcase_add_test(t, test_bad_input_stops_the_run);
+    tcase_add_test(t, test_too_slow);
     tcase_add_test(t, test_reference_transport);
     tcase_add_test(t, test_subset_transport);
     tcase_add_test(t, test_known_file);

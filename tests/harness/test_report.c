@@ -158,7 +158,8 @@ START_TEST(test_junit)
     close(fd);
     ck_assert_int_eq(rg_report_junit(res, 2, 3.25, NULL, path, err, sizeof(err)), 0);
     const char *x = slurp(path);
-    ck_assert_msg(strstr(x, "<testsuites tests=\"2\" failures=\"1\" skipped=\"0\" time=\"3.250\">"),
+    ck_assert_msg(strstr(x, "<testsuites tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\" "
+                            "time=\"3.250\">"),
                   "%s", x);
     ck_assert_msg(strstr(x, "<testcase classname=\"railguard.scenarios\" name=\"case\""), "%s", x);
     ck_assert_msg(strstr(x, "name=\"bad&lt;&amp;&gt;&quot;name\""), "%s", x);
@@ -166,6 +167,86 @@ START_TEST(test_junit)
     ck_assert_msg(strstr(x, "<failure message=\"rank 1: SILENT_CORRUPTION"), "%s", x);
     ck_assert_ptr_null(strchr(x, '\x01'));
     unlink(path);
+}
+END_TEST
+
+/*
+ * Too slow to judge: its word, its measurements and the second attempt's note round-trip
+ * through result.json, JUnit calls it an error (could not conclude), not a failure, and the
+ * table counts it apart from both.
+ */
+START_TEST(test_too_slow)
+{
+    const rg_verdict v[] = {RG_V_ERROR_WITHOUT_FAULT, RG_V_OK};
+    const rg_sc_expect e[] = {RG_SC_EXPECT_OK, RG_SC_EXPECT_OK};
+    rg_result res[3] = {mk(2, v, e), mk(2, v, e), mk(2, v, e)}, back;
+    res[1].rank[0].verdict = RG_V_OK;
+    res[2].rank[0].verdict = RG_V_OK;
+    for (int i = 0; i < 3; i++)
+        rg_judge(&res[i]);
+    rg_result *r = &res[0];
+    r->too_slow = true;
+    r->attempts = 2;
+    r->time_scale = 4;
+    r->lag_s = 0.125;
+    r->rank[1].start_s = 2.0625;
+    r->rank[1].start_unseen = true;
+    r->rank[0].cpu_wait_s = 0.1 + 0.2; /* no short decimal: every digit must come back */
+    r->rank[0].start_s = -1;
+    snprintf(r->slow_note, sizeof(r->slow_note), "judged on a second attempt with every time x4");
+    snprintf(r->why, sizeof(r->why), "too slow to judge: rank 1 started 2.06 s late");
+    res[1].attempts = 2; /* passed on its second attempt */
+    ck_assert_str_eq(rg_result_word(r), "SLOW");
+    ck_assert_str_eq(rg_result_word(&res[1]), "PASS");
+    char path[] = "/tmp/rg-slow-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    close(fd);
+    ck_assert_int_eq(rg_result_save(r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.too_slow && !back.passed && back.attempts == 2 && back.time_scale == 4);
+    ck_assert(back.lag_s == 0.125 && back.rank[1].start_s == 2.0625);
+    ck_assert(back.rank[1].start_unseen && !back.rank[0].start_unseen);
+    ck_assert(back.rank[0].cpu_wait_s == 0.1 + 0.2 && back.rank[0].start_s == -1);
+    ck_assert_str_eq(back.slow_note, r->slow_note);
+    /* A result made without a scale is written as the one attempt at scale 1. */
+    ck_assert_int_eq(rg_result_save(&res[2], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.attempts == 1 && back.time_scale == 1 && !back.too_slow);
+    /* Out of range: refused, naming the file. */
+    FILE *f = fopen(path, "w");
+    fputs("{\"ranks\": [], \"time_scale\": 0}", f);
+    fclose(f);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, path) && strstr(err, "time_scale"), "%s", err);
+    f = fopen(path, "w");
+    fputs("{\"ranks\": [{\"verdict\": \"ok\", \"expect\": \"ok\", \"start_s\": -2}]}", f);
+    fclose(f);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "start_s"), "%s", err);
+
+    ck_assert_int_eq(rg_report_junit(res, 3, 1.0, NULL, path, err, sizeof(err)), 0);
+    const char *x = slurp(path);
+    ck_assert_msg(strstr(x, "tests=\"3\" failures=\"0\" errors=\"1\""), "%s", x);
+    ck_assert_msg(strstr(x, "<error message=\"too slow to judge: rank 1 started 2.06 s late\">"),
+                  "%s", x);
+    ck_assert_msg(strstr(x, "</error>"), "%s", x);
+    unlink(path);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&buf, &len);
+    rg_report_line(mf, r);
+    rg_report_table(mf, res, 3, 1.0);
+    fclose(mf);
+    ck_assert_msg(strstr(buf, "SLOW  case"), "%s", buf);
+    ck_assert_msg(strstr(buf, "      judged on a second attempt with every time x4\n"), "%s", buf);
+    ck_assert_msg(strstr(buf, "\ncase                                 SLOW "), "%s", buf);
+    ck_assert_msg(strstr(buf, "judged on a second attempt with scaled times: 2 "), "%s", buf);
+    const char *last = buf + len - 1;
+    while (last > buf && last[-1] != '\n')
+        last--;
+    ck_assert_str_eq(last, "2 passed, 0 failed, 1 too slow to judge\n");
+    free(buf);
 }
 END_TEST
 
@@ -263,7 +344,7 @@ START_TEST(test_skipped)
     close(fd);
     ck_assert_int_eq(rg_report_junit(res, 2, 1.0, NULL, path, err, sizeof(err)), 0);
     const char *x = slurp(path);
-    ck_assert_msg(strstr(x, "failures=\"0\" skipped=\"1\""), "%s", x);
+    ck_assert_msg(strstr(x, "failures=\"0\" errors=\"0\" skipped=\"1\""), "%s", x);
     ck_assert_msg(strstr(x, "<skipped message=\"rank 0: unsupported"), "%s", x);
     static rg_result back;
     ck_assert_int_eq(rg_result_save(&res[0], path, err, sizeof(err)), 0);
@@ -314,6 +395,7 @@ Suite *rg_suite_report(void)
     tcase_add_test(t, test_judge);
     tcase_add_test(t, test_json_round_trip);
     tcase_add_test(t, test_junit);
+    tcase_add_test(t, test_too_slow);
     tcase_add_test(t, test_table_last_line);
     tcase_add_test(t, test_names);
     tcase_add_test(t, test_known_failures);
