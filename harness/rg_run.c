@@ -162,6 +162,26 @@ static void second_attempt(const struct run_opts *o, const struct sc_entry *e, r
     rg_slow_settle(res, &e->sc, &again.sc, why);
 }
 
+/*
+ * The first scenario not yet started whose exclusive resource (a program's fixed port) no
+ * running one holds, or -1: under -j two such scenarios would take each other's port, and
+ * what failed would be the run, not the program.
+ */
+static int next_startable(const struct sc_entry *e, int n, const bool *started, const int *slot_of,
+                          int inflight)
+{
+    for (int i = 0; i < n; i++) {
+        if (started[i])
+            continue;
+        bool held = false;
+        for (int k = 0; k < inflight && e[i].sc.exclusive[0] && !held; k++)
+            held = !strcmp(e[slot_of[k]].sc.exclusive, e[i].sc.exclusive);
+        if (!held)
+            return i;
+    }
+    return -1;
+}
+
 /* The supervisor: one process per scenario, so -j scenarios never share anything. */
 /* One scenario, judged, into DIR/NNN-name/result.json. Returns 0, or 1 if it could not save. */
 static int scenario_once(const struct run_opts *o, const struct sc_entry *e, int index)
@@ -333,15 +353,19 @@ int rg_run_main(int argc, char **argv)
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ; /* any rank a server handed over and a scenario left behind */
     }
+    static bool started[RG_RUN_MAX_SCENARIOS];
     while (done < n) {
-        while (inflight < o.jobs && next < n) {
-            pid_t pid = start_scenario(&o, &entries[next], next);
+        int pick;
+        while (inflight < o.jobs &&
+               (pick = next_startable(entries, n, started, slot_of, inflight)) >= 0) {
+            pid_t pid = start_scenario(&o, &entries[pick], pick);
             if (pid < 0) {
                 fprintf(stderr, "railguard run: fork: %s\n", strerror(errno));
                 goto out;
             }
+            started[pick] = true;
             running[inflight] = pid;
-            slot_of[inflight++] = next++;
+            slot_of[inflight++] = pick;
         }
         int wst;
         pid_t w = wait(&wst);

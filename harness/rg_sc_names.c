@@ -172,7 +172,7 @@ const char *const sc_top_keys[T_KEYS] = {
     [T_FAULTS] = "faults",       [T_PROGRAM] = "program",
     [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
     [T_OWNERSHIP] = "ownership", [T_EXEC] = "exec",
-    [T_KNOWN] = "known",
+    [T_KNOWN] = "known",         [T_EXCLUSIVE] = "exclusive",
 };
 
 const char *const sc_step_keys[S_KEYS] = {

@@ -63,6 +63,7 @@ enum {
     T_OWNERSHIP,
     T_EXEC,
     T_KNOWN,
+    T_EXCLUSIVE,
     T_KEYS
 };
 

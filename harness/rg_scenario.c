@@ -128,6 +128,14 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
         case T_KNOWN:
             rc = sc_parse_known(c, val);
             break;
+        case T_EXCLUSIVE:
+            if (!sc_is_scalar(val) ||
+                !sc_valid_name((const char *)val->data.scalar.value, val->data.scalar.length))
+                return sc_bad(c, val, "exclusive must be 1..%d characters of [A-Za-z0-9._-]",
+                              RG_SC_NAME_MAX - 1);
+            memcpy(sc->exclusive, val->data.scalar.value, val->data.scalar.length);
+            sc->exclusive[val->data.scalar.length] = '\0';
+            break;
         case T_EXEC:
             rc = sc_parse_exec(c, val);
             sc->exec.line = (int)sc_line_of(sc_node_at(c, p->key)); /* the line of "exec:" */

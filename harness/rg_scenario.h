@@ -171,6 +171,9 @@ typedef struct rg_scenario {
      * happening. */
     int known[RG_MAX_RANKS];
     char known_why[256];
+    /* exclusive: scenarios naming the same resource never run at once under -j (a program's
+     * fixed port, a device it must have alone); "" for none. */
+    char exclusive[RG_SC_NAME_MAX];
 } rg_scenario;
 
 /*

@@ -769,6 +769,27 @@ START_TEST(test_exec_service)
 }
 END_TEST
 
+/* exclusive: a resource no two scenarios hold at once under -j; written back. */
+START_TEST(test_exclusive)
+{
+    static rg_scenario a, b;
+    parse_ok("ranks: 2\nexclusive: udaddy-port-7174\nexec: {server: 's', client: 'c', "
+             "client_after: 1}\n",
+             &a);
+    ck_assert_str_eq(a.exclusive, "udaddy-port-7174");
+    written_back(&a, &b);
+    ck_assert_str_eq(b.exclusive, "udaddy-port-7174");
+    parse_ok("ranks: 2\nprogram: [{op: barrier}]\n", &a);
+    ck_assert_str_eq(a.exclusive, "");
+    written_back(&a, &b);
+    ck_assert_str_eq(b.exclusive, "");
+    expect_bad("ranks: 2\nexclusive: 'a port'\nprogram: [{op: barrier}]\n",
+               "x.yaml:2: exclusive must be 1..127 characters of [A-Za-z0-9._-] 'a port'");
+    expect_bad("ranks: 2\nexclusive: [x]\nprogram: [{op: barrier}]\n",
+               "x.yaml:2: exclusive must be 1..127 characters of [A-Za-z0-9._-] '[...]'");
+}
+END_TEST
+
 /* exec: a program instead of steps, one command or a server and a client; written back. */
 START_TEST(test_exec)
 {
@@ -1607,6 +1628,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_exec);
     tcase_add_test(tc, test_expect_default);
     tcase_add_test(tc, test_exec_service);
+    tcase_add_test(tc, test_exclusive);
     tcase_add_test(tc, test_known_file);
     tcase_add_test(tc, test_known);
     tcase_add_test(tc, test_write_round_trip);
