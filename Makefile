@@ -69,7 +69,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/
                     include/railguard/*.h adapters/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression sweep sweep-mutants mutant-seeds fuzz bench \
+        regression sweep sweep-mutants mutant-seeds fuzz bench soak \
         format-check install uninstall jaccl \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -86,6 +86,7 @@ help:
 	@echo "make mutants        build the mutants (tests/mutants/*.patch) under build/mutants"
 	@echo "make bench          the link and railguard bench in one boot: BENCHMARKS.md, docs/bench.png"
 	@echo "make mutant-seeds   each mutant under 20 seeds: which oracle catches it, how often"
+	@echo "make soak           stock + regression suites under load: false verdicts in N runs"
 	@echo "make fuzz           libFuzzer on every parser of outside bytes (FUZZ_RUNS=N)"
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
 	@echo "make format-check   clang-format over every C file (make format rewrites them)"
@@ -327,6 +328,19 @@ mutant-seeds: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	RG_MUTANT_SEEDS_ONLY='$(MUTANT_SEEDS_ONLY)' $(SOFTROCE) exec --rails $(RAILS) --timeout 5400 -- ci/mutant-seeds $(BUILD) $(SEEDS)
 
+# The soak: the stock suite and the regression scenarios on the reference, round after round
+# under a new seed, -j 2, beside SOAK_HOGS busy loops, until SOAK_RUNS scenario runs are
+# judged; every FAIL or XPASS is a false verdict (the reference is correct). Prints "false
+# verdicts: N in M scenario runs"; fails on any. make check runs a bounded one (SOAK_RUNS=150: two rounds);
+# SOAK_TALLY: append "soak P F" there.
+SOAK_RUNS ?= 2000
+SOAK_HOGS ?= 2
+SOAK_TALLY ?=
+soak: deps
+	@$(MAKE) --no-print-directory build-rel
+	$(SOFTROCE) exec --rails $(RAILS) --timeout $$(( $(SOAK_RUNS) * 6 + 600 )) -- \
+	    ci/soak $(BUILD) $(SOAK_RUNS) $(SOAK_HOGS) $(if $(SOAK_TALLY),$(abspath $(SOAK_TALLY)))
+
 # --- fuzzing: libFuzzer (Debian's clang) on every parser of outside bytes ---------------------
 # One target per parser: scenario files, fault plans, devices files, the side channel's
 # frames and handshake, the runners' clock exchange, and the shim's evidence read back by the
@@ -462,7 +476,7 @@ check: deps
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page targets || st=1; \
+	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page soak targets || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
