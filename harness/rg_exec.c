@@ -399,6 +399,9 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     sc->ownership = !o->no_ownership;
     sc->exec.services = o->services;
     sc->exec.service_grace = o->service_grace;
+    /* The client's head start as it runs (-1: when {port} listens), which a second attempt
+     * scales and the too-slow rule weighs a client's failure against. */
+    sc->exec.client_after = o->server_arg ? o->client_after : -1;
     char *text = plan_text(o, err, errlen);
     if (!text)
         return -1;

@@ -281,6 +281,16 @@ static const char *short_rule(const char *rule, char *buf, size_t len)
     return buf;
 }
 
+/* Whether a process of the rank loaded the shim but left no summary (killed by its own parent,
+ * a watchdog, before exit): what the rank did with verbs is then not known from the totals. */
+static bool summary_lost(const rg_evidence *e)
+{
+    for (int p = 0; p < e->nprocs && p < RG_EV_PROCS; p++)
+        if (e->proc[p].loaded && !e->proc[p].totals)
+            return true;
+    return false;
+}
+
 void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *ev, int lo, int hi,
                        double t0_mono_ms, int rules)
 {
@@ -325,7 +335,8 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
                          "not instrumented: the shim did not load (no 'load' event in its "
                          "events file%s)",
                          e->present ? "" : ", which is missing");
-        } else if (e->totals && e->contexts == 0 && e->qps == 0 && res->step >= 0) {
+        } else if (e->totals && e->contexts == 0 && e->qps == 0 && res->step >= 0 &&
+                   !summary_lost(e)) {
             rg_rank_find(res, RG_V_ERROR, -1,
                          "not instrumented: the shim saw no verbs calls (0 devices opened, 0 QPs) "
                          "though the rank ran: it reached verbs some other way (a static "

@@ -84,10 +84,17 @@ static double bound_of(const rg_result *r, const rg_scenario *sc, const char **n
         return sc->timeout_s / 2;
     case RG_V_DETECTED:
     case RG_V_ERROR_WITHOUT_FAULT:
-        if (k->status != RG_ERR_TIMEOUT)
-            return 0;
-        *name = "timeout";
-        return sc->timeout_s;
+        if (k->status == RG_ERR_TIMEOUT) {
+            *name = "timeout";
+            return sc->timeout_s;
+        }
+        /* A client started a fixed time after its server (whose port railguard cannot see)
+         * fails when the server was not up by then: that head start is the bound. */
+        if (sc->exec.client_after > 0 && r->first_rank == 1) {
+            *name = "client's head start";
+            return sc->exec.client_after;
+        }
+        return 0;
     default:
         return 0;
     }

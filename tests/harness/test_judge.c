@@ -191,6 +191,25 @@ START_TEST(test_not_instrumented)
     g_ev[0].contexts = 0;
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    /* A tree whose parent summarised no verbs while the child that did them was killed by it
+     * (a watchdog, a daemon's shutdown) before its own summary: what the rank did with verbs
+     * is not known from the totals, so "no verbs calls" is not said (it once was). */
+    setup_case(2, NULL, 0);
+    g_ev[0].contexts = g_ev[0].qps = 0;
+    g_ev[0].nprocs = 2;
+    g_ev[0].proc[0] = (struct rg_ev_proc){.pid = 100, .loaded = true, .totals = true};
+    g_ev[0].proc[1] = (struct rg_ev_proc){.pid = 101, .ppid = 100, .loaded = true, .forked = true};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_msg(g_r.rank[0].verdict == RG_V_OK, "%s", g_r.rank[0].detail);
+    /* ... and with the child's summary there, the whole tree's zero is said. */
+    setup_case(2, NULL, 0);
+    g_ev[0].contexts = g_ev[0].qps = 0;
+    g_ev[0].nprocs = 2;
+    g_ev[0].proc[0] = (struct rg_ev_proc){.pid = 100, .loaded = true, .totals = true};
+    g_ev[0].proc[1] = (struct rg_ev_proc){
+        .pid = 101, .ppid = 100, .loaded = true, .forked = true, .totals = true};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
 }
 END_TEST
 

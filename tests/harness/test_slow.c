@@ -66,6 +66,26 @@ START_TEST(test_time_bound)
     ck_assert_str_eq(why, "rank 0 ran out of the 3 s timeout while the runner woke up to 2.00 s "
                           "late (67% of it)");
 
+    /* A client started a fixed time after a server whose port railguard cannot see (an RDMA
+     * CM program) that fails with no fault: the server's late start is weighed against that
+     * head start, since the client may have come before the server was up. */
+    failed(RG_V_OK, 0);
+    g_sc.exec.client_after = 1;
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .start_s = -1, .cpu_wait_s = -1};
+    rg_rank_find(&g_r.rank[1], RG_V_ERROR_WITHOUT_FAULT, 3.25, "exited with status 1");
+    rg_judge(&g_r);
+    ck_assert(!g_r.passed && g_r.first_rank == 1);
+    g_r.rank[0].start_s = 0.6;
+    ck_assert(rg_slow_held_back(&g_r, &g_sc, false, why, sizeof(why)));
+    ck_assert_str_eq(why, "rank 1 ran out of the 1 s client's head start while rank 0 started "
+                          "0.60 s after it was spawned (60% of it)");
+    g_sc.exec.client_after = -1; /* started when the server listened: no race to weigh */
+    ck_assert(!rg_slow_held_back(&g_r, &g_sc, false, why, sizeof(why)));
+    g_sc.exec.client_after = 1; /* the server's own failure first: not the client's race */
+    rg_rank_find(&g_r.rank[0], RG_V_ERROR_WITHOUT_FAULT, 1.0, "exited with status 1");
+    rg_judge(&g_r);
+    ck_assert(g_r.first_rank == 0 && !rg_slow_held_back(&g_r, &g_sc, false, why, sizeof(why)));
+
     /* The runner's deadline, and slow detection (half the timeout). */
     failed(RG_V_DEADLOCK, 0);
     g_r.rank[1].start_s = 1.4;
