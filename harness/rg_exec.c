@@ -797,13 +797,10 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
 static void second_attempt(const struct exec_opts *o, const rg_scenario *sc, rg_result *res,
                            const rg_result *fresh)
 {
-    char why[400], err[1500];
+    char why[400], err[1500], note[sizeof(res->slow_note)];
     if (o->slow_scale < 2 || !rg_slow_held_back(res, sc, false, why, sizeof(why)))
         return;
-    char path[1200];
-    snprintf(path, sizeof(path), "%.1100s/result.json", res->dir);
-    if (rg_result_save(res, path, err, sizeof(err)) != 0 ||
-        rg_slow_keep_attempt(res->dir, err, sizeof(err)) != 0) {
+    if (rg_slow_set_aside(res, o->slow_scale, why, note, sizeof(note), err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard exec: %s\n", err);
         return;
     }
@@ -818,10 +815,7 @@ static void second_attempt(const struct exec_opts *o, const rg_scenario *sc, rg_
     *res = *fresh;
     res->time_scale = o->slow_scale;
     res->attempts = 2;
-    snprintf(res->slow_note, sizeof(res->slow_note),
-             "judged on a second attempt with every time x%d: the first (in attempt-1/) failed "
-             "when %s",
-             o->slow_scale, why);
+    memcpy(res->slow_note, note, sizeof(note));
     run_exec(&o2, &again, res);
     rg_judge(res);
     rg_slow_settle(res, sc, &again, why);

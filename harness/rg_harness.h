@@ -212,6 +212,11 @@ void rg_slow_settle(rg_result *r, const rg_scenario *orig, const rg_scenario *sc
                     const char *first_why);
 /* The first attempt's files moved out of the second's way, into DIR/attempt-1. -1 with err. */
 int rg_slow_keep_attempt(const char *dir, char *err, size_t errlen);
+/* The first attempt set aside for a second, as run and exec both do it: its judged result
+ * saved as DIR/result.json, then kept (rg_slow_keep_attempt), and the note the second attempt
+ * carries (slow_note) written. 0, or -1 with err. */
+int rg_slow_set_aside(const rg_result *first, int scale, const char *why, char *note,
+                      size_t notelen, char *err, size_t errlen);
 
 /* "PASS", "FAIL", "XFAIL", "XPASS", "SKIP" or "SLOW" for a judged result. */
 const char *rg_result_word(const rg_result *r);

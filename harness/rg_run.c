@@ -137,13 +137,10 @@ static void result_init(rg_result *res, const struct run_opts *o, const struct s
  */
 static void second_attempt(const struct run_opts *o, const struct sc_entry *e, rg_result *res)
 {
-    char why[400], err[300];
+    char why[400], err[1500], note[sizeof(res->slow_note)];
     if (o->slow_scale < 2 || !rg_slow_held_back(res, &e->sc, false, why, sizeof(why)))
         return;
-    char path[1200];
-    rg_run_fmt(path, sizeof(path), "%s/result.json", res->dir);
-    if (rg_result_save(res, path, err, sizeof(err)) != 0 ||
-        rg_slow_keep_attempt(res->dir, err, sizeof(err)) != 0) {
+    if (rg_slow_set_aside(res, o->slow_scale, why, note, sizeof(note), err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard run: %s\n", err);
         return;
     }
@@ -154,10 +151,7 @@ static void second_attempt(const struct run_opts *o, const struct sc_entry *e, r
     memcpy(dir, res->dir, sizeof(dir));
     result_init(res, o, &again, dir);
     res->attempts = 2;
-    rg_run_fmt(res->slow_note, sizeof(res->slow_note),
-               "judged on a second attempt with every time x%d: the first (in attempt-1/) failed "
-               "when %s",
-               o->slow_scale, why);
+    memcpy(res->slow_note, note, sizeof(note));
     rg_run_scenario(o, &again, res);
     rg_slow_settle(res, &e->sc, &again.sc, why);
 }

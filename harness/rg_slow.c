@@ -213,6 +213,21 @@ int rg_slow_keep_attempt(const char *dir, char *err, size_t errlen)
     return rc;
 }
 
+int rg_slow_set_aside(const rg_result *first, int scale, const char *why, char *note,
+                      size_t notelen, char *err, size_t errlen)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%.1100s/result.json", first->dir);
+    if (rg_result_save(first, path, err, errlen) != 0 ||
+        rg_slow_keep_attempt(first->dir, err, errlen) != 0)
+        return -1;
+    snprintf(note, notelen,
+             "judged on a second attempt with every time x%d: the first (in attempt-1/) failed "
+             "when %s",
+             scale, why);
+    return 0;
+}
+
 void rg_slow_settle(rg_result *r, const rg_scenario *orig, const rg_scenario *scaled,
                     const char *first_why)
 {
