@@ -192,18 +192,25 @@ END_TEST
 
 /* The second attempt settled: SLOW only with strong evidence; a pass past the deadline as
  * written (what the machine took given back) is the program's DEADLOCK, not a pass. */
+/* A first attempt that failed so (or passed), the scenario as written kept in orig, and its
+ * times made four times as long for the second attempt that rg_slow_settle judges. */
+static rg_scenario g_orig;
+static void second_case(rg_verdict v)
+{
+    failed(v, 0);
+    g_orig = g_sc;
+    rg_slow_scale(&g_sc, 4);
+}
+
 START_TEST(test_settle)
 {
-    static rg_scenario orig;
-    failed(RG_V_DEADLOCK, 0); /* at x4: deadline 60 s */
-    orig = g_sc;
-    rg_slow_scale(&g_sc, 4);
-    g_r.rank[1].start_s = 20; /* a third of 60 s: no last word */
-    rg_slow_settle(&g_r, &orig, &g_sc, "FIRST");
+    second_case(RG_V_DEADLOCK); /* at x4: deadline 60 s */
+    g_r.rank[1].start_s = 20;   /* a third of 60 s: no last word */
+    rg_slow_settle(&g_r, &g_orig, &g_sc, "FIRST");
     ck_assert(!g_r.passed && !g_r.too_slow);
     ck_assert_str_eq(rg_result_word(&g_r), "FAIL");
     g_r.rank[1].start_s = 31; /* over half of it */
-    rg_slow_settle(&g_r, &orig, &g_sc, "FIRST");
+    rg_slow_settle(&g_r, &g_orig, &g_sc, "FIRST");
     ck_assert(!g_r.passed && g_r.too_slow);
     ck_assert_str_eq(rg_result_word(&g_r), "SLOW");
     ck_assert_str_eq(g_r.why, "too slow to judge: FIRST; and with every time x4 rank 0 ran out "
@@ -211,18 +218,16 @@ START_TEST(test_settle)
                               "spawned (52% of it)");
     ck_assert_str_eq(g_r.first, g_r.why);
     g_r.rank[1].start_unseen = true; /* it never loaded: said as such */
-    rg_slow_settle(&g_r, &orig, &g_sc, "FIRST");
+    rg_slow_settle(&g_r, &g_orig, &g_sc, "FIRST");
     ck_assert_msg(strstr(g_r.why, "while rank 1 had not started 31.00 s after it was spawned"),
                   "%s", g_r.why);
 
     /* Passed at x4, but rank 1 ended 20 s in, past the 15 s deadline as written. */
-    failed(RG_V_OK, 0);
-    orig = g_sc;
-    rg_slow_scale(&g_sc, 4);
+    second_case(RG_V_OK);
     g_r.rank[0].left_t_s = 2;
     g_r.rank[1].left_t_s = 20;
     g_r.rank[1].start_s = 1;
-    rg_slow_settle(&g_r, &orig, &g_sc, "FIRST");
+    rg_slow_settle(&g_r, &g_orig, &g_sc, "FIRST");
     ck_assert(!g_r.passed && !g_r.too_slow);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
     ck_assert_msg(strstr(g_r.why, "past the 15 s deadline as written even with the 1.00 s the "
@@ -230,14 +235,12 @@ START_TEST(test_settle)
                   "%s", g_r.why);
     /* ... unless the machine took the difference on this attempt too; a service is stopped,
      * not awaited, so its end is never the program's. */
-    failed(RG_V_OK, 0);
-    orig = g_sc;
-    rg_slow_scale(&g_sc, 4);
+    second_case(RG_V_OK);
     g_r.rank[1].left_t_s = 20;
     g_r.rank[1].start_s = 6;
     g_r.rank[0].left_t_s = 40;
     g_r.rank[0].service = true;
-    rg_slow_settle(&g_r, &orig, &g_sc, "FIRST");
+    rg_slow_settle(&g_r, &g_orig, &g_sc, "FIRST");
     ck_assert(g_r.passed);
 }
 END_TEST
