@@ -26,6 +26,19 @@
 
 /* --- the document -------------------------------------------------------------------------- */
 
+/* A name-like word (a scenario's name, an exclusive resource) into dst, RG_SC_NAME_MAX bytes:
+ * 0, or -1 after its line. */
+static int get_word(const struct ctx *c, const yaml_node_t *val, const char *key, char *dst)
+{
+    if (!sc_is_scalar(val) ||
+        !sc_valid_name((const char *)val->data.scalar.value, val->data.scalar.length))
+        return sc_bad(c, val, "%s must be 1..%d characters of [A-Za-z0-9._-]", key,
+                      RG_SC_NAME_MAX - 1);
+    memcpy(dst, val->data.scalar.value, val->data.scalar.length);
+    dst[val->data.scalar.length] = '\0';
+    return 0;
+}
+
 static int parse_top(const struct ctx *c, const yaml_node_t *root)
 {
     yaml_node_t *keys[T_KEYS], *vals[T_KEYS];
@@ -74,12 +87,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
         int rc = 0;
         switch (sc_lookup(sc_node_at(c, p->key), sc_top_keys, T_KEYS)) {
         case T_NAME:
-            if (!sc_is_scalar(val) ||
-                !sc_valid_name((const char *)val->data.scalar.value, val->data.scalar.length))
-                return sc_bad(c, val, "name must be 1..%d characters of [A-Za-z0-9._-]",
-                              RG_SC_NAME_MAX - 1);
-            memcpy(sc->name, val->data.scalar.value, val->data.scalar.length);
-            sc->name[val->data.scalar.length] = '\0';
+            rc = get_word(c, val, "name", sc->name);
             break;
         case T_RAILS:
             if (sc_get_int(c, val, "rails", 1, RG_MAX_RAILS, &v))
@@ -129,12 +137,7 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
             rc = sc_parse_known(c, val);
             break;
         case T_EXCLUSIVE:
-            if (!sc_is_scalar(val) ||
-                !sc_valid_name((const char *)val->data.scalar.value, val->data.scalar.length))
-                return sc_bad(c, val, "exclusive must be 1..%d characters of [A-Za-z0-9._-]",
-                              RG_SC_NAME_MAX - 1);
-            memcpy(sc->exclusive, val->data.scalar.value, val->data.scalar.length);
-            sc->exclusive[val->data.scalar.length] = '\0';
+            rc = get_word(c, val, "exclusive", sc->exclusive);
             break;
         case T_EXEC:
             rc = sc_parse_exec(c, val);
