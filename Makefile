@@ -40,32 +40,31 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # linked into the unit tests. The `railguard` command links these, its runner and the fault-plan
 # library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
-HARNESS_PURE_SRC := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_values.c \
-                    harness/rg_sc_program.c harness/rg_sc_faults.c harness/rg_sc_known.c \
-                    harness/rg_sc_write.c harness/rg_data.c harness/rg_report.c harness/rg_judge.c \
-                    harness/rg_evidence.c harness/rg_merge.c harness/rg_sweep_plan.c harness/rg_proc.c \
-                    harness/rg_transport.c harness/rg_bench_spec.c harness/rg_timeline.c harness/rg_html.c \
-                    harness/rg_clock.c harness/rg_slow.c
-HARNESS_SRC   := $(HARNESS_PURE_SRC) harness/rg_run.c harness/rg_run_opts.c harness/rg_run_ranks.c \
-                 harness/rg_run_external.c harness/rg_worker.c harness/rg_worker_step.c \
-                 harness/rg_preflight.c \
-                 harness/rg_sweep.c harness/rg_exec.c harness/rg_forksrv.c \
-                 harness/rg_bench.c harness/rg_bench_rank.c harness/main.c
+# harness/ is in sub-parts (docs/architecture.md), each a folder with one header; the pure ones
+# and the pure files of the others are linked into the unit tests.
+HARNESS_PARTS    := base data scenario evidence result rank launch judge report cmd
+HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base data scenario \
+                        evidence result judge report)))) \
+                    harness/launch/rg_proc.c harness/launch/rg_clock.c \
+                    harness/launch/rg_slow_measure.c harness/rank/rg_transport.c \
+                    harness/rank/rg_bench_spec.c harness/cmd/rg_sweep_plan.c \
+                    harness/cmd/rg_report_cmd.c
+HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_rules.c faultinject/fi_ring.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_verbs.c \
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
-UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c))
-IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c))
+UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c tests/*/*/test_*.c))
+IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c tests/*/*/it_*.c))
 SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
-DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c harness/rg_data.c
+DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c harness/data/rg_data.c
 
 ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
-                $(wildcard faultinject/*.c tests/faultinject/*.c harness/*.c tests/harness/*.c \
+                $(wildcard faultinject/*.c tests/faultinject/*.c harness/*/*.c tests/harness/*/*.c \
                            tests/parse/*.c tests/fuzz/*.c examples/*/*.c adapters/*/*.cpp))
-ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*.h tests/*/*.h \
+ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*/*.h tests/*/*.h \
                     include/railguard/*.h adapters/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
@@ -123,7 +122,7 @@ $(1)_DIR := $(BUILD)/$(1)
 $(1)_LIB := $(BUILD)/$(1)/lib/librailguard.a
 obj_$(1) = $$(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$$(1))
 
-$(BUILD)/$(1)/obj/harness/rg_preflight.o: $(RG_VERSION_H)
+$(BUILD)/$(1)/obj/harness/base/rg_text.o: $(RG_VERSION_H)
 
 $(BUILD)/$(1)/obj/%.o: %.c
 	@mkdir -p $$(@D)
@@ -142,7 +141,7 @@ $(BUILD)/$(1)/tests/unit: $$(call obj_$(1),$(UNIT_SRC) $(HELPER_SRC) $(FI_PURE_S
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
 
-$(BUILD)/$(1)/tests/integration: $$(call obj_$(1),$(IT_SRC) $(HELPER_SRC) harness/rg_data.c) $$($(1)_LIB)
+$(BUILD)/$(1)/tests/integration: $$(call obj_$(1),$(IT_SRC) $(HELPER_SRC) harness/data/rg_data.c) $$($(1)_LIB)
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ $$(PKG_LIBS)
@@ -203,7 +202,7 @@ $(BUILD)/$(1)/bin/railguard: $$(call obj_$(1),$(HARNESS_SRC) $(FI_PURE_SRC) $(PA
 # A transport that misbehaves on purpose, for the runner's own tests.
 # Its DT_RPATH is its own directory, where librg-test-verbs-beside.so (libibverbs under another
 # name) waits: a dlopen of that bare name must be found there under the shim too.
-$(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plugin.o
+$(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/rank/bad_plugin.o
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -Wl,--disable-new-dtags \
@@ -211,7 +210,7 @@ $(BUILD)/$(1)/lib/rg-test-bad-plugin.so: $(BUILD)/$(1)/pic/tests/harness/bad_plu
 	$(Q)ln -sf $$$$($$(CC) -print-file-name=libibverbs.so.1) $$(@D)/librg-test-verbs-beside.so
 
 # A v2 adapter declaring part of the capabilities, forwarding to the reference beside it.
-$(BUILD)/$(1)/lib/rg-test-subset-plugin.so: $(BUILD)/$(1)/pic/tests/harness/subset_plugin.o
+$(BUILD)/$(1)/lib/rg-test-subset-plugin.so: $(BUILD)/$(1)/pic/tests/harness/rank/subset_plugin.o
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,-z,defs -o $$@ $$^ -ldl
@@ -355,10 +354,8 @@ FUZZ_SAID  = $(if $(FUZZ_RUNS),, in $(FUZZ_SECONDS) s)
 FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
 FUZZ_TARGETS := scenario plan devices sidechan clock evidence
-FUZZ_SRC_scenario := harness/rg_scenario.c harness/rg_sc_names.c harness/rg_sc_values.c \
-                     harness/rg_sc_program.c harness/rg_sc_faults.c harness/rg_sc_known.c \
-                     harness/rg_sc_write.c harness/rg_data.c harness/rg_judge.c faultinject/fi_plan.c \
-                     $(PARSE_SRC)
+FUZZ_SRC_scenario := $(wildcard harness/scenario/*.c) harness/data/rg_data.c \
+                     harness/base/rg_verdict.c faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 # rg_sidechan.c itself is included by its target, to reach the static frame decoder.
@@ -367,10 +364,10 @@ FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)
 FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)
 # The shim's line writer and the runner's reader, linked together: what one writes the other
 # must read back exactly.
-FUZZ_SRC_evidence := faultinject/fi_event.c harness/rg_evidence.c $(PARSE_SRC)
+FUZZ_SRC_evidence := faultinject/fi_event.c harness/evidence/rg_evidence.c $(PARSE_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
-$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*.c harness/*.h \
+$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*/*.c harness/*/*.h \
                       faultinject/*.c faultinject/*.h transport/*.c transport/*.h)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)

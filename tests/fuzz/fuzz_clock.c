@@ -19,7 +19,7 @@
 #define stderr rg_fuzz_quiet /* a stranger's refusal is logged: not to the fuzzer's log */
 static FILE *rg_fuzz_quiet;
 
-#include "../../harness/rg_clock.c"
+#include "../../harness/launch/rg_clock.c"
 
 double rg_now_s(void)
 {

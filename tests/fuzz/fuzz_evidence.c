@@ -13,7 +13,7 @@
  * count.
  */
 #include "fi_internal.h"
-#include "rg_harness.h"
+#include "evidence/rg_evidence.h"
 
 #include <stdio.h>
 #include <stdlib.h>

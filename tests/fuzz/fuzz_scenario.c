@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the scenario parser (harness/rg_scenario.c) on arbitrary bytes. Every input
  * must end in 0 or -1 with one line in err: no crash, no leak, no read past the input. */
-#include "rg_scenario.h"
+#include "scenario/rg_scenario.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "drive.h"
-#include "rg_data.h"
+#include "data/rg_data.h"
 #include "rg_internal.h"
 
 #include <arpa/inet.h>

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_base.h - the runner's small tools, below every other sub-part of harness/ (see
+ * docs/architecture.md): the one clock, files and logs, status lines, paths and commands,
+ * loopback ports, device lists, text for shells and markup, the version, and the one verdict
+ * table (here, below the scenario grammar, because a scenario's known failures name verdicts).
+ * Nothing here knows a scenario or a rank.
+ */
+#ifndef RG_BASE_H
+#define RG_BASE_H
+
+#include "railguard/plugin.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* --- time, files, lines (rg_base.c) ---------------------------------------------------------- */
+/* CLOCK_MONOTONIC in seconds: every deadline of the runner is read on it. */
+double rg_now_s(void);
+/* Whether the file's last 64 KiB hold needle (with NULL: whether it has any byte). */
+bool rg_file_has(const char *path, const char *needle);
+/* The last `max` bytes of a log, cut at a line start, made one line for a finding. */
+void rg_log_tail(const char *path, char *out, size_t max);
+/* One status line on fd, whole: prefix (or NULL), then fmt; at most 1 KiB, any CR or LF in
+ * it made a blank, so a message cannot forge a line of its own. Retries EINTR. */
+void rg_say_line(int fd, const char *prefix, const char *fmt, va_list ap);
+/* mkdir -p: --out's parents are made too. -1 with errno when a part cannot be. */
+int rg_mkdirs(const char *path);
+/* A new job secret: 32 random bytes as 64 hex digits and a NUL into hex (65 bytes), what
+ * RG_SECRET carries to the ranks. 0, or -1 when the kernel gives no randomness. */
+#define RG_JOB_SECRET_HEX 65
+int rg_job_secret(char *hex);
+
+/* --- paths and commands (rg_paths.c) ------------------------------------------------------- */
+/* Whether `name` (a path, or a word looked up on PATH) is an executable file. */
+bool rg_executable(const char *name);
+/*
+ * A command given as one argument ('valgrind --error-exitcode=99'): blank-separated words (no
+ * quoting) copied into buf, at most `max` of them in words[] (NULL after the last), the first
+ * an executable file or a program on PATH now, so a typo is one line before anything runs.
+ * Returns the number of words, or -1 with what is wrong in err.
+ */
+int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
+                     size_t errlen);
+/* A path-like option's value into dst: not empty and shorter than len, else one line
+ * "railguard CMD: FLAG: bad or too long value '...'" and -1. */
+int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, size_t len);
+/* NAME in the lib directory beside the railguard executable SELF: ../lib/railguard/ (an
+ * install) when it is there, else ../lib/ (the build tree); "" when the path does not fit. */
+void rg_beside(char *out, size_t len, const char *self, const char *name);
+/* The stock scenarios' directory beside SELF: ../share/railguard/scenarios (an install) or the
+ * source tree's scenarios/ (SELF in build/FLAVOUR/bin); -1 and "" when neither is there. */
+int rg_stock_scenarios(char *out, size_t len, const char *self);
+
+/* --- loopback ports (rg_ports.c) ----------------------------------------------------------- */
+/* A TCP port on loopback free a moment ago, or -1; whether something listens on one now. */
+int rg_free_port(void);
+bool rg_port_listening(int port);
+
+/* --- device lists (rg_devices.c) ----------------------------------------------------------- */
+/* A device list ("rxe0,rxe1" or blank-separated) into devices[], at most RG_MAX_RAILS;
+ * -1 after one line "railguard CMD: FROM: ..." on stderr. */
+int rg_devices_parse(const char *cmd, const char *list, const char *from, char (*devices)[64],
+                     int *n);
+/* A JACCL devices file: every pair of the `ranks` ranks joined by devices[0..rails). 0, or
+ * -1 with errno. */
+int rg_devices_write(const char *path, int ranks, int rails, const char (*devices)[64]);
+
+/* --- text for other readers (rg_text.c) ---------------------------------------------------- */
+/* "0.3 (git 968ae2c)": the release and the commit it was built from. */
+const char *rg_version(void);
+/* The commit alone, as `git describe` said it ("968ae2c", "v0.3-4-g968ae2c-dirty"). */
+const char *rg_version_git(void);
+/*
+ * Appends " WORD" to the command line in buf (len bytes), quoted for a POSIX shell when it
+ * holds anything but letters, digits and _-./,:=+@% ('a b' -> 'a b', it's -> 'it'\''s'), so a
+ * printed reproduce line pastes back as the same command. Returns -1 (buf cut) when it does
+ * not fit.
+ */
+int rg_shell_word(char *buf, size_t len, const char *word);
+/* Text for HTML or XML (element content and double-quoted attributes): & < > " ' escaped,
+ * control characters but tab and newline as '?' (XML 1.0 forbids them even escaped). */
+void rg_markup_text(FILE *f, const char *s);
+/* Copies as much of src as fits into dst (len bytes): findings and lines are cut, never
+ * refused. */
+void rg_cut(char *dst, size_t len, const char *src);
+
+/* --- verdicts (ULFM/Jepsen style), per rank -------------------------------------------------- */
+/*
+ * The one verdict table, lowest precedence first. A rank can have several findings (it reported
+ * corruption, then crashed in finalize); its verdict is the finding of highest precedence, and
+ * every finding is kept beside it. Later verdicts join this table, never one beside it.
+ */
+#define RG_VERDICTS(X)                                                                             \
+    X(OK, "ok", "returned success; every output, guard band and send buffer was right")            \
+    X(UNSUPPORTED, "unsupported",                                                                  \
+      "the transport declared it lacks what a step needs, or returned RG_ERR_UNSUPPORTED: the "    \
+      "step did not run, which is neither a pass nor a failure (reported as skipped)")             \
+    X(DETECTED, "detected", "returned an error after a planned fault had fired on some rank")      \
+    X(KILLED, "killed", "ended by its own kill, stop or exit fault, as planned")                   \
+    X(NOT_EXERCISED, "NOT_EXERCISED", "a planned fault fired on no rank: the run proves nothing")  \
+    X(LEAK, "LEAK",                                                                                \
+      "ended normally, but verbs objects (QPs, CQs, MRs, PDs, channels, contexts) or file "        \
+      "descriptors the transport made were never freed")                                           \
+    X(SLOW_DETECTION, "SLOW_DETECTION",                                                            \
+      "failed, but more than half the timeout after a peer's failure it could have been told "     \
+      "of at once")                                                                                \
+    X(NOT_FAIL_STOP, "NOT_FAIL_STOP",                                                              \
+      "after a call returned an error, the same call again returned success, or outlived the "     \
+      "timeout before failing: the transport carries on after a failure")                          \
+    X(BUFFER_REWRITTEN_IN_FLIGHT, "BUFFER_REWRITTEN_IN_FLIGHT",                                    \
+      "the program wrote memory the NIC owned: a send buffer before its completion, or a "         \
+      "posted receive buffer past what arrived")                                                   \
+    X(ERROR_SWALLOWED, "ERROR_SWALLOWED",                                                          \
+      "every call returned success though the shim handed the rank an error completion or a "      \
+      "negative poll")                                                                             \
+    X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                  \
+      "returned an error though no planned fault had fired before it")                             \
+    X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")     \
+    X(CRASH, "CRASH", "died by a signal, exited without a verdict, or non-zero after it")          \
+    X(DEADLOCK, "DEADLOCK", "still running at the deadline; backtrace taken, then killed")         \
+    X(SILENT_CORRUPTION, "SILENT_CORRUPTION",                                                      \
+      "returned success with wrong data, a broken guard band or a changed send buffer")
+
+#define RG__VERDICT_ENUM(id, name, what) RG_V_##id,
+typedef enum { RG_VERDICTS(RG__VERDICT_ENUM) RG_V_COUNT } rg_verdict;
+#undef RG__VERDICT_ENUM
+
+const char *rg_verdict_name(rg_verdict v);
+/* What the verdict means, one line (docs and --help use it). */
+const char *rg_verdict_meaning(rg_verdict v);
+/* The verdict named (as rg_verdict_name spells it), or -1. */
+int rg_verdict_of(const char *name);
+
+#endif

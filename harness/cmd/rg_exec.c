@@ -1,0 +1,973 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard exec`: any verbs program, unmodified, judged as `railguard run` judges a
+ * transport. N copies of the command run under the shim with the plan checked here (the plan
+ * library's own parser), each with its rank and size in the environment; each process gets a
+ * verdict from the one table: its exit status and signals, DEADLOCK with gdb's backtrace at
+ * the deadline, and the shim's evidence -- NOT_EXERCISED when a planned fault never fired,
+ * ERROR_SWALLOWED when it exited 0 after injected error completions or negative polls,
+ * ERROR_WITHOUT_FAULT for a failure no fault caused, the ownership sanitizer's findings, and
+ * the verbs objects left at exit (LEAK, which fails only with --leaks). `detected` is a
+ * non-zero exit after a fault fired. The outputs are run's: the live line, the table,
+ * report.json, junit.xml and each process's log, events and backtrace.
+ */
+#include "cmd/rg_cmd.h"
+#include "rg_parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RG_EXEC_ARGS 64
+#define RG_EXEC_PLAN_MAX (64 * 1024)
+
+struct exec_opts {
+    char self[PATH_MAX];
+    char shim[PATH_MAX];
+    char out[PATH_MAX];
+    char json[PATH_MAX];
+    char junit[PATH_MAX];
+    char name[RG_SC_NAME_MAX];
+    int ranks;
+    double deadline_s;
+    bool expect_set;
+    rg_sc_expect expect;
+    bool leaks;
+    bool no_ownership;
+    bool ranks_set;
+    /* --server/--client: rank 0 and rank 1, the client started once the server listens */
+    const char *server_arg, *client_arg;
+    char server_buf[1024], client_buf[1024];
+    char *server[17], *client[17];
+    int nserver, nclient;
+    double client_after;  /* --client-after: seconds after the server; -1: when it listens */
+    uint64_t services;    /* --service R: bit r, rank r serves until stopped */
+    double service_grace; /* --service-grace S: SIGTERM to SIGKILL */
+    int slow_scale;       /* --slow-scale F: a second attempt's times (rg_slow.c); 1: none */
+    int port;             /* {port}: a free TCP port, chosen once */
+    const char *faults;   /* --faults, as given */
+    const char *plan;     /* --plan FILE */
+    char **cmd;           /* after "--", or cmd_words */
+    int ncmd;
+    char cmd_buf[RG_SC_EXEC_MAX]; /* a scenario's exec: command, split */
+    char *cmd_words[17];
+    /* --rank-wrapper: a command every process runs under (valgrind, strace, ...) */
+    char wrap_buf[1024];
+    char *wrap[17];
+    int nwrap;
+    char *const *wrap_of; /* the wrapper's words: wrap, or a caller's (railguard run's) */
+};
+
+void rg_exec_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: railguard exec [--ranks N] [--faults RULES | --plan FILE] [--deadline S]\n"
+            "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
+            "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
+            "                      [--shim SO] [--rank-wrapper 'CMD ARG...']\n"
+            "                      [--service R]... [--service-grace S] [--slow-scale F]\n"
+            "                      -- CMD [ARG...]\n"
+            "       railguard exec [options] --server 'CMD ARG...' --client 'CMD ARG...'\n"
+            "                      [--client-after S]\n"
+            "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
+            "  Each gets RG_RANK and RG_SIZE in its environment; '{rank}' and '{size}' in an\n"
+            "  argument are replaced by them. RULES are the shim's plan grammar (rules separated\n"
+            "  by ';' or newlines). --expect defaults as a scenario's does: ok when every fault\n"
+            "  is one a program must ride out (delay, delay_first, stall, late), else any.\n"
+            "  --server/--client: rank 0 and rank 1; the client starts once the server listens\n"
+            "  on {port} (a free TCP port), or --client-after S seconds after it; {host} is the\n"
+            "  server's address. Their words are blank-separated, without quoting.\n"
+            "  --service R: rank R serves until stopped: once every other rank has ended it is\n"
+            "  asked for the shim's summary, sent SIGTERM, and SIGKILL --service-grace S later\n"
+            "  (default 5); judged on what it did before.\n"
+            "  --slow-scale F: a run that ran out of its deadline on a machine that held it\n"
+            "  back is run again with every time (deadline, faults) F times (default 4; 1:\n"
+            "  never), and reported SLOW, too slow to judge, if it runs out again.\n");
+}
+
+static int usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "railguard exec: %s\n", msg);
+    rg_exec_usage(stderr);
+    return 2;
+}
+
+/* The server's and the client's words, checked; -1 with "--server: what" in err. */
+static int pair_words(struct exec_opts *o, char *err, size_t errlen)
+{
+    char why[200];
+    o->nserver = rg_command_words(o->server_arg, o->server_buf, sizeof(o->server_buf), o->server,
+                                  16, why, sizeof(why));
+    if (o->nserver < 0) {
+        snprintf(err, errlen, "--server: %s", why);
+        return -1;
+    }
+    o->nclient = rg_command_words(o->client_arg, o->client_buf, sizeof(o->client_buf), o->client,
+                                  16, why, sizeof(why));
+    if (o->nclient < 0) {
+        snprintf(err, errlen, "--client: %s", why);
+        return -1;
+    }
+    o->ranks = 2;
+    /* A server not told {port} listens where railguard cannot look (an RDMA CM port): wait 1 s. */
+    if (o->client_after < 0 && !strstr(o->server_arg, "{port}"))
+        o->client_after = 1.0;
+    return 0;
+}
+
+/* --server and --client: both, without a command after '--' or --ranks; each checked now. */
+static int client_server(struct exec_opts *o, bool cmd_too)
+{
+    char err[240];
+    if (!o->server_arg || !o->client_arg)
+        return usage("--server and --client go together");
+    if (cmd_too)
+        return usage("--server/--client or a command after '--', not both");
+    if (o->ranks_set)
+        return usage("--ranks: a server and a client are 2 ranks");
+    if (pair_words(o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct exec_opts *o)
+{
+    static const struct option longs[] = {{"ranks", required_argument, NULL, 'n'},
+                                          {"faults", required_argument, NULL, 'f'},
+                                          {"plan", required_argument, NULL, 'p'},
+                                          {"deadline", required_argument, NULL, 'd'},
+                                          {"expect", required_argument, NULL, 'e'},
+                                          {"leaks", no_argument, NULL, 'l'},
+                                          {"no-ownership", no_argument, NULL, 'N'},
+                                          {"name", required_argument, NULL, 'a'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {"json", required_argument, NULL, 'S'},
+                                          {"junit", required_argument, NULL, 'J'},
+                                          {"shim", required_argument, NULL, 's'},
+                                          {"server", required_argument, NULL, 'V'},
+                                          {"client", required_argument, NULL, 'C'},
+                                          {"client-after", required_argument, NULL, 'A'},
+                                          {"rank-wrapper", required_argument, NULL, 'W'},
+                                          {"service", required_argument, NULL, 'R'},
+                                          {"service-grace", required_argument, NULL, 'G'},
+                                          {"slow-scale", required_argument, NULL, 'L'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    int c;
+    char shown[72];
+    o->ranks = 1;
+    o->deadline_s = 60;
+    o->client_after = -1;
+    o->service_grace = 5;
+    o->slow_scale = 4;
+    snprintf(o->out, sizeof(o->out), "railguard-exec");
+    opterr = 0;
+    optind = 1;
+    /* '+': options end at the first word that is not one, so the command's own flags stay its. */
+    while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
+        int64_t v;
+        switch (c) {
+        case 'n':
+            if (rg_parse_int(optarg, 1, RG_MAX_RANKS, &v) != 0) {
+                fprintf(stderr, "railguard exec: --ranks: not a number in 1..%d '%s'\n",
+                        RG_MAX_RANKS, rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->ranks = (int)v;
+            o->ranks_set = true;
+            break;
+        case 'V':
+            o->server_arg = optarg;
+            break;
+        case 'W': {
+            char err[200];
+            o->nwrap = rg_command_words(optarg, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, err,
+                                        sizeof(err));
+            if (o->nwrap < 0) {
+                fprintf(stderr, "railguard exec: --rank-wrapper: %s\n", err);
+                return 2;
+            }
+            o->wrap_of = o->wrap;
+            break;
+        }
+        case 'C':
+            o->client_arg = optarg;
+            break;
+        case 'A':
+            if (rg_parse_seconds(optarg, 0, 3600, &o->client_after) != 0) {
+                fprintf(stderr, "railguard exec: --client-after: not seconds in 0..3600 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            break;
+        case 'R':
+            if (rg_parse_int(optarg, 0, RG_MAX_RANKS - 1, &v) != 0) {
+                fprintf(stderr, "railguard exec: --service: not a rank in 0..%d '%s'\n",
+                        RG_MAX_RANKS - 1, rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->services |= UINT64_C(1) << v;
+            break;
+        case 'L':
+            if (rg_parse_int(optarg, 1, 100, &v) != 0) {
+                fprintf(stderr, "railguard exec: --slow-scale: must be 1..100 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->slow_scale = (int)v;
+            break;
+        case 'G':
+            if (rg_parse_seconds(optarg, 0, 600, &o->service_grace) != 0) {
+                fprintf(stderr, "railguard exec: --service-grace: not seconds in 0..600 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            break;
+        case 'f':
+            o->faults = optarg;
+            break;
+        case 'p':
+            o->plan = optarg;
+            break;
+        case 'd':
+            if (rg_parse_seconds(optarg, 0.1, 86400, &o->deadline_s) != 0) {
+                fprintf(stderr, "railguard exec: --deadline: not seconds in 0.1..86400 '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            break;
+        case 'e': {
+            int at;
+            uint32_t cls;
+            if (rg_sc_expect_parse(optarg, strlen(optarg), &o->expect, &at, &cls) != 0 ||
+                o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY || cls) {
+                fprintf(stderr, "railguard exec: --expect: ok, detected or any, not '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            o->expect_set = true;
+            break;
+        }
+        case 'l':
+            o->leaks = true;
+            break;
+        case 'N':
+            o->no_ownership = true;
+            break;
+        case 'a': {
+            size_t n = strlen(optarg);
+            bool ok = n > 0 && n < sizeof(o->name);
+            for (size_t i = 0; ok && i < n; i++)
+                ok = (optarg[i] >= 'a' && optarg[i] <= 'z') ||
+                     (optarg[i] >= 'A' && optarg[i] <= 'Z') ||
+                     (optarg[i] >= '0' && optarg[i] <= '9') || strchr("-_.", optarg[i]);
+            if (!ok) {
+                fprintf(stderr,
+                        "railguard exec: --name: letters, digits, '-', '_', '.', not '%s'\n",
+                        rg_parse_show(optarg, shown, sizeof(shown)));
+                return 2;
+            }
+            snprintf(o->name, sizeof(o->name), "%s", optarg);
+            break;
+        }
+        case 'o':
+            if (rg_opt_path("exec", "--out", optarg, o->out, sizeof(o->out) - 300))
+                return 2;
+            break;
+        case 'S':
+            if (rg_opt_path("exec", "--json", optarg, o->json, sizeof(o->json)))
+                return 2;
+            break;
+        case 'J':
+            if (rg_opt_path("exec", "--junit", optarg, o->junit, sizeof(o->junit)))
+                return 2;
+            break;
+        case 's':
+            if (rg_opt_path("exec", "--shim", optarg, o->shim, sizeof(o->shim)))
+                return 2;
+            break;
+        case 'h':
+            rg_exec_usage(stdout);
+            return 1;
+        case ':':
+            fprintf(stderr, "railguard exec: %s needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "railguard exec: unknown option '%s'\n",
+                    rg_parse_show(argv[optind - 1], shown, sizeof(shown)));
+            return 2;
+        }
+    }
+    if (o->faults && o->plan)
+        return usage("--faults and --plan: one plan, not two");
+    /* The ranks are known once every flag is read (server and client are two). */
+    int nranks = o->server_arg || o->client_arg ? 2 : o->ranks;
+    uint64_t every = nranks >= 64 ? UINT64_MAX : (UINT64_C(1) << nranks) - 1;
+    if (o->services & ~every)
+        return usage("--service names a rank past --ranks");
+    if (o->services && o->services == every)
+        return usage("--service: every rank a service leaves none to end the run");
+    if (optind < argc && !strcmp(argv[optind], "--"))
+        optind++;
+    if (o->server_arg || o->client_arg)
+        return client_server(o, optind < argc);
+    if (optind >= argc)
+        return usage("no command: give it after '--'");
+    o->cmd = argv + optind;
+    o->ncmd = argc - optind;
+    if (o->ncmd > RG_EXEC_ARGS)
+        return usage("more than 64 words of command");
+    if (!rg_executable(o->cmd[0])) {
+        fprintf(stderr, "railguard exec: '%s' %s\n", rg_parse_show(o->cmd[0], shown, sizeof(shown)),
+                strchr(o->cmd[0], '/') ? "is not an executable file" : "not found on PATH");
+        return 2;
+    }
+    return 0;
+}
+
+/* The words rank r runs: the server's, the client's, or the command after '--'. */
+static char **words_of(const struct exec_opts *o, int r, int *n)
+{
+    if (o->server_arg) {
+        *n = r ? o->nclient : o->nserver;
+        return r ? (char **)o->client : (char **)o->server;
+    }
+    *n = o->ncmd;
+    return o->cmd;
+}
+
+/* The plan's text: --faults as given, or --plan's file (at most 64 KiB). NULL and a line in
+ * err when the file cannot be read. */
+static char *plan_text(const struct exec_opts *o, char *err, size_t errlen)
+{
+    if (o->faults)
+        return strdup(o->faults);
+    if (!o->plan)
+        return strdup("");
+    FILE *f = fopen(o->plan, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", o->plan, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(RG_EXEC_PLAN_MAX + 1);
+    size_t n = buf ? fread(buf, 1, RG_EXEC_PLAN_MAX + 1, f) : 0;
+    bool bad = ferror(f) || n > RG_EXEC_PLAN_MAX || (buf && memchr(buf, '\0', n));
+    fclose(f);
+    if (!buf || bad) {
+        snprintf(err, errlen, "%s: %s", o->plan,
+                 !buf                   ? "out of memory"
+                 : n > RG_EXEC_PLAN_MAX ? "longer than 64 KiB"
+                                        : "unreadable or not text");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/*
+ * The scenario the judge sees: no program steps, the command's ranks, the plan's rules as
+ * written (the plan library splits and checks them: one owner for the grammar), the
+ * sanitizer unless --no-ownership. Returns 0, or -1 with one line in err.
+ */
+static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err, size_t errlen)
+{
+    static struct fi_plan plan, again;
+    char perr[320];
+    const char *origin = o->plan ? o->plan : "--faults";
+    memset(sc, 0, sizeof(*sc));
+    int nw;
+    char **w = words_of(o, 0, &nw);
+    const char *base = strrchr(w[0], '/');
+    snprintf(sc->name, sizeof(sc->name), "%s", o->name[0] ? o->name : base ? base + 1 : w[0]);
+    sc->ranks = o->ranks;
+    sc->rails = 1;
+    sc->deadline_s = o->deadline_s;
+    /* Programs have no communicator timeout; SLOW_DETECTION's bound is half the deadline. */
+    sc->timeout_s = o->deadline_s;
+    sc->ownership = !o->no_ownership;
+    sc->exec.services = o->services;
+    sc->exec.service_grace = o->service_grace;
+    /* The client's head start as it runs (-1: when {port} listens), which a second attempt
+     * scales and the too-slow rule weighs a client's failure against. */
+    sc->exec.client_after = o->server_arg ? o->client_after : -1;
+    char *text = plan_text(o, err, errlen);
+    if (!text)
+        return -1;
+    if (fi_plan_parse(text, origin, &plan, perr, sizeof(perr)) != 0) {
+        snprintf(err, errlen, "%s", perr);
+        free(text);
+        return -1;
+    }
+    /* The sanitizer's rule joins the plan each process reads: it must still fit. */
+    if (sc->ownership && plan.nrules >= FI_MAX_RULES) {
+        snprintf(err, errlen,
+                 "%s: %d rules and the ownership sanitizer's make more than %d (--no-ownership "
+                 "frees one)",
+                 origin, plan.nrules, FI_MAX_RULES);
+        free(text);
+        return -1;
+    }
+    size_t used = 0;
+    for (int i = 0; i < plan.nrules; i++) {
+        const struct fi_rule *r = &plan.rules[i];
+        rg_sc_fault *f = &sc->fault[i];
+        if (r->kind == FI_OWNERSHIP) {
+            snprintf(err, errlen,
+                     "%s:%d: the sanitizer is on by default (--no-ownership turns it off), not a "
+                     "rule 'ownership'",
+                     origin, r->line);
+            free(text);
+            return -1;
+        }
+        if (r->src_len >= sizeof(f->rule) || used + r->src_len + 2 >= sizeof(sc->faults)) {
+            snprintf(err, errlen, "%s:%d: rule %d longer than %zu characters", origin, r->line,
+                     i + 1, sizeof(f->rule) - 1);
+            free(text);
+            return -1;
+        }
+        memcpy(f->rule, text + r->src_off, r->src_len);
+        f->rule[r->src_len] = '\0';
+        f->line = r->line;
+        f->kind = (int)r->kind;
+        used += (size_t)snprintf(sc->faults + used, sizeof(sc->faults) - used, "%s%s",
+                                 used ? "\n" : "", f->rule);
+    }
+    sc->nfaults = plan.nrules;
+    free(text);
+    /* The joined plan is what every process reads: it must say the same. */
+    if (fi_plan_parse(sc->faults, origin, &again, perr, sizeof(perr)) != 0 ||
+        again.nrules != plan.nrules) {
+        snprintf(err, errlen, "%s: the rules do not join into one plan: %s", origin, perr);
+        return -1;
+    }
+    rg_sc_expect e = o->expect_set ? o->expect : rg_sc_expect_default(sc);
+    for (int r = 0; r < sc->ranks; r++) {
+        sc->expect[r] = e;
+        sc->expect_at[r] = RG_SC_AT_ANY;
+        sc->expect_cls[r] = 0;
+    }
+    return 0;
+}
+
+/* Rank r's words with {rank}, {size}, {port} and {host} replaced, into buf; argv points there. */
+static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len, char **argv)
+{
+    size_t used = 0;
+    int nw;
+    char **words = words_of(o, rank, &nw);
+    for (int i = 0; i < nw; i++) {
+        argv[i] = buf + used;
+        for (const char *p = words[i]; *p;) {
+            char tmp[16];
+            const char *put = NULL;
+            size_t skip = 1;
+            if (!strncmp(p, "{rank}", 6)) {
+                snprintf(tmp, sizeof(tmp), "%d", rank);
+                put = tmp, skip = 6;
+            } else if (!strncmp(p, "{size}", 6)) {
+                snprintf(tmp, sizeof(tmp), "%d", o->ranks);
+                put = tmp, skip = 6;
+            } else if (!strncmp(p, "{port}", 6)) {
+                snprintf(tmp, sizeof(tmp), "%d", o->port);
+                put = tmp, skip = 6;
+            } else if (!strncmp(p, "{host}", 6)) {
+                put = "127.0.0.1", skip = 6;
+            }
+            size_t n = put ? strlen(put) : 1;
+            if (used + n + 1 >= len)
+                return -1;
+            memcpy(buf + used, put ? put : p, n);
+            used += n;
+            p += skip;
+        }
+        buf[used++] = '\0';
+    }
+    argv[nw] = NULL;
+    return 0;
+}
+
+/* In the child: the process's log, the shim, its rank; then the command. Never returns. */
+static void start_child(const struct exec_opts *o, const rg_result *res, const char *planfile,
+                        int rank, int time_scale)
+{
+    char log[1200], evp[1200], bt[1200], num[16], words[16384];
+    /* The wrapper's words (none without one), then the program's: one argv. A wrapper must
+     * exec the program in the same process (valgrind does), or signals and backtraces reach
+     * the wrapper. */
+    char *argv[17 + RG_EXEC_ARGS + 1];
+    int nw = 0;
+    for (; nw < o->nwrap; nw++)
+        argv[nw] = o->wrap_of[nw];
+    snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, rank);
+    snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, rank);
+    snprintf(bt, sizeof(bt), "%s/rank%d.backtrace", res->dir, rank);
+    int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nfd = open("/dev/null", O_RDONLY);
+    if (lfd < 0 || nfd < 0 || dup2(nfd, 0) < 0 || dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0)
+        _exit(126);
+    close(lfd);
+    close(nfd);
+    unlink(evp); /* a rerun into the same directory must not read old evidence */
+    unlink(bt);
+    /* Its own process group, so what it forks goes with it at the end. */
+    setpgid(0, 0);
+    rg_proc_shim_env(o->shim, planfile, evp, rank, true, time_scale);
+    snprintf(num, sizeof(num), "%d", rank);
+    setenv("RG_RANK", num, 1);
+    snprintf(num, sizeof(num), "%d", o->ranks);
+    setenv("RG_SIZE", num, 1);
+    if (rank_argv(o, rank, words, sizeof(words), argv + nw) != 0) {
+        fprintf(stderr, "railguard exec: cannot start: the command is longer than %zu bytes\n",
+                sizeof(words));
+        _exit(127);
+    }
+    execvp(argv[0], argv);
+    fprintf(stderr, "railguard exec: cannot start '%s': %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* Whether p ended (or stopped) since last looked at: its status recorded. */
+static bool reaped(struct rg_proc *p, rg_rank_result *k, double t0)
+{
+    int st;
+    if (p->pid <= 0 || p->exited || p->stopped ||
+        waitpid(p->pid, &st, WNOHANG | WUNTRACED) != p->pid)
+        return false;
+    if (WIFSTOPPED(st)) {
+        p->stopped = true;
+        p->stop_t_s = rg_now_s() - t0;
+    } else {
+        p->status = st;
+        p->exited = true;
+        k->left_t_s = rg_now_s() - t0;
+    }
+    return true;
+}
+
+/* The processes' ends, as they come, until none but services is running (`serving`: bit r,
+ * rank r serves until stopped), or the deadline passes. */
+static void watch(struct rg_proc *procs, rg_result *res, uint64_t serving, double t0,
+                  double deadline)
+{
+    for (unsigned n = 0;; n++) {
+        int live = 0;
+        for (int r = 0; r < res->ranks; r++) {
+            struct rg_proc *p = &procs[r];
+            reaped(p, &res->rank[r], t0);
+            live += p->pid > 0 && !p->exited && !p->stopped && !(serving & (UINT64_C(1) << r));
+        }
+        /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
+        if (!live || rg_now_s() >= deadline)
+            return;
+        if (n % 10 == 0) /* what the machine takes from them, every 0.2 s (rg_slow.c) */
+            rg_slow_sample(procs, res->rank, 0, res->ranks);
+        double want = rg_now_s() + 0.02;
+        usleep(20000);
+        rg_slow_lag(&res->lag_s, want, rg_now_s());
+    }
+}
+
+/*
+ * The client starts once the server is ready to take it: listening on {port} (seen in
+ * /proc/net, never by connecting), or --client-after seconds after it started, or gone. At
+ * most half the deadline: a server that never listens is judged, and its client with it.
+ */
+static void await_server(const struct exec_opts *o, struct rg_proc *server, rg_result *res,
+                         double t0)
+{
+    bool by_port = o->client_after < 0;
+    double until = t0 + (by_port ? o->deadline_s / 2 : o->client_after);
+    while (rg_now_s() < until && !reaped(server, &res->rank[0], t0) && !server->exited &&
+           !server->stopped && !(by_port && rg_port_listening(o->port)))
+        usleep(20000);
+}
+
+/*
+ * Services still running once every other rank has ended. First the shim's summary (a process
+ * that SIGTERM ends by its default action never runs the shim's exit summary, and what it did
+ * would be lost), then SIGTERM to its process group; one still running after the grace is left
+ * to the hang's path (summary, backtrace, SIGKILL) and judged DEADLOCK. Every wait is bounded.
+ */
+static void stop_services(struct rg_proc *procs, rg_result *res, const rg_scenario *sc, double t0)
+{
+    static rg_evidence ev;
+    char evp[1200], err[256];
+    bool asked[RG_MAX_RANKS] = {false};
+    int n = 0;
+    for (int r = 0; r < res->ranks; r++) {
+        struct rg_proc *p = &procs[r];
+        if (!(sc->exec.services & (UINT64_C(1) << r)) || p->pid <= 0 || p->exited || p->stopped)
+            continue;
+        n++;
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        if (rg_evidence_read(evp, &ev, err, sizeof(err)) != 0 ||
+            ev.snapshot_signal != rg_proc_snapshot_signal())
+            continue;
+        for (int k = 0; k < ev.nprocs && k < RG_EV_PROCS - 1; k++)
+            if (ev.proc[k].snapshot_signal == rg_proc_snapshot_signal() &&
+                (k == 0 || getpgid((pid_t)ev.proc[k].pid) == p->pid))
+                kill(k == 0 ? p->pid : (pid_t)ev.proc[k].pid, rg_proc_snapshot_signal());
+        asked[r] = true;
+    }
+    if (!n)
+        return;
+    double until = rg_now_s() + 2.0;
+    for (int r = 0; r < res->ranks; r++) {
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        while (asked[r] && rg_now_s() < until && !rg_file_has(evp, "\"why\":\"snapshot\""))
+            usleep(20000);
+    }
+    for (int r = 0; r < res->ranks; r++) {
+        struct rg_proc *p = &procs[r];
+        if (!(sc->exec.services & (UINT64_C(1) << r)) || p->pid <= 0 || p->exited || p->stopped)
+            continue;
+        kill(-p->pid, SIGTERM);
+        p->termed = true;
+    }
+    until = rg_now_s() + sc->exec.service_grace;
+    for (bool left = true; left && rg_now_s() < until;) {
+        left = false;
+        for (int r = 0; r < res->ranks; r++) {
+            reaped(&procs[r], &res->rank[r], t0);
+            left |= procs[r].termed && !procs[r].exited && !procs[r].stopped;
+        }
+        if (left)
+            usleep(20000);
+    }
+}
+
+/* Whether the process's own exit fault ended it (the shim says so before it exits). */
+static bool exit_fault_fired(const rg_scenario *sc, const rg_evidence *e)
+{
+    for (int i = 0; i < sc->nfaults; i++)
+        if (sc->fault[i].kind == FI_EXIT && e->fired[i] > 0)
+            return true;
+    return false;
+}
+
+/* One process's verdict from how it ended; the evidence's rules come after, for all at once. */
+static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenario *sc,
+                          const rg_evidence *e, const char *dir, int r)
+{
+    char logp[1200], tail[400];
+    snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
+    rg_log_tail(logp, tail, sizeof(tail));
+    /* A program gives no verdict of its own: an exit counts as one, unless its own exit fault
+     * caused it, which ends it early as a worker's exit before its verdict does. */
+    p->verdict = !exit_fault_fired(sc, e);
+    if (p->pid <= 0) {
+        rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
+    } else if (p->termed && p->exited &&
+               (WIFEXITED(p->status) ||
+                (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGTERM))) {
+        /* Stopped as a service is: judged on what it did before (its evidence, below). */
+        k->service = true;
+        char how[64];
+        if (WIFEXITED(p->status))
+            snprintf(how, sizeof(how), "then exited with status %d", WEXITSTATUS(p->status));
+        else
+            snprintf(how, sizeof(how), "ended by that signal");
+        rg_rank_find(k, RG_V_OK, k->left_t_s,
+                     "a service: sent SIGTERM once every other rank had ended, it %s", how);
+    } else if (p->hung) {
+        /* DEADLOCK is written once the evidence says what its queues held */
+    } else if (rg_proc_ended_early(p)) {
+        rg_proc_judge_ended(k, p, sc, e, dir, r);
+    } else if (WIFSIGNALED(p->status)) {
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "killed by signal %d (%s)%s%s",
+                     WTERMSIG(p->status), strsignal(WTERMSIG(p->status)),
+                     tail[0] ? "; last output: " : "", tail);
+    } else if (WEXITSTATUS(p->status) == 127 && strstr(tail, "railguard exec: cannot start")) {
+        rg_rank_find(k, RG_V_ERROR, k->left_t_s, "%s", tail);
+    } else if (e->present && e->loaded && !e->totals) {
+        /* _exit() or exec() skip the shim's summary: what it did with verbs is unknown. */
+        rg_rank_find(k, RG_V_ERROR, k->left_t_s,
+                     "not instrumented: exited with status %d but the shim wrote no summary (the "
+                     "program left by _exit() or exec()), so what it did with verbs is unknown",
+                     WEXITSTATUS(p->status));
+    } else if (WEXITSTATUS(p->status) != 0) {
+        rg_rank_find(k, RG_V_DETECTED, k->left_t_s, "exited with status %d%s%s",
+                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
+    } else {
+        rg_rank_find(k, RG_V_OK, k->left_t_s, "exited with status 0");
+    }
+}
+
+/* Runs and judges the processes; res holds the verdicts. */
+static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result *res)
+{
+    static struct rg_proc procs[RG_MAX_RANKS];
+    static rg_evidence ev[RG_MAX_RANKS];
+    char plan[1200], err[512];
+    double t0 = rg_now_s(), t0_ms = t0 * 1000.0;
+    if (rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
+        for (int r = 0; r < sc->ranks; r++)
+            rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "cannot write %s/plan: %s", res->dir,
+                         strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    for (int r = 0; r < sc->ranks; r++) {
+        res->rank[r] =
+            (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
+        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
+        if (r == 1 && o->server_arg)
+            await_server(o, &procs[0], res, t0);
+        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "%s",
+                 !o->server_arg ? sc->name
+                 : r            ? "client"
+                                : "server");
+        procs[r].spawn_s = rg_now_s();
+        pid_t pid = fork();
+        if (pid == 0)
+            start_child(o, res, plan, r, sc->time_scale);
+        procs[r].pid = pid;
+    }
+    watch(procs, res, sc->exec.services, t0, t0 + sc->deadline_s);
+    if (rg_now_s() < t0 + sc->deadline_s)
+        stop_services(procs, res, sc, t0);
+    for (int r = 0; r < sc->ranks; r++) {
+        struct rg_proc *p = &procs[r];
+        if (p->pid > 0 && !p->exited && p->stopped) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &p->status, 0);
+            p->exited = true;
+            res->rank[r].left_t_s = p->stop_t_s;
+        }
+        p->hung = p->pid > 0 && !p->exited;
+    }
+    rg_proc_stop_hung(procs, 0, sc->ranks, res->dir, false);
+    for (int r = 0; r < sc->ranks; r++)
+        if (procs[r].pid > 0)
+            kill(-procs[r].pid, SIGKILL); /* what it left running in its group */
+    res->seconds = rg_now_s() - t0;
+    for (int r = 0; r < sc->ranks; r++) {
+        char evp[1200];
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
+        if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
+            rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
+        rg_slow_started(&res->rank[r], &procs[r], &ev[r], t0 + sc->deadline_s);
+        rg_slow_check_scale(&res->rank[r], sc, &ev[r]);
+        judge_process(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
+    }
+    /* A hang is the rank's finding before the evidence's rules run: a process still running
+     * at the deadline never "returned success" on an error it was handed. */
+    for (int r = 0; r < sc->ranks; r++) {
+        rg_rank_result *k = &res->rank[r];
+        k->service |= (sc->exec.services & (UINT64_C(1) << r)) != 0;
+        if (procs[r].hung && procs[r].termed)
+            rg_rank_find(k, RG_V_DEADLOCK, res->seconds,
+                         "a service still running %.0f s after SIGTERM (sent once every other "
+                         "rank had ended)%s%s; backtrace in %s/rank%d.backtrace",
+                         sc->exec.service_grace, ev[r].queues[0] ? "; " : "", ev[r].queues,
+                         res->dir, r);
+        else if (procs[r].hung && (sc->exec.services & (UINT64_C(1) << r)))
+            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
+                         "a service still running at the %.0f s deadline, when not every other "
+                         "rank had ended: a client may still have needed it%s%s; backtrace in "
+                         "%s/rank%d.backtrace",
+                         sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
+        else if (procs[r].hung)
+            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
+                         "still running after the %.0f s deadline%s%s; backtrace in "
+                         "%s/rank%d.backtrace",
+                         sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
+    }
+    rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
+    res->t0_mono_ms = t0_ms;
+    gethostname(res->host, sizeof(res->host) - 1);
+}
+
+/*
+ * Too slow to judge (rg_slow.c), as railguard run does it: a run that ran out of its deadline
+ * on a machine that held it back is run again with every time scaled, from `fresh` (the result
+ * before any process ran), and judged by that attempt; SLOW if that runs out too.
+ */
+static void second_attempt(const struct exec_opts *o, const rg_scenario *sc, rg_result *res,
+                           const rg_result *fresh)
+{
+    char why[400], err[1500], note[sizeof(res->slow_note)];
+    if (o->slow_scale < 2 || !rg_slow_held_back(res, sc, false, why, sizeof(why)))
+        return;
+    if (rg_slow_set_aside(res, o->slow_scale, why, note, sizeof(note), err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return;
+    }
+    static struct exec_opts o2;
+    static rg_scenario again;
+    o2 = *o; /* its word pointers still point into *o, which outlives this */
+    again = *sc;
+    rg_scenario_scale(&again, o->slow_scale);
+    o2.deadline_s = again.deadline_s;
+    o2.client_after = again.exec.client_after;
+    o2.service_grace = again.exec.service_grace;
+    *res = *fresh;
+    res->time_scale = o->slow_scale;
+    res->attempts = 2;
+    memcpy(res->slow_note, note, sizeof(note));
+    run_exec(&o2, &again, res);
+    rg_judge(res);
+    rg_slow_settle(res, sc, &again, why);
+}
+
+/* "railguard exec --ranks 2 --faults '...' -- CMD ...", quoted to paste back. */
+static void repro_line(const struct exec_opts *o, int argc, char **argv, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    rg_shell_word(buf, len, o->self);
+    for (int i = 0; i < argc; i++)
+        if (rg_shell_word(buf, len, argv[i]) != 0)
+            break;
+    if (buf[0] == ' ')
+        memmove(buf, buf + 1, strlen(buf));
+}
+
+/* What railguard exec would have been given for a scenario file's exec:. -1 with err. */
+static int opts_of(const rg_scenario *sc, const char *shim, struct exec_opts *o, char *err,
+                   size_t errlen)
+{
+    char why[200];
+    memset(o, 0, sizeof(*o));
+    snprintf(o->shim, sizeof(o->shim), "%s", shim ? shim : "");
+    o->ranks = sc->ranks;
+    o->deadline_s = sc->deadline_s;
+    o->client_after = sc->exec.client_after;
+    if (sc->exec.server[0]) {
+        o->server_arg = sc->exec.server;
+        o->client_arg = sc->exec.client;
+        if (pair_words(o, err, errlen) != 0)
+            return -1;
+    } else {
+        o->ncmd = rg_command_words(sc->exec.command, o->cmd_buf, sizeof(o->cmd_buf), o->cmd_words,
+                                   16, why, sizeof(why));
+        if (o->ncmd < 0) {
+            snprintf(err, errlen, "exec: command: %s", why);
+            return -1;
+        }
+        o->cmd = o->cmd_words;
+    }
+    return 0;
+}
+
+/* {port}: a TCP port free a moment ago, picked when the processes are about to start (a
+ * check at load needs none). -1 with err when loopback has none. */
+static int pick_port(struct exec_opts *o, char *err, size_t errlen)
+{
+    o->port = rg_free_port();
+    if (o->port > 0)
+        return 0;
+    snprintf(err, errlen, "no free TCP port on loopback for {port}");
+    return -1;
+}
+
+int rg_exec_check(const rg_scenario *sc, char *err, size_t errlen)
+{
+    static struct exec_opts o;
+    return opts_of(sc, NULL, &o, err, errlen);
+}
+
+void rg_exec_scenario(const rg_scenario *sc, const char *shim, char *const *wrap, int nwrap,
+                      rg_result *res)
+{
+    static struct exec_opts o;
+    char err[300];
+    res->leak_ok = true; /* a program may leave cleanup to exit: LEAK is a finding here */
+    if (opts_of(sc, shim, &o, err, sizeof(err)) != 0 || pick_port(&o, err, sizeof(err)) != 0) {
+        for (int r = 0; r < sc->ranks; r++) {
+            res->rank[r] = (rg_rank_result){
+                .t_s = -1, .step = -1, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
+            snprintf(res->rank[r].where, sizeof(res->rank[r].where), "start");
+            rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "could not start: %s", err);
+        }
+        return;
+    }
+    o.wrap_of = wrap;
+    o.nwrap = wrap ? nwrap : 0;
+    run_exec(&o, sc, res);
+}
+
+int rg_exec_main(int argc, char **argv)
+{
+    static struct exec_opts o;
+    static rg_scenario sc;
+    static rg_result res;
+    char err[600], path[PATH_MAX + 64];
+    memset(&o, 0, sizeof(o));
+    ssize_t n = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
+    if (n <= 0)
+        return usage("cannot find my own executable");
+    o.self[n] = '\0';
+    rg_beside(o.shim, sizeof(o.shim), o.self, "railguard-fi.so");
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (pick_port(&o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return 2;
+    }
+    if (build_scenario(&o, &sc, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return 2;
+    }
+    if (access(o.shim, R_OK) != 0) {
+        fprintf(stderr, "railguard exec: --shim: cannot read '%s': %s\n", o.shim, strerror(errno));
+        return 2;
+    }
+    memset(&res, 0, sizeof(res));
+    snprintf(res.name, sizeof(res.name), "%s", sc.name);
+    repro_line(&o, argc, argv, res.repro, sizeof(res.repro));
+    /* The result's "path" is what ran: the command line, cut to its field. */
+    size_t plen = strnlen(res.repro, sizeof(res.path) - 1);
+    memcpy(res.path, res.repro, plen);
+    res.path[plen] = '\0';
+    if ((size_t)snprintf(res.dir, sizeof(res.dir), "%s/000-%s", o.out, sc.name) >=
+        sizeof(res.dir)) {
+        fprintf(stderr, "railguard exec: --out: too long a path '%s'\n", o.out);
+        return 2;
+    }
+    if (rg_mkdirs(res.dir) != 0) {
+        fprintf(stderr, "railguard exec: --out: cannot make '%s': %s\n", res.dir, strerror(errno));
+        return 2;
+    }
+    res.ranks = sc.ranks;
+    res.self_rank = -1;
+    res.leak_ok = !o.leaks;
+    memcpy(res.expect, sc.expect, sizeof(res.expect));
+    memcpy(res.expect_at, sc.expect_at, sizeof(res.expect_at));
+    memcpy(res.expect_cls, sc.expect_cls, sizeof(res.expect_cls));
+    memcpy(res.known, sc.known, sizeof(res.known));
+    res.time_scale = res.attempts = 1;
+    static rg_result fresh;
+    fresh = res;
+    run_exec(&o, &sc, &res);
+    rg_judge(&res);
+    second_attempt(&o, &sc, &res, &fresh);
+    snprintf(path, sizeof(path), "%s/result.json", res.dir);
+    int bad = rg_result_save(&res, path, err, sizeof(err));
+    snprintf(path, sizeof(path), "%s/report.json", o.out);
+    bad = bad || rg_report_json(&res, 1, res.seconds, NULL, path, err, sizeof(err));
+    snprintf(path, sizeof(path), "%s/junit.xml", o.out);
+    bad = bad || rg_report_junit(&res, 1, res.seconds, NULL, path, err, sizeof(err));
+    bad =
+        bad || (o.json[0] && rg_report_json(&res, 1, res.seconds, NULL, o.json, err, sizeof(err)));
+    bad = bad ||
+          (o.junit[0] && rg_report_junit(&res, 1, res.seconds, NULL, o.junit, err, sizeof(err)));
+    rg_report_line(stdout, &res);
+    rg_report_table(stdout, &res, 1, res.seconds);
+    if (bad) {
+        fprintf(stderr, "railguard exec: %s\n", err);
+        return 1;
+    }
+    return res.passed ? 0 : res.too_slow ? 3 : 1;
+}

@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard run`: loads every scenario first (a bad file stops the run before anything
+ * starts), then runs each one in a supervisor process of its own, up to -j at a time. A
+ * supervisor writes the devices file, picks a free coordinator port, starts one worker per
+ * rank with the shim preloaded and the scenario's fault plan, follows each rank's status
+ * lines, and at the deadline takes a backtrace of every rank still running (gdb in batch
+ * mode) before killing it. Its verdicts go to result.json in the scenario's directory, which
+ * the runner reads back for the live line, the table and the reports.
+ */
+#include "rg_run.h"
+#include "rg_parse.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --- scenarios: every file named, loaded before anything runs ------------------------------- */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_yaml(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml"));
+}
+
+/* Appends the scenario files named by `arg` (a file, or a directory's *.yaml, sorted). */
+static int collect(const char *arg, char **paths, int *n)
+{
+    struct stat st;
+    if (stat(arg, &st) != 0) {
+        fprintf(stderr, "railguard run: %s: %s\n", arg, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (*n == RG_RUN_MAX_SCENARIOS) {
+            fprintf(stderr, "railguard run: more than %d scenarios\n", RG_RUN_MAX_SCENARIOS);
+            return -1;
+        }
+        paths[(*n)++] = strdup(arg);
+        return 0;
+    }
+    DIR *d = opendir(arg);
+    if (!d) {
+        fprintf(stderr, "railguard run: %s: %s\n", arg, strerror(errno));
+        return -1;
+    }
+    int start = *n;
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[1024];
+        if (e->d_name[0] == '.' || !is_yaml(e->d_name))
+            continue;
+        if (*n == RG_RUN_MAX_SCENARIOS) {
+            closedir(d);
+            fprintf(stderr, "railguard run: more than %d scenarios\n", RG_RUN_MAX_SCENARIOS);
+            return -1;
+        }
+        snprintf(p, sizeof(p), "%s/%s", arg, e->d_name);
+        paths[(*n)++] = strdup(p);
+    }
+    closedir(d);
+    qsort(paths + start, (size_t)(*n - start), sizeof(char *), cmp_str);
+    return 0;
+}
+
+/*
+ * The most a rank registers of the caller's memory at once: zero_copy scenarios register each
+ * call's buffers (input and output). The transport's own staging is its business; only what
+ * the scenarios add is checked against the locked-memory limit.
+ */
+static uint64_t registered_bytes(const struct sc_entry *e, int n)
+{
+    uint64_t most = 0;
+    for (int i = 0; i < n; i++) {
+        const rg_scenario *sc = &e[i].sc;
+        for (int k = 0; sc->zero_copy && k < sc->nops; k++) {
+            const rg_sc_op *op = &sc->ops[k];
+            uint64_t one = (uint64_t)op->count * rg_data_size(op->dtype);
+            uint64_t wide = op->kind == RG_SC_ALL_GATHER || op->kind == RG_SC_REDUCE_SCATTER
+                                ? one * (uint64_t)sc->ranks
+                                : one;
+            if (one + wide > most)
+                most = one + wide;
+        }
+    }
+    return most;
+}
+
+/* A result before its ranks run: what the scenario expects, and how to reproduce it. */
+static void result_init(rg_result *res, const struct run_opts *o, const struct sc_entry *e,
+                        const char *dir)
+{
+    memset(res, 0, sizeof(*res));
+    snprintf(res->name, sizeof(res->name), "%s", e->sc.name);
+    snprintf(res->path, sizeof(res->path), "%s", e->path);
+    snprintf(res->dir, sizeof(res->dir), "%s", dir);
+    res->ranks = e->sc.ranks;
+    res->self_rank = -1;
+    res->time_scale = e->sc.time_scale > 1 ? e->sc.time_scale : 1;
+    res->attempts = 1;
+    memcpy(res->expect, e->sc.expect, sizeof(res->expect));
+    memcpy(res->expect_at, e->sc.expect_at, sizeof(res->expect_at));
+    memcpy(res->expect_cls, e->sc.expect_cls, sizeof(res->expect_cls));
+    memcpy(res->known, e->sc.known, sizeof(res->known));
+    snprintf(res->known_why, sizeof(res->known_why), "%s", e->sc.known_why);
+    char repro_out[PATH_MAX + 8];
+    snprintf(repro_out, sizeof(repro_out), "%s/repro", o->out);
+    rg_run_repro_line(res->repro, sizeof(res->repro), o,
+                      (const char *const[]){"--devices", o->devlist, NULL}, repro_out, &e->sc,
+                      e->path);
+}
+
+/*
+ * Too slow to judge (rg_slow.c): a first attempt that ran out of time on a machine that held
+ * its ranks back is run again with every time scaled by --slow-scale, and judged by that
+ * attempt; if it too runs out of time while the machine took half of it, the result is SLOW.
+ */
+static void second_attempt(const struct run_opts *o, const struct sc_entry *e, rg_result *res)
+{
+    char why[400], err[1500], note[sizeof(res->slow_note)];
+    if (o->slow_scale < 2 || !rg_slow_held_back(res, &e->sc, false, why, sizeof(why)))
+        return;
+    if (rg_slow_set_aside(res, o->slow_scale, why, note, sizeof(note), err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard run: %s\n", err);
+        return;
+    }
+    static struct sc_entry again;
+    again = *e;
+    rg_scenario_scale(&again.sc, o->slow_scale);
+    char dir[sizeof(res->dir)];
+    memcpy(dir, res->dir, sizeof(dir));
+    result_init(res, o, &again, dir);
+    res->attempts = 2;
+    memcpy(res->slow_note, note, sizeof(note));
+    rg_run_scenario(o, &again, res);
+    rg_slow_settle(res, &e->sc, &again.sc, why);
+}
+
+/*
+ * The first scenario not yet started whose exclusive resource (a program's fixed port) no
+ * running one holds, or -1: under -j two such scenarios would take each other's port, and
+ * what failed would be the run, not the program.
+ */
+static int next_startable(const struct sc_entry *e, int n, const bool *started, const int *slot_of,
+                          int inflight)
+{
+    for (int i = 0; i < n; i++) {
+        if (started[i])
+            continue;
+        bool held = false;
+        for (int k = 0; k < inflight && e[i].sc.exclusive[0] && !held; k++)
+            held = !strcmp(e[slot_of[k]].sc.exclusive, e[i].sc.exclusive);
+        if (!held)
+            return i;
+    }
+    return -1;
+}
+
+/* The supervisor: one process per scenario, so -j scenarios never share anything. */
+/* One scenario, judged, into DIR/NNN-name/result.json. Returns 0, or 1 if it could not save. */
+static int scenario_once(const struct run_opts *o, const struct sc_entry *e, int index)
+{
+    char dir[1024];
+    rg_run_fmt(dir, sizeof(dir), "%s/%03d-%s", o->out, index, e->sc.name);
+    static rg_result res;
+    char err[512], path[1200];
+    result_init(&res, o, e, dir);
+    mkdir(dir, 0755);
+    rg_run_scenario(o, e, &res);
+    second_attempt(o, e, &res);
+    snprintf(path, sizeof(path), "%s/result.json", dir);
+    if (rg_result_save(&res, path, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard run: %s\n", err);
+        return 1;
+    }
+    /* The timeline is for people to look at; the verdicts stand without it. */
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    if (rg_trace_write(&res, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard run: %s\n", err);
+    return 0;
+}
+
+static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, int index)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    _exit(scenario_once(o, e, index));
+}
+
+/* A scenario's result as its supervisor saved it (or why there is none), and its line. */
+static void take_result(const struct run_opts *o, const struct sc_entry *e, int idx, rg_result *r)
+{
+    char path[1200], err[512];
+    rg_run_fmt(path, sizeof(path), "%s/%03d-%s/result.json", o->out, idx, e->sc.name);
+    if (rg_result_read(r, path, err, sizeof(err)) != 0) {
+        memset(r, 0, sizeof(*r));
+        snprintf(r->name, sizeof(r->name), "%s", e->sc.name);
+        snprintf(r->why, sizeof(r->why), "the scenario's supervisor died: %s", err);
+        r->passed = false;
+    }
+    rg_report_line(stdout, r);
+}
+
+int rg_run_main(int argc, char **argv)
+{
+    static struct run_opts o;
+    static char *paths[RG_RUN_MAX_SCENARIOS];
+    static struct sc_entry entries[RG_RUN_MAX_SCENARIOS];
+    static rg_result results[RG_RUN_MAX_SCENARIOS];
+    int first, n = 0, st = 2;
+    char err[1024];
+
+    int rc = rg_run_parse_opts(argc, argv, &o, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc; /* 1: --help, said */
+    /* No scenario named: the stock collective suite (installed, or the source tree's). */
+    char stock[PATH_MAX];
+    if (first >= argc && rg_stock_scenarios(stock, sizeof(stock), o.self) != 0) {
+        fprintf(stderr, "railguard run: no scenario named, and no stock scenarios beside %s\n",
+                o.self);
+        goto out;
+    }
+    if (first >= argc && collect(stock, paths, &n) != 0)
+        goto out;
+    for (int i = first; i < argc; i++)
+        if (collect(argv[i], paths, &n) != 0)
+            goto out;
+    if (!n) {
+        fprintf(stderr, "railguard run: no scenario files (*.yaml) in the paths given\n");
+        goto out;
+    }
+    /* Every scenario is checked before any runs: a typo found late wastes a whole run. */
+    for (int i = 0; i < n; i++) {
+        struct sc_entry *e = &entries[i];
+        char *ap = rg_run_abs_path(paths[i]);
+        snprintf(e->path, sizeof(e->path), "%s", ap);
+        free(ap);
+        if (rg_scenario_load(paths[i], &e->sc, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s\n", err);
+            goto out;
+        }
+        if (o.no_ownership)
+            e->sc.ownership = false;
+        if (e->sc.exec.on && o.external) {
+            fprintf(stderr,
+                    "railguard run: %s: an exec scenario runs its own processes, not under "
+                    "--external\n",
+                    paths[i]);
+            goto out;
+        }
+        if (e->sc.exec.on && rg_exec_check(&e->sc, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s:%d: %s\n", paths[i], e->sc.exec.line, err);
+            goto out;
+        }
+        /* External runs take their rails from the site's devices file. */
+        if (!o.external && e->sc.rails > o.ndevices) {
+            fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", paths[i],
+                    e->sc.rails, o.ndevices, o.devlist);
+            goto out;
+        }
+    }
+    if (o.external && n != 1) {
+        fprintf(stderr, "railguard run: --external runs one scenario per launch (%d given)\n", n);
+        goto out;
+    }
+    /* Preflight: a run that cannot inject or cannot reach a device stops here, before any
+     * scenario could pass for the wrong reason. */
+    static rg_run_info info;
+    if (rg_preflight(o.shim, o.transport, o.devices, o.external ? 0 : o.ndevices, &info, err,
+                     sizeof(err)) != 0 ||
+        rg_preflight_memlock(registered_bytes(entries, n), err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard run: preflight: %s\n", err);
+        goto out;
+    }
+    if (o.seed_set)
+        snprintf(info.seed, sizeof(info.seed), "%llu", (unsigned long long)o.seed);
+    else
+        snprintf(info.seed, sizeof(info.seed), "per scenario");
+    /* The transport's known failures, once its name is known (a file may be for one only). */
+    if (o.known[0]) {
+        static rg_scenario *scs[RG_RUN_MAX_SCENARIOS];
+        char notes[2048];
+        for (int i = 0; i < n; i++)
+            scs[i] = &entries[i].sc;
+        if (rg_known_load(o.known, info.transport_name, scs, n, notes, sizeof(notes), err,
+                          sizeof(err)) != 0) {
+            fprintf(stderr, "%s\n", err);
+            goto out;
+        }
+        fputs(notes, stdout);
+    }
+    if (rg_mkdirs(o.out) != 0) {
+        fprintf(stderr, "railguard run: --out %s: %s\n", o.out, strerror(errno));
+        goto out;
+    }
+    {
+        char *ao = rg_run_abs_path(o.out);
+        snprintf(o.out, sizeof(o.out), "%s", ao);
+        free(ao);
+    }
+    if (o.external) {
+        st = rg_run_external(&o, &entries[0]);
+        goto out;
+    }
+    printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", n,
+           o.transport, o.devlist, o.jobs, o.out);
+    fflush(stdout);
+
+    double t0 = rg_now_s();
+    pid_t running[64];
+    int slot_of[64], next = 0, done = 0, inflight = 0;
+    if (o.fork_server && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        fprintf(stderr, "railguard run: --fork-server: cannot become a child subreaper: %s\n",
+                strerror(errno));
+        goto out;
+    }
+    while (o.fork_server && done < n) {
+        /* One at a time in this process: the servers' ranks are handed to it. */
+        scenario_once(&o, &entries[next], next);
+        take_result(&o, &entries[next], next, &results[next]);
+        next++;
+        done++;
+    }
+    if (o.fork_server) {
+        rg_run_servers_stop();
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ; /* any rank a server handed over and a scenario left behind */
+    }
+    static bool started[RG_RUN_MAX_SCENARIOS];
+    while (done < n) {
+        int pick;
+        while (inflight < o.jobs &&
+               (pick = next_startable(entries, n, started, slot_of, inflight)) >= 0) {
+            pid_t pid = start_scenario(&o, &entries[pick], pick);
+            if (pid < 0) {
+                fprintf(stderr, "railguard run: fork: %s\n", strerror(errno));
+                goto out;
+            }
+            started[pick] = true;
+            running[inflight] = pid;
+            slot_of[inflight++] = pick;
+        }
+        int wst;
+        pid_t w = wait(&wst);
+        if (w < 0)
+            break;
+        for (int k = 0; k < inflight; k++) {
+            if (running[k] != w)
+                continue;
+            int idx = slot_of[k];
+            take_result(&o, &entries[idx], idx, &results[idx]);
+            running[k] = running[inflight - 1];
+            slot_of[k] = slot_of[inflight - 1];
+            inflight--;
+            done++;
+            break;
+        }
+    }
+    double total = rg_now_s() - t0;
+    char path[PATH_MAX + 32];
+    /* DIR/report.json and DIR/junit.xml always, as documented; --json and --junit are extra
+     * copies where a CI system looks for them (they once replaced the DIR ones). */
+    snprintf(path, sizeof(path), "%s/report.json", o.out);
+    const char *json_to[] = {path, o.json[0] ? o.json : NULL};
+    for (int k = 0; k < 2 && json_to[k]; k++)
+        if (rg_report_json(results, n, total, &info, json_to[k], err, sizeof(err)) != 0)
+            fprintf(stderr, "railguard run: %s\n", err);
+    char jpath[PATH_MAX + 32];
+    snprintf(jpath, sizeof(jpath), "%s/junit.xml", o.out);
+    const char *junit_to[] = {jpath, o.junit[0] ? o.junit : NULL};
+    for (int k = 0; k < 2 && junit_to[k]; k++)
+        if (rg_report_junit(results, n, total, &info, junit_to[k], err, sizeof(err)) != 0)
+            fprintf(stderr, "railguard run: %s\n", err);
+    snprintf(jpath, sizeof(jpath), "%s/index.html", o.out);
+    if (rg_html_write(results, n, total, &info, jpath, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard run: %s\n", err);
+    rg_report_table(stdout, results, n, total);
+    st = 0;
+    int passed = 0, slow = 0;
+    for (int i = 0; i < n; i++) {
+        st |= !results[i].passed && !results[i].too_slow;
+        slow += results[i].too_slow;
+        /* A skip (steps the transport lacks) is not a pass: the tally leaves it out. */
+        passed += results[i].passed && !results[i].skipped;
+    }
+    /* Nothing failed, but the machine was too slow to judge some: 3, neither 0 nor 1. */
+    if (!st && slow)
+        st = 3;
+    if (o.tally[0]) {
+        FILE *t = fopen(o.tally, "a");
+        int failed = 0;
+        for (int i = 0; i < n; i++)
+            failed += !results[i].passed;
+        if (!t || fprintf(t, "conformance %d %d\n", passed, failed) < 0 || fclose(t) != 0) {
+            fprintf(stderr, "railguard run: --tally %s: cannot append: %s\n", o.tally,
+                    strerror(errno));
+            st = 1;
+        }
+    }
+out:
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    return st;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard run`'s own declarations, shared by its files (internal to harness/):
+ *   rg_run.c           the command: scenarios collected, one supervisor process each, reports
+ *   rg_run_opts.c      its options, the reproduce line and the seed
+ *   rg_run_ranks.c     one scenario's ranks: started, followed, stopped at the deadline, judged
+ *   rg_run_external.c  --external: this process is one rank of a launcher's job
+ */
+#ifndef RG_RUN_H
+#define RG_RUN_H
+
+#include "cmd/rg_cmd.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define RG_RUN_MAX_SCENARIOS 512
+#define RG_RUN_SLOW_SCALE 4 /* --slow-scale by default */
+
+struct run_opts {
+    char self[PATH_MAX];
+    char transport[PATH_MAX];
+    char shim[PATH_MAX];
+    char out[PATH_MAX];
+    char junit[PATH_MAX];
+    char json[PATH_MAX];
+    char tally[PATH_MAX]; /* --tally: append "conformance P F" for make check's summary */
+    char known[PATH_MAX]; /* --known: the transport's known-failures file */
+    char devices[RG_MAX_RAILS][64];
+    int ndevices;
+    char devlist[RG_MAX_RAILS * 65];
+    int jobs;
+    bool seed_set;
+    uint64_t seed;
+    /* external launch: one rank per process, started by mpirun/srun */
+    bool external;
+    char coordinator[256];
+    char devices_file[PATH_MAX];
+    bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
+    bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
+    /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
+     * again with every time multiplied by this (rg_slow.c); 1: never */
+    int slow_scale;
+    /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
+    char wrap_arg[1024]; /* as given, for the reproduce line */
+    char wrap_buf[1024];
+    char *wrap[17];
+    int nwrap;
+};
+
+/* A scenario as loaded, with the path it was named by. */
+struct sc_entry {
+    char path[1024];
+    rg_scenario sc;
+};
+
+/* What one file calls in another. */
+/* rg_run_opts.c */
+void rg_run_fmt(char *dst, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
+char *rg_run_abs_path(const char *p);
+uint64_t rg_run_seed(const struct run_opts *o, const rg_scenario *sc);
+void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const char *const *where,
+                       const char *out, const rg_scenario *sc, const char *path);
+int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first);
+
+/* rg_run_ranks.c */
+void rg_run_servers_stop(void);
+void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
+                  int hi, const char *coord, const char *devfile, const char *planfile, bool whole);
+void rg_run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_result *res);
+
+/* rg_run_external.c */
+int rg_run_external(const struct run_opts *o, const struct sc_entry *e);
+
+#endif

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep's pure half: which points a counting run gives (rg_sweep_plan) and the candidates
+ * a failing point is shrunk through (rg_sweep_shrink_step, rg_sweep_shrink_count). No process,
+ * no file: the unit tests (tests/harness/test_sweep.c) drive it from made-up evidence. The
+ * driver that runs the points is rg_sweep.c.
+ */
+#include "cmd/rg_cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const kind_names[RG_SW_KINDS] = {
+    [RG_SW_ERROR] = "error", [RG_SW_NEGPOLL] = "negpoll", [RG_SW_LOSE] = "lose",
+    [RG_SW_NOMEM] = "nomem", [RG_SW_DELAY] = "delay",     [RG_SW_KILL] = "kill",
+    [RG_SW_STOP] = "stop",   [RG_SW_LATE] = "late",       [RG_SW_SWAP] = "swap_rails",
+};
+
+const char *rg_sweep_kind_name(rg_sw_kind k)
+{
+    return (unsigned)k < RG_SW_KINDS ? kind_names[k] : "?";
+}
+
+int rg_sweep_kind_of(const char *name)
+{
+    for (int k = 0; k < RG_SW_KINDS; k++)
+        if (name && !strcmp(name, kind_names[k]))
+            return k;
+    return -1;
+}
+
+/* What a counting run saw, over the whole run or in one phase. */
+struct counts {
+    const uint64_t *posts, *cqe; /* by enum fi_op */
+};
+
+/* How many events rule kind/op would count. */
+static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const struct counts *e)
+{
+    switch (sp->kind) {
+    case RG_SW_ERROR:
+    case RG_SW_KILL:
+    case RG_SW_STOP:
+        return e->cqe[op];
+    case RG_SW_NEGPOLL: /* per=cqe: one point after each completion of the op */
+        return e->cqe[op];
+    case RG_SW_NOMEM: {
+        uint64_t n = 0;
+        for (int o = FI_OP_SEND; o <= FI_OP_ATOMIC; o++)
+            n += o == FI_OP_RECV ? 0 : e->posts[o];
+        return n;
+    }
+    case RG_SW_LOSE:
+    case RG_SW_DELAY:
+    case RG_SW_LATE:
+        return e->posts[op];
+    case RG_SW_SWAP: /* once, at the device list, whatever the program does */
+        return 1;
+    case RG_SW_KINDS:
+        break;
+    }
+    return 0;
+}
+
+/* The ops a kind is swept over: the one asked for, or the kind's own. */
+static int ops_of(const rg_sweep_spec *sp, enum fi_op *ops)
+{
+    if (sp->kind == RG_SW_NOMEM || sp->kind == RG_SW_SWAP) {
+        ops[0] = FI_OP_ANY;
+        return 1;
+    }
+    if (sp->op != FI_OP_ANY) {
+        ops[0] = sp->op;
+        return 1;
+    }
+    switch (sp->kind) {
+    case RG_SW_ERROR:
+    case RG_SW_NEGPOLL: /* data completions: how many credit writes complete depends on timing */
+    case RG_SW_KILL:
+    case RG_SW_STOP:
+        ops[0] = FI_OP_RECV;
+        ops[1] = FI_OP_SEND;
+        return 2;
+    case RG_SW_LOSE:
+    case RG_SW_LATE:
+        ops[0] = FI_OP_SEND;
+        return 1;
+    default:
+        ops[0] = FI_OP_RECV;
+        return 1;
+    }
+}
+
+static void point_rule(const rg_sweep_spec *sp, rg_sweep_point *p)
+{
+    char *r = p->rule;
+    size_t n = sizeof(p->rule);
+    char where[48] = "";
+    if (p->step == FI_PHASE_INIT)
+        snprintf(where, sizeof(where), " step=init");
+    else if (p->step != FI_PHASE_ANY)
+        snprintf(where, sizeof(where), " step=%d rep=%d", p->step, p->rep);
+    switch (sp->kind) {
+    case RG_SW_ERROR:
+        snprintf(r, n, "error status=%s op=%s rank=%d%s nth=%llu", sp->status, fi_op_name(p->op),
+                 p->rank, where, (unsigned long long)p->nth);
+        break;
+    case RG_SW_NEGPOLL:
+        snprintf(r, n, "negpoll per=cqe op=%s rank=%d%s nth=%llu", fi_op_name(p->op), p->rank,
+                 where, (unsigned long long)p->nth);
+        break;
+    case RG_SW_NOMEM:
+        snprintf(r, n, "nomem verb=post_send rank=%d%s nth=%llu", p->rank, where,
+                 (unsigned long long)p->nth);
+        break;
+    case RG_SW_LOSE: /* the kinds with an op and no parameter */
+    case RG_SW_KILL:
+    case RG_SW_STOP:
+        snprintf(r, n, "%s op=%s rank=%d%s nth=%llu", kind_names[sp->kind], fi_op_name(p->op),
+                 p->rank, where, (unsigned long long)p->nth);
+        break;
+    case RG_SW_DELAY: /* the kinds with an op and a time */
+    case RG_SW_LATE:
+        snprintf(r, n, "%s ms=%llu op=%s rank=%d%s nth=%llu", kind_names[sp->kind],
+                 (unsigned long long)sp->ms, fi_op_name(p->op), p->rank, where,
+                 (unsigned long long)p->nth);
+        break;
+    case RG_SW_SWAP:
+        snprintf(r, n, "swap_rails rank=%d", p->rank);
+        break;
+    case RG_SW_KINDS:
+        r[0] = '\0';
+        break;
+    }
+}
+
+/* One series: every stride-th of `events` (at most max, spread out), appended at pts[*n]. */
+static int series(const rg_sweep_spec *sp, int r, enum fi_op op, int step, int rep, uint64_t events,
+                  rg_sweep_point *pts, int cap, int *n, char *err, size_t errlen)
+{
+    uint64_t stride = sp->stride ? sp->stride : 1;
+    if (sp->max && events / stride > sp->max)
+        stride = (events + sp->max - 1) / sp->max;
+    for (uint64_t k = 1; k <= events; k += stride) {
+        if (*n == cap) {
+            snprintf(err, errlen,
+                     "more than %d points: raise --stride or lower --max (%llu events on rank "
+                     "%d)",
+                     cap, (unsigned long long)events, r);
+            return -1;
+        }
+        pts[*n] = (rg_sweep_point){.rank = r, .op = op, .step = step, .rep = rep, .nth = k};
+        point_rule(sp, &pts[*n]);
+        (*n)++;
+    }
+    return 0;
+}
+
+int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
+                  int cap, char *err, size_t errlen)
+{
+    enum fi_op ops[2];
+    int nops = ops_of(sp, ops), n = 0;
+    for (int r = 0; r < ranks; r++) {
+        if (sp->rank >= 0 && r != sp->rank)
+            continue;
+        const rg_evidence *e = &ev[r];
+        /* Phases past the table would be points silently never planned. */
+        if (!sp->whole && sp->kind != RG_SW_SWAP && e->phases_lost) {
+            snprintf(err, errlen,
+                     "rank %d's counting run marked %d phases, more than the %d a sweep plans "
+                     "from: sweep with --whole, or split the program",
+                     r, e->nphases + e->phases_lost, RG_EV_PHASES_MAX);
+            return -1;
+        }
+        for (int o = 0; o < nops; o++) {
+            if (sp->whole || e->nphases == 0 || sp->kind == RG_SW_SWAP) {
+                struct counts c = {e->op_posts, e->op_cqe};
+                if (series(sp, r, ops[o], FI_PHASE_ANY, FI_PHASE_ANY, events_of(sp, ops[o], &c),
+                           pts, cap, &n, err, errlen))
+                    return -1;
+                continue;
+            }
+            for (int f = 0; f < e->nphases; f++) {
+                const struct rg_ev_phase *ph = &e->phase[f];
+                struct counts c = {ph->posts, ph->cqe};
+                if (series(sp, r, ops[o], ph->step, ph->rep, events_of(sp, ops[o], &c), pts, cap,
+                           &n, err, errlen))
+                    return -1;
+            }
+        }
+    }
+    return n;
+}
+
+/* --- shrinking ------------------------------------------------------------------------------ */
+
+/* The rule with its anchor replaced by `where` (" step=0 rep=0", " step=init", ...). */
+static void reanchor(const char *rule, const char *where, char *out, size_t len)
+{
+    char buf[RG_SC_RULE_MAX];
+    size_t o = 0;
+    /* Drop the old step=/rep= words; put the new anchor before nth=. */
+    for (const char *w = rule; *w;) {
+        while (*w == ' ')
+            w++;
+        const char *e = w;
+        while (*e && *e != ' ')
+            e++;
+        if (e == w)
+            break;
+        bool anchor = !strncmp(w, "step=", 5) || !strncmp(w, "rep=", 4);
+        if (!anchor && !strncmp(w, "nth=", 4))
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s", where);
+        if (!anchor && o < sizeof(buf))
+            o +=
+                (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%.*s", o ? " " : "", (int)(e - w), w);
+        if (o >= sizeof(buf))
+            o = sizeof(buf) - 1;
+        w = e;
+    }
+    buf[o] = '\0';
+    snprintf(out, len, "%s", buf);
+}
+
+static void one_rule(rg_scenario *out, const char *rule)
+{
+    out->nfaults = 1;
+    snprintf(out->fault[0].rule, sizeof(out->fault[0].rule), "%s", rule);
+    out->fault[0].line = 0;
+    out->fault[0].optional = false;
+    snprintf(out->faults, sizeof(out->faults), "%s", rule);
+    for (int r = 0; r < out->ranks; r++) {
+        out->expect[r] = RG_SC_EXPECT_ANY;
+        out->expect_at[r] = RG_SC_AT_ANY;
+        out->expect_cls[r] = 0;
+    }
+}
+
+int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scenario *out)
+{
+    if (p->step == FI_PHASE_ANY || sc->nops < 1)
+        return -1;
+    int keep;
+    const char *where;
+    if (p->step == FI_PHASE_INIT) {
+        keep = 0;
+        where = " step=init";
+    } else if (p->step >= sc->nops) {
+        keep = sc->nops - 1;
+        where = " step=1 rep=0";
+    } else {
+        keep = p->step;
+        where = " step=0 rep=0";
+    }
+    const rg_sc_op *op = &sc->ops[keep];
+    if (op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY)
+        return -1;
+    if (sc->nops == 1 && op->repeat == 1)
+        return -1; /* nothing to cut */
+    *out = *sc;
+    out->nops = 1;
+    out->ops[0] = *op;
+    out->ops[0].repeat = 1;
+    char rule[RG_SC_RULE_MAX];
+    reanchor(p->rule, where, rule, sizeof(rule));
+    one_rule(out, rule);
+    return 0;
+}
+
+int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out)
+{
+    bool changed = false;
+    *out = *in;
+    for (int i = 0; i < out->nops; i++) {
+        rg_sc_op *op = &out->ops[i];
+        if (op->kind == RG_SC_BARRIER || op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY ||
+            op->count <= 1)
+            continue;
+        op->count = (op->count + 1) / 2;
+        changed = true;
+    }
+    return changed ? 0 : -1;
+}

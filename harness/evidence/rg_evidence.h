@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_evidence.h - what the shim saw in one rank, read back from its rankR.events.jsonl: every
+ * process of the rank apart, its calls, the faults it fired, what it left alive. Every line
+ * the shim writes is read exactly; one that cannot be is counted and named, never skipped.
+ */
+#ifndef RG_EVIDENCE_H
+#define RG_EVIDENCE_H
+
+#include "base/rg_base.h"
+#include "fi_plan.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RG_EV_PHASES_MAX 256
+#define RG_EV_PROCS 32
+typedef struct rg_evidence {
+    bool present;  /* the events file was there */
+    bool loaded;   /* the shim said it loaded */
+    bool totals;   /* it summarised (at exit, on a snapshot, or on request) */
+    bool snapshot; /* that summary came from a snapshot (a rank killed at the deadline) */
+    uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
+    double first_fault_mono_ms; /* CLOCK_MONOTONIC of its first fired fault; -1 none */
+    int first_fault_rule;
+    uint64_t fired[FI_MAX_RULES];
+    int64_t matched[FI_MAX_RULES]; /* -1: no summary of that rule */
+    char queues[512];    /* QPs with work outstanding at the last summary, for a hang's detail */
+    char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
+    int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */
+    /* Lines that are not events as the shim writes them (not JSON, a field of the wrong type,
+     * a value out of range, cut short), and the first of them: "line N: why: 'the line'". Each
+     * is a finding of the rank (rg_evidence_apply), never a silent skip. */
+    int bad_lines;
+    char unreadable[300];
+    /* The ownership sanitizer: its last "owned" summary, and its first finding in full. */
+    bool owned;
+    uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
+    char own_first[200];
+    /*
+     * A rank is a process tree: each process's evidence apart, by the pid on its lines, in the
+     * order each first wrote (proc[0] the rank's own process). The rank's counts above are
+     * their sums; leaks are judged per process. Past RG_EV_PROCS the rest share the last slot
+     * (folded counts them).
+     */
+    int nprocs, folded;
+    struct rg_ev_proc {
+        long pid, ppid; /* ppid from its load event; 0 when it said none */
+        bool loaded;    /* it wrote a load event */
+        bool forked;    /* its parent is another process of this rank */
+        bool totals;    /* it summarised */
+        bool snapshot;  /* its last summary came from a snapshot */
+        int snapshot_signal;
+        double load_mono_ms; /* CLOCK_MONOTONIC of its load event; -1 when it said none */
+        uint64_t time_scale; /* its plan's times were scaled by this (0: it said nothing) */
+        char exe[96];        /* its executable's file name */
+        uint64_t contexts, qps, cqs, posts_send, posts_recv, polls, cqe, cqe_err;
+        /* Verbs objects still alive when it exited (its "alive" event at exit; none when it
+         * was killed): contexts, pds, mrs, cqs, qps, channels. */
+        bool alive_at_exit;
+        int64_t alive[6];
+        uint64_t fired_ev[FI_MAX_RULES]; /* fault events it wrote */
+        uint64_t fired[FI_MAX_RULES];    /* its last rule summary's counts */
+        int64_t matched[FI_MAX_RULES];   /* -1: it summarised no such rule */
+        bool owned;
+        uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
+    } proc[RG_EV_PROCS];
+    /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
+     * destroy, or at exit): what a sweep plans its points from. */
+    uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];
+    /* The same per phase of the program (the shim's "phase" events, when the program marks its
+     * steps): what a sweep anchors its points to. Past RG_EV_PHASES_MAX, phases_lost counts. */
+    int nphases, phases_lost;
+    struct rg_ev_phase {
+        int step, rep; /* step -1: init */
+        uint64_t posts[FI_OP_ATOMIC + 1], cqe[FI_OP_ATOMIC + 1], polls;
+    } phase[RG_EV_PHASES_MAX];
+} rg_evidence;
+
+/* Reads one rank's events. A missing file is not an error (present stays false). */
+int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen);
+
+#endif

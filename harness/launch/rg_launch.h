@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_launch.h - starting a scenario's processes and watching them: each process's state
+ * (rg_proc.c: the shim's environment and plan, a hung one's summary and backtrace, one that
+ * ended early), ranks forked from a server (rg_forksrv.c), the checks before anything runs
+ * (rg_preflight.c), one clock for an external launch (rg_clock.c), and what the machine takes
+ * from the ranks while they run (rg_slow_measure.c).
+ */
+#ifndef RG_LAUNCH_H
+#define RG_LAUNCH_H
+
+#include "base/rg_base.h"
+#include "evidence/rg_evidence.h"
+#include "rank/rg_rank.h"
+#include "result/rg_result.h"
+#include "scenario/rg_scenario.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* --- the fork server (rg_forksrv.c): ranks forked from a process started once ------------- */
+typedef struct rg_forksrv {
+    pid_t pid;
+    int sock;
+} rg_forksrv;
+/* Starts a server for one rank slot: `self worker --serve 3 --transport SO` under shim. */
+int rg_forksrv_start(rg_forksrv *s, const char *self, const char *shim, const char *transport,
+                     char *err, size_t errlen);
+/*
+ * Starts one rank through s: env as "KEY=VALUE" (set) or "KEY" (unset), args the worker's
+ * options, fds its log, status pipe and go pipe. Returns its pid -- a child of this process,
+ * which must be a child subreaper -- or -1 with err (the server may then be stopped).
+ */
+pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const *args,
+                       const int fds[3], double timeout_s, char *err, size_t errlen);
+void rg_forksrv_stop(rg_forksrv *s);
+
+/* --- the processes of a run (rg_proc.c): workers under `run`, programs under `exec` -------- */
+struct rg_proc {
+    pid_t pid;
+    int fd;
+    char buf[4096];
+    size_t len;
+    bool exited;
+    bool verdict;
+    bool said_error; /* its verdict was "error": the worker then exits 3 */
+    int status;
+    bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
+    int go;          /* the write end of its go pipe, until every rank is ready */
+    bool ready;      /* said "ready": loaded, waiting for go */
+    bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
+    double stop_t_s; /* when the runner saw it stop, from the scenario's start */
+    pid_t gdb;
+    int tl; /* run: its status lines as they came (rankR.status, the timeline's source), or -1 */
+    bool termed;    /* a service sent SIGTERM once the other ranks had ended */
+    double spawn_s; /* CLOCK_MONOTONIC when it was forked: its start-up is counted from here */
+};
+
+/*
+ * What the machine takes (rg_slow_measure.c), for the runners' loops: rg_slow_cpu_wait:
+ * seconds the threads of process pid were runnable but waiting for a CPU, -1 when /proc cannot
+ * say; rg_slow_lag: *lag_s raised to how late a wait meant to end at want_s ended (now_s);
+ * rg_slow_sample raises each running rank's cpu_wait_s to what /proc says now; rg_slow_started
+ * sets a rank's start_s from its first process's load event; one still running when the
+ * runner stopped waiting at ended_s (CLOCK_MONOTONIC) that never loaded had not started by
+ * then; else it stays -1.
+ */
+double rg_slow_cpu_wait(long pid);
+void rg_slow_lag(double *lag_s, double want_s, double now_s);
+void rg_slow_sample(const struct rg_proc *procs, rg_rank_result *ranks, int lo, int hi);
+void rg_slow_started(rg_rank_result *k, const struct rg_proc *p, const rg_evidence *ev,
+                     double ended_s);
+
+/* The real-time signals a process still running at the deadline is sent: the shim writes its
+ * summary on the first, a worker its backtrace on the second. No verbs stack uses them. */
+int rg_proc_snapshot_signal(void);
+int rg_proc_backtrace_signal(void);
+/* Every process lo..hi-1 still running: summary, backtrace (gdb where it gave none), killed.
+ * `inproc`: the process writes its own backtrace on rg_proc_backtrace_signal (a worker). */
+void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, bool inproc);
+/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
+ * before its verdict); rg_proc_judge_ended says whether its own fault did it (KILLED) or not
+ * (CRASH), from its evidence e. Its log is DIR/rankR.log. */
+bool rg_proc_ended_early(const struct rg_proc *p);
+void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
+                         const rg_evidence *e, const char *dir, int r);
+
+/* Writes DIR/plan, the fault plan every process of sc reads (the sanitizer's rule last when
+ * sc->ownership); its path to `path`. 0, or -1. */
+int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len);
+/* In a child about to exec: the shim preloaded (before any LD_PRELOAD already there with
+ * `keep_preload`), its plan file, events file, rank, snapshot signal and the scale of the
+ * plan's times (rg_scenario.time_scale; 0 or 1: as written). */
+void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
+                      bool keep_preload, int time_scale);
+
+/* --- preflight (rg_preflight.c) ------------------------------------------------------------- */
+/*
+ * Checks that every device exists with an ACTIVE port 1, that the shim loads and has its
+ * control table, and that the transport loads and has a plugin table; fills `info`. Returns
+ * 0, or -1 with one line in err.
+ */
+int rg_preflight(const char *shim, const char *transport, char (*devices)[64], int ndevices,
+                 rg_run_info *info, char *err, size_t errlen);
+/* Whether the locked-memory limit allows `need` bytes registered per rank; -1 with a line. */
+int rg_preflight_memlock(uint64_t need, char *err, size_t errlen);
+
+/* --- one clock for an external launch (rg_clock.c) ----------------------------------------- */
+
+/*
+ * Measures this rank's clock against rank 0's over a connection to `coordinator` (rank 0's
+ * runner listens there until every rank was measured or the deadline passed, then closes the
+ * port before it releases any rank, so the transport finds it free). Both ends prove the job
+ * secret first (docs/security.md). Never fails a run: out->measured says, out->why says why
+ * not. Every wait ends by the deadline (a rank other than 0 waits a few seconds longer, for
+ * rank 0 to measure the others).
+ */
+void rg_clock_sync(const char *coordinator, const char *secret, int rank, int size, double deadline,
+                   rg_clock *out);
+
+
+#endif

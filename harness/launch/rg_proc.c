@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The processes of a run, whatever they run (a worker of `railguard run`, a program under
+ * `railguard exec`): the signals that ask a hung one for the shim's summary and a backtrace,
+ * gdb when it gives none, how one that ended early is judged (its own kill, stop or exit
+ * fault, or a crash), and the tail of its log for a finding.
+ */
+#include "launch/rg_launch.h"
+#include "rg_parse.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/random.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* gdb needs ~20 s per process under emulation; all hung ranks get theirs at once. */
+#define RG_BACKTRACE_S 60.0
+/* How long the ranks get to answer the snapshot and backtrace signals themselves. */
+#define RG_INPROC_WAIT_S 3.0
+
+/* The signals a rank still running at the deadline is sent before it is killed: the shim
+ * writes its summary, the worker its backtrace. Real-time ones, which no verbs stack uses. */
+int rg_proc_snapshot_signal(void)
+{
+    return SIGRTMIN + 2;
+}
+
+int rg_proc_backtrace_signal(void)
+{
+    return SIGRTMIN + 3;
+}
+
+/* gdb in batch mode on one process, in the background: the fallback when the rank gave no
+ * backtrace of its own (a stopped process, a handler replaced by the transport). */
+static pid_t gdb_start(const char *dir, int rank, pid_t pid)
+{
+    char out[1200], pidstr[32];
+    snprintf(out, sizeof(out), "%s/rank%d.backtrace", dir, rank);
+    snprintf(pidstr, sizeof(pidstr), "%ld", (long)pid);
+    pid_t g = fork();
+    if (g == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execlp("gdb", "gdb", "-batch", "-nx", "-p", pidstr, "-ex", "thread apply all bt",
+               (char *)NULL);
+        _exit(127);
+    }
+    return g;
+}
+
+/*
+ * Every rank still running at the deadline is asked, all at once, for the shim's summary and
+ * its own backtrace (`inproc`: a worker, which writes one; a program under exec is asked for
+ * none, since a real-time signal it does not handle would end it); those that gave no
+ * backtrace within a few seconds get gdb, all in parallel. Then they are killed. A hang's report so
+ * comes seconds after the deadline, however many ranks hang.
+ */
+void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, bool inproc)
+{
+    char path[1200], evp[1200], err[256];
+    static rg_evidence ev;
+    bool asked[RG_MAX_RANKS] = {false};
+    int hung = 0;
+    for (int r = lo; r < hi; r++) {
+        if (procs[r].pid <= 0 || procs[r].exited)
+            continue;
+        hung++;
+        if (inproc)
+            kill(procs[r].pid, rg_proc_backtrace_signal());
+        /* Only a shim that said it handles the snapshot signal is sent it: to any other
+         * process a real-time signal is fatal, and the backtrace would be lost with it. */
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
+        if (rg_evidence_read(evp, &ev, err, sizeof(err)) == 0 &&
+            ev.snapshot_signal == rg_proc_snapshot_signal()) {
+            kill(procs[r].pid, rg_proc_snapshot_signal());
+            asked[r] = true;
+        }
+        /* A rank is a process tree: each other process of it that said it handles the signal
+         * and is still in the rank's own process group (a program under exec leads one) is
+         * asked too, so a hung child's queues are in the evidence. The group check keeps a
+         * pid reused by a stranger out of reach. */
+        for (int k = 1; asked[r] && k < ev.nprocs && k < RG_EV_PROCS - 1; k++)
+            if (ev.proc[k].snapshot_signal == rg_proc_snapshot_signal() &&
+                getpgid((pid_t)ev.proc[k].pid) == procs[r].pid)
+                kill((pid_t)ev.proc[k].pid, rg_proc_snapshot_signal());
+    }
+    if (!hung)
+        return;
+    double until = rg_now_s() + RG_INPROC_WAIT_S;
+    for (bool all = false; !all && rg_now_s() < until;) {
+        usleep(50000);
+        all = true;
+        for (int r = lo; r < hi; r++) {
+            if (procs[r].pid <= 0 || procs[r].exited)
+                continue;
+            snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
+            snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
+            all = all && (!inproc || rg_file_has(path, NULL)) &&
+                  (!asked[r] || rg_file_has(evp, "\"why\":\"snapshot\""));
+        }
+    }
+    for (int r = lo; r < hi; r++) {
+        struct rg_proc *p = &procs[r];
+        p->gdb = -1;
+        if (p->pid <= 0 || p->exited)
+            continue;
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
+        if (!rg_file_has(path, NULL))
+            p->gdb = gdb_start(dir, r, p->pid);
+    }
+    until = rg_now_s() + RG_BACKTRACE_S;
+    for (int r = lo; r < hi; r++) {
+        struct rg_proc *p = &procs[r];
+        while (p->gdb > 0) {
+            int st;
+            if (waitpid(p->gdb, &st, WNOHANG) == p->gdb)
+                break;
+            if (rg_now_s() > until) {
+                kill(p->gdb, SIGKILL);
+                waitpid(p->gdb, &st, 0);
+                break;
+            }
+            usleep(50000);
+        }
+    }
+    for (int r = lo; r < hi; r++) {
+        struct rg_proc *p = &procs[r];
+        if (p->pid <= 0 || p->exited)
+            continue;
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, &p->status, 0);
+    }
+}
+
+/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
+ * before its verdict): judge_ended decides whether its own fault did it. */
+bool rg_proc_ended_early(const struct rg_proc *p)
+{
+    return p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL) ||
+           (WIFEXITED(p->status) && !p->verdict);
+}
+
+/*
+ * A rank that stopped, died by SIGKILL or exited before its verdict: planned when its own shim
+ * says a stop (kill, exit) rule fired there, which it writes before acting; else a crash (an
+ * OOM kill, a stranger's signal, a stop nobody planned, a transport that called exit).
+ */
+void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
+                         const rg_evidence *e, const char *dir, int r)
+{
+    bool exited = !p->stopped && WIFEXITED(p->status);
+    int want = p->stopped ? FI_STOP : exited ? FI_EXIT : FI_KILL;
+    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
+        if (sc->fault[i].kind == want && e->fired[i] > 0) {
+            if (exited)
+                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
+                             "left early by its exit fault (faults item %d, line %d) in %s, with "
+                             "status %d",
+                             i + 1, sc->fault[i].line, k->where, WEXITSTATUS(p->status));
+            else if (p->stopped)
+                rg_rank_find(k, RG_V_KILLED, p->stop_t_s,
+                             "stopped by its stop fault (faults item %d, line %d) at %.2f s in "
+                             "%s; ended by the runner once the other ranks had ended",
+                             i + 1, sc->fault[i].line, p->stop_t_s, k->where);
+            else
+                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
+                             "killed by its kill fault (faults item %d, line %d) in %s", i + 1,
+                             sc->fault[i].line, k->where);
+            return;
+        }
+    if (exited) {
+        char logp[1200], tail[400];
+        snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
+        rg_log_tail(logp, tail, sizeof(tail));
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d without a verdict%s%s",
+                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
+    } else if (p->stopped)
+        rg_rank_find(k, RG_V_CRASH, p->stop_t_s,
+                     "stopped by a signal no planned fault raised, at %.2f s in %s", p->stop_t_s,
+                     k->where);
+    else
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s,
+                     "killed by signal %d (%s), not by a planned fault; backtrace in "
+                     "%s/rank%d.backtrace",
+                     SIGKILL, strsignal(SIGKILL), dir, r);
+}
+
+/* The plan every process reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked,
+ * and after them the sanitizer's (rule numbers in the events stay the scenario's). */
+int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len)
+{
+    if ((size_t)snprintf(path, len, "%s/plan", dir) >= len)
+        return -1;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s\n%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "");
+    return fclose(f);
+}
+
+void rg_proc_shim_env(const char *shim, const char *planfile, const char *events, int rank,
+                      bool keep_preload, int time_scale)
+{
+    char buf[8192], num[16];
+    const char *old = getenv("LD_PRELOAD");
+    if (keep_preload && old && *old &&
+        (size_t)snprintf(buf, sizeof(buf), "%s:%s", shim, old) < sizeof(buf))
+        setenv("LD_PRELOAD", buf, 1);
+    else
+        setenv("LD_PRELOAD", shim, 1);
+    /* The plan as the runner checked it, from one file: no faults still counts, and the events
+     * then say what each process did. */
+    unsetenv("RG_FI_PLAN");
+    setenv("RG_FI_PLAN_FILE", planfile, 1);
+    setenv("RG_FI_LOG", events, 1);
+    snprintf(num, sizeof(num), "%d", rank);
+    setenv("RG_FI_RANK", num, 1);
+    snprintf(num, sizeof(num), "%d", rg_proc_snapshot_signal());
+    setenv("RG_FI_SNAPSHOT_SIGNAL", num, 1);
+    /* Always said, so a scale in the caller's environment never reaches a rank by accident. */
+    snprintf(num, sizeof(num), "%d", time_scale > 1 ? time_scale : 1);
+    setenv("RG_FI_TIME_SCALE", num, 1);
+}
+

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One rank of a scenario: `railguard worker ...`, started by the runner (with the shim
+ * preloaded). It loads the transport through the plugin ABI, runs the scenario's program,
+ * checks every output bit-exact against rg_data's reference, every guard band and every send
+ * buffer, holds each call's buffers scribbled for one more step once it returned (struct held),
+ * and tells the runner where it is and how it ended, one line at a time on the status
+ * descriptor, each line led by the CLOCK_MONOTONIC time in milliseconds (the clock the shim's
+ * events carry, so the runner can tell whether a fault fired before an error):
+ *
+ *   <ms> ready                            loaded; with --go-fd, waits for the runner's go
+ *   <ms> step <i> <rep> <op>              about to run program step i, repetition rep
+ *   verdict ok
+ *   status <st>                              the failed call's RG_ERR_* value, before a
+ *   status v1                                detected verdict (v1: the ABI carries none)
+ *   verdict detected <i> <rep> <message>     the transport returned an error
+ *   verdict corrupt <i> <rep> <detail>       it returned success with wrong data
+ *   verdict error <message>                  the harness itself could not run the rank
+ *
+ * A rank that is killed, or exits without a verdict line, is judged by the runner. A crash
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) writes this process's backtrace to the backtrace
+ * file before the signal takes its course; so does RG_BACKTRACE_SIGNAL, which the runner sends
+ * to a rank still running at the deadline before it kills it.
+ */
+#include "rg_worker.h"
+#include "rg_faultinject.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --- file descriptors the transport leaves open -------------------------------------------- */
+void worker_fds_open(struct fdset *s)
+{
+    memset(s, 0, sizeof(*s));
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long fd = strtol(de->d_name, &end, 10);
+        if (*end || end == de->d_name || fd < 0 || fd >= FD_BITS || fd == dirfd(d))
+            continue;
+        s->bit[fd / 64] |= 1ull << (fd % 64);
+    }
+    closedir(d);
+}
+
+void worker_say(struct worker *w, const char *fmt, ...)
+{
+    char at[48];
+    struct timespec ts;
+    va_list ap;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    snprintf(at, sizeof(at), "%.3f ", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+    va_start(ap, fmt);
+    rg_say_line(w->fd, at, fmt, ap);
+    va_end(ap);
+}
+
+/* --- backtraces: in process, so a hang's report comes within seconds, not gdb's minute --- */
+static char g_bt_path[1024];
+static char g_altstack[64 * 1024];
+
+/* Async-signal-safe: open, write and backtrace_symbols_fd (primed at start, so it loads
+ * nothing here). */
+static void bt_write(const char *why, int sig)
+{
+    void *frames[64];
+    char head[96];
+    int fd = open(g_bt_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    int n = snprintf(head, sizeof(head), "railguard worker pid %ld: %s (signal %d)\n",
+                     (long)getpid(), why, sig);
+    if (n > 0 && write(fd, head, (size_t)n) < 0)
+        n = 0;
+    int depth = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, depth, fd);
+    close(fd);
+}
+
+static void on_crash(int sig)
+{
+    bt_write("crashed", sig);
+    /* SA_RESETHAND put the default back: the signal ends the process as it would have. */
+    raise(sig);
+}
+
+static void on_backtrace(int sig)
+{
+    int saved = errno;
+    bt_write("asked for a backtrace at the deadline", sig);
+    errno = saved;
+}
+
+static void bt_install(const char *path)
+{
+    static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    void *prime[2];
+    struct sigaction sa;
+
+    if (!path || !*path)
+        return;
+    snprintf(g_bt_path, sizeof(g_bt_path), "%s", path);
+    backtrace(prime, 2); /* loads libgcc's unwinder now, outside any handler */
+    stack_t st = {.ss_sp = g_altstack, .ss_size = sizeof(g_altstack)};
+    sigaltstack(&st, NULL);
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_crash;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+        sigaction(crash[i], &sa, NULL);
+    const char *bs = getenv("RG_BACKTRACE_SIGNAL");
+    char *end = NULL;
+    long sig = bs ? strtol(bs, &end, 10) : 0;
+    if (bs && *end == '\0' && sig >= SIGRTMIN && sig <= SIGRTMAX) {
+        sa.sa_handler = on_backtrace;
+        sa.sa_flags = SA_ONSTACK | SA_RESTART;
+        sigaction((int)sig, &sa, NULL);
+    }
+}
+
+/* Counts what the call that just succeeded ran, when the transport can say. */
+static void note_call(struct worker *w)
+{
+    rg_algo a;
+    int rails;
+    if (w->h && w->tp.has_last_call && rg_tp_last_call(&w->tp, w->h, &a, &rails) == RG_OK)
+        w->calls[a][rails]++;
+}
+
+/* "calls ring/2:3 mesh/1:2": the report's word on what really ran (nothing when unknown). */
+static void say_calls(struct worker *w)
+{
+    static const char *const names[RG_ALGO_COUNT] = {"auto", "ring", "mesh"};
+    char buf[512];
+    size_t n = 0;
+    for (int a = 0; a < RG_ALGO_COUNT; a++)
+        for (int r = 0; r <= RG_MAX_RAILS; r++)
+            if (w->calls[a][r] && n + 32 < sizeof(buf))
+                n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s/%d:%u", names[a], r,
+                                      w->calls[a][r]);
+    if (n)
+        worker_say(w, "calls%s", buf);
+}
+
+/* Tells the shim (when it is there) which step the program is in. */
+static void phase(struct worker *w, int step, int rep)
+{
+    if (w->set_phase)
+        w->set_phase(step, rep);
+}
+
+/* Waits for the runner's go byte: 0, or -1 at the deadline or when the runner went away. */
+static int wait_go(int fd, double deadline_s)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double left =
+            deadline_s - (double)(t.tv_sec - t0.tv_sec) - (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int n = poll(&p, 1, (int)(left * 1000) + 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            continue;
+        char g;
+        ssize_t k = read(fd, &g, 1);
+        if (k < 0 && errno == EINTR)
+            continue;
+        close(fd);
+        return k == 1 && g == 'g' ? 0 : -1;
+    }
+}
+
+/*
+ * Fail-stop: once a call has returned an error, the same call again must fail too, and within
+ * the timeout. A transport that carries on after a failure (its communicator not poisoned)
+ * either returns success here, with whatever data, or keeps the caller waiting; a "notfailstop"
+ * line says which. create and destroy are not repeated: a second init is a new communicator.
+ * The repeat runs in a thread of its own, so a call that never returns is named as such at
+ * the bound instead of running into the runner's deadline.
+ */
+struct repeat {
+    struct worker *w;
+    const rg_sc_op *op;
+    const rg_data_key *k;
+    int rc;
+    char err[512];
+};
+
+static void *repeat_step(void *arg)
+{
+    struct repeat *r = arg;
+    r->rc = worker_run_step(r->w, r->op, r->k, r->err, sizeof(r->err));
+    return NULL;
+}
+
+static void fail_stop(struct worker *w, const rg_sc_op *op, const rg_data_key *k)
+{
+    static struct repeat r;
+    struct timespec t0, t1, until;
+    pthread_t t;
+    if (op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY || !w->h)
+        return;
+    /* The transport's own deadline, with room for a slow machine; no timed test hides here:
+     * only a wait that plainly outlives the deadline is called slow. */
+    double bound = w->sc->timeout_s * 1.5 + 1.0;
+    r = (struct repeat){.w = w, .op = op, .k = k, .rc = 1};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)bound;
+    until.tv_nsec += (long)((bound - (double)(time_t)bound) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_create(&t, NULL, repeat_step, &r) != 0)
+        return;
+    if (pthread_timedjoin_np(t, NULL, &until) != 0) {
+        worker_say(w,
+                   "notfailstop the step, repeated after its error, had not returned after %.1f s "
+                   "(timeout %.1f s)",
+                   bound, w->sc->timeout_s);
+        /* The transport is still inside the call: neither finalize nor exit's destructors
+         * may run beside it. The shim writes its counts now, then the rank ends here. */
+        const struct rg_fi_control_v1 *fi = rg_fi_control();
+        if (fi && fi->summary)
+            fi->summary();
+        _exit(0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    worker_release(w, &w->fresh, false, NULL, 0);
+    double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (r.rc == 0 || r.rc == 2)
+        worker_say(w,
+                   "notfailstop the step, repeated after its error, returned success in %.3f s%s",
+                   dt, r.rc == 2 ? " (with wrong data)" : "");
+}
+
+int rg_worker_main(const rg_worker_args *wa)
+{
+    static rg_scenario sc;
+    struct worker w = {.sc = &sc, .fd = wa->status_fd, .rank = wa->rank};
+    char err[1024] = "";
+
+    bt_install(wa->backtrace_file);
+    if (rg_scenario_load(wa->scenario, &sc, err, sizeof(err)) != 0) {
+        worker_say(&w, "verdict error %s", err);
+        return 3;
+    }
+    if (wa->time_scale > 1) /* a second attempt on a machine too slow for the first */
+        rg_scenario_scale(&sc, wa->time_scale);
+    if (wa->rank < 0 || wa->rank >= sc.ranks) {
+        worker_say(&w, "verdict error rank %d outside 0..%d", wa->rank, sc.ranks - 1);
+        return 3;
+    }
+    if (rg_tp_open(&w.tp, wa->transport, err, sizeof(err)) != 0) {
+        worker_say(&w, "verdict error %s", err);
+        return 3;
+    }
+    w.args = (rg_plugin_args){.size = sizeof(rg_plugin_args),
+                              .rank = wa->rank,
+                              .nranks = sc.ranks,
+                              .coordinator = wa->coordinator,
+                              .devices_file = wa->devices_file,
+                              .qp_type = sc.qp,
+                              .algo = sc.algo,
+                              .timeout_s = sc.timeout_s};
+    /* Ranks start as fast as exec and the loader let them, which on a loaded host or in an
+     * emulator can differ by seconds: the runner releases them together, so the transport's
+     * own timeout measures the transport, not the launch. */
+    worker_say(&w, "ready");
+    if (wa->go_fd >= 0 && wait_go(wa->go_fd, sc.deadline_s) != 0) {
+        worker_say(&w, "verdict error the runner never said go (within the %.0f s deadline)",
+                   sc.deadline_s);
+        return 3;
+    }
+    /* The shim's phases follow the program, so step= rules (and the sweep's anchored points)
+     * count within a step; finalize is the step after the last. */
+    const struct rg_fi_control_v1 *fi = rg_fi_control();
+    if (fi && fi->size >= offsetof(struct rg_fi_control_v1, set_phase) + sizeof(fi->set_phase))
+        w.set_phase = fi->set_phase;
+    phase(&w, FI_PHASE_INIT, 0);
+    worker_say(&w, "step -1 0 init");
+    /* What the transport declares it cannot do is skipped and reported, never run. */
+    if (rg_tp_lacks_scenario(&w.tp, &sc, err, sizeof(err))) {
+        worker_say(&w, "verdict unsupported -1 0 %s: %s", w.tp.name, err);
+        return 0;
+    }
+    worker_fds_open(&w.fds);
+    int ist = rg_tp_init(&w.tp, &w.args, &w.h, err, sizeof(err));
+    if (ist) {
+        char detail[sizeof(err) + 64];
+        worker_say_error(&w, detail, sizeof(detail), ist, err);
+        if (ist != RG_ERR_UNSUPPORTED)
+            worker_say_status(&w);
+        worker_say(&w, "verdict %s -1 0 init: %s",
+                   ist == RG_ERR_UNSUPPORTED ? "unsupported" : "detected", detail);
+        worker_fds_leaked(&w); /* a failed init frees what it made, too */
+        return 0;
+    }
+    char first_err[sizeof(err) + 32] = ""; /* a recovering transport's first error */
+    int first_status = 0;
+    for (int i = 0; i < sc.nops; i++) {
+        const rg_sc_op *op = &sc.ops[i];
+        char label[160];
+        worker_op_label(op, label, sizeof(label));
+        if (rg_tp_lacks_step(&w.tp, op, err, sizeof(err))) {
+            worker_say(&w, "unsupported %d 0 %s: %s", i, label, err);
+            continue;
+        }
+        for (int rep = 0; rep < op->repeat; rep++) {
+            rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
+                             .step = (uint32_t)i,
+                             .rep = (uint32_t)rep,
+                             .values = (rg_values)op->values,
+                             .nranks = sc.ranks};
+            phase(&w, i, rep);
+            worker_say(&w, "step %d %d %s", i, rep, label);
+            w.step = i;
+            w.rep = rep;
+            w.status = 0;
+            int rc = worker_run_step(&w, op, &k, err, sizeof(err));
+            if (rc == 3) {
+                /* The transport said so at the call: the step's other repetitions go too. */
+                worker_say(&w, "unsupported %d %d %s: %s", i, rep, label, err);
+                if (op->kind == RG_SC_CREATE)
+                    i = worker_skip_rest(&w, i);
+                break;
+            }
+            if (rc == 0) {
+                note_call(&w);
+                /* The step before this one had a whole step to show a late read or write. */
+                rc = worker_release(&w, &w.held, true, err, sizeof(err));
+                w.held = w.fresh;
+                memset(&w.fresh, 0, sizeof(w.fresh));
+            }
+            if (rc == 0)
+                continue;
+            if (rc == 1 && (w.tp.caps.flags & RG_CAP_RECOVERS)) {
+                /* A transport that declares it recovers is judged on what it does next: its
+                 * first error is kept, the program goes on, and every later result is still
+                 * checked (no fail-stop repeat: carrying on is what it promised). */
+                if (!first_err[0]) {
+                    first_status = w.status;
+                    snprintf(first_err, sizeof(first_err), "%d %d %s", i, rep, err);
+                    fprintf(stderr,
+                            "railguard worker: the transport declares RG_CAP_RECOVERS: going on "
+                            "after step %d's error: %s\n",
+                            i, err);
+                }
+                continue;
+            }
+            worker_release(&w, &w.fresh, false, NULL, 0);
+            worker_release(&w, &w.held, false, NULL, 0);
+            /* The runner already knows the step from its "step" line. */
+            if (rc == 1) {
+                worker_say_status(&w);
+                worker_say(&w, "verdict detected %d %d %s", i, rep, err);
+                fail_stop(&w, op, &k);
+            } else if (rc == 2)
+                worker_say(&w, "verdict corrupt %d %d %s", i, rep, err);
+            else
+                worker_say(&w, "verdict error %s: %s", label, err);
+            say_calls(&w);
+            if (w.h) {
+                rg_tp_finalize(&w.tp, w.h);
+                worker_fds_leaked(&w);
+            }
+            return rc < 0 ? 3 : 0;
+        }
+    }
+    phase(&w, sc.nops, 0);
+    worker_say(&w, "step %d 0 finalize", sc.nops);
+    w.status = 0;
+    int rc = worker_release(&w, &w.held, true, err, sizeof(err));
+    if (rc) {
+        worker_say(&w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", sc.nops, err);
+        if (w.h) {
+            rg_tp_finalize(&w.tp, w.h);
+            worker_fds_leaked(&w);
+        }
+        return 0;
+    }
+    say_calls(&w);
+    int fst = w.h ? rg_tp_finalize(&w.tp, w.h) : 0;
+    if (fst) {
+        worker_say_error(&w, err, sizeof(err), fst, "finalize failed");
+        worker_say_status(&w);
+        worker_say(&w, "verdict detected %d 0 %s", sc.nops, err);
+        worker_fds_leaked(&w);
+        return 0;
+    }
+    phase(&w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
+    worker_fds_leaked(&w);
+    if (first_err[0]) {
+        w.status = first_status;
+        worker_say_status(&w);
+        worker_say(&w, "verdict detected %s", first_err);
+    } else
+        worker_say(&w, "verdict ok");
+    return 0;
+}
+
+/* `railguard worker OPTIONS`, as run starts it (or as its fork server hands a rank over). */
+int rg_worker_cli(int argc, char **argv)
+{
+    rg_worker_args a = {.rank = -1, .status_fd = -1, .go_fd = -1};
+    for (int i = 2; i < argc; i += 2) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!v) {
+            fprintf(stderr, "railguard worker: %s needs a value\n", k);
+            return 2;
+        }
+        errno = 0;
+        if (!strcmp(k, "--scenario")) {
+            a.scenario = v;
+        } else if (!strcmp(k, "--rank")) {
+            a.rank = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--coordinator")) {
+            a.coordinator = v;
+        } else if (!strcmp(k, "--devices-file")) {
+            a.devices_file = v;
+        } else if (!strcmp(k, "--transport")) {
+            a.transport = v;
+        } else if (!strcmp(k, "--backtrace-file")) {
+            a.backtrace_file = v;
+        } else if (!strcmp(k, "--status-fd")) {
+            a.status_fd = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--go-fd")) {
+            a.go_fd = (int)strtol(v, &end, 10);
+        } else if (!strcmp(k, "--seed")) {
+            a.seed = strtoull(v, &end, 0);
+            a.seed_set = true;
+        } else if (!strcmp(k, "--time-scale")) {
+            a.time_scale = (int)strtol(v, &end, 10);
+            if (a.time_scale < 1 || a.time_scale > 100) {
+                fprintf(stderr, "railguard worker: --time-scale: not 1..100 '%s'\n", v);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "railguard worker: unknown option '%s'\n", k);
+            return 2;
+        }
+        if (errno || (end && *end)) {
+            fprintf(stderr, "railguard worker: %s: not a number '%s'\n", k, v);
+            return 2;
+        }
+    }
+    if (!a.scenario || a.rank < 0 || !a.coordinator || !a.devices_file || !a.transport ||
+        a.status_fd < 0) {
+        fprintf(stderr, "railguard worker: needs --scenario --rank --coordinator --devices-file "
+                        "--transport --status-fd (it is started by 'railguard run')\n");
+        return 2;
+    }
+    return rg_worker_main(&a);
+}

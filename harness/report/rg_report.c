@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Verdict logic and the reports: JSON (jansson), JUnit XML (what CI systems read), the live
+ * line per scenario and the summary table. Pure apart from the files they write, so the unit
+ * tests cover them without a device.
+ */
+#include "report/rg_report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+static int count_passed(const rg_result *res, int n)
+{
+    int p = 0;
+    for (int i = 0; i < n; i++)
+        p += res[i].passed;
+    return p;
+}
+
+static int count_slow(const rg_result *res, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += !res[i].passed && res[i].too_slow;
+    return s;
+}
+
+static int count_skipped(const rg_result *res, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += res[i].passed && res[i].skipped;
+    return s;
+}
+
+static json_t *info_json(const rg_run_info *info)
+{
+    json_t *devs = json_array();
+    for (int i = 0; i < info->ndevices; i++) {
+        json_t *gids = json_array();
+        for (int g = 0; g < info->dev[i].ngids; g++)
+            json_array_append_new(gids, json_string(info->dev[i].gids[g]));
+        json_array_append_new(devs, json_pack("{s:s,s:s,s:o}", "name", info->dev[i].name, "state",
+                                              info->dev[i].state, "gids", gids));
+    }
+    return json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:o,s:s}", "railguard",
+                     info->railguard, "kernel", info->kernel, "libibverbs", info->verbs, "shim",
+                     "path", info->shim, "build_id", info->shim_build_id, "transport", "path",
+                     info->transport, "build_id", info->transport_build_id, "name",
+                     info->transport_name, "says", info->transport_says, "devices", devs, "seed",
+                     info->seed);
+}
+
+int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                   const char *path, char *err, size_t errlen)
+{
+    json_t *all = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(all, rg_result_json(&res[i]));
+    int passed = count_passed(res, n);
+    json_t *top = json_pack("{s:i,s:i,s:f,s:o}", "passed", passed, "failed", n - passed, "seconds",
+                            total_s, "scenarios", all);
+    if (top && info)
+        json_object_set_new(top, "run", info_json(info));
+    return rg_json_write(top, path, err, errlen);
+}
+
+
+static void junit_property(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, "      <property name=\"%s\" value=\"", name);
+    rg_markup_text(f, value);
+    fputs("\"/>\n", f);
+}
+
+static void junit_properties(FILE *f, const rg_run_info *info)
+{
+    char name[80], gids[256]; /* "device." and a 64-byte name */
+    fputs("    <properties>\n", f);
+    junit_property(f, "railguard", info->railguard);
+    junit_property(f, "kernel", info->kernel);
+    junit_property(f, "libibverbs", info->verbs);
+    junit_property(f, "shim", info->shim);
+    junit_property(f, "shim.build_id", info->shim_build_id);
+    junit_property(f, "transport", info->transport);
+    junit_property(f, "transport.build_id", info->transport_build_id);
+    junit_property(f, "transport.name", info->transport_says);
+    junit_property(f, "seed", info->seed);
+    for (int i = 0; i < info->ndevices; i++) {
+        size_t o = 0;
+        gids[0] = '\0';
+        for (int g = 0; g < info->dev[i].ngids && o < sizeof(gids); g++)
+            o += (size_t)snprintf(gids + o, sizeof(gids) - o, "%s%s", g ? " " : "",
+                                  info->dev[i].gids[g]);
+        snprintf(name, sizeof(name), "device.%s", info->dev[i].name);
+        junit_property(f, name, gids);
+    }
+    fputs("    </properties>\n", f);
+}
+
+int rg_report_junit(const rg_result *res, int n, double total_s, const rg_run_info *info,
+                    const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    int slow = count_slow(res, n), failed = n - count_passed(res, n) - slow;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    int skipped = 0;
+    for (int i = 0; i < n; i++)
+        skipped += res[i].passed && (res[i].skipped || res[i].known_state == RG_KNOWN_XFAIL);
+    /* Too slow to judge is an error (the test could not conclude), not a failure. */
+    fprintf(f,
+            "<testsuites tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
+            "time=\"%.3f\">\n",
+            n, failed, slow, skipped, total_s);
+    fprintf(f,
+            "  <testsuite name=\"railguard\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
+            "skipped=\"%d\" time=\"%.3f\">\n",
+            n, failed, slow, skipped, total_s);
+    if (info)
+        junit_properties(f, info);
+    for (int i = 0; i < n; i++) {
+        const rg_result *r = &res[i];
+        fputs("    <testcase classname=\"railguard.scenarios\" name=\"", f);
+        rg_markup_text(f, r->name);
+        fprintf(f, "\" time=\"%.3f\"", r->seconds);
+        if (r->passed && (r->known_state == RG_KNOWN_XFAIL || r->skipped)) {
+            /* A known failure, or steps the transport lacks: skipped, never a pass, and not a
+             * failure either. */
+            fputs(">\n      <skipped message=\"", f);
+            rg_markup_text(f, r->why);
+            fputs("\"/>\n    </testcase>\n", f);
+            continue;
+        }
+        if (r->passed) {
+            fputs("/>\n", f);
+            continue;
+        }
+        const char *elem = r->too_slow ? "error" : "failure";
+        fprintf(f, ">\n      <%s message=\"", elem);
+        rg_markup_text(f, r->why);
+        fputs("\">", f);
+        for (int k = 0; k < r->ranks; k++) {
+            char want[RG_SC_EXPECT_STR_MAX], cls[32];
+            fprintf(f, "rank %d: %s%s%s (expected %s) in ", k, rg_verdict_name(r->rank[k].verdict),
+                    r->rank[k].status ? ":" : "", rg_rank_class(&r->rank[k], cls, sizeof(cls)),
+                    rg_sc_expect_str(r->expect[k], r->expect_at[k], r->expect_cls[k], want,
+                                     sizeof(want)));
+            rg_markup_text(f, r->rank[k].where);
+            fputs(": ", f);
+            rg_markup_text(f, r->rank[k].detail);
+            fputc('\n', f);
+        }
+        fputs("reproduce: ", f);
+        rg_markup_text(f, r->repro);
+        fputs("\nlogs: ", f);
+        rg_markup_text(f, r->dir);
+        fprintf(f, "</%s>\n    </testcase>\n", elem);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* --- terminal -------------------------------------------------------------------------------- */
+/* "detected@3:timeout,ok": a rank that failed in a call of the transport's (it has a status)
+ * shows where (init or the step) and the status's class; a program run by exec has neither. */
+static void verdicts(char *out, size_t len, const rg_result *r)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < r->ranks && o < len; i++) {
+        const rg_rank_result *k = &r->rank[i];
+        char where[48] = "", cls[32];
+        if (k->verdict == RG_V_DETECTED && k->status) {
+            if (k->step < 0)
+                snprintf(where, sizeof(where), "@init:%s", rg_rank_class(k, cls, sizeof(cls)));
+            else
+                snprintf(where, sizeof(where), "@%d:%s", k->step, rg_rank_class(k, cls, sizeof(cls)));
+        }
+        o += (size_t)snprintf(out + o, len - o, "%s%s%s", i ? "," : "", rg_verdict_name(k->verdict),
+                              where);
+    }
+}
+
+/* Each injecting rule's fired count over all ranks, "1/3"; "-" when the plan injects nothing. */
+static const char *fired_list(char *out, size_t len, const rg_result *r)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < r->nrules && o < len; i++)
+        if (!r->rule[i].counting)
+            o += (size_t)snprintf(out + o, len - o, "%s%llu", o ? "/" : "",
+                                  (unsigned long long)r->rule[i].fired);
+    if (!out[0])
+        snprintf(out, len, "-");
+    return out;
+}
+
+void rg_report_line(FILE *f, const rg_result *r)
+{
+    char v[512], fired[256];
+    verdicts(v, sizeof(v), r);
+    fprintf(f, "%s  %-36s %2d ranks %7.1f s  %s  fired %s\n", rg_result_word(r), r->name, r->ranks,
+            r->seconds, v, fired_list(fired, sizeof(fired), r));
+    if (r->known_state != RG_KNOWN_NONE || r->skipped)
+        fprintf(f, "      %s\n", r->why);
+    if (r->slow_note[0])
+        fprintf(f, "      %s\n", r->slow_note);
+    if (!r->passed) {
+        fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n",
+                r->first[0] ? r->first : r->why, r->repro, r->dir);
+    }
+    fflush(f);
+}
+
+void rg_report_table(FILE *f, const rg_result *res, int n, double total_s)
+{
+    int passed = count_passed(res, n);
+    int by[RG_V_COUNT] = {0};
+    fprintf(f, "\n%-36s %-6s %5s %8s %-9s %s\n", "scenario", "result", "ranks", "seconds", "fired",
+            "verdicts by rank");
+    for (int i = 0; i < n; i++) {
+        char v[512], fired[256];
+        verdicts(v, sizeof(v), &res[i]);
+        char word[8];
+        snprintf(word, sizeof(word), "%s", rg_result_word(&res[i]));
+        if (res[i].passed) /* pass, xfail, xpass in lower case; FAIL stands out */
+            for (char *c = word; *c; c++)
+                *c = (char)(*c - 'A' + 'a');
+        fprintf(f, "%-36s %-6s %5d %8.1f %-9s %s\n", res[i].name, word, res[i].ranks,
+                res[i].seconds, fired_list(fired, sizeof(fired), &res[i]), v);
+        for (int k = 0; k < res[i].ranks; k++)
+            by[res[i].rank[k].verdict]++;
+    }
+    fprintf(f, "\nranks:");
+    for (int v = 0; v < RG_V_COUNT; v++)
+        fprintf(f, " %s %d%s", rg_verdict_name((rg_verdict)v), by[v],
+                v + 1 < RG_V_COUNT ? "," : "");
+    int xfail = 0, xpass = 0;
+    for (int i = 0; i < n; i++) {
+        xfail += res[i].passed && res[i].known_state == RG_KNOWN_XFAIL;
+        xpass += res[i].passed && res[i].known_state == RG_KNOWN_XPASS;
+    }
+    fprintf(f, "\nwall time %.1f s\n", total_s);
+    if (xfail || xpass)
+        fprintf(f, "known failures: %d xfail, %d xpass (counted as passed)\n", xfail, xpass);
+    int skipped = count_skipped(res, n), slow = count_slow(res, n), again = 0;
+    for (int i = 0; i < n; i++)
+        again += res[i].attempts > 1;
+    if (again)
+        fprintf(f,
+                "judged on a second attempt with scaled times: %d (the machine held the first "
+                "back)\n",
+                again);
+    fprintf(f, "%d passed, %d failed", passed - skipped, n - passed - slow);
+    if (skipped)
+        fprintf(f, ", %d skipped (unsupported by the transport)", skipped);
+    if (slow)
+        fprintf(f, ", %d too slow to judge", slow);
+    fputc('\n', f);
+    fflush(f);
+}

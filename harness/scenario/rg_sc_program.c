@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/* A scenario's program, step by step, and an exec scenario's commands (rg_sc_parse.h). */
+#include "rg_sc_parse.h"
+#include "data/rg_data.h"
+#include "fi_plan.h"
+#include "rg_parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+/* --- program ------------------------------------------------------------------------------- */
+
+/* One step; *live says whether the communicator exists (create and destroy change it). */
+static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op, bool *live)
+{
+    yaml_node_t *keys[S_KEYS], *vals[S_KEYS];
+    int i = 0;
+    long v = 0;
+
+    if (step->type != YAML_MAPPING_NODE)
+        return sc_bad(c, step, "a step must be a mapping, not");
+    if (sc_collect(c, step, sc_step_keys, S_KEYS, keys, vals))
+        return -1;
+    if (!vals[S_OP])
+        return sc_fail(c, sc_line_of(step), "step without key 'op'");
+    if (sc_get_name(c, vals[S_OP], "op", sc_kind_names, RG_SC_KIND_COUNT, &i))
+        return -1;
+
+    op->kind = (rg_sc_kind)i;
+    op->dtype = RG_FLOAT32;
+    op->redop = RG_SUM;
+    op->count = 1;
+    op->root = 0;
+    /* Not a rank: the ops other than sendrecv have no sender or receiver. */
+    op->from = op->to = -1;
+    op->repeat = 1;
+    op->inplace = false;
+    op->values = RG_VALUES_EXACT;
+    op->line = (int)sc_line_of(keys[S_OP]);
+
+    const char *kind = sc_kind_names[op->kind];
+    int last_rank = c->sc->ranks - 1;
+    /* In file order, so the first wrong value in the step is the one reported. */
+    for (yaml_node_pair_t *p = step->data.mapping.pairs.start; p < step->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = sc_node_at(c, p->key), *val = sc_node_at(c, p->value);
+        int k = sc_lookup(key, sc_step_keys, S_KEYS);
+        if (k == S_OP)
+            continue;
+        if (!(sc_kind_keys[op->kind] & B(k)))
+            return sc_bad(c, key, "%s does not take", kind);
+        switch (k) {
+        case S_DTYPE:
+            if (sc_get_name(c, val, "dtype", rg_data_dtype_names, RG_DTYPE_COUNT, &i))
+                return -1;
+            op->dtype = (rg_dtype)i;
+            break;
+        case S_REDOP:
+            if (sc_get_name(c, val, "redop", rg_data_redop_names, RG_REDOP_COUNT, &i))
+                return -1;
+            op->redop = (rg_redop)i;
+            break;
+        case S_COUNT:
+            if (sc_get_int(c, val, "count", 1, RG_SC_COUNT_MAX, &v))
+                return -1;
+            op->count = (size_t)v;
+            break;
+        case S_ROOT:
+            if (sc_get_int(c, val, "root", 0, last_rank, &v))
+                return -1;
+            op->root = (int)v;
+            break;
+        case S_FROM:
+            if (sc_get_int(c, val, "from", 0, last_rank, &v))
+                return -1;
+            op->from = (int)v;
+            break;
+        case S_TO:
+            if (sc_get_int(c, val, "to", 0, last_rank, &v))
+                return -1;
+            op->to = (int)v;
+            break;
+        case S_REPEAT:
+            if (sc_get_int(c, val, "repeat", 1, SC__REPEAT_MAX, &v))
+                return -1;
+            op->repeat = (int)v;
+            break;
+        case S_INPLACE:
+            if (!sc_is_plain(val) || !(sc_scalar_is(val, "true") || sc_scalar_is(val, "false")))
+                return sc_bad(c, val, "inplace must be true or false");
+            op->inplace = sc_scalar_is(val, "true");
+            break;
+        case S_VALUES:
+            if (sc_get_name(c, val, "values", rg_data_values_names, RG_VALUES_COUNT, &i))
+                return -1;
+            op->values = i;
+            break;
+        }
+    }
+    /* Checked once dtype and redop are known, whatever order the keys came in. */
+    if (vals[S_VALUES]) {
+        const char *why = rg_data_values_problem((rg_values)op->values, op->dtype, op->redop);
+        if (why)
+            return sc_bad(c, vals[S_VALUES], "%s: %s %s", why, rg_data_dtype_name(op->dtype),
+                          rg_data_redop_name(op->redop));
+    }
+
+    if (op->kind == RG_SC_SENDRECV) {
+        if (!vals[S_FROM])
+            return sc_fail(c, (size_t)op->line, "sendrecv without key 'from'");
+        if (!vals[S_TO])
+            return sc_fail(c, (size_t)op->line, "sendrecv without key 'to'");
+        if (op->from == op->to)
+            return sc_bad(c, vals[S_TO], "from and to must differ");
+    }
+    /* As the transport's rg_redop_supported(): complex numbers have no order. */
+    if (op->dtype == RG_COMPLEX64 && (op->redop == RG_MAX || op->redop == RG_MIN))
+        return sc_bad(c, vals[S_REDOP], "complex64 cannot reduce with");
+
+    if (op->kind == RG_SC_CREATE) {
+        if (*live)
+            return sc_bad(c, vals[S_OP], "the communicator already exists, cannot");
+        *live = true;
+    } else if (!*live) {
+        return sc_bad(c, vals[S_OP], "no communicator (destroyed above) for");
+    } else if (op->kind == RG_SC_DESTROY) {
+        *live = false;
+    }
+    return 0;
+}
+
+int sc_parse_program(const struct ctx *c, const yaml_node_t *n)
+{
+    /* The program starts with the communicator created. */
+    bool live = true;
+
+    if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top == n->data.sequence.items.start)
+        return sc_bad(c, n, "program must be a non-empty sequence of steps, not");
+    int nops = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *step = sc_node_at(c, *it);
+        if (!step)
+            return sc_fail(c, sc_line_of(n), "YAML: broken document");
+        if (nops == RG_SC_OPS_MAX)
+            return sc_fail(c, sc_line_of(step), "program of more than %d steps", RG_SC_OPS_MAX);
+        if (parse_step(c, step, &c->sc->ops[nops], &live))
+            return -1;
+        nops++;
+    }
+    c->sc->nops = nops;
+    return 0;
+}
+
+/* --- exec ---------------------------------------------------------------------------------- */
+
+/* One command string: not empty, no control character, at most 16 blank-separated words. */
+static int get_command(const struct ctx *c, const yaml_node_t *n, const char *what, char *out)
+{
+    if (!sc_is_scalar(n))
+        return sc_bad(c, n, "exec: %s must be a string, not", what);
+    const char *v = (const char *)n->data.scalar.value;
+    size_t len = n->data.scalar.length;
+    int words = 0;
+    if (len >= RG_SC_EXEC_MAX)
+        return sc_bad(c, n, "exec: %s longer than %d characters", what, RG_SC_EXEC_MAX - 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)v[i];
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+            return sc_bad(c, n, "exec: %s: control character in", what);
+        words += ch != ' ' && ch != '\t' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t');
+    }
+    if (!words)
+        return sc_bad(c, n, "exec: %s is empty", what);
+    if (words > 16)
+        return sc_bad(c, n, "exec: %s has more than 16 words", what);
+    memcpy(out, v, len);
+    out[len] = '\0';
+    return 0;
+}
+
+int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
+{
+    rg_sc_exec *x = &c->sc->exec;
+    const yaml_node_t *cmd = NULL, *server = NULL, *client = NULL, *after = NULL, *svc = NULL,
+                      *grace = NULL;
+    if (n->type != YAML_MAPPING_NODE)
+        return sc_bad(c, n, "exec must be a mapping (command, or server and client), not");
+    x->on = true;
+    x->client_after = -1;
+    x->services = 0;
+    x->service_grace = 5;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const yaml_node_t *key = sc_node_at(c, p->key), *val = sc_node_at(c, p->value);
+        if (!key || !val)
+            return sc_fail(c, sc_line_of(n), "YAML: broken document");
+        if (sc_scalar_is(key, "command") && !cmd) {
+            cmd = val;
+            if (get_command(c, val, "command", x->command))
+                return -1;
+        } else if (sc_scalar_is(key, "server") && !server) {
+            server = val;
+            if (get_command(c, val, "server", x->server))
+                return -1;
+        } else if (sc_scalar_is(key, "client") && !client) {
+            client = val;
+            if (get_command(c, val, "client", x->client))
+                return -1;
+        } else if (sc_scalar_is(key, "client_after") && !after) {
+            after = val;
+            if (sc_get_seconds(c, val, "exec: client_after", 3600, &x->client_after))
+                return -1;
+        } else if (sc_scalar_is(key, "service") && !svc) {
+            svc = val;
+            if (val->type != YAML_SEQUENCE_NODE)
+                return sc_bad(c, val, "exec: service is a list of ranks, [0] say, not");
+            for (yaml_node_item_t *it = val->data.sequence.items.start;
+                 it < val->data.sequence.items.top; it++) {
+                const yaml_node_t *rn = sc_node_at(c, *it);
+                uint64_t r;
+                if (!rn || !sc_is_plain(rn) ||
+                    sc_digits_u64((const char *)rn->data.scalar.value, rn->data.scalar.length,
+                                  false, &r) ||
+                    r >= (uint64_t)c->sc->ranks)
+                    return sc_bad(c, rn ? rn : val, "exec: service: a rank is 0..%d, not",
+                                  c->sc->ranks - 1);
+                if (x->services & (UINT64_C(1) << r))
+                    return sc_bad(c, rn, "exec: service: rank named twice:");
+                x->services |= UINT64_C(1) << r;
+            }
+        } else if (sc_scalar_is(key, "service_grace") && !grace) {
+            grace = val;
+            if (sc_get_seconds(c, val, "exec: service_grace", 600, &x->service_grace))
+                return -1;
+        } else {
+            return sc_bad(c, key,
+                          "exec: unknown or repeated key (command, server, client, client_after, "
+                          "service, service_grace)");
+        }
+    }
+    if (cmd && (server || client))
+        return sc_bad(c, cmd, "exec: command, or server and client, not both:");
+    if (!cmd && !(server && client))
+        return sc_fail(c, sc_line_of(n), "exec: needs command, or server and client");
+    if (after && cmd)
+        return sc_bad(c, after, "exec: client_after goes with server and client, not");
+    /* A service is stopped once the others end: some rank must end by itself. */
+    if (svc && x->services == (c->sc->ranks >= 64 ? UINT64_MAX : (UINT64_C(1) << c->sc->ranks) - 1))
+        return sc_bad(c, svc, "exec: service: every rank a service leaves none to end the run:");
+    if (grace && !svc)
+        return sc_bad(c, grace, "exec: service_grace goes with service, not");
+    return 0;
+}

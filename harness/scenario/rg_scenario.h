@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenario files: what one run of N ranks does and what each rank must end with. YAML, read
+ * with libyaml's document API so every value keeps its line: a bad file gets one line naming
+ * the file, the line and the field. docs/scenarios.md is the user's description of the format.
+ *
+ *   name: flush-on-recv                # optional; default: the file name without .yaml
+ *   ranks: 2                           # 2..RG_MAX_RANKS (required)
+ *   rails: 1                           # 1..RG_MAX_RAILS, default 1
+ *   qp: uc                             # uc | rc, default uc
+ *   algorithm: ring                    # ring | mesh | auto, default auto
+ *   timeout: 10                        # the transport's deadline per wait, seconds, default 10
+ *   deadline: 60                       # the runner's for the whole scenario, default 60
+ *   seed: 7                            # inputs and probabilistic faults, default 1
+ *   zero_copy: true                    # register each call's buffers with the transport
+ *                                      #   (mem_register) so it may send in place; default false
+ *   ownership: false                   # the shim's buffer-ownership sanitizer; default true
+ *   faults:                            # the shim's plan, one rule per item (optional)
+ *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
+ *     - {rule: "delay ms=50 rank=0", optional: true}   # may fire nowhere without failing
+ *   exec:                              # instead of program: a verbs program, unmodified
+ *     command: "rg-fi-probe --msgs 3"  #   every rank runs it (ranks may be 1), or
+ *     server: "ibv_rc_pingpong -p {port}"   #   rank 0, and
+ *     client: "ibv_rc_pingpong -p {port} {host}"   # rank 1 (ranks: 2)
+ *     client_after: 1                  #   start the client then, not when {port} listens
+ *     service: [0]                     #   ranks that serve until stopped (SIGTERM once the
+ *     service_grace: 5                 #   others end, SIGKILL this many seconds later)
+ *   program:                           # at least one step
+ *     - op: all_reduce                 # all_reduce | all_gather | reduce_scatter | broadcast |
+ *       dtype: float32                 #   sendrecv | barrier | create | destroy
+ *       count: 1021                    # elements (per rank for all_gather/reduce_scatter)
+ *       redop: sum                     # all_reduce, reduce_scatter: sum | prod | max | min
+ *       root: 0                        # broadcast
+ *       from: 0                        # sendrecv: one rank sends count elements to another
+ *       to: 1
+ *       repeat: 3                      # default 1
+ *       inplace: true                  # default false
+ *       values: rounding               # all_reduce, reduce_scatter: exact (default) |
+ *                                      #   rounding | special (rg_data.h, rg_values)
+ *   known:                             # a known failure: reported xfail, not failed
+ *     why: "ucmatose never checks a completion's status"   # required
+ *     all: ERROR_SWALLOWED             #   per rank, or all: a failure verdict's name
+ *   expect:                            # default: rg_sc_expect_default, below
+ *     all: ok                          # ok | detected | killed | any (ok, detected or killed);
+ *                                      #   killed: ended by its own kill or stop fault
+ *     1: detected@init                 # per rank, overriding all; detected@init or detected@N:
+ *                                      #   the error must come from init or program step N
+ *     2: detected@3:completion|timeout #   and :CLASS[|CLASS] the status it must carry, named
+ *                                      #   as the status table's without RG_ERR_, lower case
+ */
+#ifndef RG_SCENARIO_H
+#define RG_SCENARIO_H
+
+#include "base/rg_base.h"
+#include "fi_plan.h"
+#include "railguard/plugin.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RG_SC_NAME_MAX 128
+#define RG_SC_RULE_MAX 512
+#define RG_SC_FAULTS_MAX (FI_MAX_RULES * RG_SC_RULE_MAX)
+#define RG_SC_OPS_MAX 256
+#define RG_SC_COUNT_MAX (64u << 20) /* elements */
+
+typedef enum {
+    RG_SC_ALL_REDUCE,
+    RG_SC_ALL_GATHER,
+    RG_SC_REDUCE_SCATTER,
+    RG_SC_BROADCAST,
+    RG_SC_SENDRECV,
+    RG_SC_BARRIER,
+    RG_SC_CREATE,  /* create the communicator again (after destroy) */
+    RG_SC_DESTROY, /* destroy it; the program starts with one created */
+    RG_SC_KIND_COUNT
+} rg_sc_kind;
+
+typedef enum {
+    RG_SC_EXPECT_OK,
+    RG_SC_EXPECT_DETECTED,
+    RG_SC_EXPECT_ANY,
+    RG_SC_EXPECT_KILLED
+} rg_sc_expect;
+
+/* Where a `detected` must come from: anywhere, init (the communicator's creation), or step N. */
+#define RG_SC_AT_ANY (-2)
+#define RG_SC_AT_INIT (-1)
+/* Classes: a bit per status, bit -st for RG_ERR_* st; 0 is any class. */
+#define RG_SC_CLASS_BITS 32
+/* What an expectation may be, for the parser's error. */
+#define RG_SC_EXPECT_FORMS                                                                         \
+    "ok, detected[@init|@STEP][:CLASS[|CLASS]], killed or any (CLASS: timeout, completion, ...)"
+/* Room for the longest expectation rg_sc_expect_str spells. */
+#define RG_SC_EXPECT_STR_MAX 192
+
+typedef struct rg_sc_op {
+    rg_sc_kind kind;
+    rg_dtype dtype; /* default float32 */
+    rg_redop redop; /* default sum */
+    size_t count;   /* default 1 (unused by barrier, create, destroy) */
+    int root;       /* broadcast, default 0 */
+    int from, to;   /* sendrecv (required there) */
+    int repeat;     /* >= 1 */
+    bool inplace;
+    int values; /* rg_values (rg_data.h): all_reduce, reduce_scatter; default exact */
+    int line;   /* the line of the step's "op:" in the file */
+} rg_sc_op;
+
+/*
+ * exec: a program run unmodified under the shim instead of program steps (railguard exec's
+ * scenario form): `command` run by every rank, or `server` (rank 0) and `client` (rank 1),
+ * the client started once the server listens on {port} or client_after seconds after it.
+ * Words are blank-separated, without quoting; whether the program exists is the runner's
+ * check, at load.
+ */
+#define RG_SC_EXEC_MAX 1024
+typedef struct rg_sc_exec {
+    bool on;
+    char command[RG_SC_EXEC_MAX];
+    char server[RG_SC_EXEC_MAX];
+    char client[RG_SC_EXEC_MAX];
+    double client_after; /* -1: when the server listens */
+    int line;            /* the line of "exec:" */
+    /* Ranks that serve until stopped (bit r: rank r): once every other rank has ended, each
+     * still running is asked for the shim's summary, sent SIGTERM, and SIGKILL after
+     * service_grace seconds; it is judged on what it did before (docs/exec.md). */
+    uint64_t services;
+    double service_grace; /* default 5 */
+} rg_sc_exec;
+
+/* One rule of the fault plan, as the file wrote it. */
+typedef struct rg_sc_fault {
+    char rule[RG_SC_RULE_MAX];
+    int line;      /* its line in the file */
+    int kind;      /* enum fi_kind, as the plan library read it */
+    bool optional; /* may fire on no rank without the scenario failing NOT_EXERCISED */
+} rg_sc_fault;
+
+typedef struct rg_scenario {
+    char name[RG_SC_NAME_MAX];
+    int ranks;
+    int rails;
+    rg_qp_type qp;
+    rg_algo algo;
+    double timeout_s;
+    double deadline_s;
+    /* Every time above, in exec: and in the faults, multiplied by this (rg_slow.c: a second
+     * attempt on a machine too slow for the first); 0 or 1: as written. */
+    int time_scale;
+    uint64_t seed;
+    bool zero_copy;
+    bool ownership;                /* the plan the ranks get holds the sanitizer's rule */
+    char faults[RG_SC_FAULTS_MAX]; /* the rules one per line (rule i on line i+1), "" when none */
+    int nfaults;
+    rg_sc_fault fault[FI_MAX_RULES];
+    int nops;
+    rg_sc_op ops[RG_SC_OPS_MAX];
+    rg_sc_exec exec; /* instead of ops */
+    rg_sc_expect expect[RG_MAX_RANKS];
+    int expect_at[RG_MAX_RANKS];       /* RG_SC_AT_ANY, RG_SC_AT_INIT or a step, for detected */
+    uint32_t expect_cls[RG_MAX_RANKS]; /* the classes a detected may carry, 0: any */
+    bool expect_named[RG_MAX_RANKS];   /* the file said it (by rank or all), not the default */
+    int expect_at_max;                 /* the highest step named, and its line, for the check */
+    int expect_at_line;
+    int expect_cls_line; /* the first class named, for the check that a program can carry it */
+    /* known: a failure the program or transport is known to have (a failure verdict per rank,
+     * rg_verdict's values; 0 -- ok, never a failure -- for none),
+     * and why: the run reports it as xfail instead of failing, and says xpass when it stops
+     * happening. */
+    int known[RG_MAX_RANKS];
+    char known_why[256];
+    /* exclusive: scenarios naming the same resource never run at once under -j (a program's
+     * fixed port, a device it must have alone); "" for none. */
+    char exclusive[RG_SC_NAME_MAX];
+} rg_scenario;
+
+/*
+ * Parses a scenario from `text` (`len` bytes); `path` names it in errors and gives the default
+ * name. Returns 0, or -1 with one line "PATH:LINE: <what> '<value or key>'" in err.
+ */
+int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenario *sc, char *err,
+                      size_t errlen);
+
+/* Reads and parses a file (at most 1 MiB). Errors as above ("PATH: cannot open: ..."). */
+int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen);
+
+/*
+ * A transport's known-failures file (railguard run --known FILE):
+ *
+ *   transport: jaccl                     # optional: refused for a transport of another name
+ *   known:
+ *     ring-3r-all-ops:                   # a scenario's name, then its known: block
+ *       why: "ring all_gather wrong on 3 ranks (mlx#4193)"
+ *       all: SILENT_CORRUPTION
+ *
+ * Each entry replaces that scenario's own known failure. An entry naming a scenario not among
+ * scs is a line in notes ("FILE:LINE: no scenario 'x' in this run"), not an error. A bad file
+ * is -1 with one line in err naming the file and line, and no scenario changed by the entries
+ * before it... except those already applied: the caller stops the run on -1.
+ */
+int rg_known_load(const char *path, const char *transport, rg_scenario *const *scs, int n,
+                  char *notes, size_t noteslen, char *err, size_t errlen);
+
+/*
+ * Writes sc as a scenario file that parses back to the same scenario (every key spelled out,
+ * rules quoted); `comment`, when given, becomes its first line. Returns 0, or -1 on a write
+ * error.
+ */
+int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment);
+
+const char *rg_sc_kind_name(rg_sc_kind k);
+const char *rg_sc_expect_name(rg_sc_expect e);
+/*
+ * The one default expectation, for every rank a scenario file's `expect` does not name and for
+ * `railguard exec` without --expect: ok when every fault is one a correct program rides out
+ * (delay, delay_first, stall, late, count: it must still deliver), any when some fault is one
+ * it may rightly report (error, negpoll, lose, nomem, corrupt, swap_rails, kill, stop, exit).
+ * Under any, the oracles still fail a rank (ERROR_SWALLOWED, DEADLOCK, NOT_EXERCISED, ...).
+ */
+rg_sc_expect rg_sc_expect_default(const rg_scenario *sc);
+/* Every rank whose expectation sc->expect_named does not mark gets that default. */
+void rg_sc_expect_defaults(rg_scenario *sc);
+/* "ok", "detected", "detected@init", "detected@3:timeout|peer_abort", as a scenario spells
+ * it; returns buf. */
+const char *rg_sc_expect_str(rg_sc_expect e, int at, uint32_t cls, char *buf, size_t len);
+/* The reverse, for s[0..len): 0, or -1 when it is no expectation. */
+int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at, uint32_t *cls);
+/* A status's class, "timeout" for RG_ERR_TIMEOUT ("?" outside the table); returns buf. */
+const char *rg_sc_class_name(int st, char *buf, size_t len);
+/* The reverse, for s[0..len): the status, or 0 when it names none. */
+int rg_sc_class_of(const char *s, size_t len);
+
+/* Every time of a scenario multiplied by f -- the timeout, the deadline, an exec client's head
+ * start and a service's grace -- and the shim told to scale its plan's (time_scale): a second
+ * attempt on a machine too slow to judge the first (judge/rg_slow.c). */
+void rg_scenario_scale(rg_scenario *sc, int f);
+
+#endif

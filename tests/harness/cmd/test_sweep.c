@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* The sweep's planner: points from a counting run's evidence, per rank and op, strides, caps. */
+#include "common/rg_check.h"
+#include "cmd/rg_cmd.h"
+
+#include <string.h>
+
+static rg_evidence g_ev[3];
+
+static void counts(void)
+{
+    memset(g_ev, 0, sizeof(g_ev));
+    for (int r = 0; r < 3; r++) {
+        g_ev[r].op_cqe[FI_OP_RECV] = 5 + (uint64_t)r;
+        g_ev[r].op_cqe[FI_OP_SEND] = 3;
+        g_ev[r].op_cqe[FI_OP_WRITE] = 7; /* credit writes: never an op=send point */
+        g_ev[r].op_posts[FI_OP_SEND] = 4;
+        g_ev[r].op_posts[FI_OP_WRITE] = 2;
+        g_ev[r].op_posts[FI_OP_RECV] = 9;
+        g_ev[r].polls = 1000;
+    }
+}
+
+START_TEST(test_plan_error)
+{
+    rg_sweep_point p[64];
+    char err[128];
+    rg_sweep_spec sp = {.kind = RG_SW_ERROR, .rank = -1, .op = FI_OP_ANY, .max = 100};
+    snprintf(sp.status, sizeof(sp.status), "WR_FLUSH_ERR");
+    counts();
+    /* Every recv and every send completion of every rank: (5+3) + (6+3) + (7+3). */
+    int n = rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err));
+    ck_assert_int_eq(n, 27);
+    ck_assert_str_eq(p[0].rule, "error status=WR_FLUSH_ERR op=recv rank=0 nth=1");
+    ck_assert_str_eq(p[4].rule, "error status=WR_FLUSH_ERR op=recv rank=0 nth=5");
+    ck_assert_str_eq(p[5].rule, "error status=WR_FLUSH_ERR op=send rank=0 nth=1");
+    ck_assert_str_eq(p[26].rule, "error status=WR_FLUSH_ERR op=send rank=2 nth=3");
+    /* One rank, one op, every second event. */
+    sp.rank = 1;
+    sp.op = FI_OP_RECV;
+    sp.stride = 2;
+    n = rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err));
+    ck_assert_int_eq(n, 3);
+    ck_assert_uint_eq(p[0].nth, 1);
+    ck_assert_uint_eq(p[1].nth, 3);
+    ck_assert_uint_eq(p[2].nth, 5);
+    ck_assert_int_eq(p[2].rank, 1);
+    /* Every rule a point makes is one the plan library takes. */
+    struct fi_plan plan;
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+}
+END_TEST
+
+/* Points anchored to the phases the counting run marked: n counts within each phase. */
+START_TEST(test_plan_phases)
+{
+    rg_sweep_point p[64];
+    char err[128];
+    struct fi_plan plan;
+    counts();
+    rg_evidence *e = &g_ev[1];
+    e->nphases = 3;
+    e->phase[0] = (struct rg_ev_phase){.step = -1, .rep = 0};
+    e->phase[0].cqe[FI_OP_RECV] = 1;
+    e->phase[1] = (struct rg_ev_phase){.step = 0, .rep = 0};
+    e->phase[1].cqe[FI_OP_RECV] = 3;
+    e->phase[1].cqe[FI_OP_SEND] = 2;
+    e->phase[2] = (struct rg_ev_phase){.step = 0, .rep = 1, .polls = 900};
+    e->phase[2].cqe[FI_OP_WRITE] = 7;
+    rg_sweep_spec sp = {.kind = RG_SW_ERROR, .rank = 1, .op = FI_OP_ANY};
+    snprintf(sp.status, sizeof(sp.status), "WR_FLUSH_ERR");
+    int n = rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err));
+    ck_assert_int_eq(n, 6); /* recv 1 + 3 + 0, send 0 + 2 + 0 */
+    ck_assert_str_eq(p[0].rule, "error status=WR_FLUSH_ERR op=recv rank=1 step=init nth=1");
+    ck_assert_str_eq(p[3].rule, "error status=WR_FLUSH_ERR op=recv rank=1 step=0 rep=0 nth=3");
+    ck_assert_int_eq(p[3].step, 0);
+    ck_assert_uint_eq(p[3].nth, 3);
+    ck_assert_str_eq(p[5].rule, "error status=WR_FLUSH_ERR op=send rank=1 step=0 rep=0 nth=2");
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+    /* Phases the evidence could not hold are refused, not planned around; --whole still
+     * plans from the run's totals. */
+    e->phases_lost = 1;
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "marked 4 phases"));
+    /* --whole: the run's totals, as for a program that marks no phases. */
+    sp.whole = true;
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), 6 + 3);
+    ck_assert_int_eq(p[0].step, FI_PHASE_ANY);
+    e->phases_lost = 0;
+    /* Negative polls: one point after each receive and each send completion (polls, which
+     * differ from run to run, plan nothing, nor do credit writes, whose count depends on
+     * timing): recv 1 + 3, send 2; phase 2's 7 writes and 900 polls give none. */
+    sp = (rg_sweep_spec){.kind = RG_SW_NEGPOLL, .rank = 1};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 64, err, sizeof(err)), 6);
+    ck_assert_str_eq(p[0].rule, "negpoll per=cqe op=recv rank=1 step=init nth=1");
+    ck_assert_str_eq(p[5].rule, "negpoll per=cqe op=send rank=1 step=0 rep=0 nth=2");
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+}
+END_TEST
+
+/* Shrinking: the anchored step alone with its rule re-anchored, then counts halved; a
+ * whole-run point, a create/destroy step or a program already one step long is not cut. */
+START_TEST(test_shrink)
+{
+    static const char text[] =
+        "ranks: 2\n"
+        "faults: ['error op=recv rank=1 step=3 rep=1 nth=3']\n"
+        "program:\n"
+        "  - {op: all_reduce, dtype: float32, count: 1000}\n"
+        "  - {op: destroy}\n"
+        "  - {op: create}\n"
+        "  - {op: sendrecv, dtype: int32, count: 301, from: 0, to: 1, repeat: 3}\n"
+        "  - {op: barrier}\n";
+    static rg_scenario sc, out, out2;
+    char err[256];
+    struct fi_plan plan;
+    ck_assert_int_eq(rg_scenario_parse(text, sizeof(text) - 1, "x.yaml", &sc, err, sizeof(err)), 0);
+    ck_assert_msg(err[0] == '\0', "%s", err);
+    rg_sweep_point p = {.rank = 1, .op = FI_OP_RECV, .step = 3, .rep = 1, .nth = 3};
+    snprintf(p.rule, sizeof(p.rule), "%s", "error op=recv rank=1 step=3 rep=1 nth=3");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(out.nops, 1);
+    ck_assert_int_eq(out.ops[0].kind, RG_SC_SENDRECV);
+    ck_assert_int_eq(out.ops[0].repeat, 1);
+    ck_assert_uint_eq(out.ops[0].count, 301);
+    ck_assert_int_eq(out.nfaults, 1);
+    ck_assert_str_eq(out.fault[0].rule, "error op=recv rank=1 step=0 rep=0 nth=3");
+    ck_assert_int_eq(out.expect[0], RG_SC_EXPECT_ANY);
+    ck_assert_int_eq(fi_plan_parse(out.fault[0].rule, "x", &plan, err, sizeof(err)), 0);
+    /* Counts halve, rounding up, down to 1; a barrier has none. */
+    ck_assert_int_eq(rg_sweep_shrink_count(&out, &out2), 0);
+    ck_assert_uint_eq(out2.ops[0].count, 151);
+    out2.ops[0].count = 1;
+    ck_assert_int_eq(rg_sweep_shrink_count(&out2, &out), -1);
+    /* Init keeps the first step; finalize the last, as step 1. */
+    p.step = FI_PHASE_INIT;
+    snprintf(p.rule, sizeof(p.rule), "%s", "negpoll rank=1 step=init nth=2");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(out.ops[0].kind, RG_SC_ALL_REDUCE);
+    ck_assert_str_eq(out.fault[0].rule, "negpoll rank=1 step=init nth=2");
+    p.step = 5;
+    snprintf(p.rule, sizeof(p.rule), "%s", "kill op=send rank=0 step=5 rep=0 nth=1");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(out.ops[0].kind, RG_SC_BARRIER);
+    ck_assert_str_eq(out.fault[0].rule, "kill op=send rank=0 step=1 rep=0 nth=1");
+    /* Not cut: a whole-run point, a destroy step, a one-step program. */
+    p.step = FI_PHASE_ANY;
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), -1);
+    p.step = 1;
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), -1);
+    p.step = 0;
+    snprintf(p.rule, sizeof(p.rule), "%s", "error step=0 rep=0 nth=1");
+    ck_assert_int_eq(rg_sweep_shrink_step(&sc, &p, &out), 0);
+    ck_assert_int_eq(rg_sweep_shrink_step(&out, &p, &out2), -1);
+}
+END_TEST
+
+START_TEST(test_plan_kinds)
+{
+    rg_sweep_point p[256];
+    char err[128];
+    struct fi_plan plan;
+    counts();
+    rg_sweep_spec sp = {.kind = RG_SW_NEGPOLL, .rank = 0, .op = FI_OP_RECV, .max = 2};
+    /* 5 receive completions (not the 1000 polls), at most 2 points: every 3rd, from the
+     * first. */
+    int n = rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err));
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(p[1].rule, "negpoll per=cqe op=recv rank=0 nth=4");
+    sp = (rg_sweep_spec){.kind = RG_SW_NOMEM, .rank = 2, .op = FI_OP_ANY};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 6); /* 4 + 2 */
+    ck_assert_str_eq(p[5].rule, "nomem verb=post_send rank=2 nth=6");
+    sp = (rg_sweep_spec){.kind = RG_SW_LOSE, .rank = 0, .op = FI_OP_ANY};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 4);
+    ck_assert_str_eq(p[3].rule, "lose op=send rank=0 nth=4");
+    sp = (rg_sweep_spec){.kind = RG_SW_DELAY, .rank = 0, .op = FI_OP_ANY, .ms = 30};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 9);
+    ck_assert_str_eq(p[0].rule, "delay ms=30 op=recv rank=0 nth=1");
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+    /* A rank with nothing to count has no points; too many points is refused, not cut. */
+    memset(&g_ev[1], 0, sizeof(g_ev[1]));
+    sp = (rg_sweep_spec){.kind = RG_SW_ERROR, .rank = 1, .op = FI_OP_RECV};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), 0);
+    g_ev[0].op_cqe[FI_OP_RECV] = 1000;
+    sp = (rg_sweep_spec){.kind = RG_SW_NEGPOLL, .rank = -1, .op = FI_OP_ANY};
+    ck_assert_int_eq(rg_sweep_plan(&sp, g_ev, 3, p, 256, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "more than 256 points"));
+    ck_assert_int_eq(rg_sweep_kind_of("negpoll"), RG_SW_NEGPOLL);
+    ck_assert_int_eq(rg_sweep_kind_of("flush"), -1);
+    ck_assert_str_eq(rg_sweep_kind_name(RG_SW_DELAY), "delay");
+}
+END_TEST
+
+Suite *rg_suite_sweep(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *t = tcase_create("plan");
+    tcase_add_test(t, test_plan_error);
+    tcase_add_test(t, test_plan_kinds);
+    tcase_add_test(t, test_plan_phases);
+    tcase_add_test(t, test_shrink);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -1,0 +1,1042 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verdict table and the evidence rules: findings and their precedence, the first failure
+ * in time, and what the shim's events make of a verdict (not instrumented, an error with no
+ * fault before it, a rule that never fired), read from real JSONL files.
+ */
+#include "common/rg_check.h"
+#include "judge/rg_judge.h"
+#include "report/rg_report.h"
+#include "rg_parse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static rg_result g_r;
+static rg_scenario g_sc;
+static rg_evidence g_ev[4];
+
+/* A scenario of n ranks with the given rules, every rank ok at t=1 s and fully evidenced. */
+static void setup_case(int n, const char *const *rules, int nrules)
+{
+    memset(&g_r, 0, sizeof(g_r));
+    memset(&g_sc, 0, sizeof(g_sc));
+    memset(g_ev, 0, sizeof(g_ev));
+    g_r.ranks = g_sc.ranks = n;
+    g_sc.timeout_s = 10; /* a scenario's default */
+    g_sc.nfaults = nrules;
+    for (int i = 0; i < nrules; i++) {
+        struct fi_plan plan;
+        char err[128];
+        snprintf(g_sc.fault[i].rule, sizeof(g_sc.fault[i].rule), "%s", rules[i]);
+        ck_assert_int_eq(fi_plan_parse(rules[i], "x", &plan, err, sizeof(err)), 0);
+        g_sc.fault[i].kind = (int)plan.rules[0].kind;
+        g_sc.fault[i].line = 10 + i;
+    }
+    for (int k = 0; k < n; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = 1.0};
+        snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), "all_reduce");
+        rg_rank_find(&g_r.rank[k], RG_V_OK, 1.0, "%s", "");
+        g_r.expect[k] = g_sc.expect[k] = RG_SC_EXPECT_ANY;
+        g_r.expect_at[k] = g_sc.expect_at[k] = RG_SC_AT_ANY;
+        g_ev[k].present = g_ev[k].loaded = g_ev[k].totals = true;
+        g_ev[k].contexts = 2;
+        g_ev[k].qps = 2;
+        g_ev[k].first_fault_mono_ms = -1;
+        g_ev[k].first_fault_rule = -1;
+        g_ev[k].nprocs = 1; /* one process, the rank's own */
+        g_ev[k].proc[0].pid = 100 + k;
+        for (int i = 0; i < FI_MAX_RULES; i++)
+            g_ev[k].matched[i] = -1;
+    }
+}
+
+START_TEST(test_precedence)
+{
+    rg_rank_result k = {.t_s = -1};
+    rg_rank_find(&k, RG_V_SILENT_CORRUPTION, 0.5, "result element 3 is 0x1, expected 0x2");
+    rg_rank_find(&k, RG_V_CRASH, 0.9, "killed by signal 11 (Segmentation fault)");
+    /* Corruption reported, then a crash in finalize: the corruption is the verdict. */
+    ck_assert_int_eq(k.verdict, RG_V_SILENT_CORRUPTION);
+    ck_assert(k.t_s == 0.5);
+    ck_assert_str_eq(k.detail, "result element 3 is 0x1, expected 0x2");
+    ck_assert_int_eq(k.nfindings, 2);
+    ck_assert_int_eq(k.finding[1].verdict, RG_V_CRASH);
+    /* Every verdict outranks the ones before it in the table. */
+    for (int v = 1; v < RG_V_COUNT; v++) {
+        rg_rank_result q = {.t_s = -1};
+        rg_rank_find(&q, (rg_verdict)v, 1, "high");
+        rg_rank_find(&q, (rg_verdict)(v - 1), 0, "low");
+        ck_assert_int_eq(q.verdict, v);
+        ck_assert_str_eq(q.detail, "high");
+    }
+    /* A full list gives way at its lowest finding, never at a higher one. */
+    rg_rank_result f = {.t_s = -1};
+    rg_rank_find(&f, RG_V_OK, 0, "a");
+    rg_rank_find(&f, RG_V_DETECTED, 0, "b");
+    rg_rank_find(&f, RG_V_CRASH, 0, "c");
+    rg_rank_find(&f, RG_V_ERROR, 0, "d");
+    rg_rank_find(&f, RG_V_DEADLOCK, 0, "e");
+    ck_assert_int_eq(f.nfindings, RG_MAX_FINDINGS);
+    ck_assert_int_eq(f.verdict, RG_V_DEADLOCK);
+    for (int i = 0; i < f.nfindings; i++)
+        ck_assert_int_ne(f.finding[i].verdict, RG_V_OK);
+    rg_rank_find(&f, RG_V_OK, 0, "z");
+    for (int i = 0; i < f.nfindings; i++)
+        ck_assert_int_ne(f.finding[i].verdict, RG_V_OK);
+    /* Names and the table round-trip. */
+    for (int v = 0; v < RG_V_COUNT; v++)
+        ck_assert_int_eq(rg_verdict_of(rg_verdict_name((rg_verdict)v)), v);
+    ck_assert_int_eq(rg_verdict_of("maybe"), -1);
+    ck_assert_str_ne(rg_verdict_meaning(RG_V_NOT_EXERCISED), "?");
+}
+END_TEST
+
+START_TEST(test_first_failure_in_time)
+{
+    setup_case(3, NULL, 0);
+    g_r.expect[0] = g_r.expect[1] = g_r.expect[2] = RG_SC_EXPECT_OK;
+    rg_rank_find(&g_r.rank[0], RG_V_DEADLOCK, 3.0, "still running");
+    rg_rank_find(&g_r.rank[2], RG_V_SILENT_CORRUPTION, 0.42, "result element 0 is 0x0");
+    snprintf(g_r.rank[2].where, sizeof(g_r.rank[2].where), "all_reduce float32 sum count 3");
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 2: SILENT_CORRUPTION at 0.42 s in all_reduce float32 sum "
+                              "count 3: result element 0 is 0x0");
+    ck_assert_str_eq(g_r.first, "first failure: rank 2: SILENT_CORRUPTION at 0.42 s in all_reduce "
+                                "float32 sum count 3: result element 0 is 0x0");
+    /* A rank that passes is never named, however early. */
+    g_r.rank[2] = g_r.rank[1];
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_ptr_nonnull(strstr(g_r.why, "rank 0: DEADLOCK"));
+    setup_case(2, NULL, 0);
+    ck_assert(rg_judge(&g_r));
+    ck_assert_str_eq(g_r.first, "");
+}
+END_TEST
+
+/* detected@init: an error in the first call is not the refusal at init the scenario wants. */
+START_TEST(test_detected_at)
+{
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = k ? -1 : 0};
+        snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), k ? "init" : "all_reduce");
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 1.0 + k, "crossed");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+        g_r.expect_at[k] = RG_SC_AT_INIT;
+    }
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(
+        g_r.why,
+        "rank 0: detected at 1.00 s in step 0 (all_reduce), expected detected@init: crossed");
+    g_r.rank[0].step = -1;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect_at[1] = 3;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 1: detected at 2.00 s in init, expected detected@3: crossed");
+}
+END_TEST
+
+/* detected:CLASS: an error of another class is another check firing, not the expected one. */
+START_TEST(test_detected_class)
+{
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 1, .status = RG_ERR_TIMEOUT};
+        snprintf(g_r.rank[k].where, sizeof(g_r.rank[k].where), "barrier");
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 1.0 + k, "RG_ERR_TIMEOUT: late");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+        g_r.expect_at[k] = 1;
+        g_r.expect_cls[k] = (1u << -RG_ERR_PEER_ABORT) | (1u << -RG_ERR_TIMEOUT);
+    }
+    ck_assert(rg_judge(&g_r));
+    g_r.expect_cls[0] = 1u << -RG_ERR_COMPLETION;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 0: detected (timeout) at 1.00 s in step 1 (barrier), expected "
+                              "detected@1:completion: RG_ERR_TIMEOUT: late");
+    /* An error our own check found carries no status: not the class named. */
+    g_r.rank[0].status = 0;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_ptr_nonnull(strstr(g_r.why, "detected (no status: no call failed)"));
+    /* A v1 transport's errors carry none: the class is not judged, the place still is. */
+    g_r.rank[0].status = RG_STATUS_V1;
+    ck_assert(rg_judge(&g_r));
+    g_r.rank[0].step = 0;
+    ck_assert(!rg_judge(&g_r));
+    /* A class asks nothing of a rank that is not expected to fail. */
+    g_r.expect[0] = RG_SC_EXPECT_ANY;
+    ck_assert(rg_judge(&g_r));
+}
+END_TEST
+
+START_TEST(test_not_instrumented)
+{
+    setup_case(3, NULL, 0);
+    g_ev[0].loaded = false;
+    g_ev[1].contexts = g_ev[1].qps = 0;
+    /* A rank that never got past its start has nothing the shim should have seen. */
+    g_ev[2].contexts = g_ev[2].qps = 0;
+    g_r.rank[2].step = -1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "not instrumented: the shim did not load"));
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[1].detail, "the shim saw no verbs calls"));
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_OK);
+    ck_assert(!rg_judge(&g_r));
+    /* Without a summary (a rank killed before it wrote one) nothing is claimed either way. */
+    setup_case(2, NULL, 0);
+    g_ev[0].totals = false;
+    g_ev[0].contexts = 0;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    /* A tree whose parent summarised no verbs while the child that did them was killed by it
+     * (a watchdog, a daemon's shutdown) before its own summary: what the rank did with verbs
+     * is not known from the totals, so "no verbs calls" is not said (it once was). */
+    setup_case(2, NULL, 0);
+    g_ev[0].contexts = g_ev[0].qps = 0;
+    g_ev[0].nprocs = 2;
+    g_ev[0].proc[0] = (struct rg_ev_proc){.pid = 100, .loaded = true, .totals = true};
+    g_ev[0].proc[1] = (struct rg_ev_proc){.pid = 101, .ppid = 100, .loaded = true, .forked = true};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_msg(g_r.rank[0].verdict == RG_V_OK, "%s", g_r.rank[0].detail);
+    /* ... and with the child's summary there, the whole tree's zero is said. */
+    setup_case(2, NULL, 0);
+    g_ev[0].contexts = g_ev[0].qps = 0;
+    g_ev[0].nprocs = 2;
+    g_ev[0].proc[0] = (struct rg_ev_proc){.pid = 100, .loaded = true, .totals = true};
+    g_ev[0].proc[1] = (struct rg_ev_proc){
+        .pid = 101, .ppid = 100, .loaded = true, .forked = true, .totals = true};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
+}
+END_TEST
+
+/* The victim of a kill fault passes as killed or any, never as ok or detected; its peers'
+ * errors count as detected, the kill having fired first. */
+START_TEST(test_killed)
+{
+    static const char *const rules[] = {"kill op=recv rank=2 nth=5"};
+    setup_case(3, rules, 1);
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 0};
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 1.5, "peer rank 2 vanished");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+    }
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "killed by its kill fault");
+    g_ev[2].first_fault_mono_ms = 1400;
+    g_ev[2].first_fault_rule = 0;
+    g_ev[2].fired[0] = 1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_KILLED);
+    g_r.expect[2] = RG_SC_EXPECT_ANY;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[2] = RG_SC_EXPECT_KILLED;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[2] = RG_SC_EXPECT_DETECTED;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why,
+                     "rank 2: killed at 0.40 s, expected detected: killed by its kill fault");
+    g_r.expect[2] = RG_SC_EXPECT_OK;
+    ck_assert(!rg_judge(&g_r));
+    /* A rank expected killed that ended ok was not: its fault never reached it. */
+    g_r.expect[0] = RG_SC_EXPECT_KILLED;
+    g_r.expect[2] = RG_SC_EXPECT_KILLED;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(rg_verdict_name(RG_V_KILLED), "killed");
+}
+END_TEST
+
+/* An injected error handed to a rank that still read ok is swallowed; a lost send is not an
+ * error the program was handed, and a rank that reported the error is fine. */
+START_TEST(test_error_swallowed)
+{
+    static const char *const rules[] = {"error op=recv rank=1 nth=3", "negpoll rank=0 nth=2",
+                                        "lose op=send rank=0 nth=1"};
+    setup_case(3, rules, 3);
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 1500;
+    g_ev[2].fired[2] = 0;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert(g_r.rank[1].t_s == 0.5);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "faults item 1 'error op=recv rank=1 nth=3' (line 10) handed this rank 1 "
+                     "injected error completion(s), yet every call it made returned success");
+    ck_assert(!rg_judge(&g_r));
+
+    /* The same error reported by the rank: detected, and the run passes. */
+    setup_case(3, rules, 3);
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 1500;
+    g_ev[0].fired[1] = 2;
+    g_ev[0].first_fault_mono_ms = 1200;
+    g_ev[0].fired[2] = 1;
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.6, "completion WR_FLUSH_ERR");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+    /* rank 0 got two negative polls and read ok: swallowed, named by the negpoll rule. */
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "2 injected negative poll(s)"));
+    /* Nothing fired on rank 2: ok. */
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_OK);
+}
+END_TEST
+
+/* SLOW_DETECTION: a peer that could be told fails more than half its timeout after the first
+ * failure; a run where a stop fired is not judged (a stopped hub tells no one). */
+START_TEST(test_slow_detection)
+{
+    static const char *const rules[] = {"kill op=recv rank=2 nth=5"};
+    setup_case(3, rules, 1);
+    g_sc.timeout_s = 4;
+    g_ev[2].fired[0] = 1;
+    g_ev[2].first_fault_mono_ms = 1400;
+    g_r.rule[0].fired = 1;
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "killed by its kill fault");
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.5, "peer rank 2 is gone");
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "operation 2 did not finish within 4.0 s");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_SLOW_DETECTION);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "failed 4.05 s after rank 2 did (killed at 0.40 s); a peer that can be told "
+                     "must fail within 2.0 s, half its 4.0 s timeout");
+    /* A first failure in init may come before the rank could tell anyone: not judged. */
+    setup_case(3, rules, 1);
+    g_sc.timeout_s = 4;
+    g_ev[2].fired[0] = 1;
+    g_ev[2].first_fault_mono_ms = 1200;
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = -1};
+    rg_rank_find(&g_r.rank[2], RG_V_DETECTED, 0.4, "reg_mr: Cannot allocate memory");
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = -1};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "only 2 of 3 ranks joined");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+    /* The same with a stop: the others can only time out, and are not judged slow. */
+    static const char *const stop[] = {"stop op=recv rank=2 nth=5"};
+    setup_case(3, stop, 1);
+    g_sc.timeout_s = 4;
+    g_ev[2].fired[0] = 1;
+    g_ev[2].first_fault_mono_ms = 1400;
+    g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "stopped by its stop fault");
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "operation 2 did not finish within 4.0 s");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+}
+END_TEST
+
+/* LEAK: verbs objects the shim saw alive at exit, after finalize; below zero is "unknown". */
+START_TEST(test_leak)
+{
+    static const char *const rules[] = {"lose op=send rank=0 nth=1"};
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1200;
+    g_ev[1].proc[0].alive_at_exit = true;
+    g_ev[1].proc[0].alive[4] = 2; /* QPs */
+    g_ev[1].proc[0].alive[2] = 1; /* MRs */
+    g_ev[0].proc[0].alive_at_exit = true;
+    g_ev[0].proc[0].alive[2] = -1; /* freed by a path the shim does not wrap: not a leak */
+    g_r.rank[1].left_t_s = 0.9;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "at exit, after finalize, the shim still saw 1 MR(s), 2 QP(s) alive: never "
+                     "destroyed");
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert(!rg_judge(&g_r));
+    /* A worse finding stays the verdict; the leak is kept beside it. */
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[1].proc[0].alive_at_exit = true;
+    g_ev[1].proc[0].alive[0] = 1;
+    rg_rank_find(&g_r.rank[1], RG_V_SILENT_CORRUPTION, 0.5, "element 3");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_SILENT_CORRUPTION);
+    bool kept = false;
+    for (int f = 0; f < g_r.rank[1].nfindings; f++)
+        kept |= g_r.rank[1].finding[f].verdict == RG_V_LEAK;
+    ck_assert(kept);
+    /* leak_ok (railguard exec without --leaks): the leak stays the verdict, listed, but the
+     * rank is judged by what lies below it -- unless that fails on its own. */
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[1].proc[0].alive_at_exit = true;
+    g_ev[1].proc[0].alive[4] = 1;
+    g_r.leak_ok = true;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[1] = RG_SC_EXPECT_DETECTED; /* ok under the leak: not what was expected */
+    ck_assert(!rg_judge(&g_r));
+    g_r.expect[1] = RG_SC_EXPECT_ANY;
+    /* A failure under the leak is named as itself, not as the leak. */
+    rg_rank_find(&g_r.rank[1], RG_V_NOT_EXERCISED, -1, "faults item 1 fired 0 times");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 1: NOT_EXERCISED in all_reduce: faults item 1 fired 0 times");
+    g_r.leak_ok = false;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(strncmp(g_r.why, "rank 1: LEAK", 12), 0);
+    ck_assert_int_eq(rg_verdict_of("LEAK"), RG_V_LEAK);
+    ck_assert_int_eq(rg_verdict_of("NOT_FAIL_STOP"), RG_V_NOT_FAIL_STOP);
+    ck_assert(RG_V_LEAK < RG_V_NOT_FAIL_STOP && RG_V_NOT_FAIL_STOP < RG_V_ERROR_SWALLOWED);
+}
+END_TEST
+
+START_TEST(test_detected_needs_a_fault_before)
+{
+    static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv rank=1 nth=3"};
+    /* t0 = 1000 ms; rank 0's error at 1.5 s (2500 ms), rank 1's at 1.2 s (2200 ms). */
+    setup_case(2, rules, 1);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 1.5, "peer failed");
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 1.2, "completion error WR_FLUSH_ERR");
+    g_ev[1].first_fault_mono_ms = 2100;
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED); /* rank 1's fault came first */
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rule[0].fired, 1);
+    ck_assert_int_eq(g_r.rule[0].fired_by[1], 1);
+    ck_assert(rg_judge(&g_r));
+
+    /* The fault fired after rank 0's error: that error had another cause. */
+    setup_case(2, rules, 1);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.5, "init: cannot list RDMA devices");
+    g_ev[1].first_fault_mono_ms = 2100;
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_str_eq(g_r.rank[0].detail,
+                     "the first fault (rank 1, faults item 1) fired 0.600 s after this error: "
+                     "init: cannot list RDMA devices");
+
+    /* No fault at all: every detected is an error without a cause, whatever `expect` says. */
+    setup_case(2, NULL, 0);
+    g_r.expect[0] = g_r.expect[1] = RG_SC_EXPECT_DETECTED;
+    for (int k = 0; k < 2; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = -1};
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 0.1, "init: cannot list RDMA devices: Success");
+    }
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "no planned fault fired on any rank: init:"));
+    ck_assert(!rg_judge(&g_r));
+
+    /* One rank of an external launch cannot see the others: that rule waits for the merge. */
+    setup_case(2, NULL, 0);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.1, "peer failed");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 1, 0, RG_EV_RANK);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+}
+END_TEST
+
+START_TEST(test_not_exercised)
+{
+    /* lose, not negpoll, fires on rank 0: a lost send is no error the rank was handed, so its
+     * ok stays (a fired negpoll would make it ERROR_SWALLOWED, test_error_swallowed). */
+    static const char *const rules[] = {"count", "error status=WR_FLUSH_ERR op=recv nth=5",
+                                        "delay ms=5 rank=0", "lose nth=2"};
+    setup_case(2, rules, 4);
+    g_sc.fault[2].optional = true;
+    g_ev[0].matched[1] = 3;
+    g_ev[1].matched[1] = 0;
+    g_ev[0].fired[3] = 1;
+    g_ev[0].first_fault_mono_ms = 5;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(g_r.rank[k].verdict, RG_V_NOT_EXERCISED);
+        ck_assert_str_eq(g_r.rank[k].detail, "faults item 2 'error status=WR_FLUSH_ERR op=recv "
+                                             "nth=5' (line 11) matched 3 times, fired 0 times on "
+                                             "every rank");
+        ck_assert_int_eq(g_r.rank[k].nfindings, 2); /* ok, kept beside it */
+    }
+    ck_assert_int_eq(g_r.nrules, 4);
+    ck_assert(g_r.rule[0].counting && !g_r.rule[1].counting);
+    ck_assert_int_eq(g_r.rule[1].matched, 3);
+    ck_assert_int_eq(g_r.rule[2].matched, -1);
+    ck_assert(!rg_judge(&g_r));
+    /* The same with the rule fired somewhere passes; optional and count rules never count. */
+    setup_case(2, rules, 4);
+    g_sc.fault[2].optional = true;
+    g_ev[1].fired[1] = 1;
+    g_ev[0].fired[3] = 2;
+    g_ev[1].first_fault_mono_ms = 5;
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.5, "flushed"); /* it reported its error */
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert(rg_judge(&g_r));
+    /* A harder verdict keeps its place above it. */
+    setup_case(2, rules, 2);
+    rg_rank_find(&g_r.rank[1], RG_V_DEADLOCK, 9, "still running");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_NOT_EXERCISED);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
+}
+END_TEST
+
+/*
+ * Steps a transport lacks: a rank that skipped some (and passed the rest) is unsupported, which
+ * any expectation accepts and the result shows as SKIP, never PASS. A fault that fired nowhere
+ * while steps were skipped is unsupported, not NOT_EXERCISED (its place may have been skipped);
+ * an error the shim handed a rank that then skipped steps is still swallowed; a failure in a
+ * step that ran still fails; and a skipped rank's known failure is neither xfail nor xpass.
+ */
+START_TEST(test_unsupported)
+{
+    static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv nth=5"};
+    setup_case(2, rules, 1);
+    for (int k = 0; k < 2; k++) {
+        rg_rank_find(&g_r.rank[k], RG_V_UNSUPPORTED, 0.5, "not run: 2 0 reduce_scatter: x");
+        g_r.expect[k] = RG_SC_EXPECT_DETECTED;
+    }
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_UNSUPPORTED);
+    ck_assert(rg_judge(&g_r));
+    ck_assert(g_r.skipped);
+    ck_assert_str_eq(rg_result_word(&g_r), "SKIP");
+    ck_assert_msg(strstr(g_r.why, "rank 0: unsupported") && strstr(g_r.why, "reduce_scatter"), "%s",
+                  g_r.why);
+    bool said = false;
+    for (int f = 0; f < g_r.rank[1].nfindings; f++)
+        said |= strstr(g_r.rank[1].finding[f].text, "steps it may have aimed at were not run") != 0;
+    ck_assert_msg(said, "%s", g_r.rank[1].detail);
+
+    /* Fired on rank 1, which then returned success everywhere it ran: swallowed. */
+    setup_case(2, rules, 1);
+    rg_rank_find(&g_r.rank[1], RG_V_UNSUPPORTED, 0.5, "not run: 3 0 broadcast: x");
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 100;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert(!rg_judge(&g_r));
+
+    /* A step that ran and failed fails the scenario, skips or not. */
+    setup_case(2, NULL, 0);
+    rg_rank_find(&g_r.rank[0], RG_V_UNSUPPORTED, 0.5, "not run: x");
+    rg_rank_find(&g_r.rank[1], RG_V_SILENT_CORRUPTION, 0.7, "element 3");
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(rg_result_word(&g_r), "FAIL");
+
+    /* Known failure on a rank that skipped: not said to be gone. */
+    setup_case(2, NULL, 0);
+    rg_rank_find(&g_r.rank[0], RG_V_UNSUPPORTED, 0.5, "not run: x");
+    g_r.known[0] = RG_V_DEADLOCK;
+    ck_assert(rg_judge(&g_r));
+    ck_assert_int_eq(g_r.known_state, RG_KNOWN_NONE);
+    ck_assert_str_eq(rg_result_word(&g_r), "SKIP");
+}
+END_TEST
+
+static void write_lines(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The ownership sanitizer's events read back, and the verdict they make even when the data
+ * was right; a rank whose requests went where the shim cannot follow is said so, not passed. */
+START_TEST(test_ownership)
+{
+    char path[] = "/tmp/rg-own-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setup_case(2, NULL, 0);
+    g_sc.ownership = true;
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":18,\"wr_id\":4096,"
+                      "\"offset\":7,\"bytes\":16400}\n"
+                      "{\"event\":\"ownership\",\"op\":\"recv\",\"qp\":18,\"wr_id\":1,"
+                      "\"offset\":3,\"bytes\":16}\n"
+                      "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":40,\"recvs\":41,"
+                      "\"rewritten\":2,\"unsanitized\":0}\n"
+                      "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":2,\"qps\":2}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[0], err, sizeof(err)), 0);
+    ck_assert(g_ev[0].owned);
+    ck_assert_uint_eq(g_ev[0].own_sends, 40);
+    ck_assert_uint_eq(g_ev[0].own_rewritten, 2);
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":3,\"recvs\":0,"
+                      "\"rewritten\":0,\"unsanitized\":5}\n"
+                      "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":2,\"qps\":2}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_BUFFER_REWRITTEN_IN_FLIGHT);
+    ck_assert_str_eq(g_r.rank[0].detail,
+                     "a send buffer rewritten before its completion: qp 0x12, wr_id 0x1000, byte "
+                     "7 of 16400 (the first of several)");
+    ck_assert_str_eq(g_r.rank[0].ownership, "checked 40 sends, 41 receives");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_OK);
+    ck_assert_str_eq(g_r.rank[1].ownership, "not sanitized: 5 request(s) the shim could not "
+                                            "follow (checked 3 sends, 0 receives)");
+    ck_assert(!rg_judge(&g_r));
+    /* Off: nothing said, nothing judged. */
+    setup_case(2, NULL, 0);
+    g_ev[0].own_first[0] = 'x';
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert_str_eq(g_r.rank[0].ownership, "");
+}
+END_TEST
+
+START_TEST(test_evidence_read)
+{
+    char path[] = "/tmp/rg-evidence-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    rg_evidence ev;
+
+    write_lines(path,
+                "{\"event\":\"load\",\"rank\":1,\"pid\":9,\"t_ms\":0.1,\"mono_ms\":100.5,"
+                "\"rules\":2,\"verbs\":\"/usr/lib/libibverbs.so.1.14.44.0\"}\n"
+                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":180.25,\"fault\":\"error\"}\n"
+                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":150.0,\"fault\":\"error\"}\n"
+                "{\"event\":\"fault\",\"rule\":99,\"mono_ms\":1.0}\n"
+                "not json at all\n"
+                "[1,2]\n"
+                "{\"event\":\"qp\",\"qp\":17,\"dev\":\"rxe0\",\"posts_send\":9,\"posts_recv\":4,"
+                "\"out_send\":2,\"out_recv\":1,\"why\":\"snapshot\"}\n"
+                "{\"event\":\"qp\",\"qp\":18,\"dev\":\"rxe1\",\"out_send\":0,\"out_recv\":0}\n"
+                "{\"event\":\"rule\",\"rule\":0,\"matched\":12,\"fired\":0}\n"
+                "{\"event\":\"rule\",\"rule\":1,\"matched\":7,\"fired\":5}\n"
+                "{\"event\":\"totals\",\"why\":\"snapshot\",\"contexts\":2,\"qps\":2,\"cqs\":2,"
+                "\"posts_send\":9,\"posts_recv\":4,\"polls\":-3,\"cqe\":\"x\"}\n"
+                "{\"event\":\"totals\",\"why\":\"snap");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(ev.present && ev.loaded && ev.totals && ev.snapshot);
+    ck_assert_str_eq(ev.verbs, "/usr/lib/libibverbs.so.1.14.44.0");
+    ck_assert(ev.first_fault_mono_ms == 1.0); /* rule 99 is nobody's: unreadable, yet it fired */
+    ck_assert_uint_eq(ev.fired[1], 5);        /* the summary's count beats the 2 events */
+    ck_assert_int_eq(ev.matched[0], 12);
+    ck_assert_int_eq(ev.matched[2], -1);
+    ck_assert_uint_eq(ev.contexts, 2);
+    ck_assert_uint_eq(ev.polls, 0); /* negative and mistyped numbers: an unreadable line */
+    ck_assert_uint_eq(ev.cqe, 0);
+    /* rule 99, the two lines that are no events, the mistyped totals, the torn last line */
+    ck_assert_int_eq(ev.bad_lines, 5);
+    ck_assert_str_eq(ev.unreadable, "line 4: \"rule\" is not a rule of a plan: "
+                                    "'{\"event\":\"fault\",\"rule\":99,\"mono_ms\":1.0}?'");
+    ck_assert_str_eq(ev.queues,
+                     "qp 17 (rxe0): 2 send(s) and 1 receive(s) outstanding of 9 and 4 posted");
+
+    /* A line far longer than any event is skipped whole, and reading goes on after it. */
+    char *big = malloc(20000);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'x', 19000);
+    snprintf(big + 19000, 1000, "\n{\"event\":\"load\"}\n");
+    write_lines(path, big);
+    free(big);
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(ev.loaded);
+    ck_assert_int_eq(ev.bad_lines, 1);
+    ck_assert_str_eq(ev.unreadable,
+                     "line 1: 19001 bytes long, more than an event can be: "
+                     "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'");
+
+    unlink(path);
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(!ev.present && !ev.loaded);
+}
+END_TEST
+
+/*
+ * Every 64-bit value the verbs API carries comes back exactly: a wr_id with its top bit set (a
+ * pointer, a tagged value) is read as written, in a fault and in an ownership finding. A value
+ * the reader cannot take (a decimal past INT64_MAX, as the shim once wrote wr_ids) makes the
+ * line unreadable, and that is the rank's finding, with the line: never a dropped fault that
+ * turns into ERROR_WITHOUT_FAULT.
+ */
+START_TEST(test_evidence_u64)
+{
+    static const uint64_t edges[] = {
+        0, 1, (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX - 1, UINT64_MAX};
+    char path[] = "/tmp/rg-ev64-XXXXXX", err[256], text[1024], want[64];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    rg_evidence ev;
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        snprintf(text, sizeof(text),
+                 "{\"event\":\"load\"}\n"
+                 "{\"event\":\"fault\",\"rule\":0,\"mono_ms\":10.5,\"fault\":\"error\","
+                 "\"wr_id\":" RG_HEX64 "}\n"
+                 "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":18,\"wr_id\":" RG_HEX64
+                 ",\"offset\":0,\"bytes\":8}\n",
+                 edges[i], edges[i]);
+        write_lines(path, text);
+        ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+        ck_assert_int_eq(ev.bad_lines, 0);
+        ck_assert_uint_eq(ev.fired[0], 1);
+        ck_assert(ev.first_fault_mono_ms == 10.5);
+        snprintf(want, sizeof(want), "wr_id 0x%llx,", (unsigned long long)edges[i]);
+        ck_assert_msg(strstr(ev.own_first, want), "%s: no '%s'", ev.own_first, want);
+    }
+    /* Hex that is not 64-bit, or not hex: unreadable, named. */
+    write_lines(path,
+                "{\"event\":\"load\"}\n"
+                "{\"event\":\"ownership\",\"op\":\"send\",\"wr_id\":\"0x1ffffffffffffffff\"}\n"
+                "{\"event\":\"ownership\",\"op\":\"send\",\"wr_id\":\"12\"}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert_int_eq(ev.bad_lines, 2);
+    ck_assert_ptr_nonnull(
+        strstr(ev.unreadable, "line 2: \"wr_id\" is not an unsigned 64-bit value"));
+
+    /* The old decimal spelling of 2^63: jansson refuses it, the line is unreadable, and the
+     * rank's verdict says so, naming the line, though the rule's summary counted the fault. */
+    setup_case(2, (const char *const[]){"error rank=1 nth=1"}, 1);
+    write_lines(path, "{\"event\":\"load\"}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[0], err, sizeof(err)), 0);
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"fault\",\"rule\":0,\"mono_ms\":1200,"
+                      "\"wr_id\":9223372036854775808}\n"
+                      "{\"event\":\"rule\",\"rule\":0,\"matched\":1,\"fired\":1}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    ck_assert_int_eq(g_ev[1].bad_lines, 1);
+    ck_assert_uint_eq(g_ev[1].fired[0], 1);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR);
+    ck_assert_msg(
+        !strncmp(g_r.rank[1].detail, "evidence unreadable: rank 1 events line 2: not JSON: ", 53),
+        "%s", g_r.rank[1].detail);
+    ck_assert(!rg_judge(&g_r));
+}
+END_TEST
+
+/*
+ * A rank is a process tree: a server whose parent does no verbs and forks a child that does
+ * (and leaves a QP) is instrumented, and its leak is the child's, named by pid -- not "no
+ * verbs calls" from the parent's summary and a LEAK at once, as one shared view made it.
+ */
+START_TEST(test_evidence_tree)
+{
+    char path[] = "/tmp/rg-tree-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setup_case(2, (const char *const[]){"error op=recv rank=1 nth=1"}, 1);
+    write_lines(path,
+                "{\"event\":\"load\",\"pid\":500,\"ppid\":1,\"exe\":\"/usr/bin/srv\","
+                "\"snapshot_signal\":34}\n"
+                "{\"event\":\"load\",\"pid\":501,\"ppid\":500,\"exe\":\"/usr/bin/srv\"}\n"
+                "{\"event\":\"fault\",\"pid\":501,\"rule\":0,\"mono_ms\":1100}\n"
+                "{\"event\":\"rule\",\"pid\":501,\"rule\":0,\"matched\":3,\"fired\":1}\n"
+                "{\"event\":\"alive\",\"pid\":501,\"why\":\"exit\",\"contexts\":1,\"pds\":0,"
+                "\"mrs\":0,\"cqs\":0,\"qps\":1,\"channels\":0}\n"
+                "{\"event\":\"totals\",\"pid\":501,\"why\":\"exit\",\"contexts\":1,\"qps\":2}\n"
+                "{\"event\":\"rule\",\"pid\":500,\"rule\":0,\"matched\":0,\"fired\":0}\n"
+                "{\"event\":\"alive\",\"pid\":500,\"why\":\"exit\",\"contexts\":0,\"pds\":0,"
+                "\"mrs\":0,\"cqs\":0,\"qps\":0,\"channels\":0}\n"
+                "{\"event\":\"totals\",\"pid\":500,\"why\":\"exit\",\"contexts\":0,\"qps\":0}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    ck_assert_int_eq(g_ev[1].nprocs, 2);
+    ck_assert(!g_ev[0].proc[0].forked && g_ev[1].proc[1].forked);
+    ck_assert_int_eq(g_ev[1].proc[1].ppid, 500);
+    ck_assert_uint_eq(g_ev[1].contexts, 1); /* the tree's, not the parent's last word */
+    ck_assert_uint_eq(g_ev[1].qps, 2);
+    ck_assert_uint_eq(g_ev[1].fired[0], 1);
+    ck_assert_int_eq(g_ev[1].matched[0], 3);
+    ck_assert_int_eq(g_ev[1].snapshot_signal, 34); /* the rank's own process's */
+    g_ev[0].fired[0] = 0;
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.5, "exited with status 1");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_LEAK);
+    ck_assert_str_eq(g_r.rank[1].detail,
+                     "at exit, after finalize, the shim still saw 1 context(s), 1 QP(s) alive in "
+                     "pid 501 (srv, forked by pid 500): never destroyed");
+    for (int f = 0; f < g_r.rank[1].nfindings; f++)
+        ck_assert_msg(!strstr(g_r.rank[1].finding[f].text, "not instrumented"), "%s",
+                      g_r.rank[1].finding[f].text);
+}
+END_TEST
+
+/*
+ * A service (exec: service) reports through its clients: an error handed to it and a run that
+ * read ok is no ERROR_SWALLOWED; and at a tie in time a client's failure is named first, not
+ * the server it left running.
+ */
+START_TEST(test_service)
+{
+    static const char *const rules[] = {"error op=recv rank=0 nth=1"};
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    g_r.rank[0].service = true;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    g_r.rank[0].service = false; /* the same rank, no service: it swallowed the error */
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_SWALLOWED);
+    /* Both hung at the deadline: the client is the first failure, not its server. */
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++)
+        rg_rank_find(&g_r.rank[k], RG_V_DEADLOCK, 20.0, "still running");
+    g_r.rank[0].service = true;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 1);
+    g_r.rank[0].service = false;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 0);
+}
+END_TEST
+
+START_TEST(test_result_round_trip)
+{
+    static const char *const rules[] = {"count", "error nth=3"};
+    char path[] = "/tmp/rg-result-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setup_case(2, rules, 2);
+    g_ev[1].fired[1] = 4;
+    g_ev[1].first_fault_mono_ms = 0;
+    rg_rank_find(&g_r.rank[1], RG_V_CRASH, 2.5, "killed by signal 11");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    rg_judge(&g_r);
+    static rg_result back;
+    ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert_str_eq(back.first, g_r.first);
+    ck_assert_int_eq(back.rank[1].verdict, RG_V_CRASH);
+    ck_assert(back.rank[1].t_s == 2.5);
+    ck_assert_int_eq(back.rank[1].nfindings, 2);
+    ck_assert_int_eq(back.rank[1].finding[0].verdict, RG_V_OK);
+    ck_assert_int_eq(back.nrules, 2);
+    ck_assert_str_eq(back.rule[1].rule, "error nth=3");
+    ck_assert_uint_eq(back.rule[1].fired, 4);
+    ck_assert_uint_eq(back.rule[1].fired_by[1], 4);
+    ck_assert(back.rule[0].counting);
+    ck_assert(!back.leak_ok);
+    ck_assert(!back.rank[0].service && !back.rank[1].service);
+    g_r.leak_ok = true;
+    g_r.rank[0].service = true;
+    ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.leak_ok);
+    ck_assert(back.rank[0].service && !back.rank[1].service);
+    unlink(path);
+}
+END_TEST
+
+/* One external rank's own result: its rank as rank 0, detected t_s after its start. */
+static void merge_view(rg_result *v, int rank, double t0_mono_ms, const char *host, double t_s)
+{
+    memset(v, 0, sizeof(*v));
+    v->ranks = 1;
+    v->self_rank = rank;
+    v->t0_mono_ms = t0_mono_ms;
+    snprintf(v->host, sizeof(v->host), "%s", host);
+    v->rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+    rg_rank_find(&v->rank[0], RG_V_DETECTED, t_s, "flushed");
+}
+
+START_TEST(test_merge)
+{
+    static const char *const rules[] = {"error op=recv rank=1 nth=2"};
+    static rg_result views[2], out;
+    char err[256];
+    bool ordered;
+
+    setup_case(2, rules, 1);
+    g_sc.expect[0] = g_sc.expect[1] = RG_SC_EXPECT_ANY;
+    snprintf(g_sc.name, sizeof(g_sc.name), "ext");
+    /* Rank 0 started at 1000 ms and failed 0.5 s later; rank 1 started at 1100 ms and its
+     * fault fired at 1200 ms: before rank 0's error, on the common clock. */
+    for (int r = 0; r < 2; r++)
+        merge_view(&views[r], r, 1000 + 100 * r, "node", 0.5 - 0.3 * r);
+    g_ev[1].first_fault_mono_ms = 1200;
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(ordered);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_DETECTED);
+    ck_assert(out.rank[1].t_s > 0.29 && out.rank[1].t_s < 0.31); /* 0.2 s, rebased by 0.1 s */
+    ck_assert(out.passed);
+
+    /* The fault came after both errors (1.5 s and 1.3 s): they had another cause, and the
+     * earlier of them, rank 1's, is the first failure. */
+    g_ev[1].first_fault_mono_ms = 1700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert(!out.passed);
+    ck_assert_msg(strstr(out.first, "first failure: rank 1: ERROR_WITHOUT_FAULT at 0.30 s"), "%s",
+                  out.first);
+
+    /* Two hosts have no common clock: a fault anywhere counts as before every error. */
+    snprintf(views[1].host, sizeof(views[1].host), "other");
+    g_ev[1].first_fault_mono_ms = 1700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(!ordered);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+
+    /* A rank with no result is an error; so are two results for one rank. */
+    g_ev[1].first_fault_mono_ms = 1200;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 1, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR);
+    ck_assert_ptr_nonnull(strstr(out.rank[1].detail, "no result from this rank"));
+    views[1].self_rank = 0;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "two results for rank 0"));
+    views[1].self_rank = 7;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "a result for rank 7, outside 0..1"));
+
+    /* A rule no rank fired is caught only here, where every rank is seen. */
+    views[1].self_rank = 1;
+    snprintf(views[1].host, sizeof(views[1].host), "node");
+    memset(g_ev[1].fired, 0, sizeof(g_ev[1].fired));
+    g_ev[1].first_fault_mono_ms = -1;
+    for (int r = 0; r < 2; r++) {
+        views[r].rank[0] = (rg_rank_result){.t_s = -1, .step = 1};
+        rg_rank_find(&views[r].rank[0], RG_V_OK, 0.5, "%s", "");
+    }
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_NOT_EXERCISED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_NOT_EXERCISED);
+}
+END_TEST
+
+/* Ranks on two hosts whose clocks are 5000 s apart, placed on rank 0's by measured offsets. */
+START_TEST(test_merge_placed)
+{
+    static const char *const rules[] = {"error op=recv rank=1 nth=2"};
+    static rg_result views[2], out, back;
+    static rg_tl_rank tl;
+    char err[256], dir[] = "/tmp/rg-merge-XXXXXX", path[300];
+    bool ordered;
+
+    setup_case(2, rules, 1);
+    g_sc.expect[0] = g_sc.expect[1] = RG_SC_EXPECT_ANY;
+    snprintf(g_sc.name, sizeof(g_sc.name), "ext");
+    /* In true time (rank 0's clock): rank 0 starts at 1000 ms and fails at 1500; rank 1 starts
+     * at 1100, its fault fires at 1200, it fails at 1300. Rank 1's host reads 5000 s more. */
+    for (int r = 0; r < 2; r++) {
+        merge_view(&views[r], r, r ? 5001100 : 1000, r ? "b" : "a", r ? 0.2 : 0.5);
+        views[r].rank[0].clock = (rg_clock){.measured = true,
+                                            .offset_ms = r ? 5000000.0 : 0,
+                                            .err_ms = r ? 0.05 : 0,
+                                            .rounds = r ? RG_CLOCK_ROUNDS : 0};
+    }
+    g_ev[1].first_fault_rule = 0;
+    g_ev[1].fired[0] = 1;
+    g_ev[1].first_fault_mono_ms = 5001200;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(ordered && out.clock_placed);
+    ck_assert_double_eq_tol(out.clock_err_ms, 0.05, 1e-9);
+    ck_assert_double_eq_tol(out.t0_mono_ms, 1000, 1e-6);
+    ck_assert_str_eq(out.host, "(several)");
+    ck_assert_double_eq_tol(out.rank[1].t_s, 0.3, 1e-9);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_DETECTED);
+    ck_assert(out.passed);
+
+    /* The fault after both errors, on the common clock: neither error was its consequence. */
+    g_ev[1].first_fault_mono_ms = 5001700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR_WITHOUT_FAULT);
+    ck_assert_msg(strstr(out.first, "first failure: rank 1: ERROR_WITHOUT_FAULT at 0.30 s"), "%s",
+                  out.first);
+
+    /* 1 ms after rank 0's error, with 1 ms of doubt: the clocks cannot say it came after. */
+    views[1].rank[0].clock.err_ms = 1.0;
+    g_ev[1].first_fault_mono_ms = 5001501;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_ERROR_WITHOUT_FAULT);
+
+    /* The trace and page read rank 1's own stamps onto the same clock. */
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out.dir, sizeof(out.dir), "%s", dir);
+    snprintf(path, sizeof(path), "%s/rank1.status", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "5001150.0 step 0 0 all_reduce float32 sum count 4\n");
+    fclose(f);
+    ck_assert_int_eq(rg_timeline_load(&out, 1, &tl), 0);
+    ck_assert_int_eq(tl.nspans, 1);
+    ck_assert_double_eq_tol(tl.span[0].t0_s, 0.15, 1e-9);
+
+    /* Saved and read back as `railguard report` reads a rank's result. */
+    snprintf(path, sizeof(path), "%s/rank1.result.json", dir);
+    ck_assert_int_eq(rg_result_save(&views[1], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.rank[0].clock.measured);
+    ck_assert_double_eq_tol(back.rank[0].clock.offset_ms, 5000000.0, 1e-6);
+    ck_assert_int_eq(back.rank[0].clock.rounds, RG_CLOCK_ROUNDS);
+    views[1].rank[0].clock.err_ms = -1; /* no measurement says that */
+    ck_assert_int_eq(rg_result_save(&views[1], path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "rank 1's clock is not a measurement"));
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/rank1.status", dir);
+    unlink(path);
+    rmdir(dir);
+
+    /* One rank's clock unmeasured: no common clock, the order unchecked, as before. */
+    views[1].rank[0].clock = (rg_clock){.why = "no job secret"};
+    g_ev[1].first_fault_mono_ms = 5001700;
+    ck_assert_int_eq(rg_merge(&out, &g_sc, views, 2, g_ev, &ordered, err, sizeof(err)), 0);
+    ck_assert(!ordered && !out.clock_placed);
+    ck_assert_int_eq(out.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(out.rank[1].verdict, RG_V_DETECTED);
+}
+END_TEST
+
+Suite *rg_suite_judge(void)
+{
+    Suite *s = suite_create("judge");
+    TCase *t = tcase_create("judge");
+    tcase_add_test(t, test_precedence);
+    tcase_add_test(t, test_detected_class);
+    tcase_add_test(t, test_ownership);
+    tcase_add_test(t, test_first_failure_in_time);
+    tcase_add_test(t, test_detected_at);
+    tcase_add_test(t, test_killed);
+    tcase_add_test(t, test_error_swallowed);
+    tcase_add_test(t, test_leak);
+    tcase_add_test(t, test_slow_detection);
+    tcase_add_test(t, test_not_instrumented);
+    tcase_add_test(t, test_detected_needs_a_fault_before);
+    tcase_add_test(t, test_not_exercised);
+    tcase_add_test(t, test_unsupported);
+    tcase_add_test(t, test_evidence_read);
+    tcase_add_test(t, test_evidence_u64);
+    tcase_add_test(t, test_evidence_tree);
+    tcase_add_test(t, test_service);
+    tcase_add_test(t, test_result_round_trip);
+    tcase_add_test(t, test_merge);
+    tcase_add_test(t, test_merge_placed);
+    suite_add_tcase(s, t);
+    return s;
+}
