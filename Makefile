@@ -69,7 +69,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*/*.h tests/
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
         regression sweep sweep-mutants mutant-seeds fuzz bench soak \
-        format-check install uninstall jaccl \
+        format-check arrows install uninstall jaccl \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
 
@@ -89,6 +89,7 @@ help:
 	@echo "make fuzz           libFuzzer on every parser of outside bytes (FUZZ_RUNS=N)"
 	@echo "make coverage       lcov report over unit, integration and conformance runs"
 	@echo "make format-check   clang-format over every C file (make format rewrites them)"
+	@echo "make arrows         the parts' include arrows run one way (docs/architecture.md)"
 	@echo "make install        PREFIX=/usr/local DESTDIR=: command, libraries, headers, .pc, scenarios, man"
 	@echo "make uninstall      what make install put there, with the same variables"
 	@echo "make jaccl          JACCL_SRC=/path/to/mlx: upstream JACCL and its railguard adapter"
@@ -455,6 +456,8 @@ check: deps
 	@$(MAKE) --no-print-directory build-rel build-asan mutants
 	@rm -f $(TALLY) && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
 	@st=0; \
+	 echo "== the include arrows (make arrows)"; \
+	 $(MAKE) --no-print-directory arrows ARROWS_TALLY=$(TALLY) || st=1; \
 	 echo "== unit tests"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(BUILD)/rel/tests/unit || st=1; \
 	 echo "== unit tests under ASan+UBSan"; \
@@ -472,7 +475,7 @@ check: deps
 	 echo "== every documented make target, bounded (ci/targets-check)"; \
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
-	 ci/tally $(TALLY) unit unit-asan install workflow integration conformance install-run \
+	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
 	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page soak targets || st=1; \
 	 exit $$st
 
@@ -534,6 +537,11 @@ coverage: deps
 # --- style -----------------------------------------------------------------------------------
 format:
 	clang-format -i $(ALL_C) $(ALL_H)
+
+# The arrows between the parts, and inside harness/ between its sub-parts, run one way: every
+# quoted include checked (ci/arrows), after a self-test that plants one wrong arrow of each kind.
+arrows:
+	@ci/arrows --self-test && ci/arrows $(if $(ARROWS_TALLY),$(abspath $(ARROWS_TALLY)))
 
 format-check:
 	@clang-format --dry-run -Werror $(ALL_C) $(ALL_H) && \

@@ -87,7 +87,6 @@ int rg_mkdirs(const char *path)
     return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-
 int rg_job_secret(char *hex)
 {
     unsigned char b[32];

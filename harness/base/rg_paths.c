@@ -67,7 +67,6 @@ int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, in
     return n;
 }
 
-
 int rg_opt_path(const char *cmd, const char *flag, const char *v, char *dst, size_t len)
 {
     char shown[72];
@@ -122,4 +121,3 @@ int rg_stock_scenarios(char *out, size_t len, const char *self)
     out[0] = '\0';
     return -1;
 }
-

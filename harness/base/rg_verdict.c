@@ -26,4 +26,3 @@ int rg_verdict_of(const char *name)
             return v;
     return -1;
 }
-

@@ -82,7 +82,6 @@ int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scen
 int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out);
 int rg_sweep_main(int argc, char **argv);
 
-
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
 void rg_run_usage(FILE *f);

@@ -51,7 +51,7 @@ struct exec_opts {
     double client_after;  /* --client-after: seconds after the server; -1: when it listens */
     uint64_t services;    /* --service R: bit r, rank r serves until stopped */
     double service_grace; /* --service-grace S: SIGTERM to SIGKILL */
-    int slow_scale;       /* --slow-scale F: a second attempt's times (rg_slow.c); 1: none */
+    int slow_scale;       /* --slow-scale F: a second attempt's times (judge/rg_slow.c); 1: none */
     int port;             /* {port}: a free TCP port, chosen once */
     const char *faults;   /* --faults, as given */
     const char *plan;     /* --plan FILE */
@@ -570,7 +570,8 @@ static void watch(struct rg_proc *procs, rg_result *res, uint64_t serving, doubl
         /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
         if (!live || rg_now_s() >= deadline)
             return;
-        if (n % 10 == 0) /* what the machine takes from them, every 0.2 s (rg_slow.c) */
+        /* What the machine takes from them, every 0.2 s (launch/rg_slow_measure.c). */
+        if (n % 10 == 0)
             rg_slow_sample(procs, res->rank, 0, res->ranks);
         double want = rg_now_s() + 0.02;
         usleep(20000);

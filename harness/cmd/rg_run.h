@@ -42,7 +42,7 @@ struct run_opts {
     bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
     bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
     /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
-     * again with every time multiplied by this (rg_slow.c); 1: never */
+     * again with every time multiplied by this (judge/rg_slow.c); 1: never */
     int slow_scale;
     /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
     char wrap_arg[1024]; /* as given, for the reproduce line */

@@ -427,7 +427,8 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
         double want = rg_now_s() + ms / 1000.0;
         if (poll(pfds, (nfds_t)np, ms) == 0)
             rg_slow_lag(&res->lag_s, want, rg_now_s());
-        if (rg_now_s() >= sampled + 0.2) { /* what the machine takes from them (rg_slow.c) */
+        /* What the machine takes from them (launch/rg_slow_measure.c). */
+        if (rg_now_s() >= sampled + 0.2) {
             rg_slow_sample(procs, res->rank, lo, hi);
             sampled = rg_now_s();
         }

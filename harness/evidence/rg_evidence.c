@@ -159,8 +159,8 @@ static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(l, o, "verbs"));
         uint64_t sig = u64_of(l, o, "snapshot_signal");
         pr->snapshot_signal = sig < 128 ? (int)sig : 0;
-        /* When it started (a rank's start-up delay, rg_slow.c) and the time scale its plan
-         * ran at (a re-run's faults scaled with its deadlines). */
+        /* When it started (a rank's start-up delay, launch/rg_slow_measure.c) and the time scale
+         * its plan ran at (a re-run's faults scaled with its deadlines). */
         pr->load_mono_ms = ms_of(l, o, "mono_ms");
         pr->time_scale = u64_of(l, o, "time_scale");
     } else if (!strcmp(name, "fault")) {

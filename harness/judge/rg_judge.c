@@ -412,4 +412,3 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
                          skipped ? ", and steps it may have aimed at were not run" : "");
     }
 }
-

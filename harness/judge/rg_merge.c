@@ -120,4 +120,3 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
     rg_judge(out);
     return 0;
 }
-

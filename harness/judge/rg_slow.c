@@ -186,4 +186,3 @@ void rg_slow_settle(rg_result *r, const rg_scenario *orig, const rg_scenario *sc
     }
     rg_judge(r);
 }
-

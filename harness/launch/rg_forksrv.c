@@ -6,14 +6,14 @@
  * rank's exec, dynamic linking and provider loading were about 0.25 s of a 2-rank point's
  * 0.73 s; a fork costs milliseconds.
  *
- * This is the runner's end; rank/rg_serve.c is the server's. The runner sends one SOCK_SEQPACKET message per rank: items joined by
- * NUL bytes -- "E" KEY=VALUE (set in the rank's environment), "U" KEY (unset), "A" WORD (the
- * worker's options) -- with three descriptors (its log, status pipe and go pipe). The server
- * forks an intermediate that forks the rank and sends back "pid N", then exits: the rank is
- * orphaned to the runner, a child subreaper (PR_SET_CHILD_SUBREAPER), so the runner waits
- * for it, sees it stop and reaps it exactly as it does a rank it exec'd. The rank calls the
- * shim's restart (its plan, log and rank from the environment it was given) before its first
- * verbs call, then runs the worker as `railguard worker` would. No device is opened in the
+ * This is the runner's end; rank/rg_serve.c is the server's. The runner sends one SOCK_SEQPACKET
+ * message per rank: items joined by NUL bytes -- "E" KEY=VALUE (set in the rank's environment), "U"
+ * KEY (unset), "A" WORD (the worker's options) -- with three descriptors (its log, status pipe and
+ * go pipe). The server forks an intermediate that forks the rank and sends back "pid N", then
+ * exits: the rank is orphaned to the runner, a child subreaper (PR_SET_CHILD_SUBREAPER), so the
+ * runner waits for it, sees it stop and reaps it exactly as it does a rank it exec'd. The rank
+ * calls the shim's restart (its plan, log and rank from the environment it was given) before its
+ * first verbs call, then runs the worker as `railguard worker` would. No device is opened in the
  * server, so no verbs state crosses the fork.
  */
 #include "launch/rg_launch.h"
@@ -30,7 +30,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
 
 /* --- the runner's end ---------------------------------------------------------------------- */
 
@@ -169,7 +168,7 @@ pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const 
     kill((pid_t)pid, SIGKILL);
     return -1;
 too_long:
-    snprintf(err, errlen, "fork server: a rank's options are longer than %d bytes", RG_FORKSRV_MSG_MAX);
+    snprintf(err, errlen, "fork server: a rank's options are longer than %d bytes",
+             RG_FORKSRV_MSG_MAX);
     return -1;
 }
-

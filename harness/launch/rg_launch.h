@@ -120,5 +120,4 @@ int rg_preflight_memlock(uint64_t need, char *err, size_t errlen);
 void rg_clock_sync(const char *coordinator, const char *secret, int rank, int size, double deadline,
                    rg_clock *out);
 
-
 #endif

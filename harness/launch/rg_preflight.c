@@ -288,4 +288,3 @@ int rg_preflight_memlock(uint64_t need, char *err, size_t errlen)
              (unsigned long long)rl.rlim_cur / 1024, (unsigned long long)(need + 1023) / 1024);
     return -1;
 }
-

@@ -236,4 +236,3 @@ void rg_proc_shim_env(const char *shim, const char *planfile, const char *events
     snprintf(num, sizeof(num), "%d", time_scale > 1 ? time_scale : 1);
     setenv("RG_FI_TIME_SCALE", num, 1);
 }
-

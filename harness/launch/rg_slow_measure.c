@@ -46,7 +46,6 @@ void rg_slow_lag(double *lag_s, double want_s, double now_s)
         *lag_s = now_s - want_s;
 }
 
-
 void rg_slow_sample(const struct rg_proc *procs, rg_rank_result *ranks, int lo, int hi)
 {
     for (int r = lo; r < hi; r++) {
@@ -72,4 +71,3 @@ void rg_slow_started(rg_rank_result *k, const struct rg_proc *p, const rg_eviden
         return;
     k->start_s = s > 0 ? s : 0;
 }
-

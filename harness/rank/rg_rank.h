@@ -73,7 +73,7 @@ typedef struct rg_worker_args {
     const char *backtrace_file; /* where a crash or RG_BACKTRACE_SIGNAL writes a backtrace */
     bool seed_set;
     uint64_t seed;
-    int time_scale; /* --time-scale: the scenario's times multiplied by this (rg_slow.c) */
+    int time_scale; /* --time-scale: the scenario's times multiplied by this (rg_scenario_scale) */
 } rg_worker_args;
 
 int rg_worker_main(const rg_worker_args *a);

@@ -96,7 +96,8 @@ static int take(int sock, char *msg, char **items, int *nitems, int fds[3])
             continue;
         int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
         int tmp[RG_FORKSRV_FDS + 8];
-        memcpy(tmp, CMSG_DATA(cm), (size_t)(k < RG_FORKSRV_FDS + 8 ? k : RG_FORKSRV_FDS + 8) * sizeof(int));
+        memcpy(tmp, CMSG_DATA(cm),
+               (size_t)(k < RG_FORKSRV_FDS + 8 ? k : RG_FORKSRV_FDS + 8) * sizeof(int));
         for (int i = 0; i < k && i < RG_FORKSRV_FDS + 8; i++) {
             if (got < RG_FORKSRV_FDS)
                 fds[got] = tmp[i];
@@ -105,7 +106,8 @@ static int take(int sock, char *msg, char **items, int *nitems, int fds[3])
             got++;
         }
     }
-    bool ok = got == RG_FORKSRV_FDS && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && msg[n - 1] == '\0';
+    bool ok =
+        got == RG_FORKSRV_FDS && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && msg[n - 1] == '\0';
     *nitems = 0;
     for (ssize_t o = 0; ok && o < n;) {
         char *it = msg + o;

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 static int count_passed(const rg_result *res, int n)
 {
     int p = 0;
@@ -71,7 +70,6 @@ int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_inf
         json_object_set_new(top, "run", info_json(info));
     return rg_json_write(top, path, err, errlen);
 }
-
 
 static void junit_property(FILE *f, const char *name, const char *value)
 {
@@ -189,7 +187,8 @@ static void verdicts(char *out, size_t len, const rg_result *r)
             if (k->step < 0)
                 snprintf(where, sizeof(where), "@init:%s", rg_rank_class(k, cls, sizeof(cls)));
             else
-                snprintf(where, sizeof(where), "@%d:%s", k->step, rg_rank_class(k, cls, sizeof(cls)));
+                snprintf(where, sizeof(where), "@%d:%s", k->step,
+                         rg_rank_class(k, cls, sizeof(cls)));
         }
         o += (size_t)snprintf(out + o, len - o, "%s%s%s", i ? "," : "", rg_verdict_name(k->verdict),
                               where);

@@ -77,5 +77,4 @@ int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info
  * index.html written again from the result.json files and evidence there. Exit status. */
 int rg_report_run_dir(const char *dir);
 
-
 #endif

@@ -12,7 +12,6 @@
 
 /* --- findings ------------------------------------------------------------------------------ */
 
-
 /* The verdict is the first finding of highest precedence; detail is its text. */
 static void settle(rg_rank_result *k, const char *whole, int whole_at)
 {
@@ -81,7 +80,6 @@ void rg_rank_recast(rg_rank_result *k, rg_verdict from, rg_verdict to, const cha
     }
 }
 
-
 const char *rg_result_word(const rg_result *r)
 {
     if (!r->passed)
@@ -92,4 +90,3 @@ const char *rg_result_word(const rg_result *r)
            : r->known_state == RG_KNOWN_XPASS ? "XPASS"
                                               : "PASS";
 }
-

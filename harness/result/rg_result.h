@@ -63,9 +63,9 @@ typedef struct rg_rank_result {
     /* A service the runner stopped once the other ranks had ended (exec: service): it reports
      * through its clients, not an exit status, so an error handed to it is not "swallowed". */
     bool service;
-    /* What the machine took from it (rg_slow.c), -1 when not measured: seconds from its fork
-     * to its shim's load event, and seconds its threads were runnable but waiting for a CPU.
-     * start_unseen: it never loaded, and start_s is when the runner stopped waiting for it. */
+    /* What the machine took from it (launch/rg_slow_measure.c), -1 when not measured: seconds from
+     * its fork to its shim's load event, and seconds its threads were runnable but waiting for a
+     * CPU. start_unseen: it never loaded, and start_s is when the runner stopped waiting for it. */
     double start_s, cpu_wait_s;
     bool start_unseen;
 } rg_rank_result;

@@ -37,9 +37,9 @@ static json_t *rank_json(const rg_result *r, int i)
         "{s:i,s:s,s:s,s:f,s:i,s:i,s:s,s:f,s:f,s:s,s:s,s:s,s:s,s:o}", "rank", i, "verdict",
         rg_verdict_name(k->verdict), "expect",
         rg_sc_expect_str(r->expect[i], r->expect_at[i], r->expect_cls[i], want, sizeof(want)), "t",
-        k->t_s, "step", k->step, "rep", k->rep, "class", rg_rank_class(k, cls, sizeof(cls)), "step_t",
-        k->step_t_s, "left_t", k->left_t_s, "where", k->where, "detail", k->detail, "ownership",
-        k->ownership, "calls", k->calls, "findings", findings);
+        k->t_s, "step", k->step, "rep", k->rep, "class", rg_rank_class(k, cls, sizeof(cls)),
+        "step_t", k->step_t_s, "left_t", k->left_t_s, "where", k->where, "detail", k->detail,
+        "ownership", k->ownership, "calls", k->calls, "findings", findings);
     if (j && k->service)
         json_object_set_new(j, "service", json_true());
     if (j && (json_object_set_new(j, "start_s", json_real(k->start_s)) ||

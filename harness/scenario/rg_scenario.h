@@ -147,7 +147,7 @@ typedef struct rg_scenario {
     rg_algo algo;
     double timeout_s;
     double deadline_s;
-    /* Every time above, in exec: and in the faults, multiplied by this (rg_slow.c: a second
+    /* Every time above, in exec: and in the faults, multiplied by this (rg_scenario_scale: a second
      * attempt on a machine too slow for the first); 0 or 1: as written. */
     int time_scale;
     uint64_t seed;

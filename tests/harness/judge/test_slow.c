@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Too slow to judge (harness/rg_slow.c): which failures a slow machine can explain, by how
- * much it must have held the ranks back, what a second attempt scales, and what is measured. */
+/* Too slow to judge (harness/judge/rg_slow.c): which failures a slow machine can explain, by how
+ * much it must have held the ranks back, what a second attempt scales and how it is settled. */
 #include "common/rg_check.h"
 #include "judge/rg_judge.h"
-#include "launch/rg_launch.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -155,42 +154,6 @@ START_TEST(test_scale)
 }
 END_TEST
 
-/* The measurements: this process's wait for a CPU, a start from the load event, the lag. */
-START_TEST(test_measured)
-{
-    ck_assert(rg_slow_cpu_wait((long)getpid()) >= 0);
-    pid_t gone = fork();
-    if (!gone)
-        _exit(0);
-    waitpid(gone, NULL, 0);
-    ck_assert(rg_slow_cpu_wait((long)gone) == -1);
-
-    rg_rank_result k = {.start_s = -1, .cpu_wait_s = -1};
-    struct rg_proc p = {.pid = 1234, .spawn_s = 100.0};
-    static rg_evidence ev;
-    memset(&ev, 0, sizeof(ev));
-    rg_slow_started(&k, &p, &ev, 110.0); /* no process wrote, and it ended: unknown */
-    ck_assert(k.start_s == -1);
-    ev.nprocs = 1;
-    ev.proc[0].load_mono_ms = -1;
-    rg_slow_started(&k, &p, &ev, 110.0); /* its first process never said it loaded */
-    ck_assert(k.start_s == -1);
-    p.hung = true; /* ... and was still running at 110 s: it had not started 10 s in */
-    rg_slow_started(&k, &p, &ev, 110.0);
-    ck_assert(k.start_s == 10.0 && k.start_unseen);
-    k.start_unseen = false;
-    ev.proc[0].load_mono_ms = 102500.0;
-    rg_slow_started(&k, &p, &ev, 110.0);
-    ck_assert(k.start_s == 2.5 && !k.start_unseen);
-
-    double lag = 0;
-    rg_slow_lag(&lag, 10.0, 10.25);
-    rg_slow_lag(&lag, 11.0, 11.1);
-    rg_slow_lag(&lag, 12.0, 11.9); /* woke early: no lag */
-    ck_assert(lag == 0.25);
-}
-END_TEST
-
 /* The second attempt settled: SLOW only with strong evidence; a pass past the deadline as
  * written (what the machine took given back) is the program's DEADLOCK, not a pass. */
 /* A first attempt that failed so (or passed), the scenario as written kept in orig, and its
@@ -310,7 +273,6 @@ Suite *rg_suite_slow(void)
     tcase_add_test(t, test_time_bound);
     tcase_add_test(t, test_not_time_bound);
     tcase_add_test(t, test_scale);
-    tcase_add_test(t, test_measured);
     tcase_add_test(t, test_scale_evidence);
     tcase_add_test(t, test_keep_attempt);
     tcase_add_test(t, test_settle);

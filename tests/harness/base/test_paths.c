@@ -2,7 +2,7 @@
 /* A command given as one argument (--rank-wrapper, exec's --server and --client): its words and
  * its refusals, each one line. */
 #include "common/rg_check.h"
-#include "launch/rg_launch.h"
+#include "base/rg_base.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -67,9 +67,9 @@ START_TEST(test_mkdirs)
 }
 END_TEST
 
-Suite *rg_suite_proc(void)
+Suite *rg_suite_paths(void)
 {
-    Suite *s = suite_create("proc");
+    Suite *s = suite_create("paths");
     TCase *t = tcase_create("words");
     tcase_add_test(t, test_command_words);
     tcase_add_test(t, test_mkdirs);
