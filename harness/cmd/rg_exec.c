@@ -498,300 +498,51 @@ static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len,
     return 0;
 }
 
-/* In the child: the process's log, the shim, its rank; then the command. Never returns. */
-static void start_child(const struct exec_opts *o, const rg_result *res, const char *planfile,
-                        int rank, int time_scale)
+/* Rank r's command: the wrapper's words (none without one), then its own with {rank}, {size},
+ * {port} and {host} replaced. A wrapper must exec the program in the same process (valgrind
+ * does), or signals and backtraces reach the wrapper. NULL when it does not fit. */
+static char *const *command_of(const struct exec_opts *o, int r)
 {
-    char log[1200], evp[1200], bt[1200], num[16], words[16384];
-    /* The wrapper's words (none without one), then the program's: one argv. A wrapper must
-     * exec the program in the same process (valgrind does), or signals and backtraces reach
-     * the wrapper. */
-    char *argv[17 + RG_EXEC_ARGS + 1];
+    static char words[RG_MAX_RANKS][16384];
+    static char *argv[RG_MAX_RANKS][17 + RG_EXEC_ARGS + 1];
     int nw = 0;
-    for (; nw < o->nwrap; nw++)
-        argv[nw] = o->wrap_of[nw];
-    snprintf(log, sizeof(log), "%s/rank%d.log", res->dir, rank);
-    snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, rank);
-    snprintf(bt, sizeof(bt), "%s/rank%d.backtrace", res->dir, rank);
-    int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nfd = open("/dev/null", O_RDONLY);
-    if (lfd < 0 || nfd < 0 || dup2(nfd, 0) < 0 || dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0)
-        _exit(126);
-    close(lfd);
-    close(nfd);
-    unlink(evp); /* a rerun into the same directory must not read old evidence */
-    unlink(bt);
-    /* Its own process group, so what it forks goes with it at the end. */
-    setpgid(0, 0);
-    rg_proc_shim_env(o->shim, planfile, evp, rank, true, time_scale);
-    snprintf(num, sizeof(num), "%d", rank);
-    setenv("RG_RANK", num, 1);
-    snprintf(num, sizeof(num), "%d", o->ranks);
-    setenv("RG_SIZE", num, 1);
-    if (rank_argv(o, rank, words, sizeof(words), argv + nw) != 0) {
-        fprintf(stderr, "railguard exec: cannot start: the command is longer than %zu bytes\n",
-                sizeof(words));
-        _exit(127);
-    }
-    execvp(argv[0], argv);
-    fprintf(stderr, "railguard exec: cannot start '%s': %s\n", argv[0], strerror(errno));
-    _exit(127);
+    for (; nw < o->nwrap && nw < 17; nw++)
+        argv[r][nw] = o->wrap_of[nw];
+    if (rank_argv(o, r, words[r], sizeof(words[r]), argv[r] + nw) != 0)
+        return NULL;
+    return argv[r];
 }
 
-/* Whether p ended (or stopped) since last looked at: its status recorded. */
-static bool reaped(struct rg_proc *p, rg_rank_result *k, double t0)
-{
-    int st;
-    if (p->pid <= 0 || p->exited || p->stopped ||
-        waitpid(p->pid, &st, WNOHANG | WUNTRACED) != p->pid)
-        return false;
-    if (WIFSTOPPED(st)) {
-        p->stopped = true;
-        p->stop_t_s = rg_now_s() - t0;
-    } else {
-        p->status = st;
-        p->exited = true;
-        k->left_t_s = rg_now_s() - t0;
-    }
-    return true;
-}
-
-/* The processes' ends, as they come, until none but services is running (`serving`: bit r,
- * rank r serves until stopped), or the deadline passes. */
-static void watch(struct rg_proc *procs, rg_result *res, uint64_t serving, double t0,
-                  double deadline)
-{
-    for (unsigned n = 0;; n++) {
-        int live = 0;
-        for (int r = 0; r < res->ranks; r++) {
-            struct rg_proc *p = &procs[r];
-            reaped(p, &res->rank[r], t0);
-            live += p->pid > 0 && !p->exited && !p->stopped && !(serving & (UINT64_C(1) << r));
-        }
-        /* A stopped process waits for nobody: once only stopped ones are left, it is over. */
-        if (!live || rg_now_s() >= deadline)
-            return;
-        /* What the machine takes from them, every 0.2 s (launch/rg_slow_measure.c). */
-        if (n % 10 == 0)
-            rg_slow_sample(procs, res->rank, 0, res->ranks);
-        double want = rg_now_s() + 0.02;
-        usleep(20000);
-        rg_slow_lag(&res->lag_s, want, rg_now_s());
-    }
-}
-
-/*
- * The client starts once the server is ready to take it: listening on {port} (seen in
- * /proc/net, never by connecting), or --client-after seconds after it started, or gone. At
- * most half the deadline: a server that never listens is judged, and its client with it.
- */
-static void await_server(const struct exec_opts *o, struct rg_proc *server, rg_result *res,
-                         double t0)
-{
-    bool by_port = o->client_after < 0;
-    double until = t0 + (by_port ? o->deadline_s / 2 : o->client_after);
-    while (rg_now_s() < until && !reaped(server, &res->rank[0], t0) && !server->exited &&
-           !server->stopped && !(by_port && rg_port_listening(o->port)))
-        usleep(20000);
-}
-
-/*
- * Services still running once every other rank has ended. First the shim's summary (a process
- * that SIGTERM ends by its default action never runs the shim's exit summary, and what it did
- * would be lost), then SIGTERM to its process group; one still running after the grace is left
- * to the hang's path (summary, backtrace, SIGKILL) and judged DEADLOCK. Every wait is bounded.
- */
-static void stop_services(struct rg_proc *procs, rg_result *res, const rg_scenario *sc, double t0)
-{
-    static rg_evidence ev;
-    char evp[1200], err[256];
-    bool asked[RG_MAX_RANKS] = {false};
-    int n = 0;
-    for (int r = 0; r < res->ranks; r++) {
-        struct rg_proc *p = &procs[r];
-        if (!(sc->exec.services & (UINT64_C(1) << r)) || p->pid <= 0 || p->exited || p->stopped)
-            continue;
-        n++;
-        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
-        if (rg_evidence_read(evp, &ev, err, sizeof(err)) != 0 ||
-            ev.snapshot_signal != rg_proc_snapshot_signal())
-            continue;
-        for (int k = 0; k < ev.nprocs && k < RG_EV_PROCS - 1; k++)
-            if (ev.proc[k].snapshot_signal == rg_proc_snapshot_signal() &&
-                (k == 0 || getpgid((pid_t)ev.proc[k].pid) == p->pid))
-                kill(k == 0 ? p->pid : (pid_t)ev.proc[k].pid, rg_proc_snapshot_signal());
-        asked[r] = true;
-    }
-    if (!n)
-        return;
-    double until = rg_now_s() + 2.0;
-    for (int r = 0; r < res->ranks; r++) {
-        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
-        while (asked[r] && rg_now_s() < until && !rg_file_has(evp, "\"why\":\"snapshot\""))
-            usleep(20000);
-    }
-    for (int r = 0; r < res->ranks; r++) {
-        struct rg_proc *p = &procs[r];
-        if (!(sc->exec.services & (UINT64_C(1) << r)) || p->pid <= 0 || p->exited || p->stopped)
-            continue;
-        kill(-p->pid, SIGTERM);
-        p->termed = true;
-    }
-    until = rg_now_s() + sc->exec.service_grace;
-    for (bool left = true; left && rg_now_s() < until;) {
-        left = false;
-        for (int r = 0; r < res->ranks; r++) {
-            reaped(&procs[r], &res->rank[r], t0);
-            left |= procs[r].termed && !procs[r].exited && !procs[r].stopped;
-        }
-        if (left)
-            usleep(20000);
-    }
-}
-
-/* Whether the process's own exit fault ended it (the shim says so before it exits). */
-static bool exit_fault_fired(const rg_scenario *sc, const rg_evidence *e)
-{
-    for (int i = 0; i < sc->nfaults; i++)
-        if (sc->fault[i].kind == FI_EXIT && e->fired[i] > 0)
-            return true;
-    return false;
-}
-
-/* One process's verdict from how it ended; the evidence's rules come after, for all at once. */
-static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenario *sc,
-                          const rg_evidence *e, const char *dir, int r)
-{
-    char logp[1200], tail[400];
-    snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
-    rg_log_tail(logp, tail, sizeof(tail));
-    /* A program gives no verdict of its own: an exit counts as one, unless its own exit fault
-     * caused it, which ends it early as a worker's exit before its verdict does. */
-    p->verdict = !exit_fault_fired(sc, e);
-    if (p->pid <= 0) {
-        rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
-    } else if (p->termed && p->exited &&
-               (WIFEXITED(p->status) ||
-                (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGTERM))) {
-        /* Stopped as a service is: judged on what it did before (its evidence, below). */
-        k->service = true;
-        char how[64];
-        if (WIFEXITED(p->status))
-            snprintf(how, sizeof(how), "then exited with status %d", WEXITSTATUS(p->status));
-        else
-            snprintf(how, sizeof(how), "ended by that signal");
-        rg_rank_find(k, RG_V_OK, k->left_t_s,
-                     "a service: sent SIGTERM once every other rank had ended, it %s", how);
-    } else if (p->hung) {
-        /* DEADLOCK is written once the evidence says what its queues held */
-    } else if (rg_proc_ended_early(p)) {
-        rg_proc_judge_ended(k, p, sc, e, dir, r);
-    } else if (WIFSIGNALED(p->status)) {
-        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "killed by signal %d (%s)%s%s",
-                     WTERMSIG(p->status), strsignal(WTERMSIG(p->status)),
-                     tail[0] ? "; last output: " : "", tail);
-    } else if (WEXITSTATUS(p->status) == 127 && strstr(tail, "railguard exec: cannot start")) {
-        rg_rank_find(k, RG_V_ERROR, k->left_t_s, "%s", tail);
-    } else if (e->present && e->loaded && !e->totals) {
-        /* _exit() or exec() skip the shim's summary: what it did with verbs is unknown. */
-        rg_rank_find(k, RG_V_ERROR, k->left_t_s,
-                     "not instrumented: exited with status %d but the shim wrote no summary (the "
-                     "program left by _exit() or exec()), so what it did with verbs is unknown",
-                     WEXITSTATUS(p->status));
-    } else if (WEXITSTATUS(p->status) != 0) {
-        rg_rank_find(k, RG_V_DETECTED, k->left_t_s, "exited with status %d%s%s",
-                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
-    } else {
-        rg_rank_find(k, RG_V_OK, k->left_t_s, "exited with status 0");
-    }
-}
-
-/* Runs and judges the processes; res holds the verdicts. */
+/* Runs the processes (launch/rg_programs.c) and judges them (judge/rg_judge_procs.c): res
+ * holds the verdicts. */
 static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result *res)
 {
-    static struct rg_proc procs[RG_MAX_RANKS];
-    static rg_evidence ev[RG_MAX_RANKS];
-    char plan[1200], err[512];
-    double t0 = rg_now_s(), t0_ms = t0 * 1000.0;
+    static rg_launched l;
+    static rg_program_launch pl;
+    char plan[1200];
     if (rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
         for (int r = 0; r < sc->ranks; r++)
             rg_rank_find(&res->rank[r], RG_V_ERROR, 0, "cannot write %s/plan: %s", res->dir,
                          strerror(errno));
         return;
     }
-    fflush(NULL);
+    pl = (rg_program_launch){.sc = sc,
+                             .shim = o->shim,
+                             .dir = res->dir,
+                             .planfile = plan,
+                             .pair = o->server_arg != NULL,
+                             .client_after = o->client_after,
+                             .port = o->port};
     for (int r = 0; r < sc->ranks; r++) {
-        res->rank[r] =
-            (rg_rank_result){.t_s = -1, .step = 0, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
-        procs[r] = (struct rg_proc){.pid = -1, .fd = -1, .go = -1};
-        if (r == 1 && o->server_arg)
-            await_server(o, &procs[0], res, t0);
-        snprintf(res->rank[r].where, sizeof(res->rank[r].where), "%s",
-                 !o->server_arg ? sc->name
-                 : r            ? "client"
-                                : "server");
-        procs[r].spawn_s = rg_now_s();
-        pid_t pid = fork();
-        if (pid == 0)
-            start_child(o, res, plan, r, sc->time_scale);
-        procs[r].pid = pid;
+        pl.argv[r] = command_of(o, r);
+        pl.argv_err[r] = "the command is longer than 16384 bytes";
     }
-    watch(procs, res, sc->exec.services, t0, t0 + sc->deadline_s);
-    if (rg_now_s() < t0 + sc->deadline_s)
-        stop_services(procs, res, sc, t0);
-    for (int r = 0; r < sc->ranks; r++) {
-        struct rg_proc *p = &procs[r];
-        if (p->pid > 0 && !p->exited && p->stopped) {
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, &p->status, 0);
-            p->exited = true;
-            res->rank[r].left_t_s = p->stop_t_s;
-        }
-        p->hung = p->pid > 0 && !p->exited;
-    }
-    rg_proc_stop_hung(procs, 0, sc->ranks, res->dir, false);
-    for (int r = 0; r < sc->ranks; r++)
-        if (procs[r].pid > 0)
-            kill(-procs[r].pid, SIGKILL); /* what it left running in its group */
-    res->seconds = rg_now_s() - t0;
-    for (int r = 0; r < sc->ranks; r++) {
-        char evp[1200];
-        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", res->dir, r);
-        if (rg_evidence_read(evp, &ev[r], err, sizeof(err)) != 0)
-            rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", err);
-        rg_slow_started(&res->rank[r], &procs[r], &ev[r], t0 + sc->deadline_s);
-        rg_slow_check_scale(&res->rank[r], sc, &ev[r]);
-        judge_process(&res->rank[r], &procs[r], sc, &ev[r], res->dir, r);
-    }
-    /* A hang is the rank's finding before the evidence's rules run: a process still running
-     * at the deadline never "returned success" on an error it was handed. */
-    for (int r = 0; r < sc->ranks; r++) {
-        rg_rank_result *k = &res->rank[r];
-        k->service |= (sc->exec.services & (UINT64_C(1) << r)) != 0;
-        if (procs[r].hung && procs[r].termed)
-            rg_rank_find(k, RG_V_DEADLOCK, res->seconds,
-                         "a service still running %.0f s after SIGTERM (sent once every other "
-                         "rank had ended)%s%s; backtrace in %s/rank%d.backtrace",
-                         sc->exec.service_grace, ev[r].queues[0] ? "; " : "", ev[r].queues,
-                         res->dir, r);
-        else if (procs[r].hung && (sc->exec.services & (UINT64_C(1) << r)))
-            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
-                         "a service still running at the %.0f s deadline, when not every other "
-                         "rank had ended: a client may still have needed it%s%s; backtrace in "
-                         "%s/rank%d.backtrace",
-                         sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
-        else if (procs[r].hung)
-            rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
-                         "still running after the %.0f s deadline%s%s; backtrace in "
-                         "%s/rank%d.backtrace",
-                         sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
-    }
-    rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
-    res->t0_mono_ms = t0_ms;
-    gethostname(res->host, sizeof(res->host) - 1);
+    rg_launch_programs(&pl, &l);
+    rg_judge_programs(res, sc, &l);
 }
 
 /*
- * Too slow to judge (rg_slow.c), as railguard run does it: a run that ran out of its deadline
+ * Too slow to judge (judge/rg_slow.c), as railguard run does it: a run that ran out of its deadline
  * on a machine that held it back is run again with every time scaled, from `fresh` (the result
  * before any process ran), and judged by that attempt; SLOW if that runs out too.
  */

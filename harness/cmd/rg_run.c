@@ -343,7 +343,7 @@ int rg_run_main(int argc, char **argv)
         done++;
     }
     if (o.fork_server) {
-        rg_run_servers_stop();
+        rg_launch_servers_stop();
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ; /* any rank a server handed over and a scenario left behind */
     }

@@ -67,7 +67,6 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
 int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first);
 
 /* rg_run_ranks.c */
-void rg_run_servers_stop(void);
 void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
                   int hi, const char *coord, const char *devfile, const char *planfile, bool whole);
 void rg_run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_result *res);

@@ -9,6 +9,7 @@
 #define RG_JUDGE_H
 
 #include "evidence/rg_evidence.h"
+#include "launch/rg_launch.h"
 #include "result/rg_result.h"
 #include "scenario/rg_scenario.h"
 
@@ -65,5 +66,26 @@ int rg_slow_set_aside(const rg_result *first, int scale, const char *why, char *
                       size_t notelen, char *err, size_t errlen);
 /* An ERROR finding when a scaled attempt's shim said it ran its plan at another scale. */
 void rg_slow_check_scale(rg_rank_result *k, const rg_scenario *sc, const rg_evidence *ev);
+
+/* --- how a scenario's processes ended (rg_judge_procs.c) ----------------------------------- */
+/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
+ * before its verdict); rg_proc_judge_ended says whether its own fault did it (KILLED) or not
+ * (CRASH), from its evidence e. Its log is DIR/rankR.log. */
+bool rg_proc_ended_early(const struct rg_proc *p);
+void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
+                         const rg_evidence *e, const char *dir, int r);
+
+/*
+ * Ranks l->lo..hi-1 of a run, as launch/rg_workers.c left them, into res->rank[]: what each
+ * said, how its process ended, its evidence (`rules`: RG_EV_RANK, and RG_EV_CROSS when every
+ * rank is here), a hang explained by who left first and what its queues held.
+ */
+void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *l, int rules);
+/*
+ * A scenario's programs (launch/rg_programs.c) into res->rank[]: each one's exit status or
+ * signal, a service judged on what it did before it was stopped, a hang, and the evidence's
+ * rules across them all.
+ */
+void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched *l);
 
 #endif

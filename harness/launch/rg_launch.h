@@ -44,12 +44,10 @@ struct rg_proc {
     char buf[4096];
     size_t len;
     bool exited;
-    bool verdict;
-    bool said_error; /* its verdict was "error": the worker then exits 3 */
+    rg_status_said said; /* a worker: what its status lines said of it (a program: verdict only) */
     int status;
     bool hung;       /* still running at the deadline: its DEADLOCK is written with the evidence */
     int go;          /* the write end of its go pipe, until every rank is ready */
-    bool ready;      /* said "ready": loaded, waiting for go */
     bool stopped;    /* stopped by a signal (the shim's stop fault, or not): ended by the runner */
     double stop_t_s; /* when the runner saw it stop, from the scenario's start */
     pid_t gdb;
@@ -59,17 +57,76 @@ struct rg_proc {
 };
 
 /*
+ * What launching a scenario's processes left for the judge (rg_workers.c, rg_programs.c): plain
+ * data, every process ended and its descriptors closed. Nothing in it is a verdict yet.
+ */
+typedef struct rg_launched_rank {
+    struct rg_proc proc; /* how its process ended */
+    /* What it said (a worker's status lines: its step, status, calls, findings), when it left
+     * (left_t_s), and what the machine took from it (start_s, cpu_wait_s). */
+    rg_rank_result said;
+    rg_evidence ev;   /* what its shim saw */
+    char ev_err[512]; /* why its events could not be read; "" when they could */
+} rg_launched_rank;
+
+typedef struct rg_launched {
+    int lo, hi;     /* the ranks started here */
+    double t0;      /* CLOCK_MONOTONIC s when they were started: times count from here */
+    double seconds; /* from t0 until the last had ended */
+    double lag_s;   /* the runner's timed waits woke up at most this late */
+    char host[64];
+    rg_launched_rank rank[RG_MAX_RANKS];
+} rg_launched;
+
+/* A scenario's ranks as workers (rg_workers.c), as `railguard run` starts them. */
+typedef struct rg_worker_launch {
+    const char *self, *shim, *transport;
+    const char *path; /* the scenario file the workers read */
+    const rg_scenario *sc;
+    const char *dir; /* rankR.log, .status, .events.jsonl and .backtrace go here */
+    int lo, hi;      /* the ranks to start here (an external launch: one) */
+    const char *coord, *devfile, *planfile;
+    bool whole; /* every rank is here: a fresh job secret for them */
+    uint64_t seed;
+    bool fork_server;  /* ranks forked from a server per slot, started at first need */
+    char *const *wrap; /* a command each rank runs under, nwrap words */
+    int nwrap;
+} rg_worker_launch;
+/* Starts ranks lo..hi-1, follows their status lines and ends (released together once all are
+ * ready), stops them at the deadline, and reads their evidence into l. */
+void rg_launch_workers(const rg_worker_launch *w, rg_launched *l);
+/* A scenario's ranks as programs (rg_programs.c), as `railguard exec` and exec: start them. */
+typedef struct rg_program_launch {
+    const rg_scenario *sc; /* its ranks, deadline, services and their grace, time scale */
+    const char *shim, *dir, *planfile;
+    char *const *argv[RG_MAX_RANKS];    /* rank r's command, a wrapper's words first */
+    const char *argv_err[RG_MAX_RANKS]; /* why rank r cannot start when argv[r] is NULL */
+    bool pair;           /* rank 0 a server, rank 1 its client, started once the server is ready */
+    double client_after; /* ... that many seconds after it started; -1: once port listens */
+    int port;
+} rg_program_launch;
+/* Starts the programs, watches them until none but services runs or the deadline passes, stops
+ * services and hung ones, and reads their evidence into l. */
+void rg_launch_programs(const rg_program_launch *pl, rg_launched *l);
+/* The fork servers started for earlier scenarios, stopped (a run's end). */
+void rg_launch_servers_stop(void);
+/* Each rank's events read into l->rank[r].ev (a file that cannot be read: ev_err says why),
+ * its start measured by its load event (ended_s: when the runner stopped waiting), and the host
+ * named. */
+void rg_launched_evidence(rg_launched *l, int lo, int hi, const char *dir, double ended_s);
+
+/*
  * What the machine takes (rg_slow_measure.c), for the runners' loops: rg_slow_cpu_wait:
  * seconds the threads of process pid were runnable but waiting for a CPU, -1 when /proc cannot
  * say; rg_slow_lag: *lag_s raised to how late a wait meant to end at want_s ended (now_s);
- * rg_slow_sample raises each running rank's cpu_wait_s to what /proc says now; rg_slow_started
+ * rg_slow_sample raises each running rank's said.cpu_wait_s to what /proc says now; rg_slow_started
  * sets a rank's start_s from its first process's load event; one still running when the
  * runner stopped waiting at ended_s (CLOCK_MONOTONIC) that never loaded had not started by
  * then; else it stays -1.
  */
 double rg_slow_cpu_wait(long pid);
 void rg_slow_lag(double *lag_s, double want_s, double now_s);
-void rg_slow_sample(const struct rg_proc *procs, rg_rank_result *ranks, int lo, int hi);
+void rg_slow_sample(rg_launched *l);
 void rg_slow_started(rg_rank_result *k, const struct rg_proc *p, const rg_evidence *ev,
                      double ended_s);
 
@@ -79,14 +136,7 @@ int rg_proc_snapshot_signal(void);
 int rg_proc_backtrace_signal(void);
 /* Every process lo..hi-1 still running: summary, backtrace (gdb where it gave none), killed.
  * `inproc`: the process writes its own backtrace on rg_proc_backtrace_signal (a worker). */
-void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, bool inproc);
-/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
- * before its verdict); rg_proc_judge_ended says whether its own fault did it (KILLED) or not
- * (CRASH), from its evidence e. Its log is DIR/rankR.log. */
-bool rg_proc_ended_early(const struct rg_proc *p);
-void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
-                         const rg_evidence *e, const char *dir, int r);
-
+void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inproc);
 /* Writes DIR/plan, the fault plan every process of sc reads (the sanitizer's rule last when
  * sc->ownership); its path to `path`. 0, or -1. */
 int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len);

@@ -70,24 +70,24 @@ static pid_t gdb_start(const char *dir, int rank, pid_t pid)
  * backtrace within a few seconds get gdb, all in parallel. Then they are killed. A hang's report so
  * comes seconds after the deadline, however many ranks hang.
  */
-void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, bool inproc)
+void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inproc)
 {
     char path[1200], evp[1200], err[256];
     static rg_evidence ev;
     bool asked[RG_MAX_RANKS] = {false};
     int hung = 0;
     for (int r = lo; r < hi; r++) {
-        if (procs[r].pid <= 0 || procs[r].exited)
+        if (l->rank[r].proc.pid <= 0 || l->rank[r].proc.exited)
             continue;
         hung++;
         if (inproc)
-            kill(procs[r].pid, rg_proc_backtrace_signal());
+            kill(l->rank[r].proc.pid, rg_proc_backtrace_signal());
         /* Only a shim that said it handles the snapshot signal is sent it: to any other
          * process a real-time signal is fatal, and the backtrace would be lost with it. */
         snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
         if (rg_evidence_read(evp, &ev, err, sizeof(err)) == 0 &&
             ev.snapshot_signal == rg_proc_snapshot_signal()) {
-            kill(procs[r].pid, rg_proc_snapshot_signal());
+            kill(l->rank[r].proc.pid, rg_proc_snapshot_signal());
             asked[r] = true;
         }
         /* A rank is a process tree: each other process of it that said it handles the signal
@@ -96,7 +96,7 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
          * pid reused by a stranger out of reach. */
         for (int k = 1; asked[r] && k < ev.nprocs && k < RG_EV_PROCS - 1; k++)
             if (ev.proc[k].snapshot_signal == rg_proc_snapshot_signal() &&
-                getpgid((pid_t)ev.proc[k].pid) == procs[r].pid)
+                getpgid((pid_t)ev.proc[k].pid) == l->rank[r].proc.pid)
                 kill((pid_t)ev.proc[k].pid, rg_proc_snapshot_signal());
     }
     if (!hung)
@@ -106,7 +106,7 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
         usleep(50000);
         all = true;
         for (int r = lo; r < hi; r++) {
-            if (procs[r].pid <= 0 || procs[r].exited)
+            if (l->rank[r].proc.pid <= 0 || l->rank[r].proc.exited)
                 continue;
             snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
             snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
@@ -115,7 +115,7 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
         }
     }
     for (int r = lo; r < hi; r++) {
-        struct rg_proc *p = &procs[r];
+        struct rg_proc *p = &l->rank[r].proc;
         p->gdb = -1;
         if (p->pid <= 0 || p->exited)
             continue;
@@ -125,7 +125,7 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
     }
     until = rg_now_s() + RG_BACKTRACE_S;
     for (int r = lo; r < hi; r++) {
-        struct rg_proc *p = &procs[r];
+        struct rg_proc *p = &l->rank[r].proc;
         while (p->gdb > 0) {
             int st;
             if (waitpid(p->gdb, &st, WNOHANG) == p->gdb)
@@ -139,65 +139,12 @@ void rg_proc_stop_hung(struct rg_proc *procs, int lo, int hi, const char *dir, b
         }
     }
     for (int r = lo; r < hi; r++) {
-        struct rg_proc *p = &procs[r];
+        struct rg_proc *p = &l->rank[r].proc;
         if (p->pid <= 0 || p->exited)
             continue;
         kill(p->pid, SIGKILL);
         waitpid(p->pid, &p->status, 0);
     }
-}
-
-/* Ended without a verdict of its own in a way a fault can cause (stopped, SIGKILL, an exit
- * before its verdict): judge_ended decides whether its own fault did it. */
-bool rg_proc_ended_early(const struct rg_proc *p)
-{
-    return p->stopped || (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL) ||
-           (WIFEXITED(p->status) && !p->verdict);
-}
-
-/*
- * A rank that stopped, died by SIGKILL or exited before its verdict: planned when its own shim
- * says a stop (kill, exit) rule fired there, which it writes before acting; else a crash (an
- * OOM kill, a stranger's signal, a stop nobody planned, a transport that called exit).
- */
-void rg_proc_judge_ended(rg_rank_result *k, const struct rg_proc *p, const rg_scenario *sc,
-                         const rg_evidence *e, const char *dir, int r)
-{
-    bool exited = !p->stopped && WIFEXITED(p->status);
-    int want = p->stopped ? FI_STOP : exited ? FI_EXIT : FI_KILL;
-    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
-        if (sc->fault[i].kind == want && e->fired[i] > 0) {
-            if (exited)
-                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
-                             "left early by its exit fault (faults item %d, line %d) in %s, with "
-                             "status %d",
-                             i + 1, sc->fault[i].line, k->where, WEXITSTATUS(p->status));
-            else if (p->stopped)
-                rg_rank_find(k, RG_V_KILLED, p->stop_t_s,
-                             "stopped by its stop fault (faults item %d, line %d) at %.2f s in "
-                             "%s; ended by the runner once the other ranks had ended",
-                             i + 1, sc->fault[i].line, p->stop_t_s, k->where);
-            else
-                rg_rank_find(k, RG_V_KILLED, k->left_t_s,
-                             "killed by its kill fault (faults item %d, line %d) in %s", i + 1,
-                             sc->fault[i].line, k->where);
-            return;
-        }
-    if (exited) {
-        char logp[1200], tail[400];
-        snprintf(logp, sizeof(logp), "%s/rank%d.log", dir, r);
-        rg_log_tail(logp, tail, sizeof(tail));
-        rg_rank_find(k, RG_V_CRASH, k->left_t_s, "exited with status %d without a verdict%s%s",
-                     WEXITSTATUS(p->status), tail[0] ? "; last output: " : "", tail);
-    } else if (p->stopped)
-        rg_rank_find(k, RG_V_CRASH, p->stop_t_s,
-                     "stopped by a signal no planned fault raised, at %.2f s in %s", p->stop_t_s,
-                     k->where);
-    else
-        rg_rank_find(k, RG_V_CRASH, k->left_t_s,
-                     "killed by signal %d (%s), not by a planned fault; backtrace in "
-                     "%s/rank%d.backtrace",
-                     SIGKILL, strsignal(SIGKILL), dir, r);
 }
 
 /* The plan every process reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked,
@@ -235,4 +182,19 @@ void rg_proc_shim_env(const char *shim, const char *planfile, const char *events
     /* Always said, so a scale in the caller's environment never reaches a rank by accident. */
     snprintf(num, sizeof(num), "%d", time_scale > 1 ? time_scale : 1);
     setenv("RG_FI_TIME_SCALE", num, 1);
+}
+
+void rg_launched_evidence(rg_launched *l, int lo, int hi, const char *dir, double ended_s)
+{
+    for (int r = lo; r < hi; r++) {
+        rg_launched_rank *lr = &l->rank[r];
+        char evp[1200];
+        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
+        lr->ev_err[0] = '\0';
+        if (rg_evidence_read(evp, &lr->ev, lr->ev_err, sizeof(lr->ev_err)) != 0 && !lr->ev_err[0])
+            snprintf(lr->ev_err, sizeof(lr->ev_err), "%.400s: cannot read", evp);
+        rg_slow_started(&lr->said, &lr->proc, &lr->ev, ended_s);
+    }
+    l->host[0] = '\0';
+    gethostname(l->host, sizeof(l->host) - 1);
 }

@@ -46,14 +46,15 @@ void rg_slow_lag(double *lag_s, double want_s, double now_s)
         *lag_s = now_s - want_s;
 }
 
-void rg_slow_sample(const struct rg_proc *procs, rg_rank_result *ranks, int lo, int hi)
+void rg_slow_sample(rg_launched *l)
 {
-    for (int r = lo; r < hi; r++) {
-        if (procs[r].pid <= 0 || procs[r].exited)
+    for (int r = l->lo; r < l->hi; r++) {
+        const struct rg_proc *p = &l->rank[r].proc;
+        if (p->pid <= 0 || p->exited)
             continue;
-        double w = rg_slow_cpu_wait((long)procs[r].pid);
-        if (w > ranks[r].cpu_wait_s)
-            ranks[r].cpu_wait_s = w;
+        double w = rg_slow_cpu_wait((long)p->pid);
+        if (w > l->rank[r].said.cpu_wait_s)
+            l->rank[r].said.cpu_wait_s = w;
     }
 }
 

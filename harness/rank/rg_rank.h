@@ -9,6 +9,7 @@
 #define RG_RANK_H
 
 #include "base/rg_base.h"
+#include "result/rg_result.h"
 #include "data/rg_data.h"
 #include "scenario/rg_scenario.h"
 #include "railguard/plugin.h"
@@ -79,6 +80,17 @@ typedef struct rg_worker_args {
 int rg_worker_main(const rg_worker_args *a);
 /* The worker's command line (argv[0] and argv[1] "worker" first); returns its exit status. */
 int rg_worker_cli(int argc, char **argv);
+
+/* --- the worker's status lines, read back (rg_status.c) ------------------------------------- */
+/* What a line said of the rank's state rather than its findings. */
+typedef struct rg_status_said {
+    bool ready;   /* "ready": loaded, waiting for go */
+    bool verdict; /* it said its verdict */
+    bool error;   /* that verdict was "error": the worker then exits 3 */
+} rg_status_said;
+/* One status line folded into the rank's result k (its step, status, calls, findings) and
+ * said; times are seconds from t0_ms (CLOCK_MONOTONIC ms). A line not ours is left alone. */
+void rg_status_take(rg_rank_result *k, rg_status_said *said, char *line, double t0_ms);
 
 /*
  * The fork server (launch/rg_forksrv.c the runner's end, rg_serve.c the server's): one
