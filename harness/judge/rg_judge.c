@@ -98,12 +98,24 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
 }
 
 /*
- * A failure is a rank whose verdict is not what the scenario expects. The one named is the
- * first in time (a rank whose time is unknown comes after those that have one), ties going to
- * a rank that is no service (a server still running at the deadline because its client never
- * ended is the consequence, not the cause), then the higher verdict, then the lower rank: the
- * first thing to go wrong explains the rest.
+ * A failure is a rank whose verdict is not what the scenario expects. The one named is the one
+ * that explains the rest: a failure of the rank's own before one a peer's abort told it of
+ * (RG_ERR_PEER_ABORT is a consequence by its meaning, and the aborting rank tells its peers
+ * before it says its own verdict, so the consequence can be stamped first); then the first in
+ * time (a rank whose time is unknown comes after those that have one), ties going to a rank
+ * that is no service (a server still running at the deadline because its client never ended
+ * is the consequence, not the cause), then the higher verdict, then the lower rank.
  */
+static bool explains_before(const rg_rank_result *k, const rg_rank_result *f)
+{
+    bool told_k = k->status == RG_ERR_PEER_ABORT, told_f = f->status == RG_ERR_PEER_ABORT;
+    if (told_k != told_f)
+        return told_f;
+    double tk = k->t_s < 0 ? 1e300 : k->t_s, tf = f->t_s < 0 ? 1e300 : f->t_s;
+    return tk < tf || (tk == tf && f->service && !k->service) ||
+           (tk == tf && f->service == k->service && k->verdict > f->verdict);
+}
+
 bool rg_judge(rg_result *r)
 {
     int first = -1, known = 0, matched = 0, skipped = -1;
@@ -129,10 +141,7 @@ bool rg_judge(rg_result *r)
             first = i;
             continue;
         }
-        const rg_rank_result *f = &r->rank[first];
-        double tk = k->t_s < 0 ? 1e300 : k->t_s, tf = f->t_s < 0 ? 1e300 : f->t_s;
-        if (tk < tf || (tk == tf && f->service && !k->service) ||
-            (tk == tf && f->service == k->service && k->verdict > f->verdict))
+        if (explains_before(k, &r->rank[first]))
             first = i;
     }
     if (first >= 0) {

@@ -113,6 +113,24 @@ START_TEST(test_first_failure_in_time)
     setup_case(2, NULL, 0);
     ck_assert(rg_judge(&g_r));
     ck_assert_str_eq(g_r.first, "");
+    /* Seen in the soak: rank 0 timed out waiting for a late rank 1 and told rank 2 before it
+     * said its own verdict; rank 2's "peer aborted" is stamped 6 ms earlier, yet rank 0's
+     * timeout is the failure that explains the others (and the one "too slow" weighs). */
+    setup_case(3, NULL, 0);
+    for (int k = 0; k < 3; k++)
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = -1};
+    rg_rank_find(&g_r.rank[0], RG_V_ERROR_WITHOUT_FAULT, 3.657, "init: RG_ERR_TIMEOUT");
+    g_r.rank[0].status = RG_ERR_TIMEOUT;
+    rg_rank_find(&g_r.rank[1], RG_V_ERROR_WITHOUT_FAULT, 3.762, "init: cannot send to rank 0");
+    g_r.rank[1].status = RG_ERR_SIDE_CHANNEL;
+    rg_rank_find(&g_r.rank[2], RG_V_ERROR_WITHOUT_FAULT, 3.651, "init: peer rank 0 aborted");
+    g_r.rank[2].status = RG_ERR_PEER_ABORT;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 0);
+    /* Only told of aborts: the first of them is named, as before. */
+    g_r.rank[0].status = g_r.rank[1].status = RG_ERR_PEER_ABORT;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 2);
 }
 END_TEST
 
