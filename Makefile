@@ -232,8 +232,21 @@ $(BUILD)/$(1)/bin/rg-fi-probe-dl: $(BUILD)/$(1)/obj/tests/faultinject/fi_probe_d
 	$$(call quiet,LD,$$@)
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -ldl
 
+# The man page and the shell's completion, written by the command from its option tables.
+$(BUILD)/$(1)/share/railguard.1: docs/man/railguard.1.in $(BUILD)/$(1)/bin/railguard
+	@mkdir -p $$(@D)
+	$$(call quiet,GEN,$$@)
+	$(Q){ sed '/@OPTIONS@/,$$$$d' $$<; $(BUILD)/$(1)/bin/railguard help --man; \
+	      sed '1,/@OPTIONS@/d' $$<; } >$$@.tmp && mv $$@.tmp $$@
+
+$(BUILD)/$(1)/share/railguard.bash: $(BUILD)/$(1)/bin/railguard
+	@mkdir -p $$(@D)
+	$$(call quiet,GEN,$$@)
+	$(Q)$$< help --completion >$$@.tmp && mv $$@.tmp $$@
+
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
             $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
+            $(BUILD)/$(1)/share/railguard.1 $(BUILD)/$(1)/share/railguard.bash \
             $(BUILD)/$(1)/lib/railguard-transport.so \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
                 $(BUILD)/$(1)/lib/librailguard.so.$(RELEASE) \
@@ -426,12 +439,16 @@ install: build
 	    -e 's|@RELEASE@|$(RELEASE)|' railguard.pc.in \
 	    >$(D)$(LIBDIR)/pkgconfig/railguard.pc
 	$(Q)rm -rf $(D)$(SCENARIODIR)/scenarios && cp -R scenarios $(D)$(SCENARIODIR)/
-	$(Q)install -m 644 docs/man/railguard.1 $(D)$(MANDIR)/man1/
+	$(Q)install -m 644 $(BUILD)/rel/share/railguard.1 $(D)$(MANDIR)/man1/
+	$(Q)install -d $(D)$(DATADIR)/bash-completion/completions
+	$(Q)install -m 644 $(BUILD)/rel/share/railguard.bash \
+	    $(D)$(DATADIR)/bash-completion/completions/railguard
 	$(Q)install -m 644 docs/man/railguard-scenario.5 $(D)$(MANDIR)/man5/
 
 uninstall:
 	rm -f $(D)$(PREFIX)/bin/railguard $(D)$(LIBDIR)/librailguard.* $(D)$(LIBDIR)/pkgconfig/railguard.pc \
-	    $(D)$(MANDIR)/man1/railguard.1 $(D)$(MANDIR)/man5/railguard-scenario.5
+	    $(D)$(MANDIR)/man1/railguard.1 $(D)$(MANDIR)/man5/railguard-scenario.5 \
+	    $(D)$(DATADIR)/bash-completion/completions/railguard
 	rm -rf $(D)$(PLUGINDIR) $(D)$(INCLUDEDIR)/railguard $(D)$(SCENARIODIR)
 
 # --- the main job ----------------------------------------------------------------------------

@@ -88,6 +88,54 @@ void rg_markup_text(FILE *f, const char *s);
  * refused. */
 void rg_cut(char *dst, size_t len, const char *src);
 
+/* --- one option table per command (rg_opt.c) ---------------------------------------------- */
+/*
+ * A command's options as one table, from which come its getopt_long parser, --help, its part
+ * of the man page and the shell's completion. A value is checked as it is read; a bad one is
+ * one line "railguard CMD: FLAG: why 'value'" (FLAG as typed, -j or --jobs) and exit 2.
+ */
+typedef enum {
+    RG_OPT_FLAG,    /* a bool at off, set */
+    RG_OPT_PATH,    /* a char[len] at off, by rg_opt_path's rules */
+    RG_OPT_TEXT,    /* a const char * at off: the value as given (argv outlives the options) */
+    RG_OPT_INT,     /* an int at off, lo..hi */
+    RG_OPT_SECONDS, /* a double at off, seconds lo..hi (rg_parse_seconds) */
+    RG_OPT_CALL,    /* call(): 0, or -1 with why (empty when it said its line itself) */
+} rg_opt_kind;
+
+typedef struct rg_opt {
+    const char *name; /* the long name, without "--" */
+    char letter;      /* its one-letter form, or 0 */
+    rg_opt_kind kind;
+    const char *arg;  /* the value's name in --help and the man page ("DIR"); NULL: a flag */
+    const char *help; /* what it does, in a sentence or two */
+    size_t off, len;  /* its field in the command's options, and that field's size (PATH) */
+    double lo, hi;    /* INT and SECONDS: the bounds */
+    int (*call)(void *opts, const struct rg_opt *o, const char *val, char *why, size_t len);
+    size_t given; /* 1 + the offset of a bool set when the option is given; 0: none */
+} rg_opt;
+
+typedef struct rg_cli {
+    const char *cmd;      /* "exec" */
+    const char *synopsis; /* what follows "railguard CMD " in the usage line */
+    const char *about;    /* what the command does: --help's paragraph and the man page's */
+    const rg_opt *opts;
+    int nopts;
+    bool stop_at_word;    /* options end at the first word that is not one (a command's own) */
+    const rg_opt *shared; /* a table another command shares (the bench's spec), after opts */
+    int nshared;
+} rg_cli;
+
+/* argv[1..] read by the table into opts: 0 with argv[*first..] left (first may be NULL), 1
+ * after --help was printed (exit 0), 2 after one line on stderr. */
+int rg_cli_parse(const rg_cli *cli, int argc, char **argv, void *opts, int *first);
+/* --help's text; the command's section of the man page (troff); its words for completion. */
+void rg_cli_help(const rg_cli *cli, FILE *f);
+void rg_cli_man(const rg_cli *cli, FILE *f);
+void rg_cli_words(const rg_cli *cli, FILE *f, bool newline);
+/* The entry named (long name), or NULL. */
+const rg_opt *rg_cli_find(const rg_cli *cli, const char *name);
+
 /* --- verdicts (ULFM/Jepsen style), per rank -------------------------------------------------- */
 /*
  * The one verdict table, lowest precedence first. A rank can have several findings (it reported

@@ -10,6 +10,7 @@
 #include "rg_parse.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
@@ -32,6 +33,8 @@ struct bopts {
     int ndevices;
     char label[64];
     double deadline_s;
+    bool deadline_set;
+    const char *devices_arg; /* --devices, as given */
     char wrap_buf[1024];
     char *wrap[17]; /* --rank-wrapper's words */
     int nwrap;
@@ -68,23 +71,114 @@ static long *wcell(struct btab *b, int op, int si, int rank)
     return &b->wrong[((size_t)op * b->nsizes + si) * b->ranks + rank];
 }
 
-static void usage(FILE *f)
+static int take_shim_mode(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
 {
-    fprintf(
-        f,
-        "usage: railguard bench [--transport SO] [--with-shim | --with-shim-counting] [--shim SO]\n"
-        "         [--devices rxe0,...]\n"
-        "         [--ranks N] [--rails R] [--qp rc|uc] [--algo auto|ring|mesh] [--timeout S]\n"
-        "         [--ops all_reduce,all_gather,reduce_scatter,broadcast,sendrecv|all]\n"
-        "         [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-N ROUNDS]\n"
-        "         [-d DTYPE] [-o sum|prod|max|min] [-r ROOT] [-c 0|1] [-R 0|1] [-a 0|1|2|3]\n"
-        "         [--json FILE] [--out DIR] [--label TEXT] [--deadline S]\n");
+    struct bopts *o = opts;
+    (void)val, (void)why, (void)len;
+    o->use_shim = true;
+    o->counting = !strcmp(opt->name, "with-shim-counting");
+    return 0;
 }
+
+static int take_label(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct bopts *o = opts;
+    (void)opt;
+    if (!*val || strlen(val) >= sizeof(o->label))
+        return snprintf(why, len, "1 to %zu characters", sizeof(o->label) - 1), -1;
+    snprintf(o->label, sizeof(o->label), "%s", val);
+    return 0;
+}
+
+static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct bopts *o = opts;
+    (void)opt;
+    o->nwrap = rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, why, len);
+    return o->nwrap < 1 ? -1 : 0;
+}
+
+#define BO(f) offsetof(struct bopts, f)
+#define BL(f) sizeof(((struct bopts *)0)->f)
+static const rg_opt bench_table[] = {
+    {.name = "transport",
+     .kind = RG_OPT_PATH,
+     .arg = "SO",
+     .help = "The transport's plugin (default: the reference transport installed beside).",
+     .off = BO(transport),
+     .len = BL(transport)},
+    {.name = "with-shim",
+     .kind = RG_OPT_CALL,
+     .help = "Every rank under the shim's pass-through (what the shim itself costs).",
+     .call = take_shim_mode},
+    {.name = "with-shim-counting",
+     .kind = RG_OPT_CALL,
+     .help = "Every rank under the shim with railguard run's counting plan.",
+     .call = take_shim_mode},
+    {.name = "shim",
+     .kind = RG_OPT_PATH,
+     .arg = "SO",
+     .help = "The shim (implies --with-shim).",
+     .off = BO(shim),
+     .len = BL(shim),
+     .given = BO(use_shim) + 1},
+    {.name = "devices",
+     .kind = RG_OPT_TEXT,
+     .arg = "DEV,...",
+     .help = "RDMA devices, one a rail (default $RG_SOFTROCE_DEVICES).",
+     .off = BO(devices_arg)},
+    {.name = "rank-wrapper",
+     .kind = RG_OPT_CALL,
+     .arg = "'CMD ARG...'",
+     .help = "Every rank runs under this command.",
+     .call = take_wrapper},
+    {.name = "json",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "The table as JSON too.",
+     .off = BO(json),
+     .len = BL(json)},
+    {.name = "out",
+     .kind = RG_OPT_PATH,
+     .arg = "DIR",
+     .help = "The ranks' logs kept here (default: a directory removed after).",
+     .off = BO(out),
+     .len = BL(out),
+     .given = BO(keep_out) + 1},
+    {.name = "label",
+     .kind = RG_OPT_CALL,
+     .arg = "TEXT",
+     .help = "A name for this bench in the JSON.",
+     .call = take_label},
+    {.name = "deadline",
+     .kind = RG_OPT_SECONDS,
+     .arg = "S",
+     .help = "The whole bench's deadline (default: four times --timeout, at least 120).",
+     .off = BO(deadline_s),
+     .lo = 1,
+     .hi = 86400,
+     .given = BO(deadline_set) + 1},
+};
+#undef BO
+#undef BL
+
+const rg_cli rg_bench_cli = {
+    .cmd = "bench",
+    .synopsis = "[options] [nccl-tests flags]",
+    .about =
+        "nccl-tests' table for any transport, through the plugin ABI: per operation and size the "
+        "median, min and max over rounds of the ranks' time per call, algbw, busbw, and the count "
+        "of "
+        "wrong elements (every output checked bit-exact). The one-letter flags are nccl-tests'.",
+    .opts = bench_table,
+    .nopts = (int)(sizeof(bench_table) / sizeof(bench_table[0])),
+    .shared = rg_bench_spec_opts,
+    .nshared = RG_BENCH_SPEC_NOPTS,
+};
 
 static int parse(struct bopts *o, int argc, char **argv)
 {
     const char *devs = getenv("RG_SOFTROCE_DEVICES"), *devs_from = "RG_SOFTROCE_DEVICES";
-    bool deadline_set = false;
     rg_bench_defaults(&o->s);
     ssize_t n = readlink("/proc/self/exe", o->self, sizeof(o->self) - 1);
     if (n <= 0) {
@@ -94,81 +188,18 @@ static int parse(struct bopts *o, int argc, char **argv)
     o->self[n] = '\0';
     rg_beside(o->transport, sizeof(o->transport), o->self, "railguard-transport.so");
     rg_beside(o->shim, sizeof(o->shim), o->self, "railguard-fi.so");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        if (!strcmp(a, "--with-shim") || !strcmp(a, "--with-shim-counting")) {
-            o->use_shim = true;
-            o->counting = !strcmp(a, "--with-shim-counting");
-            continue;
-        }
-        if (a[0] != '-' || !a[1]) {
-            fprintf(stderr, "railguard bench: unexpected argument '%s'\n", a);
-            return 2;
-        }
-        const char *name = a + (a[1] == '-' ? 2 : 1);
-        i++;
-        if (!strcmp(name, "transport")) {
-            if (rg_opt_path("bench", a, val, o->transport, sizeof(o->transport)))
-                return 2;
-        } else if (!strcmp(name, "shim")) {
-            if (rg_opt_path("bench", a, val, o->shim, sizeof(o->shim)))
-                return 2;
-            o->use_shim = true;
-        } else if (!strcmp(name, "out")) {
-            if (rg_opt_path("bench", a, val, o->out, sizeof(o->out)))
-                return 2;
-            o->keep_out = true;
-        } else if (!strcmp(name, "json")) {
-            if (rg_opt_path("bench", a, val, o->json, sizeof(o->json)))
-                return 2;
-        } else if (!strcmp(name, "label")) {
-            if (!val || !*val || strlen(val) >= sizeof(o->label)) {
-                fprintf(stderr, "railguard bench: --label: 1 to %zu characters\n",
-                        sizeof(o->label) - 1);
-                return 2;
-            }
-            snprintf(o->label, sizeof(o->label), "%s", val);
-        } else if (!strcmp(name, "devices")) {
-            if (!val) {
-                fprintf(stderr, "railguard bench: --devices needs a value\n");
-                return 2;
-            }
-            devs = val;
-            devs_from = "--devices";
-        } else if (!strcmp(name, "rank-wrapper")) {
-            char err[256];
-            o->nwrap = val ? rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16,
-                                              err, sizeof(err))
-                           : -1;
-            if (o->nwrap < 1) {
-                fprintf(stderr, "railguard bench: --rank-wrapper: %s\n",
-                        val ? err : "needs a command");
-                return 2;
-            }
-        } else if (!strcmp(name, "deadline")) {
-            if (!val || rg_parse_seconds(val, 1, 86400, &o->deadline_s)) {
-                char shown[72];
-                fprintf(stderr, "railguard bench: --deadline '%s': seconds from 1 to 86400\n",
-                        rg_parse_show(val ? val : "", shown, sizeof(shown)));
-                return 2;
-            }
-            deadline_set = true;
-        } else {
-            int r = rg_bench_option(&o->s, name, val);
-            if (r < 0)
-                return 2;
-            if (r > 0) {
-                char shown[72];
-                fprintf(stderr, "railguard bench: unknown option '%s'\n",
-                        rg_parse_show(a, shown, sizeof(shown)));
-                usage(stderr);
-                return 2;
-            }
-        }
+    int first, rc = rg_cli_parse(&rg_bench_cli, argc, argv, o, &first);
+    if (rc)
+        return rc;
+    if (first < argc) {
+        char shown[72];
+        fprintf(stderr, "railguard bench: unexpected argument '%s'\n",
+                rg_parse_show(argv[first], shown, sizeof(shown)));
+        return 2;
+    }
+    if (o->devices_arg) {
+        devs = o->devices_arg;
+        devs_from = "--devices";
     }
     if (o->s.min_bytes > o->s.max_bytes) {
         fprintf(stderr, "railguard bench: -b %llu is above -e %llu\n",
@@ -191,7 +222,7 @@ static int parse(struct bopts *o, int argc, char **argv)
                 devs_from, o->ndevices);
         return 2;
     }
-    if (!deadline_set)
+    if (!o->deadline_set)
         o->deadline_s = o->s.timeout_s * 4 > 120 ? o->s.timeout_s * 4 : 120;
     return 0;
 }

@@ -84,11 +84,13 @@ int rg_sweep_main(int argc, char **argv);
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
-void rg_run_usage(FILE *f);
+/* Its option table (--help, the man page and completion come from it). */
+extern const rg_cli rg_run_cli;
 
 /* --- railguard exec: any verbs program, judged (rg_exec.c) ------------------------------- */
 int rg_exec_main(int argc, char **argv);
-void rg_exec_usage(FILE *f);
+/* Its option table (--help, the man page and completion come from it). */
+extern const rg_cli rg_exec_cli;
 /* A scenario file's exec: under railguard run: its programs checked at load (0, or -1 with one
  * line in err), then run and judged as railguard exec judges them (LEAK a finding only), each
  * under run's --rank-wrapper when it has one (wrap: nwrap words). */
@@ -98,6 +100,7 @@ void rg_exec_scenario(const rg_scenario *sc, const char *shim, char *const *wrap
 
 /* --- railguard bench (rg_bench.c) and report (rg_report_cmd.c) -------------------------- */
 int rg_bench_main(int argc, char **argv);
+extern const rg_cli rg_bench_cli, rg_sweep_cli, rg_report_cli;
 /* `railguard report DIR`: rg_merge over DIR's rankR.result.json and events, with reports. */
 int rg_report_main(int argc, char **argv);
 

@@ -15,8 +15,8 @@
 #include "rg_parse.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,38 +66,9 @@ struct exec_opts {
     char *const *wrap_of; /* the wrapper's words: wrap, or a caller's (railguard run's) */
 };
 
-void rg_exec_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: railguard exec [--ranks N] [--faults RULES | --plan FILE] [--deadline S]\n"
-            "                      [--expect ok|detected|any] [--leaks] [--no-ownership]\n"
-            "                      [--name NAME] [--out DIR] [--json FILE] [--junit FILE]\n"
-            "                      [--shim SO] [--rank-wrapper 'CMD ARG...']\n"
-            "                      [--service R]... [--service-grace S] [--slow-scale F]\n"
-            "                      -- CMD [ARG...]\n"
-            "       railguard exec [options] --server 'CMD ARG...' --client 'CMD ARG...'\n"
-            "                      [--client-after S]\n"
-            "  Runs N copies of CMD under the fault-injection shim and judges each process.\n"
-            "  Each gets RG_RANK and RG_SIZE in its environment; '{rank}' and '{size}' in an\n"
-            "  argument are replaced by them. RULES are the shim's plan grammar (rules separated\n"
-            "  by ';' or newlines). --expect defaults as a scenario's does: ok when every fault\n"
-            "  is one a program must ride out (delay, delay_first, stall, late), else any.\n"
-            "  --server/--client: rank 0 and rank 1; the client starts once the server listens\n"
-            "  on {port} (a free TCP port), or --client-after S seconds after it; {host} is the\n"
-            "  server's address. Their words are blank-separated, without quoting.\n"
-            "  --service R: rank R serves until stopped: once every other rank has ended it is\n"
-            "  asked for the shim's summary, sent SIGTERM, and SIGKILL --service-grace S later\n"
-            "  (default 5); judged on what it did before.\n"
-            "  --slow-scale F: a run that ran out of its deadline on a machine that held it\n"
-            "  back is run again with every time (deadline, faults) F times (default 4; 1:\n"
-            "  never), and reported SLOW, too slow to judge, if it runs out again.\n");
-}
-
 static int usage(const char *msg)
 {
-    if (msg)
-        fprintf(stderr, "railguard exec: %s\n", msg);
-    rg_exec_usage(stderr);
+    fprintf(stderr, "railguard exec: %s\n", msg);
     return 2;
 }
 
@@ -141,174 +112,222 @@ static int client_server(struct exec_opts *o, bool cmd_too)
     return 0;
 }
 
+static int take_expect(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct exec_opts *o = opts;
+    char shown[72];
+    int at;
+    uint32_t cls;
+    (void)opt;
+    if (rg_sc_expect_parse(val, strlen(val), &o->expect, &at, &cls) != 0 ||
+        o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY || cls) {
+        snprintf(why, len, "ok, detected or any, not '%s'",
+                 rg_parse_show(val, shown, sizeof(shown)));
+        return -1;
+    }
+    return 0;
+}
+
+static int take_name(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct exec_opts *o = opts;
+    char shown[72];
+    size_t n = strlen(val);
+    bool ok = n > 0 && n < sizeof(o->name);
+    (void)opt;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (val[i] >= 'a' && val[i] <= 'z') || (val[i] >= 'A' && val[i] <= 'Z') ||
+             (val[i] >= '0' && val[i] <= '9') || strchr("-_.", val[i]);
+    if (!ok) {
+        snprintf(why, len, "letters, digits, '-', '_', '.', not '%s'",
+                 rg_parse_show(val, shown, sizeof(shown)));
+        return -1;
+    }
+    snprintf(o->name, sizeof(o->name), "%s", val);
+    return 0;
+}
+
+static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct exec_opts *o = opts;
+    (void)opt;
+    o->nwrap = rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, why, len);
+    o->wrap_of = o->wrap;
+    return o->nwrap < 0 ? -1 : 0;
+}
+
+static int take_service(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct exec_opts *o = opts;
+    char shown[72];
+    int64_t v;
+    (void)opt;
+    if (rg_parse_int(val, 0, RG_MAX_RANKS - 1, &v) != 0) {
+        snprintf(why, len, "not a rank in 0..%d '%s'", RG_MAX_RANKS - 1,
+                 rg_parse_show(val, shown, sizeof(shown)));
+        return -1;
+    }
+    o->services |= UINT64_C(1) << v;
+    return 0;
+}
+
+#define EO(f) offsetof(struct exec_opts, f)
+static const rg_opt exec_table[] = {
+    {.name = "ranks",
+     .kind = RG_OPT_INT,
+     .arg = "N",
+     .help = "N copies of the command, ranks 0..N-1 (default 1).",
+     .off = EO(ranks),
+     .lo = 1,
+     .hi = RG_MAX_RANKS,
+     .given = EO(ranks_set) + 1},
+    {.name = "faults",
+     .kind = RG_OPT_TEXT,
+     .arg = "RULES",
+     .help = "The fault plan, in the shim's grammar (rules separated by ';' or newlines).",
+     .off = EO(faults)},
+    {.name = "plan",
+     .kind = RG_OPT_TEXT,
+     .arg = "FILE",
+     .help = "The fault plan from a file (at most 64 KiB).",
+     .off = EO(plan)},
+    {.name = "deadline",
+     .kind = RG_OPT_SECONDS,
+     .arg = "S",
+     .help = "Every process still running after S seconds is a DEADLOCK (default 60).",
+     .off = EO(deadline_s),
+     .lo = 0.1,
+     .hi = 86400},
+    {.name = "expect",
+     .kind = RG_OPT_CALL,
+     .arg = "ok|detected|any",
+     .help =
+         "What every rank must end as. By default as a scenario's: ok when every fault is one a "
+         "program must ride out (delay, delay_first, stall, late), else any.",
+     .call = take_expect,
+     .given = EO(expect_set) + 1},
+    {.name = "leaks",
+     .kind = RG_OPT_FLAG,
+     .help = "Verbs objects left at exit fail the run (LEAK); without it they are a finding.",
+     .off = EO(leaks)},
+    {.name = "no-ownership",
+     .kind = RG_OPT_FLAG,
+     .help = "The ownership sanitizer off.",
+     .off = EO(no_ownership)},
+    {.name = "name",
+     .kind = RG_OPT_CALL,
+     .arg = "NAME",
+     .help = "The scenario's name in reports (letters, digits, -_.).",
+     .call = take_name},
+    {.name = "out",
+     .letter = 'o',
+     .kind = RG_OPT_PATH,
+     .arg = "DIR",
+     .help = "Each process's log, events and backtrace, result.json, report.json, junit.xml "
+             "(default railguard-exec).",
+     .off = EO(out),
+     .len = sizeof(((struct exec_opts *)0)->out) - 300},
+    {.name = "json",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "report.json written here too.",
+     .off = EO(json),
+     .len = sizeof(((struct exec_opts *)0)->json)},
+    {.name = "junit",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "junit.xml written here too.",
+     .off = EO(junit),
+     .len = sizeof(((struct exec_opts *)0)->junit)},
+    {.name = "shim",
+     .kind = RG_OPT_PATH,
+     .arg = "SO",
+     .help = "The fault-injection shim (default: the one installed beside).",
+     .off = EO(shim),
+     .len = sizeof(((struct exec_opts *)0)->shim)},
+    {.name = "server",
+     .kind = RG_OPT_TEXT,
+     .arg = "'CMD ARG...'",
+     .help =
+         "Rank 0, a server; its words are blank-separated, without quoting. {port} is a free TCP "
+         "port, {host} the server's address.",
+     .off = EO(server_arg)},
+    {.name = "client",
+     .kind = RG_OPT_TEXT,
+     .arg = "'CMD ARG...'",
+     .help = "Rank 1, its client, started once the server listens on {port}, or --client-after S "
+             "seconds after it.",
+     .off = EO(client_arg)},
+    {.name = "client-after",
+     .kind = RG_OPT_SECONDS,
+     .arg = "S",
+     .help =
+         "The client starts S seconds after the server instead (default: once {port} listens, or "
+         "1 s when the server is not told {port}).",
+     .off = EO(client_after),
+     .hi = 3600},
+    {.name = "rank-wrapper",
+     .kind = RG_OPT_CALL,
+     .arg = "'CMD ARG...'",
+     .help =
+         "Every process runs under this command (valgrind, strace, numactl), which must exec the "
+         "program in the same process.",
+     .call = take_wrapper},
+    {.name = "service",
+     .kind = RG_OPT_CALL,
+     .arg = "R",
+     .help =
+         "Rank R serves until stopped: once every other rank has ended it is asked for the shim's "
+         "summary, sent SIGTERM, and SIGKILL --service-grace S later; judged on what it did "
+         "before. "
+         "May be given for several ranks.",
+     .call = take_service},
+    {.name = "service-grace",
+     .kind = RG_OPT_SECONDS,
+     .arg = "S",
+     .help = "From SIGTERM to SIGKILL for a service (default 5).",
+     .off = EO(service_grace),
+     .hi = 600},
+    {.name = "slow-scale",
+     .kind = RG_OPT_INT,
+     .arg = "F",
+     .help =
+         "A run that ran out of its deadline on a machine that held it back runs again with every "
+         "time (deadline, faults) F times (default 4; 1: never); SLOW, too slow to judge, if it "
+         "runs out again.",
+     .off = EO(slow_scale),
+     .lo = 1,
+     .hi = 100},
+};
+#undef EO
+
+const rg_cli rg_exec_cli = {
+    .cmd = "exec",
+    .synopsis =
+        "[options] -- CMD [ARG...]\n       railguard exec [options] --server 'CMD ARG...' --client "
+        "'CMD ARG...'",
+    .about =
+        "Runs N copies of CMD under the fault-injection shim and judges each process from its exit "
+        "status and the shim's evidence, with the verdicts railguard run gives a transport. Each "
+        "gets RG_RANK and RG_SIZE in its environment; {rank} and {size} in an argument are "
+        "replaced "
+        "by them.",
+    .opts = exec_table,
+    .nopts = (int)(sizeof(exec_table) / sizeof(exec_table[0])),
+    .stop_at_word = true,
+};
+
 static int parse_opts(int argc, char **argv, struct exec_opts *o)
 {
-    static const struct option longs[] = {{"ranks", required_argument, NULL, 'n'},
-                                          {"faults", required_argument, NULL, 'f'},
-                                          {"plan", required_argument, NULL, 'p'},
-                                          {"deadline", required_argument, NULL, 'd'},
-                                          {"expect", required_argument, NULL, 'e'},
-                                          {"leaks", no_argument, NULL, 'l'},
-                                          {"no-ownership", no_argument, NULL, 'N'},
-                                          {"name", required_argument, NULL, 'a'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"json", required_argument, NULL, 'S'},
-                                          {"junit", required_argument, NULL, 'J'},
-                                          {"shim", required_argument, NULL, 's'},
-                                          {"server", required_argument, NULL, 'V'},
-                                          {"client", required_argument, NULL, 'C'},
-                                          {"client-after", required_argument, NULL, 'A'},
-                                          {"rank-wrapper", required_argument, NULL, 'W'},
-                                          {"service", required_argument, NULL, 'R'},
-                                          {"service-grace", required_argument, NULL, 'G'},
-                                          {"slow-scale", required_argument, NULL, 'L'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-    int c;
-    char shown[72];
     o->ranks = 1;
     o->deadline_s = 60;
     o->client_after = -1;
     o->service_grace = 5;
     o->slow_scale = 4;
     snprintf(o->out, sizeof(o->out), "railguard-exec");
-    opterr = 0;
-    optind = 1;
-    /* '+': options end at the first word that is not one, so the command's own flags stay its. */
-    while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
-        int64_t v;
-        switch (c) {
-        case 'n':
-            if (rg_parse_int(optarg, 1, RG_MAX_RANKS, &v) != 0) {
-                fprintf(stderr, "railguard exec: --ranks: not a number in 1..%d '%s'\n",
-                        RG_MAX_RANKS, rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->ranks = (int)v;
-            o->ranks_set = true;
-            break;
-        case 'V':
-            o->server_arg = optarg;
-            break;
-        case 'W': {
-            char err[200];
-            o->nwrap = rg_command_words(optarg, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, err,
-                                        sizeof(err));
-            if (o->nwrap < 0) {
-                fprintf(stderr, "railguard exec: --rank-wrapper: %s\n", err);
-                return 2;
-            }
-            o->wrap_of = o->wrap;
-            break;
-        }
-        case 'C':
-            o->client_arg = optarg;
-            break;
-        case 'A':
-            if (rg_parse_seconds(optarg, 0, 3600, &o->client_after) != 0) {
-                fprintf(stderr, "railguard exec: --client-after: not seconds in 0..3600 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            break;
-        case 'R':
-            if (rg_parse_int(optarg, 0, RG_MAX_RANKS - 1, &v) != 0) {
-                fprintf(stderr, "railguard exec: --service: not a rank in 0..%d '%s'\n",
-                        RG_MAX_RANKS - 1, rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->services |= UINT64_C(1) << v;
-            break;
-        case 'L':
-            if (rg_parse_int(optarg, 1, 100, &v) != 0) {
-                fprintf(stderr, "railguard exec: --slow-scale: must be 1..100 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->slow_scale = (int)v;
-            break;
-        case 'G':
-            if (rg_parse_seconds(optarg, 0, 600, &o->service_grace) != 0) {
-                fprintf(stderr, "railguard exec: --service-grace: not seconds in 0..600 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            break;
-        case 'f':
-            o->faults = optarg;
-            break;
-        case 'p':
-            o->plan = optarg;
-            break;
-        case 'd':
-            if (rg_parse_seconds(optarg, 0.1, 86400, &o->deadline_s) != 0) {
-                fprintf(stderr, "railguard exec: --deadline: not seconds in 0.1..86400 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            break;
-        case 'e': {
-            int at;
-            uint32_t cls;
-            if (rg_sc_expect_parse(optarg, strlen(optarg), &o->expect, &at, &cls) != 0 ||
-                o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY || cls) {
-                fprintf(stderr, "railguard exec: --expect: ok, detected or any, not '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->expect_set = true;
-            break;
-        }
-        case 'l':
-            o->leaks = true;
-            break;
-        case 'N':
-            o->no_ownership = true;
-            break;
-        case 'a': {
-            size_t n = strlen(optarg);
-            bool ok = n > 0 && n < sizeof(o->name);
-            for (size_t i = 0; ok && i < n; i++)
-                ok = (optarg[i] >= 'a' && optarg[i] <= 'z') ||
-                     (optarg[i] >= 'A' && optarg[i] <= 'Z') ||
-                     (optarg[i] >= '0' && optarg[i] <= '9') || strchr("-_.", optarg[i]);
-            if (!ok) {
-                fprintf(stderr,
-                        "railguard exec: --name: letters, digits, '-', '_', '.', not '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            snprintf(o->name, sizeof(o->name), "%s", optarg);
-            break;
-        }
-        case 'o':
-            if (rg_opt_path("exec", "--out", optarg, o->out, sizeof(o->out) - 300))
-                return 2;
-            break;
-        case 'S':
-            if (rg_opt_path("exec", "--json", optarg, o->json, sizeof(o->json)))
-                return 2;
-            break;
-        case 'J':
-            if (rg_opt_path("exec", "--junit", optarg, o->junit, sizeof(o->junit)))
-                return 2;
-            break;
-        case 's':
-            if (rg_opt_path("exec", "--shim", optarg, o->shim, sizeof(o->shim)))
-                return 2;
-            break;
-        case 'h':
-            rg_exec_usage(stdout);
-            return 1;
-        case ':':
-            fprintf(stderr, "railguard exec: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "railguard exec: unknown option '%s'\n",
-                    rg_parse_show(argv[optind - 1], shown, sizeof(shown)));
-            return 2;
-        }
-    }
+    int first, rc = rg_cli_parse(&rg_exec_cli, argc, argv, o, &first);
+    if (rc)
+        return rc;
     if (o->faults && o->plan)
         return usage("--faults and --plan: one plan, not two");
     /* The ranks are known once every flag is read (server and client are two). */
@@ -318,17 +337,18 @@ static int parse_opts(int argc, char **argv, struct exec_opts *o)
         return usage("--service names a rank past --ranks");
     if (o->services && o->services == every)
         return usage("--service: every rank a service leaves none to end the run");
-    if (optind < argc && !strcmp(argv[optind], "--"))
-        optind++;
+    if (first < argc && !strcmp(argv[first], "--"))
+        first++;
     if (o->server_arg || o->client_arg)
-        return client_server(o, optind < argc);
-    if (optind >= argc)
+        return client_server(o, first < argc);
+    if (first >= argc)
         return usage("no command: give it after '--'");
-    o->cmd = argv + optind;
-    o->ncmd = argc - optind;
+    o->cmd = argv + first;
+    o->ncmd = argc - first;
     if (o->ncmd > RG_EXEC_ARGS)
         return usage("more than 64 words of command");
     if (!rg_executable(o->cmd[0])) {
+        char shown[72];
         fprintf(stderr, "railguard exec: '%s' %s\n", rg_parse_show(o->cmd[0], shown, sizeof(shown)),
                 strchr(o->cmd[0], '/') ? "is not an executable file" : "not found on PATH");
         return 2;

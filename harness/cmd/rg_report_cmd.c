@@ -19,6 +19,18 @@ static bool is_rank_result(const char *name, int *rank)
     return sscanf(name, "rank%d.result%31s", rank, tail) == 2 && !strcmp(tail, ".json");
 }
 
+const rg_cli rg_report_cli = {
+    .cmd = "report",
+    .synopsis = "DIR",
+    .about =
+        "Judges an external launch's ranks together: DIR is one launch's <out>/<name>, holding "
+        "every "
+        "rank's rankR.result.json and events; the rules that look across ranks (the first failure "
+        "in time, detected only after a fault, every planned fault fired somewhere) are applied to "
+        "all of them, and the reports written there. On a run's --out directory it writes every "
+        "scenario's trace.json and the run's index.html again.",
+};
+
 int rg_report_main(int argc, char **argv)
 {
     static rg_result views[RG_MAX_RANKS], merged;
@@ -28,12 +40,16 @@ int rg_report_main(int argc, char **argv)
     int n = 0;
     bool ordered;
 
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: railguard report DIR   (DIR: one external launch's <out>/<name>, "
-                        "holding every rank's rankR.result.json)\n");
+    int first, rc = rg_cli_parse(&rg_report_cli, argc, argv, NULL, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (first != argc - 1) {
+        fprintf(stderr, "railguard report: %s\n",
+                first >= argc ? "no DIR: name one run's or one external launch's directory"
+                              : "one DIR, not several");
         return 2;
     }
-    const char *dir = argv[1];
+    const char *dir = argv[first];
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));

@@ -32,6 +32,7 @@ struct run_opts {
     char devices[RG_MAX_RAILS][64];
     int ndevices;
     char devlist[RG_MAX_RAILS * 65];
+    const char *devices_arg; /* --devices, as given */
     int jobs;
     bool seed_set;
     uint64_t seed;

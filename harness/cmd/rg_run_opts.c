@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -109,26 +109,9 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
     command_line(buf, len, args);
 }
 
-void rg_run_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: railguard run [--transport SO] [--shim SO] [--devices rxe0,rxe1] [--out DIR]\n"
-            "                     [--junit FILE] [--json FILE] [--tally FILE] [--seed N] [-j N]\n"
-            "                     [--rank-wrapper 'CMD ARG...'] [--no-ownership] [--known FILE]\n"
-            "                     [--fork-server] [--slow-scale F]\n"
-            "                     [SCENARIO|DIR...]  (none: the stock suite)\n"
-            "       railguard run --external --coordinator HOST:PORT --devices-file FILE\n"
-            "                     [--transport SO] [--shim SO] [--out DIR] [--seed N] SCENARIO\n"
-            "                     (one rank per process, under mpirun or srun)\n"
-            "       railguard report DIR\n"
-            "                     (an external launch's ranks judged together: DIR is its\n"
-            "                     --out DIR/<scenario name>)\n");
-}
-
 static int usage(const char *msg)
 {
     fprintf(stderr, "railguard run: %s\n", msg);
-    rg_run_usage(stderr);
     return 2;
 }
 
@@ -149,43 +132,163 @@ static int parse_devices(struct run_opts *o, const char *list, const char *from)
  * every rank. The ranks keep their pid (a wrapper must exec the worker, as valgrind does, or
  * its signals and backtraces reach the wrapper).
  */
-static int parse_wrapper(struct run_opts *o, const char *arg)
+static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
 {
-    char err[200];
-    snprintf(o->wrap_arg, sizeof(o->wrap_arg), "%s", arg);
-    o->nwrap =
-        rg_command_words(arg, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, err, sizeof(err));
-    if (o->nwrap < 0) {
-        fprintf(stderr, "railguard run: --rank-wrapper: %s\n", err);
+    struct run_opts *o = opts;
+    (void)opt;
+    snprintf(o->wrap_arg, sizeof(o->wrap_arg), "%s", val);
+    o->nwrap = rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, why, len);
+    return o->nwrap < 0 ? -1 : 0;
+}
+
+/* Decimal ("010" is ten) or 0x hex; no blanks or signs (" -1" once wrapped). */
+static int take_seed(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct run_opts *o = opts;
+    char shown[72];
+    (void)opt;
+    if (rg_parse_uint(val, true, 0, UINT64_MAX, &o->seed)) {
+        snprintf(why, len, "not a number 0..2^64-1 '%s'", rg_parse_show(val, shown, sizeof(shown)));
         return -1;
     }
     return 0;
 }
 
+#define RO(f) offsetof(struct run_opts, f)
+#define RL(f) sizeof(((struct run_opts *)0)->f)
+static const rg_opt run_table[] = {
+    {.name = "transport",
+     .kind = RG_OPT_PATH,
+     .arg = "SO",
+     .help = "The transport's plugin (default: the reference transport installed beside).",
+     .off = RO(transport),
+     .len = RL(transport)},
+    {.name = "shim",
+     .kind = RG_OPT_PATH,
+     .arg = "SO",
+     .help = "The fault-injection shim (default: the one installed beside).",
+     .off = RO(shim),
+     .len = RL(shim)},
+    {.name = "devices",
+     .kind = RG_OPT_TEXT,
+     .arg = "DEV,...",
+     .help = "RDMA devices to run on, one a rail (default $RG_SOFTROCE_DEVICES).",
+     .off = RO(devices_arg)},
+    {.name = "out",
+     .letter = 'o',
+     .kind = RG_OPT_PATH,
+     .arg = "DIR",
+     .help = "Logs, the shim's events, backtraces, result.json per scenario, report.json, "
+             "junit.xml and "
+             "index.html (default railguard-out).",
+     .off = RO(out),
+     .len = RL(out) - 200},
+    {.name = "junit",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "junit.xml written here too.",
+     .off = RO(junit),
+     .len = RL(junit)},
+    {.name = "json",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "report.json written here too.",
+     .off = RO(json),
+     .len = RL(json)},
+    {.name = "tally",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "Appends \"conformance PASSED FAILED\" (make check's summary).",
+     .off = RO(tally),
+     .len = RL(tally)},
+    {.name = "known",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help =
+         "The transport's known failures: such a scenario failing exactly so is xfail, one that "
+         "stops failing xpass.",
+     .off = RO(known),
+     .len = RL(known)},
+    {.name = "seed",
+     .kind = RG_OPT_CALL,
+     .arg = "N",
+     .help = "The inputs' seed (default: one per scenario); every reproduce line carries it.",
+     .call = take_seed,
+     .given = RO(seed_set) + 1},
+    {.name = "jobs",
+     .letter = 'j',
+     .kind = RG_OPT_INT,
+     .arg = "N",
+     .help = "Scenarios at once (default 1).",
+     .off = RO(jobs),
+     .lo = 1,
+     .hi = 64},
+    {.name = "external",
+     .kind = RG_OPT_FLAG,
+     .help =
+         "This process is one rank of a launch (mpirun, srun): it runs and judges that rank alone.",
+     .off = RO(external)},
+    {.name = "coordinator",
+     .kind = RG_OPT_PATH,
+     .arg = "HOST:PORT",
+     .help = "With --external: rank 0's address.",
+     .off = RO(coordinator),
+     .len = RL(coordinator)},
+    {.name = "devices-file",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "With --external: the site's JACCL devices file, the same on every rank.",
+     .off = RO(devices_file),
+     .len = RL(devices_file)},
+    {.name = "rank-wrapper",
+     .kind = RG_OPT_CALL,
+     .arg = "'CMD ARG...'",
+     .help = "Every rank runs under this command (valgrind, strace, numactl), which must exec the "
+             "worker "
+             "in the same process.",
+     .call = take_wrapper},
+    {.name = "no-ownership",
+     .kind = RG_OPT_FLAG,
+     .help = "The ownership sanitizer off in every scenario.",
+     .off = RO(no_ownership)},
+    {.name = "fork-server",
+     .kind = RG_OPT_FLAG,
+     .help = "Ranks forked from a server per rank slot started once, not exec'd (one scenario at a "
+             "time).",
+     .off = RO(fork_server)},
+    {.name = "slow-scale",
+     .kind = RG_OPT_INT,
+     .arg = "F",
+     .help =
+         "A scenario that ran out of time on a machine that measurably held it back runs once more "
+         "with every time in it F times (default 4; 1: never); SLOW, too slow to judge, if it runs "
+         "out again.",
+     .off = RO(slow_scale),
+     .lo = 1,
+     .hi = 100},
+};
+#undef RO
+#undef RL
+
+const rg_cli rg_run_cli = {
+    .cmd = "run",
+    .synopsis =
+        "[options] [SCENARIO|DIR...]\n       railguard run --external --coordinator HOST:PORT "
+        "--devices-file FILE [options] SCENARIO",
+    .about =
+        "Runs scenarios (none named: the stock suite) against a transport on soft-RoCE or real "
+        "RDMA devices, each rank a worker under the fault-injection shim, and judges every rank "
+        "from "
+        "what it said, how it ended and the shim's evidence. Under mpirun or srun, --external runs "
+        "one rank per process; railguard report judges them together.",
+    .opts = run_table,
+    .nopts = (int)(sizeof(run_table) / sizeof(run_table[0])),
+};
+
 int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
 {
-    static const struct option longs[] = {{"transport", required_argument, NULL, 't'},
-                                          {"shim", required_argument, NULL, 's'},
-                                          {"devices", required_argument, NULL, 'd'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"junit", required_argument, NULL, 'J'},
-                                          {"json", required_argument, NULL, 'S'},
-                                          {"tally", required_argument, NULL, 'T'},
-                                          {"known", required_argument, NULL, 'K'},
-                                          {"seed", required_argument, NULL, 'e'},
-                                          {"jobs", required_argument, NULL, 'j'},
-                                          {"external", no_argument, NULL, 'x'},
-                                          {"coordinator", required_argument, NULL, 'c'},
-                                          {"devices-file", required_argument, NULL, 'f'},
-                                          {"rank-wrapper", required_argument, NULL, 'W'},
-                                          {"no-ownership", no_argument, NULL, 'N'},
-                                          {"fork-server", no_argument, NULL, 'F'},
-                                          {"slow-scale", required_argument, NULL, 'L'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
     const char *devs = getenv("RG_SOFTROCE_DEVICES");
     const char *devs_from = "RG_SOFTROCE_DEVICES";
-    int c;
 
     memset(o, 0, sizeof(*o));
     o->jobs = 1;
@@ -197,98 +300,12 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
     rg_beside(o->transport, sizeof(o->transport), o->self, "railguard-transport.so");
     rg_beside(o->shim, sizeof(o->shim), o->self, "railguard-fi.so");
     snprintf(o->out, sizeof(o->out), "railguard-out");
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "j:o:", longs, NULL)) != -1) {
-        char shown[72];
-        int64_t v;
-        switch (c) {
-        case 't':
-            if (rg_opt_path("run", "--transport", optarg, o->transport, sizeof(o->transport)))
-                return 2;
-            break;
-        case 's':
-            if (rg_opt_path("run", "--shim", optarg, o->shim, sizeof(o->shim)))
-                return 2;
-            break;
-        case 'o':
-            if (rg_opt_path("run", "--out", optarg, o->out, sizeof(o->out) - 200))
-                return 2;
-            break;
-        case 'J':
-            if (rg_opt_path("run", "--junit", optarg, o->junit, sizeof(o->junit)))
-                return 2;
-            break;
-        case 'S':
-            if (rg_opt_path("run", "--json", optarg, o->json, sizeof(o->json)))
-                return 2;
-            break;
-        case 'K':
-            if (rg_opt_path("run", "--known", optarg, o->known, sizeof(o->known)))
-                return 2;
-            break;
-        case 'T':
-            if (rg_opt_path("run", "--tally", optarg, o->tally, sizeof(o->tally)))
-                return 2;
-            break;
-        case 'd':
-            devs = optarg;
-            devs_from = "--devices";
-            break;
-        case 'x':
-            o->external = true;
-            break;
-        case 'c':
-            if (rg_opt_path("run", "--coordinator", optarg, o->coordinator, sizeof(o->coordinator)))
-                return 2;
-            break;
-        case 'f':
-            if (rg_opt_path("run", "--devices-file", optarg, o->devices_file,
-                            sizeof(o->devices_file)))
-                return 2;
-            break;
-        case 'e':
-            /* Decimal ("010" is ten) or 0x hex; no blanks or signs (" -1" once wrapped). */
-            if (rg_parse_uint(optarg, true, 0, UINT64_MAX, &o->seed)) {
-                fprintf(stderr, "railguard run: --seed: not a number 0..2^64-1 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->seed_set = true;
-            break;
-        case 'j':
-            if (rg_parse_int(optarg, 1, 64, &v)) {
-                fprintf(stderr, "railguard run: -j: must be 1..64 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->jobs = (int)v;
-            break;
-        case 'L':
-            if (rg_parse_int(optarg, 1, 100, &v)) {
-                fprintf(stderr, "railguard run: --slow-scale: must be 1..100 '%s'\n",
-                        rg_parse_show(optarg, shown, sizeof(shown)));
-                return 2;
-            }
-            o->slow_scale = (int)v;
-            break;
-        case 'W':
-            if (parse_wrapper(o, optarg))
-                return 2;
-            break;
-        case 'N':
-            o->no_ownership = true;
-            break;
-        case 'F':
-            o->fork_server = true;
-            break;
-        case 'h':
-            rg_run_usage(stdout);
-            return 1;
-        default:
-            fprintf(stderr, "railguard run: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            return 2;
-        }
+    int rc = rg_cli_parse(&rg_run_cli, argc, argv, o, first);
+    if (rc)
+        return rc;
+    if (o->devices_arg) {
+        devs = o->devices_arg;
+        devs_from = "--devices";
     }
     if (o->fork_server && (o->external || o->nwrap || o->jobs > 1)) {
         fprintf(stderr,
@@ -345,6 +362,5 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         fprintf(stderr, "railguard run: --out '%s' exists and is not a directory\n", o->out);
         return 2;
     }
-    *first = optind;
     return 0;
 }

@@ -18,7 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -48,18 +48,6 @@ struct sweep_opts {
     bool jobs;        /* -j above 1 or --exec-ranks: every rank exec'd, not forked from a server */
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: railguard sweep --fault "
-            "error|negpoll|lose|nomem|delay|kill|stop|late|swap_rails\n"
-            "                       [--op send|recv|write] [--status NAME] [--ms D] [--rank R]\n"
-            "                       [--stride K] [--max N] [--whole] [--shrink N] [-j N] [--list]\n"
-            "                       [--exec-ranks]\n"
-            "                       [--transport SO] [--shim SO] [--devices a,b] [--seed N]\n"
-            "                       [--out DIR] SCENARIO\n");
-}
-
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
 {
@@ -83,137 +71,224 @@ static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
+static int take_kind(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct sweep_opts *o = opts;
+    int k = rg_sweep_kind_of(val);
+    (void)opt;
+    if (k < 0) {
+        snprintf(
+            why, len,
+            "one of error, negpoll, lose, nomem, delay, kill, stop, late, swap_rails, not '%s'",
+            val);
+        return -1;
+    }
+    o->spec.kind = (rg_sw_kind)k;
+    return 0;
+}
+
+static int take_op(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct sweep_opts *o = opts;
+    (void)opt;
+    if (!strcmp(val, "send"))
+        o->spec.op = FI_OP_SEND;
+    else if (!strcmp(val, "recv"))
+        o->spec.op = FI_OP_RECV;
+    else if (!strcmp(val, "write"))
+        o->spec.op = FI_OP_WRITE;
+    else
+        return snprintf(why, len, "send, recv or write, not '%s'", val), -1;
+    return 0;
+}
+
+static int take_status(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct sweep_opts *o = opts;
+    (void)opt;
+    if (strlen(val) >= sizeof(o->spec.status))
+        return snprintf(why, len, "too long '%s'", val), -1;
+    snprintf(o->spec.status, sizeof(o->spec.status), "%s", val);
+    return 0;
+}
+
+/* A whole number lo..hi into the field the option names (spec.ms, spec.stride, spec.max, the
+ * rank and the shrink tries). */
+static int take_number(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct sweep_opts *o = opts;
+    uint64_t x;
+    if (parse_u64(val, (uint64_t)opt->lo, (uint64_t)opt->hi, &x)) {
+        snprintf(why, len, "%.0f..%.0f, not '%s'", opt->lo, opt->hi, val);
+        return -1;
+    }
+    if (!strcmp(opt->name, "ms"))
+        o->spec.ms = x;
+    else if (!strcmp(opt->name, "stride"))
+        o->spec.stride = x;
+    else if (!strcmp(opt->name, "max"))
+        o->spec.max = x;
+    else if (!strcmp(opt->name, "rank"))
+        o->spec.rank = (int)x;
+    else
+        o->shrink_tries = (int)x;
+    return 0;
+}
+
+/* An option railguard run takes as it is: passed through to every run of the sweep. */
+static int take_pass(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct sweep_opts *o = opts;
+    uint64_t x;
+    if (opt->letter == 'j') {
+        if (parse_u64(val, 1, 64, &x))
+            return snprintf(why, len, "1..64 points at once, not '%s'", val), -1;
+        o->jobs |= x > 1;
+    }
+    if (o->npass + 2 > (int)(sizeof(o->pass) / sizeof(o->pass[0])))
+        return snprintf(why, len, "too many options '%s'", val), -1;
+    static char flags[8][24]; /* pass holds 8 pairs */
+    int slot = o->npass / 2;
+    snprintf(flags[slot], sizeof(flags[slot]), "--%s", opt->name);
+    o->pass[o->npass] = flags[slot];
+    o->pass[o->npass + 1] = val;
+    o->npass += 2;
+    return 0;
+}
+
+#define SO(f) offsetof(struct sweep_opts, f)
+static const rg_opt sweep_table[] = {
+    {.name = "fault",
+     .kind = RG_OPT_CALL,
+     .arg = "KIND",
+     .help =
+         "The fault every point injects: error, negpoll, lose, nomem, delay, kill, stop, late or "
+         "swap_rails (required).",
+     .call = take_kind},
+    {.name = "op",
+     .kind = RG_OPT_CALL,
+     .arg = "send|recv|write",
+     .help = "Only events of this operation (default: the kind's own).",
+     .call = take_op},
+    {.name = "status",
+     .kind = RG_OPT_CALL,
+     .arg = "NAME",
+     .help = "error's completion status (default WR_FLUSH_ERR).",
+     .call = take_status},
+    {.name = "ms",
+     .kind = RG_OPT_CALL,
+     .arg = "D",
+     .help = "delay's and late's milliseconds (default 50).",
+     .lo = 1,
+     .hi = 3600000,
+     .call = take_number},
+    {.name = "rank",
+     .kind = RG_OPT_CALL,
+     .arg = "R",
+     .help = "Only rank R's events (default: every rank).",
+     .hi = RG_MAX_RANKS - 1,
+     .call = take_number},
+    {.name = "stride",
+     .kind = RG_OPT_CALL,
+     .arg = "K",
+     .help = "Every K-th event (default 1).",
+     .lo = 1,
+     .hi = UINT32_MAX,
+     .call = take_number},
+    {.name = "max",
+     .kind = RG_OPT_CALL,
+     .arg = "N",
+     .help = "At most N points a (rank, op) series, spread out (default 100).",
+     .lo = 1,
+     .hi = SW__POINTS_MAX,
+     .call = take_number},
+    {.name = "whole",
+     .kind = RG_OPT_FLAG,
+     .help = "Points counted over the whole run, even where the program marks its steps.",
+     .off = SO(spec.whole)},
+    {.name = "shrink",
+     .kind = RG_OPT_CALL,
+     .arg = "N",
+     .help = "Candidates a failing point's shrinking may try (default 10; 0: none).",
+     .hi = 100,
+     .call = take_number},
+    {.name = "jobs",
+     .letter = 'j',
+     .kind = RG_OPT_CALL,
+     .arg = "N",
+     .help = "Points at once (default 1); passed to railguard run.",
+     .call = take_pass},
+    {.name = "list",
+     .kind = RG_OPT_FLAG,
+     .help = "Print the planned points after the counting run; run none.",
+     .off = SO(list)},
+    {.name = "exec-ranks",
+     .kind = RG_OPT_FLAG,
+     .help = "Every rank exec'd, as railguard run does, not forked from a server.",
+     .off = SO(jobs)},
+    {.name = "transport",
+     .kind = RG_OPT_CALL,
+     .arg = "SO",
+     .help = "Passed to railguard run.",
+     .call = take_pass},
+    {.name = "shim",
+     .kind = RG_OPT_CALL,
+     .arg = "SO",
+     .help = "Passed to railguard run.",
+     .call = take_pass},
+    {.name = "devices",
+     .kind = RG_OPT_CALL,
+     .arg = "DEV,...",
+     .help = "Passed to railguard run.",
+     .call = take_pass},
+    {.name = "seed",
+     .kind = RG_OPT_CALL,
+     .arg = "N",
+     .help = "Passed to railguard run.",
+     .call = take_pass},
+    {.name = "out",
+     .kind = RG_OPT_PATH,
+     .arg = "DIR",
+     .help = "The counting run, every point's run and the shrunk reproducers (default "
+             "railguard-sweep).",
+     .off = SO(out),
+     .len = sizeof(((struct sweep_opts *)0)->out) - 64},
+};
+#undef SO
+
+const rg_cli rg_sweep_cli = {
+    .cmd = "sweep",
+    .synopsis = "--fault KIND [options] SCENARIO",
+    .about = "Every fault point of a scenario: a counting run finds each rank's events per step, "
+             "then one "
+             "run per point injects the fault at exactly that event, and each failing point is "
+             "shrunk to "
+             "the smallest scenario that still fails the same way.",
+    .opts = sweep_table,
+    .nopts = (int)(sizeof(sweep_table) / sizeof(sweep_table[0])),
+};
+
 static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
 {
-    static const struct option longs[] = {{"fault", required_argument, NULL, 'f'},
-                                          {"op", required_argument, NULL, 'p'},
-                                          {"status", required_argument, NULL, 'S'},
-                                          {"ms", required_argument, NULL, 'm'},
-                                          {"rank", required_argument, NULL, 'r'},
-                                          {"stride", required_argument, NULL, 'k'},
-                                          {"max", required_argument, NULL, 'M'},
-                                          {"transport", required_argument, NULL, 't'},
-                                          {"shim", required_argument, NULL, 's'},
-                                          {"devices", required_argument, NULL, 'd'},
-                                          {"seed", required_argument, NULL, 'e'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"jobs", required_argument, NULL, 'j'},
-                                          {"whole", no_argument, NULL, 'w'},
-                                          {"shrink", required_argument, NULL, 'x'},
-                                          {"list", no_argument, NULL, 'l'},
-                                          {"exec-ranks", no_argument, NULL, 'X'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-    uint64_t x;
-    int c;
     o->spec =
         (rg_sweep_spec){.kind = RG_SW_KINDS, .rank = -1, .op = FI_OP_ANY, .max = 100, .ms = 50};
     snprintf(o->spec.status, sizeof(o->spec.status), "WR_FLUSH_ERR");
     snprintf(o->out, sizeof(o->out), "railguard-sweep");
     o->shrink_tries = RG_SW_SHRINK_TRIES;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "j:", longs, NULL)) != -1) {
-        switch (c) {
-        case 'f': {
-            int k = rg_sweep_kind_of(optarg);
-            if (k < 0)
-                return bad("--fault: one of error, negpoll, lose, nomem, delay, kill, stop, late, "
-                           "swap_rails, not '%s'",
-                           optarg);
-            o->spec.kind = (rg_sw_kind)k;
-            break;
-        }
-        case 'p':
-            if (!strcmp(optarg, "send"))
-                o->spec.op = FI_OP_SEND;
-            else if (!strcmp(optarg, "recv"))
-                o->spec.op = FI_OP_RECV;
-            else if (!strcmp(optarg, "write"))
-                o->spec.op = FI_OP_WRITE;
-            else
-                return bad("--op: send, recv or write, not '%s'", optarg);
-            break;
-        case 'S':
-            if (strlen(optarg) >= sizeof(o->spec.status))
-                return bad("--status: too long '%s'", optarg);
-            snprintf(o->spec.status, sizeof(o->spec.status), "%s", optarg);
-            break;
-        case 'm':
-            if (parse_u64(optarg, 1, 3600000, &o->spec.ms))
-                return bad("--ms: 1..3600000, not '%s'", optarg);
-            break;
-        case 'r':
-            if (parse_u64(optarg, 0, RG_MAX_RANKS - 1, &x))
-                return bad("--rank: 0..63, not '%s'", optarg);
-            o->spec.rank = (int)x;
-            break;
-        case 'k':
-            if (parse_u64(optarg, 1, UINT32_MAX, &o->spec.stride))
-                return bad("--stride: a positive number, not '%s'", optarg);
-            break;
-        case 'M':
-            if (parse_u64(optarg, 1, SW__POINTS_MAX, &o->spec.max))
-                return bad("--max: 1..4096 points a series, not '%s'", optarg);
-            break;
-        case 'j':
-            if (parse_u64(optarg, 1, 64, &x))
-                return bad("-j: 1..64 points at once, not '%s'", optarg);
-            o->jobs |= x > 1;
-            __attribute__((fallthrough)); /* railguard run takes it as it is */
-        case 't':
-        case 's':
-        case 'd':
-        case 'e':
-            if (o->npass + 2 > (int)(sizeof(o->pass) / sizeof(o->pass[0])))
-                return bad("too many options '%s'", optarg);
-            o->pass[o->npass++] = c == 't'   ? "--transport"
-                                  : c == 's' ? "--shim"
-                                  : c == 'd' ? "--devices"
-                                  : c == 'j' ? "-j"
-                                             : "--seed";
-            o->pass[o->npass++] = optarg;
-            break;
-        case 'w':
-            o->spec.whole = true;
-            break;
-        case 'l':
-            o->list = true;
-            break;
-        case 'X':
-            o->jobs = true; /* as with -j: every rank exec'd, as `railguard run` does */
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        case 'x':
-            if (parse_u64(optarg, 0, 100, &x))
-                return bad("--shrink: 0..100 candidates, not '%s'", optarg);
-            o->shrink_tries = (int)x;
-            break;
-        case 'o':
-            if (strlen(optarg) + 64 >= sizeof(o->out))
-                return bad("--out: too long '%s'", optarg);
-            snprintf(o->out, sizeof(o->out), "%s", optarg);
-            break;
-        default:
-            usage(stderr);
-            return bad("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
+    int rc = rg_cli_parse(&rg_sweep_cli, argc, argv, o, first);
+    if (rc)
+        return rc == 1 ? -1 : rc;
     if (o->spec.kind == RG_SW_KINDS)
         return bad("%s", "--fault KIND is required");
-    if (optind != argc - 1) {
-        usage(stderr);
-        return 2;
-    }
+    if (*first != argc - 1)
+        return bad("%s", *first >= argc ? "no SCENARIO: name one file after the options"
+                                        : "one SCENARIO file, after the options");
     /* The status is the plan library's to check: one rule, parsed as a run would. */
     char rule[96], err[256];
     struct fi_plan plan;
     snprintf(rule, sizeof(rule), "error status=%s", o->spec.status);
     if (fi_plan_parse(rule, "--status", &plan, err, sizeof(err)) != 0)
         return bad("%s", err);
-    *first = optind;
     return 0;
 }
 

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct brank {
     rg_tp tp;
     void *h;
     int fd, rank;
+    const char *coordinator, *devices_file, *transport; /* as given */
+    bool bench;                                         /* --bench, as railguard bench says */
     uint8_t *send, *recv, *want;
     size_t cap; /* bytes of each buffer */
     void *mem[2];
@@ -218,40 +221,65 @@ static int bench_op(struct brank *b, rg_plugin_op op, const uint64_t *sizes, int
     return 0;
 }
 
-static int parse(struct brank *b, int argc, char **argv, const char **transport, rg_plugin_args *a)
+#define BR(f) offsetof(struct brank, f)
+static const rg_opt brank_table[] = {
+    {.name = "bench",
+     .kind = RG_OPT_FLAG,
+     .help = "A bench rank (railguard bench starts it so).",
+     .off = BR(bench)},
+    {.name = "status-fd",
+     .kind = RG_OPT_INT,
+     .arg = "FD",
+     .help = "Where its lines go.",
+     .off = BR(fd),
+     .hi = 1023},
+    {.name = "rank",
+     .kind = RG_OPT_INT,
+     .arg = "R",
+     .help = "Its rank, below --ranks.",
+     .off = BR(rank),
+     .hi = RG_MAX_RANKS - 1},
+    {.name = "coordinator",
+     .kind = RG_OPT_TEXT,
+     .arg = "HOST:PORT",
+     .help = "Rank 0's side channel.",
+     .off = BR(coordinator)},
+    {.name = "devices-file",
+     .kind = RG_OPT_TEXT,
+     .arg = "FILE",
+     .help = "The JACCL devices file.",
+     .off = BR(devices_file)},
+    {.name = "transport",
+     .kind = RG_OPT_TEXT,
+     .arg = "SO",
+     .help = "The transport's plugin.",
+     .off = BR(transport)},
+};
+#undef BR
+
+const rg_cli rg_bench_rank_cli = {
+    .cmd = "worker",
+    .synopsis = "--bench --status-fd FD --rank R --coordinator HOST:PORT --devices-file FILE "
+                "--transport SO "
+                "[bench flags]",
+    .about = "One rank of railguard bench: it times the calls the flags name and says each round's "
+             "times "
+             "and checks on FD.",
+    .opts = brank_table,
+    .nopts = (int)(sizeof(brank_table) / sizeof(brank_table[0])),
+    .shared = rg_bench_spec_opts,
+    .nshared = RG_BENCH_SPEC_NOPTS,
+};
+
+static int parse(struct brank *b, int argc, char **argv)
 {
-    int64_t v;
-    for (int i = 2; i < argc; i++) {
-        const char *name = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (name[0] != '-')
-            goto bad;
-        name += name[1] == '-' ? 2 : 1;
-        i++;
-        if (!strcmp(name, "status-fd")) {
-            if (!val || rg_parse_int(val, 0, 1023, &v))
-                goto bad;
-            b->fd = (int)v;
-        } else if (!strcmp(name, "rank")) {
-            if (!val || rg_parse_int(val, 0, RG_MAX_RANKS - 1, &v))
-                goto bad;
-            b->rank = (int)v;
-        } else if (!strcmp(name, "coordinator")) {
-            a->coordinator = val;
-        } else if (!strcmp(name, "devices-file")) {
-            a->devices_file = val;
-        } else if (!strcmp(name, "transport")) {
-            *transport = val;
-        } else if (rg_bench_option(&b->s, name, val)) {
-            return -1;
-        }
-        continue;
-    bad:
-        fprintf(stderr, "railguard worker --bench: bad option '%s'\n", argv[i - 1]);
+    int first, rc = rg_cli_parse(&rg_bench_rank_cli, argc, argv, b, &first);
+    if (rc)
         return -1;
-    }
-    if (b->fd < 0 || !*transport || !a->coordinator || !a->devices_file || b->rank >= b->s.ranks) {
+    if (first < argc || b->fd < 0 || !b->transport || !b->coordinator || !b->devices_file ||
+        b->rank >= b->s.ranks) {
         fprintf(stderr, "railguard worker --bench: needs --status-fd, --rank below --ranks, "
-                        "--coordinator, --devices-file and --transport\n");
+                        "--coordinator, --devices-file and --transport, and nothing else\n");
         return -1;
     }
     return 0;
@@ -259,16 +287,18 @@ static int parse(struct brank *b, int argc, char **argv, const char **transport,
 
 int rg_bench_rank_main(int argc, char **argv)
 {
-    struct brank b = {.fd = -1};
-    const char *transport = "";
+    static struct brank b;
+    b = (struct brank){.fd = -1};
     rg_plugin_args a = {.size = sizeof(a)};
     char err[512];
     uint64_t sizes[RG_BENCH_MAX_SIZES];
     int rc = 1;
     rg_bench_defaults(&b.s);
-    if (parse(&b, argc, argv, &transport, &a))
+    if (parse(&b, argc, argv))
         return 2;
-    if (rg_tp_open(&b.tp, transport, err, sizeof(err))) {
+    a.coordinator = b.coordinator;
+    a.devices_file = b.devices_file;
+    if (rg_tp_open(&b.tp, b.transport, err, sizeof(err))) {
         say(&b, "error init 0 %s", err);
         return 1;
     }

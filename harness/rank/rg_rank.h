@@ -143,6 +143,14 @@ void rg_bench_defaults(rg_bench_spec *s);
  * naming the flag and its value. rg_bench_args writes the spec back as such options.
  */
 int rg_bench_option(rg_bench_spec *s, const char *name, const char *val);
+/*
+ * The bench's spec as option-table entries (base's rg_opt), shared by `railguard bench` and
+ * its ranks: each is an RG_OPT_CALL into rg_bench_option, on options whose first member is
+ * the rg_bench_spec (both commands' options begin with it).
+ */
+int rg_bench_take(void *opts, const rg_opt *o, const char *val, char *why, size_t len);
+#define RG_BENCH_SPEC_NOPTS 19
+extern const rg_opt rg_bench_spec_opts[RG_BENCH_SPEC_NOPTS];
 int rg_bench_args(const rg_bench_spec *s, char *buf, size_t len, char **argv, int max);
 /* The sizes -b..-e make; their number (at most max). */
 int rg_bench_sizes(const rg_bench_spec *s, uint64_t *sizes, int max);

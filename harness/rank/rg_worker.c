@@ -24,6 +24,7 @@
  */
 #include "rg_worker.h"
 #include "rg_faultinject.h"
+#include "rg_parse.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,53 +423,99 @@ int rg_worker_main(const rg_worker_args *wa)
 }
 
 /* `railguard worker OPTIONS`, as run starts it (or as its fork server hands a rank over). */
+static int take_seed(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    rg_worker_args *a = opts;
+    char shown[72];
+    (void)opt;
+    if (rg_parse_uint(val, true, 0, UINT64_MAX, &a->seed) != 0)
+        return snprintf(why, len, "not a number '%s'", rg_parse_show(val, shown, sizeof(shown))),
+               -1;
+    return 0;
+}
+
+#define WA(f) offsetof(rg_worker_args, f)
+static const rg_opt worker_table[] = {
+    {.name = "scenario",
+     .kind = RG_OPT_TEXT,
+     .arg = "FILE",
+     .help = "The scenario file.",
+     .off = WA(scenario)},
+    {.name = "rank",
+     .kind = RG_OPT_INT,
+     .arg = "R",
+     .help = "This rank.",
+     .off = WA(rank),
+     .hi = RG_MAX_RANKS - 1},
+    {.name = "coordinator",
+     .kind = RG_OPT_TEXT,
+     .arg = "HOST:PORT",
+     .help = "Rank 0's side channel.",
+     .off = WA(coordinator)},
+    {.name = "devices-file",
+     .kind = RG_OPT_TEXT,
+     .arg = "FILE",
+     .help = "The JACCL devices file.",
+     .off = WA(devices_file)},
+    {.name = "transport",
+     .kind = RG_OPT_TEXT,
+     .arg = "SO",
+     .help = "The transport's plugin.",
+     .off = WA(transport)},
+    {.name = "backtrace-file",
+     .kind = RG_OPT_TEXT,
+     .arg = "FILE",
+     .help = "Where a crash or RG_BACKTRACE_SIGNAL writes.",
+     .off = WA(backtrace_file)},
+    {.name = "status-fd",
+     .kind = RG_OPT_INT,
+     .arg = "FD",
+     .help = "Where its status lines go.",
+     .off = WA(status_fd),
+     .hi = 1023},
+    {.name = "go-fd",
+     .kind = RG_OPT_INT,
+     .arg = "FD",
+     .help = "Where the runner's go byte comes once every rank is ready.",
+     .off = WA(go_fd),
+     .hi = 1023},
+    {.name = "seed",
+     .kind = RG_OPT_CALL,
+     .arg = "N",
+     .help = "The inputs' seed.",
+     .call = take_seed,
+     .given = WA(seed_set) + 1},
+    {.name = "time-scale",
+     .kind = RG_OPT_INT,
+     .arg = "F",
+     .help = "The scenario's times multiplied by F.",
+     .off = WA(time_scale),
+     .lo = 1,
+     .hi = 100},
+};
+#undef WA
+
+const rg_cli rg_worker_cli_table = {
+    .cmd = "worker",
+    .synopsis =
+        "--scenario FILE --rank R --coordinator HOST:PORT --devices-file FILE --transport SO "
+        "--status-fd FD [options]",
+    .about =
+        "One rank of a scenario, as railguard run starts it: it runs the scenario's program on the "
+        "transport, checks every output, and says its steps and verdict on FD.",
+    .opts = worker_table,
+    .nopts = (int)(sizeof(worker_table) / sizeof(worker_table[0])),
+};
+
 int rg_worker_cli(int argc, char **argv)
 {
     rg_worker_args a = {.rank = -1, .status_fd = -1, .go_fd = -1};
-    for (int i = 2; i < argc; i += 2) {
-        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (!v) {
-            fprintf(stderr, "railguard worker: %s needs a value\n", k);
-            return 2;
-        }
-        errno = 0;
-        if (!strcmp(k, "--scenario")) {
-            a.scenario = v;
-        } else if (!strcmp(k, "--rank")) {
-            a.rank = (int)strtol(v, &end, 10);
-        } else if (!strcmp(k, "--coordinator")) {
-            a.coordinator = v;
-        } else if (!strcmp(k, "--devices-file")) {
-            a.devices_file = v;
-        } else if (!strcmp(k, "--transport")) {
-            a.transport = v;
-        } else if (!strcmp(k, "--backtrace-file")) {
-            a.backtrace_file = v;
-        } else if (!strcmp(k, "--status-fd")) {
-            a.status_fd = (int)strtol(v, &end, 10);
-        } else if (!strcmp(k, "--go-fd")) {
-            a.go_fd = (int)strtol(v, &end, 10);
-        } else if (!strcmp(k, "--seed")) {
-            a.seed = strtoull(v, &end, 0);
-            a.seed_set = true;
-        } else if (!strcmp(k, "--time-scale")) {
-            a.time_scale = (int)strtol(v, &end, 10);
-            if (a.time_scale < 1 || a.time_scale > 100) {
-                fprintf(stderr, "railguard worker: --time-scale: not 1..100 '%s'\n", v);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "railguard worker: unknown option '%s'\n", k);
-            return 2;
-        }
-        if (errno || (end && *end)) {
-            fprintf(stderr, "railguard worker: %s: not a number '%s'\n", k, v);
-            return 2;
-        }
-    }
-    if (!a.scenario || a.rank < 0 || !a.coordinator || !a.devices_file || !a.transport ||
-        a.status_fd < 0) {
+    /* argv[0] "railguard", argv[1] "worker": the options start after them. */
+    int first, rc = rg_cli_parse(&rg_worker_cli_table, argc - 1, argv + 1, &a, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (first < argc - 1 || !a.scenario || a.rank < 0 || !a.coordinator || !a.devices_file ||
+        !a.transport || a.status_fd < 0) {
         fprintf(stderr, "railguard worker: needs --scenario --rank --coordinator --devices-file "
                         "--transport --status-fd (it is started by 'railguard run')\n");
         return 2;

@@ -438,7 +438,7 @@ END_TEST
 START_TEST(test_bad_flags)
 {
     static const char *const cases[][2] = {
-        {"--ranks 0 -- true", "railguard exec: --ranks: not a number in 1..64 '0'"},
+        {"--ranks 0 -- true", "railguard exec: --ranks: must be 1..64 '0'"},
         {"--faults 'error nht=2' -- true", "railguard exec: --faults:1: unknown key 'nht'"},
         {"--faults 'count' --plan /dev/null -- true",
          "railguard exec: --faults and --plan: one plan, not two"},
@@ -469,6 +469,8 @@ START_TEST(test_bad_flags)
         ck_assert_msg(!strncmp(g_out, cases[i][1], strlen(cases[i][1])) &&
                           g_out[strlen(cases[i][1])] == '\n',
                       "%s: want first line '%s', got:\n%s", cases[i][0], cases[i][1], g_out);
+        ck_assert_msg(!g_out[strlen(cases[i][1]) + 1], "%s: more than one line:\n%s", cases[i][0],
+                      g_out);
         ck_assert_int_ne(access(dir, F_OK), 0); /* nothing made */
     }
 }

@@ -350,7 +350,10 @@ START_TEST(test_bad_input_stops_the_run)
     expect_in("-j: must be 1..64 '0'");
     const char *a4[] = {"run", "--devices", g_devs, "--bogus", good, NULL};
     ck_assert_int_eq(railguard(NULL, a4, 60), 2);
-    expect_in("unknown or incomplete option '--bogus'");
+    expect_in("railguard run: unknown option '--bogus'\n");
+    const char *a4b[] = {"run", "--devices", g_devs, "--out", NULL};
+    ck_assert_int_eq(railguard(NULL, a4b, 60), 2);
+    expect_in("railguard run: --out needs a value\n");
     /* Preflight: a device that is not here, a shim that cannot be preloaded, a transport that
      * is not one. Each stops the run with one line before any scenario could pass. */
     const char *a5[] = {"run", "--devices", "rxe9", "--out", out, good, NULL};
