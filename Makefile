@@ -51,7 +51,8 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/cmd/rg_report_cmd.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
-                 faultinject/fi_shim.c faultinject/fi_rules.c faultinject/fi_ring.c \
+                 faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
+                 faultinject/fi_ring.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_verbs.c \
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c

@@ -91,6 +91,8 @@ typedef struct rg_status_said {
 /* One status line folded into the rank's result k (its step, status, calls, findings) and
  * said; times are seconds from t0_ms (CLOCK_MONOTONIC ms). A line not ours is left alone. */
 void rg_status_take(rg_rank_result *k, rg_status_said *said, char *line, double t0_ms);
+/* One status line on fd, stamped with CLOCK_MONOTONIC in ms: the worker's side. */
+void rg_status_say(int fd, const char *fmt, va_list ap);
 
 /*
  * The fork server (launch/rg_forksrv.c the runner's end, rg_serve.c the server's): one

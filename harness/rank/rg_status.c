@@ -14,9 +14,11 @@
  */
 #include "rank/rg_rank.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Seconds from t0 (CLOCK_MONOTONIC ms) to a rank's stamp, which the worker took on that clock. */
 static double since(double t0_ms, double at_ms)
@@ -100,4 +102,13 @@ void rg_status_take(rg_rank_result *k, rg_status_said *said, char *line, double 
         said->error = true;
         rg_rank_find(k, RG_V_ERROR, t, "%s", v + 6);
     }
+}
+
+void rg_status_say(int fd, const char *fmt, va_list ap)
+{
+    char at[48];
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    snprintf(at, sizeof(at), "%.3f ", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+    rg_say_line(fd, at, fmt, ap);
 }

@@ -41,36 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* --- file descriptors the transport leaves open -------------------------------------------- */
-void worker_fds_open(struct fdset *s)
-{
-    memset(s, 0, sizeof(*s));
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        char *end;
-        long fd = strtol(de->d_name, &end, 10);
-        if (*end || end == de->d_name || fd < 0 || fd >= FD_BITS || fd == dirfd(d))
-            continue;
-        s->bit[fd / 64] |= 1ull << (fd % 64);
-    }
-    closedir(d);
-}
-
-void worker_say(struct worker *w, const char *fmt, ...)
-{
-    char at[48];
-    struct timespec ts;
-    va_list ap;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    snprintf(at, sizeof(at), "%.3f ", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-    va_start(ap, fmt);
-    rg_say_line(w->fd, at, fmt, ap);
-    va_end(ap);
-}
-
 /* --- backtraces: in process, so a hang's report comes within seconds, not gdb's minute --- */
 static char g_bt_path[1024];
 static char g_altstack[64 * 1024];

@@ -49,6 +49,33 @@ static void hex(char *out, size_t outlen, const uint8_t *p, size_t n)
         o += (size_t)snprintf(out + o, outlen - o, "%02x", p[i]);
 }
 
+/* --- file descriptors the transport leaves open -------------------------------------------- */
+void worker_fds_open(struct fdset *s)
+{
+    memset(s, 0, sizeof(*s));
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long fd = strtol(de->d_name, &end, 10);
+        if (*end || end == de->d_name || fd < 0 || fd >= FD_BITS || fd == dirfd(d))
+            continue;
+        s->bit[fd / 64] |= 1ull << (fd % 64);
+    }
+    closedir(d);
+}
+
+/* A status line, stamped (rg_status.c owns the grammar, reader and writer both). */
+void worker_say(struct worker *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rg_status_say(w->fd, fmt, ap);
+    va_end(ap);
+}
+
 /*
  * After finalize: every descriptor open now that was not open before init is the transport's
  * leftover (its device, its side channel, an event channel): a "leak" line names each.
