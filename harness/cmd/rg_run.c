@@ -222,142 +222,148 @@ static void take_result(const struct run_opts *o, const struct sc_entry *e, int 
     rg_report_line(stdout, r);
 }
 
-int rg_run_main(int argc, char **argv)
-{
-    static struct run_opts o;
-    static char *paths[RG_RUN_MAX_SCENARIOS];
-    static struct sc_entry entries[RG_RUN_MAX_SCENARIOS];
-    static rg_result results[RG_RUN_MAX_SCENARIOS];
-    int first, n = 0, st = 2;
-    char err[1024];
+/* A run's scenarios, as loaded, and their results. */
+struct run {
+    struct run_opts o;
+    char *paths[RG_RUN_MAX_SCENARIOS];
+    struct sc_entry entries[RG_RUN_MAX_SCENARIOS];
+    rg_result results[RG_RUN_MAX_SCENARIOS];
+    bool started[RG_RUN_MAX_SCENARIOS];
+    int n;
+    rg_run_info info;
+};
 
-    int rc = rg_run_parse_opts(argc, argv, &o, &first);
-    if (rc)
-        return rc == 1 ? 0 : rc; /* 1: --help, said */
-    /* No scenario named: the stock collective suite (installed, or the source tree's). */
-    char stock[PATH_MAX];
-    if (first >= argc && rg_stock_scenarios(stock, sizeof(stock), o.self) != 0) {
+/* Every scenario named (none: the stock suite) loaded and checked before any runs: a typo
+ * found late wastes a whole run. 0, or -1 after one line. */
+static int load_all(struct run *u, int argc, char **argv, int first)
+{
+    const struct run_opts *o = &u->o;
+    char stock[PATH_MAX], err[1024];
+    if (first >= argc && rg_stock_scenarios(stock, sizeof(stock), o->self) != 0) {
         fprintf(stderr, "railguard run: no scenario named, and no stock scenarios beside %s\n",
-                o.self);
-        goto out;
+                o->self);
+        return -1;
     }
-    if (first >= argc && collect(stock, paths, &n) != 0)
-        goto out;
+    if (first >= argc && collect(stock, u->paths, &u->n) != 0)
+        return -1;
     for (int i = first; i < argc; i++)
-        if (collect(argv[i], paths, &n) != 0)
-            goto out;
-    if (!n) {
+        if (collect(argv[i], u->paths, &u->n) != 0)
+            return -1;
+    if (!u->n) {
         fprintf(stderr, "railguard run: no scenario files (*.yaml) in the paths given\n");
-        goto out;
+        return -1;
     }
-    /* Every scenario is checked before any runs: a typo found late wastes a whole run. */
-    for (int i = 0; i < n; i++) {
-        struct sc_entry *e = &entries[i];
-        char *ap = rg_run_abs_path(paths[i]);
+    for (int i = 0; i < u->n; i++) {
+        struct sc_entry *e = &u->entries[i];
+        const char *path = u->paths[i];
+        char *ap = rg_run_abs_path(path);
         snprintf(e->path, sizeof(e->path), "%s", ap);
         free(ap);
-        if (rg_scenario_load(paths[i], &e->sc, err, sizeof(err)) != 0) {
+        if (rg_scenario_load(path, &e->sc, err, sizeof(err)) != 0) {
             fprintf(stderr, "%s\n", err);
-            goto out;
+            return -1;
         }
-        if (o.no_ownership)
+        if (o->no_ownership)
             e->sc.ownership = false;
-        if (e->sc.exec.on && o.external) {
+        if (e->sc.exec.on && o->external) {
             fprintf(stderr,
                     "railguard run: %s: an exec scenario runs its own processes, not under "
                     "--external\n",
-                    paths[i]);
-            goto out;
+                    path);
+            return -1;
         }
         if (e->sc.exec.on && rg_exec_check(&e->sc, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s:%d: %s\n", paths[i], e->sc.exec.line, err);
-            goto out;
+            fprintf(stderr, "%s:%d: %s\n", path, e->sc.exec.line, err);
+            return -1;
         }
         /* External runs take their rails from the site's devices file. */
-        if (!o.external && e->sc.rails > o.ndevices) {
-            fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", paths[i],
-                    e->sc.rails, o.ndevices, o.devlist);
-            goto out;
+        if (!o->external && e->sc.rails > o->ndevices) {
+            fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", path,
+                    e->sc.rails, o->ndevices, o->devlist);
+            return -1;
         }
     }
-    if (o.external && n != 1) {
-        fprintf(stderr, "railguard run: --external runs one scenario per launch (%d given)\n", n);
-        goto out;
+    if (o->external && u->n != 1) {
+        fprintf(stderr, "railguard run: --external runs one scenario per launch (%d given)\n",
+                u->n);
+        return -1;
     }
-    /* Preflight: a run that cannot inject or cannot reach a device stops here, before any
-     * scenario could pass for the wrong reason. */
-    static rg_run_info info;
-    if (rg_preflight(o.shim, o.transport, o.devices, o.external ? 0 : o.ndevices, &info, err,
-                     sizeof(err)) != 0 ||
-        rg_preflight_memlock(registered_bytes(entries, n), err, sizeof(err)) != 0) {
+    return 0;
+}
+
+/* Preflight (a run that cannot inject or cannot reach a device stops here, before any scenario
+ * could pass for the wrong reason), the transport's known failures once its name is known, and
+ * --out made and made absolute. 0, or -1 after one line. */
+static int prepare(struct run *u)
+{
+    struct run_opts *o = &u->o;
+    char err[1024];
+    if (rg_preflight(o->shim, o->transport, o->devices, o->external ? 0 : o->ndevices, &u->info,
+                     err, sizeof(err)) != 0 ||
+        rg_preflight_memlock(registered_bytes(u->entries, u->n), err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard run: preflight: %s\n", err);
-        goto out;
+        return -1;
     }
-    if (o.seed_set)
-        snprintf(info.seed, sizeof(info.seed), "%llu", (unsigned long long)o.seed);
+    if (o->seed_set)
+        snprintf(u->info.seed, sizeof(u->info.seed), "%llu", (unsigned long long)o->seed);
     else
-        snprintf(info.seed, sizeof(info.seed), "per scenario");
-    /* The transport's known failures, once its name is known (a file may be for one only). */
-    if (o.known[0]) {
+        snprintf(u->info.seed, sizeof(u->info.seed), "per scenario");
+    if (o->known[0]) {
         static rg_scenario *scs[RG_RUN_MAX_SCENARIOS];
         char notes[2048];
-        for (int i = 0; i < n; i++)
-            scs[i] = &entries[i].sc;
-        if (rg_known_load(o.known, info.transport_name, scs, n, notes, sizeof(notes), err,
+        for (int i = 0; i < u->n; i++)
+            scs[i] = &u->entries[i].sc;
+        if (rg_known_load(o->known, u->info.transport_name, scs, u->n, notes, sizeof(notes), err,
                           sizeof(err)) != 0) {
             fprintf(stderr, "%s\n", err);
-            goto out;
+            return -1;
         }
         fputs(notes, stdout);
     }
-    if (rg_mkdirs(o.out) != 0) {
-        fprintf(stderr, "railguard run: --out %s: %s\n", o.out, strerror(errno));
-        goto out;
+    if (rg_mkdirs(o->out) != 0) {
+        fprintf(stderr, "railguard run: --out %s: %s\n", o->out, strerror(errno));
+        return -1;
     }
-    {
-        char *ao = rg_run_abs_path(o.out);
-        snprintf(o.out, sizeof(o.out), "%s", ao);
-        free(ao);
-    }
-    if (o.external) {
-        st = rg_run_external(&o, &entries[0]);
-        goto out;
-    }
-    printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", n,
-           o.transport, o.devlist, o.jobs, o.out);
-    fflush(stdout);
+    char *ao = rg_run_abs_path(o->out);
+    snprintf(o->out, sizeof(o->out), "%s", ao);
+    free(ao);
+    return 0;
+}
 
-    double t0 = rg_now_s();
-    pid_t running[64];
-    int slot_of[64], next = 0, done = 0, inflight = 0;
-    if (o.fork_server && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+/* --fork-server: one scenario at a time in this process, a child subreaper, to which the
+ * servers hand their ranks. 0, or -1 after one line. */
+static int run_served(struct run *u)
+{
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
         fprintf(stderr, "railguard run: --fork-server: cannot become a child subreaper: %s\n",
                 strerror(errno));
-        goto out;
+        return -1;
     }
-    while (o.fork_server && done < n) {
-        /* One at a time in this process: the servers' ranks are handed to it. */
-        scenario_once(&o, &entries[next], next);
-        take_result(&o, &entries[next], next, &results[next]);
-        next++;
-        done++;
+    for (int i = 0; i < u->n; i++) {
+        scenario_once(&u->o, &u->entries[i], i);
+        take_result(&u->o, &u->entries[i], i, &u->results[i]);
     }
-    if (o.fork_server) {
-        rg_launch_servers_stop();
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ; /* any rank a server handed over and a scenario left behind */
-    }
-    static bool started[RG_RUN_MAX_SCENARIOS];
-    while (done < n) {
+    rg_launch_servers_stop();
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ; /* any rank a server handed over and a scenario left behind */
+    return 0;
+}
+
+/* Every scenario in a supervisor process of its own, up to -j at a time. 0, or -1. */
+static int run_jobs(struct run *u)
+{
+    pid_t running[64];
+    int slot_of[64], done = 0, inflight = 0;
+    while (done < u->n) {
         int pick;
-        while (inflight < o.jobs &&
-               (pick = next_startable(entries, n, started, slot_of, inflight)) >= 0) {
-            pid_t pid = start_scenario(&o, &entries[pick], pick);
+        while (inflight < u->o.jobs &&
+               (pick = next_startable(u->entries, u->n, u->started, slot_of, inflight)) >= 0) {
+            pid_t pid = start_scenario(&u->o, &u->entries[pick], pick);
             if (pid < 0) {
                 fprintf(stderr, "railguard run: fork: %s\n", strerror(errno));
-                goto out;
+                return -1;
             }
-            started[pick] = true;
+            u->started[pick] = true;
             running[inflight] = pid;
             slot_of[inflight++] = pick;
         }
@@ -369,7 +375,7 @@ int rg_run_main(int argc, char **argv)
             if (running[k] != w)
                 continue;
             int idx = slot_of[k];
-            take_result(&o, &entries[idx], idx, &results[idx]);
+            take_result(&u->o, &u->entries[idx], idx, &u->results[idx]);
             running[k] = running[inflight - 1];
             slot_of[k] = slot_of[inflight - 1];
             inflight--;
@@ -377,49 +383,79 @@ int rg_run_main(int argc, char **argv)
             break;
         }
     }
-    double total = rg_now_s() - t0;
-    char path[PATH_MAX + 32];
-    /* DIR/report.json and DIR/junit.xml always, as documented; --json and --junit are extra
-     * copies where a CI system looks for them (they once replaced the DIR ones). */
-    snprintf(path, sizeof(path), "%s/report.json", o.out);
-    const char *json_to[] = {path, o.json[0] ? o.json : NULL};
+    return 0;
+}
+
+/* DIR/report.json, DIR/junit.xml and DIR/index.html always, as documented; --json and --junit
+ * are extra copies where a CI system looks for them (they once replaced the DIR ones). */
+static void write_reports(const struct run *u, double total)
+{
+    const struct run_opts *o = &u->o;
+    char err[1024], path[PATH_MAX + 32], jpath[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/report.json", o->out);
+    const char *json_to[] = {path, o->json[0] ? o->json : NULL};
     for (int k = 0; k < 2 && json_to[k]; k++)
-        if (rg_report_json(results, n, total, &info, json_to[k], err, sizeof(err)) != 0)
+        if (rg_report_json(u->results, u->n, total, &u->info, json_to[k], err, sizeof(err)) != 0)
             fprintf(stderr, "railguard run: %s\n", err);
-    char jpath[PATH_MAX + 32];
-    snprintf(jpath, sizeof(jpath), "%s/junit.xml", o.out);
-    const char *junit_to[] = {jpath, o.junit[0] ? o.junit : NULL};
+    snprintf(jpath, sizeof(jpath), "%s/junit.xml", o->out);
+    const char *junit_to[] = {jpath, o->junit[0] ? o->junit : NULL};
     for (int k = 0; k < 2 && junit_to[k]; k++)
-        if (rg_report_junit(results, n, total, &info, junit_to[k], err, sizeof(err)) != 0)
+        if (rg_report_junit(u->results, u->n, total, &u->info, junit_to[k], err, sizeof(err)) != 0)
             fprintf(stderr, "railguard run: %s\n", err);
-    snprintf(jpath, sizeof(jpath), "%s/index.html", o.out);
-    if (rg_html_write(results, n, total, &info, jpath, err, sizeof(err)) != 0)
+    snprintf(jpath, sizeof(jpath), "%s/index.html", o->out);
+    if (rg_html_write(u->results, u->n, total, &u->info, jpath, err, sizeof(err)) != 0)
         fprintf(stderr, "railguard run: %s\n", err);
-    rg_report_table(stdout, results, n, total);
-    st = 0;
-    int passed = 0, slow = 0;
-    for (int i = 0; i < n; i++) {
-        st |= !results[i].passed && !results[i].too_slow;
-        slow += results[i].too_slow;
-        /* A skip (steps the transport lacks) is not a pass: the tally leaves it out. */
-        passed += results[i].passed && !results[i].skipped;
+    rg_report_table(stdout, u->results, u->n, total);
+}
+
+/* The run's exit status: 1 when a scenario failed, 3 when none did but some were too slow to
+ * judge, else 0; --tally's line appended (a skip is not a pass: the tally leaves it out). */
+static int run_status(const struct run *u)
+{
+    int st = 0, passed = 0, slow = 0, failed = 0;
+    for (int i = 0; i < u->n; i++) {
+        const rg_result *r = &u->results[i];
+        st |= !r->passed && !r->too_slow;
+        slow += r->too_slow;
+        passed += r->passed && !r->skipped;
+        failed += !r->passed;
     }
-    /* Nothing failed, but the machine was too slow to judge some: 3, neither 0 nor 1. */
     if (!st && slow)
         st = 3;
-    if (o.tally[0]) {
-        FILE *t = fopen(o.tally, "a");
-        int failed = 0;
-        for (int i = 0; i < n; i++)
-            failed += !results[i].passed;
+    if (u->o.tally[0]) {
+        FILE *t = fopen(u->o.tally, "a");
         if (!t || fprintf(t, "conformance %d %d\n", passed, failed) < 0 || fclose(t) != 0) {
-            fprintf(stderr, "railguard run: --tally %s: cannot append: %s\n", o.tally,
+            fprintf(stderr, "railguard run: --tally %s: cannot append: %s\n", u->o.tally,
                     strerror(errno));
             st = 1;
         }
     }
+    return st;
+}
+
+int rg_run_main(int argc, char **argv)
+{
+    static struct run u;
+    int first, st = 2;
+    int rc = rg_run_parse_opts(argc, argv, &u.o, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc; /* 1: --help, said */
+    if (load_all(&u, argc, argv, first) != 0 || prepare(&u) != 0)
+        goto out;
+    if (u.o.external) {
+        st = rg_run_external(&u.o, &u.entries[0]);
+        goto out;
+    }
+    printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", u.n,
+           u.o.transport, u.o.devlist, u.o.jobs, u.o.out);
+    fflush(stdout);
+    double t0 = rg_now_s();
+    if ((u.o.fork_server ? run_served(&u) : run_jobs(&u)) != 0)
+        goto out;
+    write_reports(&u, rg_now_s() - t0);
+    st = run_status(&u);
 out:
-    for (int i = 0; i < n; i++)
-        free(paths[i]);
+    for (int i = 0; i < u.n; i++)
+        free(u.paths[i]);
     return st;
 }

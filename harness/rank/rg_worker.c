@@ -227,113 +227,153 @@ static void fail_stop(struct worker *w, const rg_sc_op *op, const rg_data_key *k
                    dt, r.rc == 2 ? " (with wrong data)" : "");
 }
 
-int rg_worker_main(const rg_worker_args *wa)
+/* The scenario loaded (scaled for a second attempt), the transport loaded, the plugin's
+ * arguments, then "ready" and the runner's go. 0, or the exit status after a verdict error. */
+static int worker_setup(struct worker *w, const rg_worker_args *wa, rg_scenario *sc, char *err,
+                        size_t errlen)
 {
-    static rg_scenario sc;
-    struct worker w = {.sc = &sc, .fd = wa->status_fd, .rank = wa->rank};
-    char err[1024] = "";
-
-    bt_install(wa->backtrace_file);
-    if (rg_scenario_load(wa->scenario, &sc, err, sizeof(err)) != 0) {
-        worker_say(&w, "verdict error %s", err);
+    if (rg_scenario_load(wa->scenario, sc, err, errlen) != 0) {
+        worker_say(w, "verdict error %s", err);
         return 3;
     }
     if (wa->time_scale > 1) /* a second attempt on a machine too slow for the first */
-        rg_scenario_scale(&sc, wa->time_scale);
-    if (wa->rank < 0 || wa->rank >= sc.ranks) {
-        worker_say(&w, "verdict error rank %d outside 0..%d", wa->rank, sc.ranks - 1);
+        rg_scenario_scale(sc, wa->time_scale);
+    if (wa->rank < 0 || wa->rank >= sc->ranks) {
+        worker_say(w, "verdict error rank %d outside 0..%d", wa->rank, sc->ranks - 1);
         return 3;
     }
-    if (rg_tp_open(&w.tp, wa->transport, err, sizeof(err)) != 0) {
-        worker_say(&w, "verdict error %s", err);
+    if (rg_tp_open(&w->tp, wa->transport, err, errlen) != 0) {
+        worker_say(w, "verdict error %s", err);
         return 3;
     }
-    w.args = (rg_plugin_args){.size = sizeof(rg_plugin_args),
-                              .rank = wa->rank,
-                              .nranks = sc.ranks,
-                              .coordinator = wa->coordinator,
-                              .devices_file = wa->devices_file,
-                              .qp_type = sc.qp,
-                              .algo = sc.algo,
-                              .timeout_s = sc.timeout_s};
+    w->args = (rg_plugin_args){.size = sizeof(rg_plugin_args),
+                               .rank = wa->rank,
+                               .nranks = sc->ranks,
+                               .coordinator = wa->coordinator,
+                               .devices_file = wa->devices_file,
+                               .qp_type = sc->qp,
+                               .algo = sc->algo,
+                               .timeout_s = sc->timeout_s};
     /* Ranks start as fast as exec and the loader let them, which on a loaded host or in an
      * emulator can differ by seconds: the runner releases them together, so the transport's
      * own timeout measures the transport, not the launch. */
-    worker_say(&w, "ready");
-    if (wa->go_fd >= 0 && wait_go(wa->go_fd, sc.deadline_s) != 0) {
-        worker_say(&w, "verdict error the runner never said go (within the %.0f s deadline)",
-                   sc.deadline_s);
+    worker_say(w, "ready");
+    if (wa->go_fd >= 0 && wait_go(wa->go_fd, sc->deadline_s) != 0) {
+        worker_say(w, "verdict error the runner never said go (within the %.0f s deadline)",
+                   sc->deadline_s);
         return 3;
     }
     /* The shim's phases follow the program, so step= rules (and the sweep's anchored points)
      * count within a step; finalize is the step after the last. */
     const struct rg_fi_control_v1 *fi = rg_fi_control();
     if (fi && fi->size >= offsetof(struct rg_fi_control_v1, set_phase) + sizeof(fi->set_phase))
-        w.set_phase = fi->set_phase;
-    phase(&w, FI_PHASE_INIT, 0);
-    worker_say(&w, "step -1 0 init");
-    /* What the transport declares it cannot do is skipped and reported, never run. */
-    if (rg_tp_lacks_scenario(&w.tp, &sc, err, sizeof(err))) {
-        worker_say(&w, "verdict unsupported -1 0 %s: %s", w.tp.name, err);
-        return 0;
+        w->set_phase = fi->set_phase;
+    return 0;
+}
+
+/* The communicator made: 0 to run the program, 1 when the rank's verdict is said already
+ * (what the transport declares it cannot do is skipped and reported, never run). */
+static int worker_init(struct worker *w, char *err, size_t errlen)
+{
+    phase(w, FI_PHASE_INIT, 0);
+    worker_say(w, "step -1 0 init");
+    if (rg_tp_lacks_scenario(&w->tp, w->sc, err, errlen)) {
+        worker_say(w, "verdict unsupported -1 0 %s: %s", w->tp.name, err);
+        return 1;
     }
-    worker_fds_open(&w.fds);
-    int ist = rg_tp_init(&w.tp, &w.args, &w.h, err, sizeof(err));
-    if (ist) {
-        char detail[sizeof(err) + 64];
-        worker_say_error(&w, detail, sizeof(detail), ist, err);
-        if (ist != RG_ERR_UNSUPPORTED)
-            worker_say_status(&w);
-        worker_say(&w, "verdict %s -1 0 init: %s",
-                   ist == RG_ERR_UNSUPPORTED ? "unsupported" : "detected", detail);
-        worker_fds_leaked(&w); /* a failed init frees what it made, too */
+    worker_fds_open(&w->fds);
+    int ist = rg_tp_init(&w->tp, &w->args, &w->h, err, errlen);
+    if (!ist)
         return 0;
+    char detail[1088];
+    worker_say_error(w, detail, sizeof(detail), ist, err);
+    if (ist != RG_ERR_UNSUPPORTED)
+        worker_say_status(w);
+    worker_say(w, "verdict %s -1 0 init: %s",
+               ist == RG_ERR_UNSUPPORTED ? "unsupported" : "detected", detail);
+    worker_fds_leaked(w); /* a failed init frees what it made, too */
+    return 1;
+}
+
+/* A step that failed fail-stop: its verdict said (the runner already knows the step from its
+ * "step" line), the transport finalized. The worker's exit status. */
+static int step_failed(struct worker *w, const rg_sc_op *op, const rg_data_key *k, int rc,
+                       const char *label, const char *err)
+{
+    worker_release(w, &w->fresh, false, NULL, 0);
+    worker_release(w, &w->held, false, NULL, 0);
+    if (rc == 1) {
+        worker_say_status(w);
+        worker_say(w, "verdict detected %d %d %s", w->step, w->rep, err);
+        fail_stop(w, op, k);
+    } else if (rc == 2) {
+        worker_say(w, "verdict corrupt %d %d %s", w->step, w->rep, err);
+    } else {
+        worker_say(w, "verdict error %s: %s", label, err);
     }
-    char first_err[sizeof(err) + 32] = ""; /* a recovering transport's first error */
-    int first_status = 0;
-    for (int i = 0; i < sc.nops; i++) {
-        const rg_sc_op *op = &sc.ops[i];
+    say_calls(w);
+    if (w->h) {
+        rg_tp_finalize(&w->tp, w->h);
+        worker_fds_leaked(w);
+    }
+    return rc < 0 ? 3 : 0;
+}
+
+/* A recovering transport's first error, kept while the program goes on. */
+struct first_error {
+    char text[1088];
+    int status;
+};
+
+/* The program's steps, each repetition checked. -1 when every step ran (finalize next), else
+ * the exit status once the rank's verdict is said. */
+static int run_program(struct worker *w, const rg_worker_args *wa, struct first_error *fe,
+                       char *err, size_t errlen)
+{
+    const rg_scenario *sc = w->sc;
+    for (int i = 0; i < sc->nops; i++) {
+        const rg_sc_op *op = &sc->ops[i];
         char label[160];
         worker_op_label(op, label, sizeof(label));
-        if (rg_tp_lacks_step(&w.tp, op, err, sizeof(err))) {
-            worker_say(&w, "unsupported %d 0 %s: %s", i, label, err);
+        if (rg_tp_lacks_step(&w->tp, op, err, errlen)) {
+            worker_say(w, "unsupported %d 0 %s: %s", i, label, err);
             continue;
         }
         for (int rep = 0; rep < op->repeat; rep++) {
-            rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc.seed,
+            rg_data_key k = {.seed = wa->seed_set ? wa->seed : sc->seed,
                              .step = (uint32_t)i,
                              .rep = (uint32_t)rep,
                              .values = (rg_values)op->values,
-                             .nranks = sc.ranks};
-            phase(&w, i, rep);
-            worker_say(&w, "step %d %d %s", i, rep, label);
-            w.step = i;
-            w.rep = rep;
-            w.status = 0;
-            int rc = worker_run_step(&w, op, &k, err, sizeof(err));
+                             .nranks = sc->ranks};
+            phase(w, i, rep);
+            worker_say(w, "step %d %d %s", i, rep, label);
+            w->step = i;
+            w->rep = rep;
+            w->status = 0;
+            int rc = worker_run_step(w, op, &k, err, errlen);
             if (rc == 3) {
                 /* The transport said so at the call: the step's other repetitions go too. */
-                worker_say(&w, "unsupported %d %d %s: %s", i, rep, label, err);
+                worker_say(w, "unsupported %d %d %s: %s", i, rep, label, err);
                 if (op->kind == RG_SC_CREATE)
-                    i = worker_skip_rest(&w, i);
+                    i = worker_skip_rest(w, i);
                 break;
             }
             if (rc == 0) {
-                note_call(&w);
+                note_call(w);
                 /* The step before this one had a whole step to show a late read or write. */
-                rc = worker_release(&w, &w.held, true, err, sizeof(err));
-                w.held = w.fresh;
-                memset(&w.fresh, 0, sizeof(w.fresh));
+                rc = worker_release(w, &w->held, true, err, errlen);
+                w->held = w->fresh;
+                memset(&w->fresh, 0, sizeof(w->fresh));
             }
             if (rc == 0)
                 continue;
-            if (rc == 1 && (w.tp.caps.flags & RG_CAP_RECOVERS)) {
+            if (rc == 1 && (w->tp.caps.flags & RG_CAP_RECOVERS)) {
                 /* A transport that declares it recovers is judged on what it does next: its
                  * first error is kept, the program goes on, and every later result is still
                  * checked (no fail-stop repeat: carrying on is what it promised). */
-                if (!first_err[0]) {
-                    first_status = w.status;
-                    snprintf(first_err, sizeof(first_err), "%d %d %s", i, rep, err);
+                if (!fe->text[0]) {
+                    fe->status = w->status;
+                    snprintf(fe->text, sizeof(fe->text), "%d %d %s", i, rep, err);
                     fprintf(stderr,
                             "railguard worker: the transport declares RG_CAP_RECOVERS: going on "
                             "after step %d's error: %s\n",
@@ -341,55 +381,64 @@ int rg_worker_main(const rg_worker_args *wa)
                 }
                 continue;
             }
-            worker_release(&w, &w.fresh, false, NULL, 0);
-            worker_release(&w, &w.held, false, NULL, 0);
-            /* The runner already knows the step from its "step" line. */
-            if (rc == 1) {
-                worker_say_status(&w);
-                worker_say(&w, "verdict detected %d %d %s", i, rep, err);
-                fail_stop(&w, op, &k);
-            } else if (rc == 2)
-                worker_say(&w, "verdict corrupt %d %d %s", i, rep, err);
-            else
-                worker_say(&w, "verdict error %s: %s", label, err);
-            say_calls(&w);
-            if (w.h) {
-                rg_tp_finalize(&w.tp, w.h);
-                worker_fds_leaked(&w);
-            }
-            return rc < 0 ? 3 : 0;
+            return step_failed(w, op, &k, rc, label, err);
         }
     }
-    phase(&w, sc.nops, 0);
-    worker_say(&w, "step %d 0 finalize", sc.nops);
-    w.status = 0;
-    int rc = worker_release(&w, &w.held, true, err, sizeof(err));
+    return -1;
+}
+
+/* Finalize, the last held buffers checked, the fds the transport left, and the verdict. */
+static int worker_finish(struct worker *w, const struct first_error *fe, char *err, size_t errlen)
+{
+    int nops = w->sc->nops;
+    phase(w, nops, 0);
+    worker_say(w, "step %d 0 finalize", nops);
+    w->status = 0;
+    int rc = worker_release(w, &w->held, true, err, errlen);
     if (rc) {
-        worker_say(&w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", sc.nops, err);
-        if (w.h) {
-            rg_tp_finalize(&w.tp, w.h);
-            worker_fds_leaked(&w);
+        worker_say(w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", nops, err);
+        if (w->h) {
+            rg_tp_finalize(&w->tp, w->h);
+            worker_fds_leaked(w);
         }
         return 0;
     }
-    say_calls(&w);
-    int fst = w.h ? rg_tp_finalize(&w.tp, w.h) : 0;
+    say_calls(w);
+    int fst = w->h ? rg_tp_finalize(&w->tp, w->h) : 0;
     if (fst) {
-        worker_say_error(&w, err, sizeof(err), fst, "finalize failed");
-        worker_say_status(&w);
-        worker_say(&w, "verdict detected %d 0 %s", sc.nops, err);
-        worker_fds_leaked(&w);
+        worker_say_error(w, err, errlen, fst, "finalize failed");
+        worker_say_status(w);
+        worker_say(w, "verdict detected %d 0 %s", nops, err);
+        worker_fds_leaked(w);
         return 0;
     }
-    phase(&w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
-    worker_fds_leaked(&w);
-    if (first_err[0]) {
-        w.status = first_status;
-        worker_say_status(&w);
-        worker_say(&w, "verdict detected %s", first_err);
-    } else
-        worker_say(&w, "verdict ok");
+    phase(w, FI_PHASE_ANY, 0); /* finalize's phase ends: the shim writes its counts */
+    worker_fds_leaked(w);
+    if (fe->text[0]) {
+        w->status = fe->status;
+        worker_say_status(w);
+        worker_say(w, "verdict detected %s", fe->text);
+    } else {
+        worker_say(w, "verdict ok");
+    }
     return 0;
+}
+
+int rg_worker_main(const rg_worker_args *wa)
+{
+    static rg_scenario sc;
+    static struct first_error fe;
+    struct worker w = {.sc = &sc, .fd = wa->status_fd, .rank = wa->rank};
+    char err[1024] = "";
+    bt_install(wa->backtrace_file);
+    int st = worker_setup(&w, wa, &sc, err, sizeof(err));
+    if (st)
+        return st;
+    if (worker_init(&w, err, sizeof(err)))
+        return 0;
+    memset(&fe, 0, sizeof(fe));
+    st = run_program(&w, wa, &fe, err, sizeof(err));
+    return st >= 0 ? st : worker_finish(&w, &fe, err, sizeof(err));
 }
 
 /* `railguard worker OPTIONS`, as run starts it (or as its fork server hands a rank over). */

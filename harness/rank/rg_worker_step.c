@@ -256,34 +256,165 @@ void worker_say_status(struct worker *w)
  * Runs one step once. Returns 0 ok, 1 detected (message in detail), 2 corrupt, 3 unsupported
  * (the call returned RG_ERR_UNSUPPORTED: nothing ran, the handle goes on), -1 error.
  */
-int worker_run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, char *detail,
-                    size_t dlen)
-{
-    const rg_tp *p = &w->tp;
-    int n = w->sc->ranks, r = w->rank, rc = 0, err = 0;
-    size_t sz = rg_data_size(op->dtype), cnt = op->count;
-    struct gbuf a = {0}, b = {0}, want = {0};
-    uint8_t *copy = NULL;
-    void *m[2] = {NULL, NULL};
-    const char *broken;
+/* One collective step's state: its buffers, the reference, the call's status and the check's. */
+struct step {
+    struct worker *w;
+    const rg_sc_op *op;
+    const rg_data_key *k;
+    char *detail;
+    size_t dlen;
+    const rg_tp *p;
+    int n, r;
+    size_t sz, cnt;
+    struct gbuf a, b, want;
+    uint8_t *copy;
+    void *m[2];
+    int err, rc;
+};
 
 /* A transport call, with the call's buffers registered; an error gives them back at once,
  * success hands them to the worker's hold (see struct held). */
-#define CALL(expr)                                                                                 \
+#define CALL(s, expr)                                                                              \
     do {                                                                                           \
-        if (!(err = zc_on(w, &a, &b, m)))                                                          \
-            err = (expr);                                                                          \
-        if (err)                                                                                   \
-            zc_off(w, m, err);                                                                     \
+        if (!((s)->err = zc_on((s)->w, &(s)->a, &(s)->b, (s)->m)))                                 \
+            (s)->err = (expr);                                                                     \
+        if ((s)->err)                                                                              \
+            zc_off((s)->w, (s)->m, (s)->err);                                                      \
     } while (0)
 
+/* Each step below: its buffers made and filled, its call, its output checked against the
+ * reference (rc -1 on a mismatch, with detail). -1 when a buffer could not be had. */
+static int step_all_reduce(struct step *s)
+{
+    const rg_sc_op *op = s->op;
+    size_t bytes = s->cnt * s->sz;
+    if (gbuf_alloc(&s->a, bytes) || gbuf_alloc(&s->want, bytes))
+        return -1;
+    rg_data_fill(s->a.data, s->cnt, op->dtype, (int)op->redop, s->k, s->r, 0);
+    if (!op->inplace) {
+        if (gbuf_alloc(&s->b, bytes) || !(s->copy = malloc(bytes)))
+            return -1;
+        memcpy(s->copy, s->a.data, bytes);
+    }
+    uint8_t *out = op->inplace ? s->a.data : s->b.data;
+    CALL(s, rg_tp_all_reduce(s->p, s->w->h, s->a.data, out, s->cnt, op->dtype, op->redop));
+    if (s->err)
+        return 0;
+    rg_data_expect_reduce(s->want.data, s->cnt, op->dtype, op->redop, s->k, s->n, 0);
+    s->rc = check(out, s->want.data, s->cnt, op->dtype, true, "result", 0, s->detail, s->dlen);
+    if (!s->rc && s->copy)
+        s->rc = check(s->a.data, s->copy, s->cnt, op->dtype, false, "the send buffer changed:", 0,
+                      s->detail, s->dlen);
+    return 0;
+}
+
+static int step_all_gather(struct step *s)
+{
+    const rg_sc_op *op = s->op;
+    size_t bytes = s->cnt * s->sz;
+    if (gbuf_alloc(&s->b, (size_t)s->n * bytes) || gbuf_alloc(&s->want, (size_t)s->n * bytes))
+        return -1;
+    for (int q = 0; q < s->n; q++)
+        rg_data_fill(s->want.data + (size_t)q * bytes, s->cnt, op->dtype, -1, s->k, q, 0);
+    uint8_t *mine = s->want.data + (size_t)s->r * bytes;
+    if (op->inplace) {
+        memcpy(s->b.data + (size_t)s->r * bytes, mine, bytes);
+        CALL(s, rg_tp_all_gather(s->p, s->w->h, s->b.data + (size_t)s->r * bytes, s->b.data, s->cnt,
+                                 op->dtype));
+    } else {
+        if (gbuf_alloc(&s->a, bytes))
+            return -1;
+        memcpy(s->a.data, mine, bytes);
+        CALL(s, rg_tp_all_gather(s->p, s->w->h, s->a.data, s->b.data, s->cnt, op->dtype));
+        if (!s->err)
+            s->rc = check(s->a.data, mine, s->cnt, op->dtype, false, "the send buffer changed:", 0,
+                          s->detail, s->dlen);
+    }
+    if (!s->err && !s->rc)
+        s->rc = check(s->b.data, s->want.data, (size_t)s->n * s->cnt, op->dtype, false, "gathered",
+                      0, s->detail, s->dlen);
+    return 0;
+}
+
+static int step_reduce_scatter(struct step *s)
+{
+    const rg_sc_op *op = s->op;
+    size_t bytes = s->cnt * s->sz, all = (size_t)s->n * bytes, at = (size_t)s->r * s->cnt;
+    if (gbuf_alloc(&s->a, all) || gbuf_alloc(&s->want, bytes))
+        return -1;
+    rg_data_fill(s->a.data, (size_t)s->n * s->cnt, op->dtype, (int)op->redop, s->k, s->r, 0);
+    if (op->inplace) {
+        CALL(s, rg_tp_reduce_scatter(s->p, s->w->h, s->a.data, s->a.data + at * s->sz, s->cnt,
+                                     op->dtype, op->redop));
+    } else {
+        if (gbuf_alloc(&s->b, bytes) || !(s->copy = malloc(all)))
+            return -1;
+        memcpy(s->copy, s->a.data, all);
+        CALL(s, rg_tp_reduce_scatter(s->p, s->w->h, s->a.data, s->b.data, s->cnt, op->dtype,
+                                     op->redop));
+        if (!s->err)
+            s->rc = check(s->a.data, s->copy, (size_t)s->n * s->cnt, op->dtype, false,
+                          "the send buffer changed:", 0, s->detail, s->dlen);
+    }
+    if (s->err || s->rc)
+        return 0;
+    rg_data_expect_reduce(s->want.data, s->cnt, op->dtype, op->redop, s->k, s->n, at);
+    s->rc = check(op->inplace ? s->a.data + at * s->sz : s->b.data, s->want.data, s->cnt, op->dtype,
+                  true, "result", at, s->detail, s->dlen);
+    return 0;
+}
+
+static int step_broadcast(struct step *s)
+{
+    const rg_sc_op *op = s->op;
+    size_t bytes = s->cnt * s->sz;
+    if (gbuf_alloc(&s->a, bytes) || gbuf_alloc(&s->want, bytes))
+        return -1;
+    rg_data_fill(s->want.data, s->cnt, op->dtype, -1, s->k, op->root, 0);
+    if (s->r == op->root)
+        memcpy(s->a.data, s->want.data, bytes);
+    CALL(s, rg_tp_broadcast(s->p, s->w->h, s->a.data, s->cnt, op->dtype, op->root));
+    if (!s->err)
+        s->rc = check(s->a.data, s->want.data, s->cnt, op->dtype, false, "broadcast", 0, s->detail,
+                      s->dlen);
+    return 0;
+}
+
+static int step_sendrecv(struct step *s)
+{
+    const rg_sc_op *op = s->op;
+    size_t bytes = s->cnt * s->sz;
+    if (gbuf_alloc(&s->a, bytes) || gbuf_alloc(&s->want, bytes))
+        return -1;
+    rg_data_fill(s->want.data, s->cnt, op->dtype, -1, s->k, op->from, 0);
+    if (s->r == op->from) {
+        memcpy(s->a.data, s->want.data, bytes);
+        CALL(s, rg_tp_send(s->p, s->w->h, s->a.data, s->cnt, op->dtype, op->to));
+        if (!s->err)
+            s->rc = check(s->a.data, s->want.data, s->cnt, op->dtype, false,
+                          "the send buffer changed:", 0, s->detail, s->dlen);
+    } else {
+        CALL(s, rg_tp_recv(s->p, s->w->h, s->a.data, s->cnt, op->dtype, op->from));
+        if (!s->err)
+            s->rc = check(s->a.data, s->want.data, s->cnt, op->dtype, false, "received", 0,
+                          s->detail, s->dlen);
+    }
+    return 0;
+}
+#undef CALL
+
+/* create, destroy and barrier: no buffers. The step's status as worker_run_step returns it. */
+static int step_control(struct worker *w, const rg_sc_op *op, char *detail, size_t dlen)
+{
+    const rg_tp *p = &w->tp;
+    char msg[512];
+    int err, rc;
     switch (op->kind) {
     case RG_SC_CREATE:
         if (w->h) {
             snprintf(detail, dlen, "create: the communicator exists");
             return -1;
         }
-        char msg[512];
         err = rg_tp_init(&w->tp, &w->args, &w->h, msg, sizeof(msg));
         if (err)
             worker_say_error(w, detail, dlen, err, msg);
@@ -291,157 +422,102 @@ int worker_run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, 
     case RG_SC_DESTROY:
         if ((rc = worker_release(w, &w->held, true, detail, dlen)))
             return rc;
-        if (w->h && (err = rg_tp_finalize(p, w->h))) {
-            w->h = NULL;
+        err = w->h ? rg_tp_finalize(p, w->h) : 0;
+        w->h = NULL;
+        if (err) {
             worker_say_error(w, detail, dlen, err, "finalize failed");
             return 1;
         }
-        w->h = NULL;
         return 0;
-    case RG_SC_BARRIER:
-        if (!w->h)
-            goto no_comm;
+    default: /* barrier */
+        if (!w->h) {
+            snprintf(detail, dlen, "no communicator (destroyed and not created again)");
+            return -1;
+        }
         if (!(err = rg_tp_barrier(p, w->h)))
             return 0;
         worker_say_error(w, detail, dlen, err, rg_tp_last_error(p, w->h));
         return err == RG_ERR_UNSUPPORTED ? 3 : 1;
-    default:
-        break;
     }
-    if (!w->h)
-        goto no_comm;
+}
 
-    switch (op->kind) {
-    case RG_SC_ALL_REDUCE:
-        if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
-            goto oom;
-        rg_data_fill(a.data, cnt, op->dtype, (int)op->redop, k, r, 0);
-        if (!op->inplace) {
-            if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc(cnt * sz)))
-                goto oom;
-            memcpy(copy, a.data, cnt * sz);
-        }
-        CALL(rg_tp_all_reduce(p, w->h, a.data, op->inplace ? a.data : b.data, cnt, op->dtype,
-                              op->redop));
-        if (err)
-            break;
-        rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, 0);
-        rc = check(op->inplace ? a.data : b.data, want.data, cnt, op->dtype, true, "result", 0,
-                   detail, dlen);
-        if (!rc && copy)
-            rc = check(a.data, copy, cnt, op->dtype, false, "the send buffer changed:", 0, detail,
-                       dlen);
-        break;
-    case RG_SC_ALL_GATHER:
-        if (gbuf_alloc(&b, (size_t)n * cnt * sz) || gbuf_alloc(&want, (size_t)n * cnt * sz))
-            goto oom;
-        for (int q = 0; q < n; q++)
-            rg_data_fill(want.data + (size_t)q * cnt * sz, cnt, op->dtype, -1, k, q, 0);
-        if (op->inplace) {
-            memcpy(b.data + (size_t)r * cnt * sz, want.data + (size_t)r * cnt * sz, cnt * sz);
-            CALL(rg_tp_all_gather(p, w->h, b.data + (size_t)r * cnt * sz, b.data, cnt, op->dtype));
-        } else {
-            if (gbuf_alloc(&a, cnt * sz))
-                goto oom;
-            memcpy(a.data, want.data + (size_t)r * cnt * sz, cnt * sz);
-            CALL(rg_tp_all_gather(p, w->h, a.data, b.data, cnt, op->dtype));
-            if (!err)
-                rc = check(a.data, want.data + (size_t)r * cnt * sz, cnt, op->dtype, false,
-                           "the send buffer changed:", 0, detail, dlen);
-        }
-        if (!err && !rc)
-            rc = check(b.data, want.data, (size_t)n * cnt, op->dtype, false, "gathered", 0, detail,
-                       dlen);
-        break;
-    case RG_SC_REDUCE_SCATTER:
-        if (gbuf_alloc(&a, (size_t)n * cnt * sz) || gbuf_alloc(&want, cnt * sz))
-            goto oom;
-        rg_data_fill(a.data, (size_t)n * cnt, op->dtype, (int)op->redop, k, r, 0);
-        if (op->inplace) {
-            CALL(rg_tp_reduce_scatter(p, w->h, a.data, a.data + (size_t)r * cnt * sz, cnt,
-                                      op->dtype, op->redop));
-        } else {
-            if (gbuf_alloc(&b, cnt * sz) || !(copy = malloc((size_t)n * cnt * sz)))
-                goto oom;
-            memcpy(copy, a.data, (size_t)n * cnt * sz);
-            CALL(rg_tp_reduce_scatter(p, w->h, a.data, b.data, cnt, op->dtype, op->redop));
-            if (!err)
-                rc = check(a.data, copy, (size_t)n * cnt, op->dtype, false,
-                           "the send buffer changed:", 0, detail, dlen);
-        }
-        if (err || rc)
-            break;
-        rg_data_expect_reduce(want.data, cnt, op->dtype, op->redop, k, n, (size_t)r * cnt);
-        rc = check(op->inplace ? a.data + (size_t)r * cnt * sz : b.data, want.data, cnt, op->dtype,
-                   true, "result", (size_t)r * cnt, detail, dlen);
-        break;
-    case RG_SC_BROADCAST:
-        if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
-            goto oom;
-        rg_data_fill(want.data, cnt, op->dtype, -1, k, op->root, 0);
-        if (r == op->root)
-            memcpy(a.data, want.data, cnt * sz);
-        CALL(rg_tp_broadcast(p, w->h, a.data, cnt, op->dtype, op->root));
-        if (!err)
-            rc = check(a.data, want.data, cnt, op->dtype, false, "broadcast", 0, detail, dlen);
-        break;
-    case RG_SC_SENDRECV:
-        if (r != op->from && r != op->to)
-            return 0;
-        if (gbuf_alloc(&a, cnt * sz) || gbuf_alloc(&want, cnt * sz))
-            goto oom;
-        rg_data_fill(want.data, cnt, op->dtype, -1, k, op->from, 0);
-        if (r == op->from) {
-            memcpy(a.data, want.data, cnt * sz);
-            CALL(rg_tp_send(p, w->h, a.data, cnt, op->dtype, op->to));
-            if (!err)
-                rc = check(a.data, want.data, cnt, op->dtype, false, "the send buffer changed:", 0,
-                           detail, dlen);
-        } else {
-            CALL(rg_tp_recv(p, w->h, a.data, cnt, op->dtype, op->from));
-            if (!err)
-                rc = check(a.data, want.data, cnt, op->dtype, false, "received", 0, detail, dlen);
-        }
-        break;
-    default: /* create, destroy and barrier returned above; the parser admits no other */
-        snprintf(detail, dlen, "unknown step kind %d", (int)op->kind);
-        return -1;
-    }
-    if (err) {
-        worker_say_error(w, detail, dlen, err, rg_tp_last_error(p, w->h));
-        rc = err == RG_ERR_UNSUPPORTED ? 3 : 1;
+/* The call's and the checks' verdict on the step: on success the buffers are scribbled and
+ * held a step (the caller owns them again); else given back. Frees what the step made. */
+static int step_finish(struct step *s)
+{
+    const char *broken;
+    int rc = s->rc;
+    if (s->err) {
+        worker_say_error(s->w, s->detail, s->dlen, s->err, rg_tp_last_error(s->p, s->w->h));
+        rc = s->err == RG_ERR_UNSUPPORTED ? 3 : 1;
     } else if (rc == -1) {
         rc = 2;
-    } else if ((broken = a.base ? gbuf_broken(&a) : NULL) ||
-               (broken = b.base ? gbuf_broken(&b) : NULL)) {
-        snprintf(detail, dlen, "returned success but %s", broken);
+    } else if ((broken = s->a.base ? gbuf_broken(&s->a) : NULL) ||
+               (broken = s->b.base ? gbuf_broken(&s->b) : NULL)) {
+        snprintf(s->detail, s->dlen, "returned success but %s", broken);
         rc = 2;
     }
     if (rc == 0) {
-        /* Checked: the caller owns the buffers again. Scribble them; hold them a step. */
-        if (a.base)
-            memset(a.data, RG_SCRIBBLE, a.len);
-        if (b.base)
-            memset(b.data, RG_SCRIBBLE, b.len);
-        w->fresh = (struct held){a, b, {m[0], m[1]}, w->step, w->rep};
-        a.base = b.base = NULL;
+        if (s->a.base)
+            memset(s->a.data, RG_SCRIBBLE, s->a.len);
+        if (s->b.base)
+            memset(s->b.data, RG_SCRIBBLE, s->b.len);
+        s->w->fresh = (struct held){s->a, s->b, {s->m[0], s->m[1]}, s->w->step, s->w->rep};
+        s->a.base = s->b.base = NULL;
     } else {
-        zc_off(w, m, 0);
+        zc_off(s->w, s->m, 0);
     }
-    free(a.base);
-    free(b.base);
-    free(want.base);
-    free(copy);
     return rc;
-oom:
-    free(a.base);
-    free(b.base);
-    free(want.base);
-    free(copy);
-    snprintf(detail, dlen, "out of memory for %zu elements", cnt);
-    return -1;
-no_comm:
-    snprintf(detail, dlen, "no communicator (destroyed and not created again)");
-    return -1;
-#undef CALL
+}
+
+int worker_run_step(struct worker *w, const rg_sc_op *op, const rg_data_key *k, char *detail,
+                    size_t dlen)
+{
+    if (op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY || op->kind == RG_SC_BARRIER)
+        return step_control(w, op, detail, dlen);
+    if (!w->h) {
+        snprintf(detail, dlen, "no communicator (destroyed and not created again)");
+        return -1;
+    }
+    if (op->kind == RG_SC_SENDRECV && w->rank != op->from && w->rank != op->to)
+        return 0;
+    struct step s = {.w = w,
+                     .op = op,
+                     .k = k,
+                     .detail = detail,
+                     .dlen = dlen,
+                     .p = &w->tp,
+                     .n = w->sc->ranks,
+                     .r = w->rank,
+                     .sz = rg_data_size(op->dtype),
+                     .cnt = op->count};
+    int made;
+    switch (op->kind) {
+    case RG_SC_ALL_REDUCE:
+        made = step_all_reduce(&s);
+        break;
+    case RG_SC_ALL_GATHER:
+        made = step_all_gather(&s);
+        break;
+    case RG_SC_REDUCE_SCATTER:
+        made = step_reduce_scatter(&s);
+        break;
+    case RG_SC_BROADCAST:
+        made = step_broadcast(&s);
+        break;
+    case RG_SC_SENDRECV:
+        made = step_sendrecv(&s);
+        break;
+    default: /* the parser admits no other */
+        snprintf(detail, dlen, "unknown step kind %d", (int)op->kind);
+        return -1;
+    }
+    int rc = made ? -1 : step_finish(&s);
+    if (made)
+        snprintf(detail, dlen, "out of memory for %zu elements", s.cnt);
+    free(s.a.base);
+    free(s.b.base);
+    free(s.want.base);
+    free(s.copy);
+    return rc;
 }
