@@ -145,35 +145,112 @@ static struct rg_ev_proc *proc_of(ev_line *l, rg_evidence *ev, json_t *o)
     return pr;
 }
 
+/* One line of each event kind into the rank's evidence and its process's (pr). */
+static void take_load(ev_line *l, rg_evidence *ev, struct rg_ev_proc *pr, json_t *o)
+{
+    pr->loaded = true;
+    pr->ppid = (long)(u64_of(l, o, "ppid") & 0x7fffffff);
+    const char *exe = str_of(l, o, "exe"), *base = strrchr(exe, '/');
+    snprintf(pr->exe, sizeof(pr->exe), "%s", base ? base + 1 : exe);
+    snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(l, o, "verbs"));
+    uint64_t sig = u64_of(l, o, "snapshot_signal");
+    pr->snapshot_signal = sig < 128 ? (int)sig : 0;
+    /* When it started (a rank's start-up delay, launch/rg_slow_measure.c) and the time scale
+     * its plan ran at (a re-run's faults scaled with its deadlines). */
+    pr->load_mono_ms = ms_of(l, o, "mono_ms");
+    pr->time_scale = u64_of(l, o, "time_scale");
+}
+
+static void take_fault(rg_evidence *ev, struct rg_ev_proc *pr, json_t *o, int rule)
+{
+    json_t *t = json_object_get(o, "mono_ms");
+    /* Without a time (a shim older than this runner) a fault cannot be ordered, and is taken
+     * as having fired before everything rather than as never having fired. */
+    double at = json_is_number(t) && json_number_value(t) >= 0 ? json_number_value(t) : 0;
+    if (rule >= 0)
+        pr->fired_ev[rule]++;
+    if (ev->first_fault_mono_ms < 0 || at < ev->first_fault_mono_ms) {
+        ev->first_fault_mono_ms = at;
+        ev->first_fault_rule = rule;
+    }
+}
+
+static void take_phase(ev_line *l, rg_evidence *ev, json_t *o)
+{
+    json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");
+    /* Steps the program can have: init (-1) up to the scenario's limit; anything else is not a
+     * phase of ours. */
+    if (!json_is_integer(st) || !json_is_integer(rp) || json_integer_value(st) < -1 ||
+        json_integer_value(st) > FI_PHASE_MAX || json_integer_value(rp) < 0 ||
+        json_integer_value(rp) > FI_PHASE_MAX) {
+        bad(l, "\"step\" or \"rep\" is not a step of a program");
+        return;
+    }
+    if (ev->nphases == RG_EV_PHASES_MAX) {
+        ev->phases_lost++;
+        return;
+    }
+    struct rg_ev_phase *ph = &ev->phase[ev->nphases++];
+    memset(ph, 0, sizeof(*ph));
+    ph->step = (int)json_integer_value(st);
+    ph->rep = (int)json_integer_value(rp);
+    take_by_op(l, ph->posts, json_object_get(o, "posts_op"));
+    take_by_op(l, ph->cqe, json_object_get(o, "cqe_op"));
+    ph->polls = u64_of(l, o, "polls");
+}
+
+/* Every finding is read (a bad one is unreadable), the first is kept. */
+static void take_ownership(ev_line *l, rg_evidence *ev, json_t *o)
+{
+    bool send = !strcmp(str_of(l, o, "op"), "send");
+    uint64_t qp = u64_of(l, o, "qp"), wr_id = u64_of(l, o, "wr_id");
+    uint64_t off = u64_of(l, o, "offset"), bytes = u64_of(l, o, "bytes");
+    if (!ev->own_first[0])
+        snprintf(ev->own_first, sizeof(ev->own_first),
+                 "%s: qp 0x%llx, wr_id 0x%llx, byte %llu of %llu",
+                 send ? "a send buffer rewritten before its completion"
+                      : "a posted receive buffer written past the bytes that arrived",
+                 (unsigned long long)qp, (unsigned long long)wr_id, (unsigned long long)off,
+                 (unsigned long long)bytes);
+}
+
+static void take_alive(ev_line *l, struct rg_ev_proc *pr, json_t *o)
+{
+    static const char *const kinds[6] = {"contexts", "pds", "mrs", "cqs", "qps", "channels"};
+    if (strcmp(str_of(l, o, "why"), "exit"))
+        return;
+    pr->alive_at_exit = true;
+    for (int i = 0; i < 6; i++) {
+        json_t *v = json_object_get(o, kinds[i]);
+        if (v && !json_is_integer(v))
+            bad(l, "\"%s\" is not an integer", kinds[i]);
+        pr->alive[i] = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+    }
+}
+
+static void take_totals(ev_line *l, struct rg_ev_proc *pr, json_t *o)
+{
+    pr->totals = true;
+    pr->snapshot = !strcmp(str_of(l, o, "why"), "snapshot");
+    pr->contexts = u64_of(l, o, "contexts");
+    pr->qps = u64_of(l, o, "qps");
+    pr->cqs = u64_of(l, o, "cqs");
+    pr->posts_send = u64_of(l, o, "posts_send");
+    pr->posts_recv = u64_of(l, o, "posts_recv");
+    pr->polls = u64_of(l, o, "polls");
+    pr->cqe = u64_of(l, o, "cqe");
+    pr->cqe_err = u64_of(l, o, "cqe_err");
+}
+
 static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
 {
     const char *name = str_of(l, o, "event");
     int rule = rule_of(l, o);
     struct rg_ev_proc *pr = proc_of(l, ev, o);
-
     if (!strcmp(name, "load")) {
-        pr->loaded = true;
-        pr->ppid = (long)(u64_of(l, o, "ppid") & 0x7fffffff);
-        const char *exe = str_of(l, o, "exe"), *base = strrchr(exe, '/');
-        snprintf(pr->exe, sizeof(pr->exe), "%s", base ? base + 1 : exe);
-        snprintf(ev->verbs, sizeof(ev->verbs), "%s", str_of(l, o, "verbs"));
-        uint64_t sig = u64_of(l, o, "snapshot_signal");
-        pr->snapshot_signal = sig < 128 ? (int)sig : 0;
-        /* When it started (a rank's start-up delay, launch/rg_slow_measure.c) and the time scale
-         * its plan ran at (a re-run's faults scaled with its deadlines). */
-        pr->load_mono_ms = ms_of(l, o, "mono_ms");
-        pr->time_scale = u64_of(l, o, "time_scale");
+        take_load(l, ev, pr, o);
     } else if (!strcmp(name, "fault")) {
-        json_t *t = json_object_get(o, "mono_ms");
-        /* Without a time (a shim older than this runner) a fault cannot be ordered, and is
-         * taken as having fired before everything rather than as never having fired. */
-        double at = json_is_number(t) && json_number_value(t) >= 0 ? json_number_value(t) : 0;
-        if (rule >= 0)
-            pr->fired_ev[rule]++;
-        if (ev->first_fault_mono_ms < 0 || at < ev->first_fault_mono_ms) {
-            ev->first_fault_mono_ms = at;
-            ev->first_fault_rule = rule;
-        }
+        take_fault(ev, pr, o, rule);
     } else if (!strcmp(name, "rule") && rule >= 0) {
         pr->fired[rule] = u64_of(l, o, "fired");
         pr->matched[rule] = (int64_t)(u64_of(l, o, "matched") & INT64_MAX);
@@ -186,36 +263,9 @@ static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
             take_by_op(l, ev->op_cqe, json_object_get(o, "cqe_op"));
         }
     } else if (!strcmp(name, "phase")) {
-        json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");
-        /* Steps the program can have: init (-1) up to the scenario's limit; anything else is
-         * not a phase of ours. */
-        if (!json_is_integer(st) || !json_is_integer(rp) || json_integer_value(st) < -1 ||
-            json_integer_value(st) > FI_PHASE_MAX || json_integer_value(rp) < 0 ||
-            json_integer_value(rp) > FI_PHASE_MAX) {
-            bad(l, "\"step\" or \"rep\" is not a step of a program");
-        } else if (ev->nphases == RG_EV_PHASES_MAX) {
-            ev->phases_lost++;
-        } else {
-            struct rg_ev_phase *ph = &ev->phase[ev->nphases++];
-            memset(ph, 0, sizeof(*ph));
-            ph->step = (int)json_integer_value(st);
-            ph->rep = (int)json_integer_value(rp);
-            take_by_op(l, ph->posts, json_object_get(o, "posts_op"));
-            take_by_op(l, ph->cqe, json_object_get(o, "cqe_op"));
-            ph->polls = u64_of(l, o, "polls");
-        }
+        take_phase(l, ev, o);
     } else if (!strcmp(name, "ownership")) {
-        /* Every finding is read (a bad one is unreadable), the first is kept. */
-        bool send = !strcmp(str_of(l, o, "op"), "send");
-        uint64_t qp = u64_of(l, o, "qp"), wr_id = u64_of(l, o, "wr_id");
-        uint64_t off = u64_of(l, o, "offset"), bytes = u64_of(l, o, "bytes");
-        if (!ev->own_first[0])
-            snprintf(ev->own_first, sizeof(ev->own_first),
-                     "%s: qp 0x%llx, wr_id 0x%llx, byte %llu of %llu",
-                     send ? "a send buffer rewritten before its completion"
-                          : "a posted receive buffer written past the bytes that arrived",
-                     (unsigned long long)qp, (unsigned long long)wr_id, (unsigned long long)off,
-                     (unsigned long long)bytes);
+        take_ownership(l, ev, o);
     } else if (!strcmp(name, "owned")) {
         pr->owned = true;
         pr->own_sends = u64_of(l, o, "sends");
@@ -223,28 +273,9 @@ static void take(ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         pr->own_rewritten = u64_of(l, o, "rewritten");
         pr->own_unsanitized = u64_of(l, o, "unsanitized");
     } else if (!strcmp(name, "alive")) {
-        if (!strcmp(str_of(l, o, "why"), "exit")) {
-            static const char *const kinds[6] = {"contexts", "pds", "mrs",
-                                                 "cqs",      "qps", "channels"};
-            pr->alive_at_exit = true;
-            for (int i = 0; i < 6; i++) {
-                json_t *v = json_object_get(o, kinds[i]);
-                if (v && !json_is_integer(v))
-                    bad(l, "\"%s\" is not an integer", kinds[i]);
-                pr->alive[i] = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
-            }
-        }
+        take_alive(l, pr, o);
     } else if (!strcmp(name, "totals")) {
-        pr->totals = true;
-        pr->snapshot = !strcmp(str_of(l, o, "why"), "snapshot");
-        pr->contexts = u64_of(l, o, "contexts");
-        pr->qps = u64_of(l, o, "qps");
-        pr->cqs = u64_of(l, o, "cqs");
-        pr->posts_send = u64_of(l, o, "posts_send");
-        pr->posts_recv = u64_of(l, o, "posts_recv");
-        pr->polls = u64_of(l, o, "polls");
-        pr->cqe = u64_of(l, o, "cqe");
-        pr->cqe_err = u64_of(l, o, "cqe_err");
+        take_totals(l, pr, o);
         *fresh = true;
     }
 }

@@ -178,21 +178,9 @@ static int status_of(const char *cls)
     return !strcmp(cls, "v1") ? RG_STATUS_V1 : rg_sc_class_of(cls, strlen(cls));
 }
 
-int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
+/* The result's own fields (not its ranks or rules). 0, or -1 with err. */
+static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t errlen)
 {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    memset(r, 0, sizeof(*r));
-    if (!j) {
-        snprintf(err, errlen, "%s:%d: %s", path, je.line, je.text);
-        return -1;
-    }
-    json_t *ranks = json_object_get(j, "ranks");
-    if (!json_is_array(ranks) || json_array_size(ranks) > RG_MAX_RANKS) {
-        snprintf(err, errlen, "%s: no ranks array", path);
-        json_decref(j);
-        return -1;
-    }
     copy_str(r->name, sizeof(r->name), j, "name");
     copy_str(r->path, sizeof(r->path), j, "path");
     copy_str(r->dir, sizeof(r->dir), j, "dir");
@@ -215,7 +203,6 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
     if (!(r->lag_s >= 0 && r->lag_s < 1e9) || r->time_scale < 1 || r->time_scale > 100 ||
         r->attempts < 1 || r->attempts > 2) {
         snprintf(err, errlen, "%s: lag_s, time_scale or attempts out of range", path);
-        json_decref(j);
         return -1;
     }
     copy_str(r->known_why, sizeof(r->known_why), j, "known_why");
@@ -229,62 +216,66 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         r->known[i] = v && rg_verdict_of(v) > RG_V_KILLED ? rg_verdict_of(v) : 0;
     }
     r->seconds = json_number_value(json_object_get(j, "seconds"));
-    r->ranks = (int)json_array_size(ranks);
-    for (int i = 0; i < r->ranks; i++) {
-        json_t *k = json_array_get(ranks, (size_t)i);
-        int v = rg_verdict_of(json_string_value(json_object_get(k, "verdict")));
-        int at = RG_SC_AT_ANY;
-        uint32_t cls = 0;
-        int e = expect_of(json_string_value(json_object_get(k, "expect")), &at, &cls);
-        if (v < 0 || e < 0) {
-            snprintf(err, errlen, "%s: rank %d has a bad verdict or expectation", path, i);
-            json_decref(j);
-            return -1;
-        }
-        r->rank[i].verdict = (rg_verdict)v;
-        r->expect[i] = (rg_sc_expect)e;
-        r->expect_at[i] = at;
-        r->expect_cls[i] = cls;
-        r->rank[i].status = status_of(json_string_value(json_object_get(k, "class")));
-        r->rank[i].step = (int)json_integer_value(json_object_get(k, "step"));
-        r->rank[i].rep = (int)json_integer_value(json_object_get(k, "rep"));
-        copy_str(r->rank[i].where, sizeof(r->rank[i].where), k, "where");
-        copy_str(r->rank[i].detail, sizeof(r->rank[i].detail), k, "detail");
-        copy_str(r->rank[i].ownership, sizeof(r->rank[i].ownership), k, "ownership");
-        copy_str(r->rank[i].calls, sizeof(r->rank[i].calls), k, "calls");
-        r->rank[i].t_s = num_or(k, "t", -1);
-        r->rank[i].step_t_s = num_or(k, "step_t", -1);
-        r->rank[i].left_t_s = num_or(k, "left_t", -1);
-        r->rank[i].service = json_is_true(json_object_get(k, "service"));
-        r->rank[i].start_s = num_or(k, "start_s", -1);
-        r->rank[i].cpu_wait_s = num_or(k, "cpu_wait_s", -1);
-        r->rank[i].start_unseen = json_is_true(json_object_get(k, "start_unseen"));
-        if (!(r->rank[i].start_s >= -1 && r->rank[i].start_s < 1e9) ||
-            !(r->rank[i].cpu_wait_s >= -1 && r->rank[i].cpu_wait_s < 1e9)) {
-            snprintf(err, errlen, "%s: rank %d's start_s or cpu_wait_s is out of range", path, i);
-            json_decref(j);
-            return -1;
-        }
-        if (clock_of(json_object_get(k, "clock"), &r->rank[i].clock)) {
-            snprintf(err, errlen,
-                     "%s: rank %d's clock is not a measurement (a number out of range)", path,
-                     r->self_rank >= 0 ? r->self_rank : i);
-            json_decref(j);
-            return -1;
-        }
-        json_t *fs = json_object_get(k, "findings");
-        for (size_t f = 0; f < json_array_size(fs) && f < RG_MAX_FINDINGS; f++) {
-            json_t *fo = json_array_get(fs, f);
-            rg_finding *fd = &r->rank[i].finding[r->rank[i].nfindings];
-            int fv = rg_verdict_of(json_string_value(json_object_get(fo, "verdict")));
-            if (fv < 0)
-                continue;
-            fd->verdict = (rg_verdict)fv;
-            fd->t_s = num_or(fo, "t", -1);
-            copy_str(fd->text, sizeof(fd->text), fo, "text");
-            r->rank[i].nfindings++;
-        }
+    return 0;
+}
+
+/* Rank i's verdict, expectation, times, clock and findings from k. 0, or -1 with err. */
+static int read_rank(rg_result *r, int i, json_t *k, const char *path, char *err, size_t errlen)
+{
+    rg_rank_result *q = &r->rank[i];
+    int v = rg_verdict_of(json_string_value(json_object_get(k, "verdict")));
+    int at = RG_SC_AT_ANY;
+    uint32_t cls = 0;
+    int e = expect_of(json_string_value(json_object_get(k, "expect")), &at, &cls);
+    if (v < 0 || e < 0) {
+        snprintf(err, errlen, "%s: rank %d has a bad verdict or expectation", path, i);
+        return -1;
     }
+    q->verdict = (rg_verdict)v;
+    r->expect[i] = (rg_sc_expect)e;
+    r->expect_at[i] = at;
+    r->expect_cls[i] = cls;
+    q->status = status_of(json_string_value(json_object_get(k, "class")));
+    q->step = (int)json_integer_value(json_object_get(k, "step"));
+    q->rep = (int)json_integer_value(json_object_get(k, "rep"));
+    copy_str(q->where, sizeof(q->where), k, "where");
+    copy_str(q->detail, sizeof(q->detail), k, "detail");
+    copy_str(q->ownership, sizeof(q->ownership), k, "ownership");
+    copy_str(q->calls, sizeof(q->calls), k, "calls");
+    q->t_s = num_or(k, "t", -1);
+    q->step_t_s = num_or(k, "step_t", -1);
+    q->left_t_s = num_or(k, "left_t", -1);
+    q->service = json_is_true(json_object_get(k, "service"));
+    q->start_s = num_or(k, "start_s", -1);
+    q->cpu_wait_s = num_or(k, "cpu_wait_s", -1);
+    q->start_unseen = json_is_true(json_object_get(k, "start_unseen"));
+    if (!(q->start_s >= -1 && q->start_s < 1e9) || !(q->cpu_wait_s >= -1 && q->cpu_wait_s < 1e9)) {
+        snprintf(err, errlen, "%s: rank %d's start_s or cpu_wait_s is out of range", path, i);
+        return -1;
+    }
+    if (clock_of(json_object_get(k, "clock"), &q->clock)) {
+        snprintf(err, errlen, "%s: rank %d's clock is not a measurement (a number out of range)",
+                 path, r->self_rank >= 0 ? r->self_rank : i);
+        return -1;
+    }
+    json_t *fs = json_object_get(k, "findings");
+    for (size_t f = 0; f < json_array_size(fs) && f < RG_MAX_FINDINGS; f++) {
+        json_t *fo = json_array_get(fs, f);
+        rg_finding *fd = &q->finding[q->nfindings];
+        int fv = rg_verdict_of(json_string_value(json_object_get(fo, "verdict")));
+        if (fv < 0)
+            continue;
+        fd->verdict = (rg_verdict)fv;
+        fd->t_s = num_or(fo, "t", -1);
+        copy_str(fd->text, sizeof(fd->text), fo, "text");
+        q->nfindings++;
+    }
+    return 0;
+}
+
+/* Each fault rule's counts. */
+static void read_rules(rg_result *r, json_t *j)
+{
     json_t *rules = json_object_get(j, "rules");
     for (size_t i = 0; i < json_array_size(rules) && i < FI_MAX_RULES; i++) {
         json_t *u = json_array_get(rules, i), *by = json_object_get(u, "fired_by_rank");
@@ -298,6 +289,32 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
         for (size_t k = 0; k < json_array_size(by) && k < RG_MAX_RANKS; k++)
             rr->fired_by[k] = (uint32_t)json_integer_value(json_array_get(by, k));
     }
+}
+
+int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    memset(r, 0, sizeof(*r));
+    if (!j) {
+        snprintf(err, errlen, "%s:%d: %s", path, je.line, je.text);
+        return -1;
+    }
+    json_t *ranks = json_object_get(j, "ranks");
+    int rc = -1;
+    if (!json_is_array(ranks) || json_array_size(ranks) > RG_MAX_RANKS) {
+        snprintf(err, errlen, "%s: no ranks array", path);
+        goto out;
+    }
+    if (read_top(r, j, path, err, errlen) != 0)
+        goto out;
+    r->ranks = (int)json_array_size(ranks);
+    for (int i = 0; i < r->ranks; i++)
+        if (read_rank(r, i, json_array_get(ranks, (size_t)i), path, err, errlen) != 0)
+            goto out;
+    read_rules(r, j);
+    rc = 0;
+out:
     json_decref(j);
-    return 0;
+    return rc;
 }

@@ -22,92 +22,58 @@
 /* --- program ------------------------------------------------------------------------------- */
 
 /* One step; *live says whether the communicator exists (create and destroy change it). */
-static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op, bool *live)
+/* One key of a step into op (the step's kind allows it, checked by the caller). 0, or -1
+ * after one line. */
+static int step_key(const struct ctx *c, int k, const yaml_node_t *val, rg_sc_op *op)
 {
-    yaml_node_t *keys[S_KEYS], *vals[S_KEYS];
-    int i = 0;
+    int i = 0, last_rank = c->sc->ranks - 1;
     long v = 0;
-
-    if (step->type != YAML_MAPPING_NODE)
-        return sc_bad(c, step, "a step must be a mapping, not");
-    if (sc_collect(c, step, sc_step_keys, S_KEYS, keys, vals))
-        return -1;
-    if (!vals[S_OP])
-        return sc_fail(c, sc_line_of(step), "step without key 'op'");
-    if (sc_get_name(c, vals[S_OP], "op", sc_kind_names, RG_SC_KIND_COUNT, &i))
-        return -1;
-
-    op->kind = (rg_sc_kind)i;
-    op->dtype = RG_FLOAT32;
-    op->redop = RG_SUM;
-    op->count = 1;
-    op->root = 0;
-    /* Not a rank: the ops other than sendrecv have no sender or receiver. */
-    op->from = op->to = -1;
-    op->repeat = 1;
-    op->inplace = false;
-    op->values = RG_VALUES_EXACT;
-    op->line = (int)sc_line_of(keys[S_OP]);
-
-    const char *kind = sc_kind_names[op->kind];
-    int last_rank = c->sc->ranks - 1;
-    /* In file order, so the first wrong value in the step is the one reported. */
-    for (yaml_node_pair_t *p = step->data.mapping.pairs.start; p < step->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *key = sc_node_at(c, p->key), *val = sc_node_at(c, p->value);
-        int k = sc_lookup(key, sc_step_keys, S_KEYS);
-        if (k == S_OP)
-            continue;
-        if (!(sc_kind_keys[op->kind] & B(k)))
-            return sc_bad(c, key, "%s does not take", kind);
-        switch (k) {
-        case S_DTYPE:
-            if (sc_get_name(c, val, "dtype", rg_data_dtype_names, RG_DTYPE_COUNT, &i))
-                return -1;
-            op->dtype = (rg_dtype)i;
-            break;
-        case S_REDOP:
-            if (sc_get_name(c, val, "redop", rg_data_redop_names, RG_REDOP_COUNT, &i))
-                return -1;
-            op->redop = (rg_redop)i;
-            break;
-        case S_COUNT:
-            if (sc_get_int(c, val, "count", 1, RG_SC_COUNT_MAX, &v))
-                return -1;
-            op->count = (size_t)v;
-            break;
-        case S_ROOT:
-            if (sc_get_int(c, val, "root", 0, last_rank, &v))
-                return -1;
-            op->root = (int)v;
-            break;
-        case S_FROM:
-            if (sc_get_int(c, val, "from", 0, last_rank, &v))
-                return -1;
-            op->from = (int)v;
-            break;
-        case S_TO:
-            if (sc_get_int(c, val, "to", 0, last_rank, &v))
-                return -1;
-            op->to = (int)v;
-            break;
-        case S_REPEAT:
-            if (sc_get_int(c, val, "repeat", 1, SC__REPEAT_MAX, &v))
-                return -1;
-            op->repeat = (int)v;
-            break;
-        case S_INPLACE:
-            if (!sc_is_plain(val) || !(sc_scalar_is(val, "true") || sc_scalar_is(val, "false")))
-                return sc_bad(c, val, "inplace must be true or false");
-            op->inplace = sc_scalar_is(val, "true");
-            break;
-        case S_VALUES:
-            if (sc_get_name(c, val, "values", rg_data_values_names, RG_VALUES_COUNT, &i))
-                return -1;
-            op->values = i;
-            break;
-        }
+    switch (k) {
+    case S_DTYPE:
+        if (sc_get_name(c, val, "dtype", rg_data_dtype_names, RG_DTYPE_COUNT, &i))
+            return -1;
+        op->dtype = (rg_dtype)i;
+        return 0;
+    case S_REDOP:
+        if (sc_get_name(c, val, "redop", rg_data_redop_names, RG_REDOP_COUNT, &i))
+            return -1;
+        op->redop = (rg_redop)i;
+        return 0;
+    case S_COUNT:
+        if (sc_get_int(c, val, "count", 1, RG_SC_COUNT_MAX, &v))
+            return -1;
+        op->count = (size_t)v;
+        return 0;
+    case S_ROOT:
+    case S_FROM:
+    case S_TO:
+        if (sc_get_int(c, val, sc_step_keys[k], 0, last_rank, &v))
+            return -1;
+        *(k == S_ROOT ? &op->root : k == S_FROM ? &op->from : &op->to) = (int)v;
+        return 0;
+    case S_REPEAT:
+        if (sc_get_int(c, val, "repeat", 1, SC__REPEAT_MAX, &v))
+            return -1;
+        op->repeat = (int)v;
+        return 0;
+    case S_INPLACE:
+        if (!sc_is_plain(val) || !(sc_scalar_is(val, "true") || sc_scalar_is(val, "false")))
+            return sc_bad(c, val, "inplace must be true or false");
+        op->inplace = sc_scalar_is(val, "true");
+        return 0;
+    case S_VALUES:
+        if (sc_get_name(c, val, "values", rg_data_values_names, RG_VALUES_COUNT, &i))
+            return -1;
+        op->values = i;
+        return 0;
+    default:
+        return 0;
     }
+}
+
+/* What holds across a step's keys, and the communicator's life (live: it exists here). */
+static int check_step(const struct ctx *c, yaml_node_t *const *vals, rg_sc_op *op, bool *live)
+{
     /* Checked once dtype and redop are known, whatever order the keys came in. */
     if (vals[S_VALUES]) {
         const char *why = rg_data_values_problem((rg_values)op->values, op->dtype, op->redop);
@@ -115,7 +81,6 @@ static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op
             return sc_bad(c, vals[S_VALUES], "%s: %s %s", why, rg_data_dtype_name(op->dtype),
                           rg_data_redop_name(op->redop));
     }
-
     if (op->kind == RG_SC_SENDRECV) {
         if (!vals[S_FROM])
             return sc_fail(c, (size_t)op->line, "sendrecv without key 'from'");
@@ -127,7 +92,6 @@ static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op
     /* As the transport's rg_redop_supported(): complex numbers have no order. */
     if (op->dtype == RG_COMPLEX64 && (op->redop == RG_MAX || op->redop == RG_MIN))
         return sc_bad(c, vals[S_REDOP], "complex64 cannot reduce with");
-
     if (op->kind == RG_SC_CREATE) {
         if (*live)
             return sc_bad(c, vals[S_OP], "the communicator already exists, cannot");
@@ -138,6 +102,45 @@ static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op
         *live = false;
     }
     return 0;
+}
+
+static int parse_step(const struct ctx *c, const yaml_node_t *step, rg_sc_op *op, bool *live)
+{
+    yaml_node_t *keys[S_KEYS], *vals[S_KEYS];
+    int i = 0;
+    if (step->type != YAML_MAPPING_NODE)
+        return sc_bad(c, step, "a step must be a mapping, not");
+    if (sc_collect(c, step, sc_step_keys, S_KEYS, keys, vals))
+        return -1;
+    if (!vals[S_OP])
+        return sc_fail(c, sc_line_of(step), "step without key 'op'");
+    if (sc_get_name(c, vals[S_OP], "op", sc_kind_names, RG_SC_KIND_COUNT, &i))
+        return -1;
+    *op = (rg_sc_op){.kind = (rg_sc_kind)i,
+                     .dtype = RG_FLOAT32,
+                     .redop = RG_SUM,
+                     .count = 1,
+                     .root = 0,
+                     /* Not a rank: the ops other than sendrecv have no sender or receiver. */
+                     .from = -1,
+                     .to = -1,
+                     .repeat = 1,
+                     .inplace = false,
+                     .values = RG_VALUES_EXACT,
+                     .line = (int)sc_line_of(keys[S_OP])};
+    /* In file order, so the first wrong value in the step is the one reported. */
+    for (yaml_node_pair_t *p = step->data.mapping.pairs.start; p < step->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = sc_node_at(c, p->key);
+        int k = sc_lookup(key, sc_step_keys, S_KEYS);
+        if (k == S_OP)
+            continue;
+        if (!(sc_kind_keys[op->kind] & B(k)))
+            return sc_bad(c, key, "%s does not take", sc_kind_names[op->kind]);
+        if (step_key(c, k, sc_node_at(c, p->value), op))
+            return -1;
+    }
+    return check_step(c, vals, op, live);
 }
 
 int sc_parse_program(const struct ctx *c, const yaml_node_t *n)

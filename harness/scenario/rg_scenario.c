@@ -39,18 +39,9 @@ static int get_word(const struct ctx *c, const yaml_node_t *val, const char *key
     return 0;
 }
 
-static int parse_top(const struct ctx *c, const yaml_node_t *root)
+/* Every key's default, before the file says otherwise. */
+static void top_defaults(rg_scenario *sc)
 {
-    yaml_node_t *keys[T_KEYS], *vals[T_KEYS];
-    rg_scenario *sc = c->sc;
-    long v = 0;
-    int i = 0;
-
-    if (root->type != YAML_MAPPING_NODE)
-        return sc_bad(c, root, "a scenario must be a mapping, not");
-    if (sc_collect(c, root, sc_top_keys, T_KEYS, keys, vals))
-        return -1;
-
     sc->rails = 1;
     sc->qp = RG_QPT_UC;
     sc->algo = RG_ALGO_AUTO;
@@ -71,85 +62,77 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     sc->expect_at_line = 0;
     sc->expect_cls_line = 0;
     sc->known_why[0] = '\0';
+}
 
-    /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
-    if (!vals[T_RANKS])
-        return sc_fail(c, sc_line_of(root), "missing key 'ranks'");
-    /* A program under exec may be one process (a loopback tool); collectives need two. */
-    if (sc_get_int(c, vals[T_RANKS], "ranks", vals[T_EXEC] ? 1 : 2, RG_MAX_RANKS, &v))
-        return -1;
-    sc->ranks = (int)v;
+/* "true" or "false" into *out; -1 after one line naming the key. */
+static int get_bool(const struct ctx *c, const yaml_node_t *val, const char *key, bool *out)
+{
+    if (!sc_is_plain(val) || !(sc_scalar_is(val, "true") || sc_scalar_is(val, "false")))
+        return sc_bad(c, val, "%s must be true or false", key);
+    *out = sc_scalar_is(val, "true");
+    return 0;
+}
 
-    /* The rest in file order, so the first wrong value in the file is the one reported. */
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *val = sc_node_at(c, p->value);
-        int rc = 0;
-        switch (sc_lookup(sc_node_at(c, p->key), sc_top_keys, T_KEYS)) {
-        case T_NAME:
-            rc = get_word(c, val, "name", sc->name);
-            break;
-        case T_RAILS:
-            if (sc_get_int(c, val, "rails", 1, RG_MAX_RAILS, &v))
-                return -1;
-            sc->rails = (int)v;
-            break;
-        case T_QP:
-            if (sc_get_name(c, val, "qp", sc_qp_names, SC__COUNT_OF(sc_qp_names), &i))
-                return -1;
-            sc->qp = (rg_qp_type)i;
-            break;
-        case T_ALGORITHM:
-            if (sc_get_name(c, val, "algorithm", sc_algo_names, SC__COUNT_OF(sc_algo_names), &i))
-                return -1;
-            sc->algo = (rg_algo)i;
-            break;
-        case T_TIMEOUT:
-            rc = sc_get_seconds(c, val, "timeout", SC__TIMEOUT_MAX, &sc->timeout_s);
-            break;
-        case T_DEADLINE:
-            rc = sc_get_seconds(c, val, "deadline", SC__DEADLINE_MAX, &sc->deadline_s);
-            break;
-        case T_SEED:
-            if (sc_plain_u64(val, true, &sc->seed))
-                return sc_bad(c, val, "seed must be 0..2^64-1 (decimal or 0x hex)");
-            break;
-        case T_FAULTS:
-            rc = sc_parse_faults(c, val);
-            break;
-        case T_PROGRAM:
-            rc = sc_parse_program(c, val);
-            break;
-        case T_EXPECT:
-            rc = sc_parse_expect(c, val);
-            break;
-        case T_ZERO_COPY:
-            if (!sc_is_plain(val) || !(sc_scalar_is(val, "true") || sc_scalar_is(val, "false")))
-                return sc_bad(c, val, "zero_copy must be true or false");
-            sc->zero_copy = sc_scalar_is(val, "true");
-            break;
-        case T_OWNERSHIP:
-            if (!sc_is_plain(val) || !(sc_scalar_is(val, "true") || sc_scalar_is(val, "false")))
-                return sc_bad(c, val, "ownership must be true or false");
-            sc->ownership = sc_scalar_is(val, "true");
-            break;
-        case T_KNOWN:
-            rc = sc_parse_known(c, val);
-            break;
-        case T_EXCLUSIVE:
-            rc = get_word(c, val, "exclusive", sc->exclusive);
-            break;
-        case T_EXEC:
-            rc = sc_parse_exec(c, val);
-            sc->exec.line = (int)sc_line_of(sc_node_at(c, p->key)); /* the line of "exec:" */
-            break;
-        default: /* T_RANKS, read above */
-            break;
-        }
-        if (rc)
+/* One top-level key's value (not ranks, read first). 0, or -1 after one line. */
+static int parse_key(const struct ctx *c, int key, const yaml_node_t *keynode, yaml_node_t *val)
+{
+    rg_scenario *sc = c->sc;
+    long v = 0;
+    int i = 0;
+    switch (key) {
+    case T_NAME:
+        return get_word(c, val, "name", sc->name);
+    case T_RAILS:
+        if (sc_get_int(c, val, "rails", 1, RG_MAX_RAILS, &v))
             return -1;
+        sc->rails = (int)v;
+        return 0;
+    case T_QP:
+        if (sc_get_name(c, val, "qp", sc_qp_names, SC__COUNT_OF(sc_qp_names), &i))
+            return -1;
+        sc->qp = (rg_qp_type)i;
+        return 0;
+    case T_ALGORITHM:
+        if (sc_get_name(c, val, "algorithm", sc_algo_names, SC__COUNT_OF(sc_algo_names), &i))
+            return -1;
+        sc->algo = (rg_algo)i;
+        return 0;
+    case T_TIMEOUT:
+        return sc_get_seconds(c, val, "timeout", SC__TIMEOUT_MAX, &sc->timeout_s);
+    case T_DEADLINE:
+        return sc_get_seconds(c, val, "deadline", SC__DEADLINE_MAX, &sc->deadline_s);
+    case T_SEED:
+        if (sc_plain_u64(val, true, &sc->seed))
+            return sc_bad(c, val, "seed must be 0..2^64-1 (decimal or 0x hex)");
+        return 0;
+    case T_FAULTS:
+        return sc_parse_faults(c, val);
+    case T_PROGRAM:
+        return sc_parse_program(c, val);
+    case T_EXPECT:
+        return sc_parse_expect(c, val);
+    case T_ZERO_COPY:
+        return get_bool(c, val, "zero_copy", &sc->zero_copy);
+    case T_OWNERSHIP:
+        return get_bool(c, val, "ownership", &sc->ownership);
+    case T_KNOWN:
+        return sc_parse_known(c, val);
+    case T_EXCLUSIVE:
+        return get_word(c, val, "exclusive", sc->exclusive);
+    case T_EXEC: {
+        int rc = sc_parse_exec(c, val);
+        sc->exec.line = (int)sc_line_of(keynode); /* the line of "exec:" */
+        return rc;
     }
+    default: /* T_RANKS, read first */
+        return 0;
+    }
+}
 
+/* What holds across keys, once all are read. 0, or -1 after one line. */
+static int check_whole(const struct ctx *c, const yaml_node_t *root, yaml_node_t *const *vals)
+{
+    rg_scenario *sc = c->sc;
     rg_sc_expect_defaults(sc); /* now that every fault is known */
     if (vals[T_EXEC]) {
         /* A program brings its own transport settings: a key it would ignore is refused. */
@@ -191,6 +174,33 @@ static int parse_top(const struct ctx *c, const yaml_node_t *root)
     if (!vals[T_NAME])
         return sc_default_name(c, sc->name);
     return 0;
+}
+
+static int parse_top(const struct ctx *c, const yaml_node_t *root)
+{
+    yaml_node_t *keys[T_KEYS], *vals[T_KEYS];
+    rg_scenario *sc = c->sc;
+    long v = 0;
+    if (root->type != YAML_MAPPING_NODE)
+        return sc_bad(c, root, "a scenario must be a mapping, not");
+    if (sc_collect(c, root, sc_top_keys, T_KEYS, keys, vals))
+        return -1;
+    top_defaults(sc);
+    /* ranks first: root, from, to and expect's keys are checked against it wherever it is. */
+    if (!vals[T_RANKS])
+        return sc_fail(c, sc_line_of(root), "missing key 'ranks'");
+    /* A program under exec may be one process (a loopback tool); collectives need two. */
+    if (sc_get_int(c, vals[T_RANKS], "ranks", vals[T_EXEC] ? 1 : 2, RG_MAX_RANKS, &v))
+        return -1;
+    sc->ranks = (int)v;
+    /* The rest in file order, so the first wrong value in the file is the one reported. */
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = sc_node_at(c, p->key);
+        if (parse_key(c, sc_lookup(key, sc_top_keys, T_KEYS), key, sc_node_at(c, p->value)))
+            return -1;
+    }
+    return check_whole(c, root, vals);
 }
 
 /*
