@@ -14,51 +14,15 @@
  * point is then run again alone, and a confirmed one shrunk to the smallest program that
  * still fails the same way.
  */
-#include "cmd/rg_cmd.h"
+#include "rg_sweep.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
-#include <limits.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#define SW__POINTS_MAX 4096
-#define RG_SW_SHRINK_TRIES 10
-
-/* --- the driver ---------------------------------------------------------------------------- */
-
-struct sweep_opts {
-    char self[PATH_MAX];
-    const char *pass[16]; /* run options passed through: --transport X, --shim X, ... */
-    int npass;
-    char out[PATH_MAX];
-    rg_sweep_spec spec;
-    int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
-    bool list;        /* --list: print the planned points after the counting run, run none */
-    bool jobs;        /* -j above 1 or --exec-ranks: every rank exec'd, not forked from a server */
-};
-
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "railguard sweep: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 2;
-}
 
 static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -279,416 +243,28 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
     if (rc)
         return rc == 1 ? -1 : rc;
     if (o->spec.kind == RG_SW_KINDS)
-        return bad("%s", "--fault KIND is required");
+        return sweep_bad("%s", "--fault KIND is required");
     if (*first != argc - 1)
-        return bad("%s", *first >= argc ? "no SCENARIO: name one file after the options"
-                                        : "one SCENARIO file, after the options");
+        return sweep_bad("%s", *first >= argc ? "no SCENARIO: name one file after the options"
+                                              : "one SCENARIO file, after the options");
     /* The status is the plan library's to check: one rule, parsed as a run would. */
     char rule[96], err[256];
     struct fi_plan plan;
     snprintf(rule, sizeof(rule), "error status=%s", o->spec.status);
     if (fi_plan_parse(rule, "--status", &plan, err, sizeof(err)) != 0)
-        return bad("%s", err);
+        return sweep_bad("%s", err);
     return 0;
 }
 
-/* "railguard run [passed options] --out OUT" into argv; returns how many words. */
-static int run_args(const struct sweep_opts *o, const char *out, const char **argv)
+/* The counting run: the program alone, every rank expected ok, run again once if it fails (in
+ * the guest a rank stalls for seconds every few dozen runs); each rank's evidence into ev. 0,
+ * or 2 after one line. */
+static int counting_run(const struct sweep_opts *o, const char *file, const rg_scenario *sc,
+                        rg_evidence *ev, double limit)
 {
-    int a = 0;
-    argv[a++] = o->self;
-    argv[a++] = "run";
-    for (int i = 0; i < o->npass; i++)
-        argv[a++] = o->pass[i];
-    argv[a++] = "--out";
-    argv[a++] = out;
-    return a;
-}
-
-/* Runs `railguard run` on one scenario file; its output to log. Returns its exit status. */
-static int run_one(const struct sweep_opts *o, const char *scenario, const char *out,
-                   const char *log, double limit_s)
-{
-    const char *argv[32];
-    int a = run_args(o, out, argv);
-    argv[a++] = scenario;
-    argv[a] = NULL;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execv(o->self, (char *const *)argv);
-        _exit(127);
-    }
-    double end = rg_now_s() + limit_s;
-    int st;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
-            break;
-        if (rg_now_s() > end) {
-            /* The run has deadlines of its own; this one only guards against the harness. */
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        usleep(20000);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/*
- * The points of one batch, [lo, hi), run by one `railguard run` over their files: its
- * preflight and start-up are paid once a batch, not once a point. Its live lines (one per
- * scenario as it ends) are read as they come, so each point is judged and printed at once.
- * Returns 0, or -1 when the run could not be started or outlived every deadline it had.
- */
-#define SW__BATCH 500
-struct batch {
-    const struct sweep_opts *o;
-    int lo, hi;
-    double limit_s;
-    void (*done)(void *arg, int point, const char *result_dir);
-    void *arg;
-};
-
-static int run_batch(const struct batch *b)
-{
-    const struct sweep_opts *o = b->o;
-    static char files[SW__BATCH][PATH_MAX + 32];
-    const char *argv[SW__BATCH + 40];
-    char out[PATH_MAX + 64], log[PATH_MAX + 64];
-    int fds[2];
-
-    /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
-    snprintf(out, sizeof(out), "%.4030s/run-%04d", o->out, b->lo + 1);
-    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", o->out, b->lo + 1);
-    int a = run_args(o, out, argv);
-    /* A batch's points share one program: ranks forked from a server started once per batch,
-     * not exec'd per point. A failing point is rechecked and shrunk by run_one, fresh. */
-    if (!o->jobs)
-        argv[a++] = "--fork-server";
-    for (int i = b->lo; i < b->hi; i++) {
-        snprintf(files[i - b->lo], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, i + 1);
-        argv[a++] = files[i - b->lo];
-    }
-    argv[a] = NULL;
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0)
-            dup2(fd, 2);
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execv(o->self, (char *const *)argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *lf = fopen(log, "a");
-    char buf[8192];
-    size_t len = 0;
-    double end = rg_now_s() + b->limit_s;
-    int rc = 0;
-    for (;;) {
-        struct pollfd pf = {.fd = fds[0], .events = POLLIN};
-        if (rg_now_s() > end) {
-            /* The run has deadlines of its own; this one only guards against the harness. */
-            kill(pid, SIGKILL);
-            rc = -1;
-            break;
-        }
-        if (poll(&pf, 1, 1000) <= 0)
-            continue;
-        ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        buf[len] = '\0';
-        char *start = buf, *nl;
-        while ((nl = strchr(start, '\n'))) {
-            *nl = '\0';
-            if (lf)
-                fprintf(lf, "%s\n", start);
-            int point;
-            /* "PASS  point-0007   2 ranks ...": the scenario's name is the point's. */
-            if ((!strncmp(start, "PASS  ", 6) || !strncmp(start, "FAIL  ", 6)) &&
-                sscanf(start + 6, "point-%d", &point) == 1 && point > b->lo && point <= b->hi) {
-                char dir[PATH_MAX + 128];
-                snprintf(dir, sizeof(dir), "%s/%03d-point-%04d", out, point - 1 - b->lo, point);
-                b->done(b->arg, point - 1, dir);
-            }
-            start = nl + 1;
-        }
-        len = strlen(start);
-        memmove(buf, start, len + 1);
-        if (len == sizeof(buf) - 1)
-            len = 0;
-    }
-    close(fds[0]);
-    if (lf)
-        fclose(lf);
-    int st;
-    waitpid(pid, &st, 0);
-    return rc;
-}
-
-static int write_scenario(const char *path, const rg_scenario *sc, const char *comment)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    int rc = rg_scenario_write(f, sc, comment);
-    return fclose(f) != 0 || rc ? -1 : 0;
-}
-
-/* The verdicts of a run's one scenario, "ok,detected", and whether it fired / failed. */
-struct outcome {
-    bool ran, passed, fired;
-    rg_verdict worst; /* the highest verdict of any rank */
-    char verdicts[256];
-    char first[1200];
-};
-
-/*
- * The outcome of the run in scenario directory dir. With init_only (swap_rails points), a rank
- * that detected the fault must have done so in init: crossed rails found by a later timeout
- * are a broken check with a lucky fallback (exo#2160), not a right answer.
- */
-static void read_outcome(const char *dir, struct outcome *oc, bool init_only)
-{
-    static rg_result r;
-    char path[PATH_MAX + 256], err[256];
-    memset(oc, 0, sizeof(*oc));
-    snprintf(path, sizeof(path), "%s/result.json", dir);
-    if (rg_result_read(&r, path, err, sizeof(err)) != 0) {
-        snprintf(oc->first, sizeof(oc->first), "no result: %s", err);
-        return;
-    }
-    oc->ran = true;
-    /* A point whose fault did not fire reads NOT_EXERCISED: not fired, not a failure (how often
-     * a rank polls depends on how long it waits, so a poll point may not be reached). */
-    oc->passed = true;
-    for (int k = 0; k < r.ranks; k++)
-        oc->passed =
-            oc->passed &&
-            (r.rank[k].verdict <= RG_V_KILLED || r.rank[k].verdict == RG_V_NOT_EXERCISED) &&
-            !(init_only && r.rank[k].verdict == RG_V_DETECTED && r.rank[k].step >= 0);
-    for (int i = 0; i < r.nrules; i++)
-        oc->fired = oc->fired || r.rule[i].fired > 0;
-    for (int k = 0; k < r.ranks; k++)
-        if (r.rank[k].verdict > oc->worst)
-            oc->worst = r.rank[k].verdict;
-    size_t n = 0;
-    for (int k = 0; k < r.ranks && n < sizeof(oc->verdicts); k++)
-        n += (size_t)snprintf(oc->verdicts + n, sizeof(oc->verdicts) - n, "%s%s", k ? "," : "",
-                              rg_verdict_name(r.rank[k].verdict));
-    snprintf(oc->first, sizeof(oc->first), "%s", r.first);
-}
-
-/* The sweep's progress, shared by the batch's callback and the rechecks. */
-struct sweep_state {
-    const struct sweep_opts *o;
-    rg_sweep_point *pts;
-    int n, done, failed, fired, flaky, passed;
-    double t0;
-    bool seen[SW__POINTS_MAX];    /* the batch's run reported it */
-    bool suspect[SW__POINTS_MAX]; /* it failed there: rechecked after the batch */
-};
-
-/* A point's outcome (or a shrinking candidate's), judged as the sweep's kind asks. */
-static void point_outcome(const struct sweep_state *ss, const char *dir, struct outcome *oc)
-{
-    read_outcome(dir, oc, ss->o->spec.kind == RG_SW_SWAP);
-}
-
-static void progress(struct sweep_state *ss)
-{
-    ss->done++;
-    double dt = rg_now_s() - ss->t0;
-    if (ss->done % 10 == 0 || ss->done == ss->n)
-        printf("sweep: %d/%d points, %d failing, %.2f points/s, ETA %.0f s\n", ss->done, ss->n,
-               ss->failed, ss->done / dt, (ss->n - ss->done) * dt / ss->done);
-    fflush(stdout);
-}
-
-static void point_line(const rg_sweep_point *p, int i, const struct outcome *oc, const char *what)
-{
-    printf("  %4d  %-48s %-40s %s\n", i + 1, p->rule, oc->ran ? oc->verdicts : "no result", what);
-}
-
-/* A point the batch's run finished: passing and not-fired ones are final, failures wait. */
-static void point_done(void *arg, int i, const char *dir)
-{
-    struct sweep_state *ss = arg;
-    rg_sweep_point *p = &ss->pts[i];
-    struct outcome oc;
-    point_outcome(ss, dir, &oc);
-    ss->seen[i] = true;
-    p->fired = oc.fired;
-    if (oc.ran && !oc.passed) {
-        ss->suspect[i] = true;
-        point_line(p, i, &oc, "failed: rechecked after this batch");
-        fflush(stdout);
-        return;
-    }
-    ss->fired += oc.fired;
-    ss->passed += oc.ran && oc.fired;
-    p->failed = !oc.ran;
-    ss->failed += p->failed;
-    point_line(p, i, &oc, !oc.ran ? "FAIL" : oc.fired ? "pass" : "not fired");
-    if (!oc.ran)
-        printf("        %s\n", oc.first);
-    progress(ss);
-}
-
-/* Runs candidate k of point i's shrinking; true when it fails as the point did, fault fired. */
-static bool try_candidate(struct sweep_state *ss, int i, int k, rg_scenario *cand, rg_verdict worst,
-                          double limit)
-{
-    const struct sweep_opts *o = ss->o;
-    char path[PATH_MAX + 64], out[PATH_MAX + 64], log[PATH_MAX + 64], dir[2 * PATH_MAX];
-    struct outcome oc;
-    snprintf(cand->name, sizeof(cand->name), "point-%04d-shrink-%d", i + 1, k);
-    snprintf(path, sizeof(path), "%.4030s/points/%04d-shrink-%d.yaml", o->out, i + 1, k);
-    snprintf(out, sizeof(out), "%.4030s/points/%04d-shrink-%d", o->out, i + 1, k);
-    snprintf(log, sizeof(log), "%.4030s/points/%04d-shrink-%d.log", o->out, i + 1, k);
-    if (write_scenario(path, cand, "railguard sweep: a shrinking candidate") != 0)
-        return false;
-    run_one(o, path, out, log, limit);
-    snprintf(dir, sizeof(dir), "%s/000-%s", out, cand->name);
-    point_outcome(ss, dir, &oc);
-    return oc.ran && !oc.passed && oc.fired && oc.worst == worst;
-}
-
-/*
- * A confirmed failure, shrunk: first to its anchored step alone, then by halving counts, each
- * candidate kept only if it still fails with the same worst verdict and its fault fired. The
- * smallest is written as points/NNNN-shrunk.yaml.
- */
-static void shrink(struct sweep_state *ss, int i, rg_verdict worst, double limit)
-{
-    static rg_scenario cur, cand;
-    const struct sweep_opts *o = ss->o;
-    char err[512], path[PATH_MAX + 64];
-    rg_sweep_point *p = &ss->pts[i];
-    snprintf(path, sizeof(path), "%.4030s/points/%04d.yaml", o->out, i + 1);
-    if (rg_scenario_load(path, &cur, err, sizeof(err)) != 0) {
-        printf("        not shrunk: %s\n", err);
-        return;
-    }
-    int k = 0, kept = 0;
-    if (rg_sweep_shrink_step(&cur, p, &cand) == 0 &&
-        try_candidate(ss, i, ++k, &cand, worst, limit)) {
-        cur = cand;
-        kept++;
-    }
-    while (k < o->shrink_tries && rg_sweep_shrink_count(&cur, &cand) == 0 &&
-           try_candidate(ss, i, ++k, &cand, worst, limit)) {
-        cur = cand;
-        kept++;
-    }
-    if (!kept) {
-        printf("        no smaller program fails the same way (%d candidate(s) tried)\n", k);
-        return;
-    }
-    snprintf(cur.name, sizeof(cur.name), "point-%04d-shrunk", i + 1);
-    snprintf(path, sizeof(path), "%.4030s/points/%04d-shrunk.yaml", o->out, i + 1);
-    if (write_scenario(path, &cur, "railguard sweep: the smallest program found that fails") != 0)
-        return;
-    size_t most = 0;
-    for (int s = 0; s < cur.nops; s++)
-        most = cur.ops[s].count > most ? cur.ops[s].count : most;
-    printf("        shrunk (%d of %d candidate(s) kept): %d step(s), count <= %zu, '%s': %s\n",
-           kept, k, cur.nops, most, cur.fault[0].rule, path);
-}
-
-/* A failing (or unreported) point, run again alone in a fresh process before it is reported. */
-static void recheck(struct sweep_state *ss, int i, double limit)
-{
-    const struct sweep_opts *o = ss->o;
-    rg_sweep_point *p = &ss->pts[i];
-    char path[PATH_MAX + 64], out[PATH_MAX + 64], log[PATH_MAX + 64], dir[PATH_MAX + 128];
-    struct outcome oc;
-    snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
-    snprintf(out, sizeof(out), "%s/points/%04d-recheck", o->out, i + 1);
-    snprintf(log, sizeof(log), "%s/points/%04d-recheck.log", o->out, i + 1);
-    snprintf(dir, sizeof(dir), "%s/000-point-%04d", out, i + 1);
-    run_one(o, path, out, log, limit);
-    point_outcome(ss, dir, &oc);
-    bool was_seen = ss->seen[i];
-    p->fired = p->fired || oc.fired;
-    /* Failed in the batch and passes alone: flaky. Unreported by the batch: this run decides. */
-    p->flaky = was_seen && oc.ran && oc.passed;
-    p->failed = !p->flaky && !(oc.ran && oc.passed);
-    ss->fired += p->fired;
-    ss->failed += p->failed;
-    ss->flaky += p->flaky;
-    ss->passed += p->fired && !p->failed;
-    point_line(p, i, &oc,
-               p->failed  ? "FAIL"
-               : p->flaky ? "flaky (passed when rechecked)"
-               : p->fired ? "pass"
-                          : "not fired");
-    if (p->failed) {
-        char cmd[3 * PATH_MAX], repro[PATH_MAX + 8];
-        snprintf(repro, sizeof(repro), "%s/repro", o->out);
-        cmd[0] = '\0';
-        const char *const words[] = {o->self, "run", "--out", repro, path};
-        for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
-            rg_shell_word(cmd, sizeof(cmd), words[w]);
-        printf("        %s\n        reproduce:%s\n", oc.first, cmd);
-        if (oc.ran)
-            shrink(ss, i, oc.worst, limit);
-    }
-    progress(ss);
-}
-
-int rg_sweep_main(int argc, char **argv)
-{
-    static struct sweep_opts o;
-    static rg_scenario sc, pt;
-    static rg_evidence ev[RG_MAX_RANKS];
-    static rg_sweep_point pts[SW__POINTS_MAX];
+    static rg_scenario pt;
     char err[1024], path[2 * PATH_MAX], out[PATH_MAX + 128], log[PATH_MAX + 128];
-    int first = 0;
-
-    int rc = parse_sweep(argc, argv, &o, &first);
-    if (rc)
-        return rc < 0 ? 0 : rc; /* -1: --help */
-    ssize_t sl = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
-    if (sl <= 0)
-        return bad("%s", "cannot find my own executable");
-    o.self[sl] = '\0';
-    const char *file = argv[first];
-    if (rg_scenario_load(file, &sc, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s\n", err);
-        return 2;
-    }
-    if (o.spec.kind == RG_SW_SWAP && sc.rails < 2)
-        return bad("%s: swap_rails needs a scenario with 2 or more rails (it has %d)", file,
-                   sc.rails);
-    if (rg_mkdirs(o.out) != 0)
-        return bad("--out: cannot create '%s': %s", o.out, strerror(errno));
-    snprintf(path, sizeof(path), "%s/points", o.out);
-    mkdir(path, 0755);
-    double limit = sc.deadline_s + 120;
-
-    /* Counting run: the program alone, every rank expected ok. */
-    pt = sc;
+    pt = *sc;
     pt.nfaults = 0;
     pt.faults[0] = '\0';
     for (int r = 0; r < pt.ranks; r++) {
@@ -696,22 +272,19 @@ int rg_sweep_main(int argc, char **argv)
         pt.expect_at[r] = RG_SC_AT_ANY;
         pt.expect_cls[r] = 0;
     }
-    snprintf(path, sizeof(path), "%s/count.yaml", o.out);
-    snprintf(out, sizeof(out), "%s/count", o.out);
-    snprintf(log, sizeof(log), "%s/count.log", o.out);
+    snprintf(path, sizeof(path), "%s/count.yaml", o->out);
+    snprintf(out, sizeof(out), "%s/count", o->out);
+    snprintf(log, sizeof(log), "%s/count.log", o->out);
     if (write_scenario(path, &pt, "railguard sweep: the counting run") != 0)
-        return bad("cannot write '%s'", path);
-    int st = run_one(&o, path, out, log, limit);
-    if (st != 0) {
-        /* Like a failing point, a failing counting run is run again before it counts: once
-         * in a while (in the guest, every few dozen runs) a rank stalls for seconds. */
+        return sweep_bad("cannot write '%s'", path);
+    if (run_one(o, path, out, log, limit) != 0) {
         struct outcome oc;
         char dir[2 * PATH_MAX];
         snprintf(dir, sizeof(dir), "%s/000-%s", out, pt.name);
         read_outcome(dir, &oc, false);
-        snprintf(out, sizeof(out), "%.4030s/count-again", o.out);
-        snprintf(log, sizeof(log), "%.4030s/count-again.log", o.out);
-        int again = run_one(&o, path, out, log, limit);
+        snprintf(out, sizeof(out), "%.4030s/count-again", o->out);
+        snprintf(log, sizeof(log), "%.4030s/count-again.log", o->out);
+        int again = run_one(o, path, out, log, limit);
         if (again != 0) {
             fprintf(stderr,
                     "railguard sweep: %s must pass without faults before it is swept; the "
@@ -723,35 +296,23 @@ int rg_sweep_main(int argc, char **argv)
                "(flaky): %s\n",
                oc.first[0] ? oc.first : "see count.log");
     }
-    for (int r = 0; r < sc.ranks; r++) {
+    for (int r = 0; r < sc->ranks; r++) {
         snprintf(path, sizeof(path), "%s/000-%s/rank%d.events.jsonl", out, pt.name, r);
         if (rg_evidence_read(path, &ev[r], err, sizeof(err)) != 0 || !ev[r].totals)
-            return bad("the counting run left no summary in %s", path);
+            return sweep_bad("the counting run left no summary in %s", path);
     }
-    int n = rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
-    if (n < 0)
-        return bad("%s", err);
-    printf("railguard sweep: %s, %d point(s) of %s; counting run:", file, n,
-           rg_sweep_kind_name(o.spec.kind));
-    for (int r = 0; r < sc.ranks; r++)
-        printf(" rank %d %llu/%llu recv/send completions, %llu polls;", r,
-               (unsigned long long)ev[r].op_cqe[FI_OP_RECV],
-               (unsigned long long)ev[r].op_cqe[FI_OP_SEND], (unsigned long long)ev[r].polls);
-    printf("\n");
-    if (o.list) {
-        /* How big a sweep is, before it is paid for: one line a point, the rule it arms. */
-        for (int i = 0; i < n; i++)
-            printf("%5d  %s\n", i + 1, pts[i].rule);
-        printf("sweep: %s %s: %d points planned, none run (--list)\n", file,
-               rg_sweep_kind_name(o.spec.kind), n);
-        return 0;
-    }
-    fflush(stdout);
+    return 0;
+}
 
-    /* Every point's file first: a batch's `railguard run` takes them all at once. */
+/* Every point's file first: a batch's `railguard run` takes them all at once. 0, or 2. */
+static int write_points(const struct sweep_opts *o, const char *file, const rg_scenario *sc,
+                        const rg_sweep_point *pts, int n)
+{
+    static rg_scenario pt;
+    char path[2 * PATH_MAX];
     for (int i = 0; i < n; i++) {
-        rg_sweep_point *p = &pts[i];
-        pt = sc;
+        const rg_sweep_point *p = &pts[i];
+        pt = *sc;
         snprintf(pt.name, sizeof(pt.name), "point-%04d", i + 1);
         pt.nfaults = 1;
         snprintf(pt.fault[0].rule, sizeof(pt.fault[0].rule), "%s", p->rule);
@@ -768,31 +329,89 @@ int rg_sweep_main(int argc, char **argv)
         char comment[256];
         snprintf(comment, sizeof(comment), "railguard sweep point %d of %s: %s", i + 1, file,
                  p->rule);
-        snprintf(path, sizeof(path), "%s/points/%04d.yaml", o.out, i + 1);
+        snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
         if (write_scenario(path, &pt, comment) != 0)
-            return bad("cannot write '%s'", path);
+            return sweep_bad("cannot write '%s'", path);
     }
+    return 0;
+}
 
+/* The points in batches, each batch's failures rechecked alone once it is over; the summary.
+ * The exit status. */
+static int run_points(const struct sweep_opts *o, const char *file, const rg_scenario *sc,
+                      rg_sweep_point *pts, int n, double limit)
+{
     static struct sweep_state ss;
-    ss = (struct sweep_state){.o = &o, .pts = pts, .n = n, .t0 = rg_now_s()};
+    ss = (struct sweep_state){.o = o, .pts = pts, .n = n, .t0 = rg_now_s()};
     for (int lo = 0; lo < n; lo += SW__BATCH) {
         int hi = lo + SW__BATCH < n ? lo + SW__BATCH : n;
-        struct batch b = {&o, lo, hi, (hi - lo) * (sc.deadline_s + 30) + 120, point_done, &ss};
+        struct batch b = {o, lo, hi, (hi - lo) * (sc->deadline_s + 30) + 120, point_done, &ss};
         if (run_batch(&b) != 0)
             fprintf(stderr, "railguard sweep: the run of points %d..%d did not end by itself\n",
                     lo + 1, hi);
-        /* Failures are rechecked once the batch is over, each alone in a fresh run. */
         for (int i = lo; i < hi; i++)
             if (!ss.seen[i] || ss.suspect[i])
                 recheck(&ss, i, limit);
     }
-    int failed = ss.failed, fired = ss.fired, flaky = ss.flaky, passed = ss.passed;
-    double t0 = ss.t0;
-    double dt = rg_now_s() - t0;
+    double dt = rg_now_s() - ss.t0;
     printf("sweep: %s %s: %d points in %.1f s (%.2f points/s): %d fired, %d not fired, %d "
            "failing, %d flaky\n",
-           file, rg_sweep_kind_name(o.spec.kind), n, dt, n / (dt > 0 ? dt : 1), fired, n - fired,
-           failed, flaky);
-    printf("%d passed, %d failed, %d skipped\n", passed, failed, n - passed - failed);
-    return failed ? 1 : 0;
+           file, rg_sweep_kind_name(o->spec.kind), n, dt, n / (dt > 0 ? dt : 1), ss.fired,
+           n - ss.fired, ss.failed, ss.flaky);
+    printf("%d passed, %d failed, %d skipped\n", ss.passed, ss.failed, n - ss.passed - ss.failed);
+    return ss.failed ? 1 : 0;
+}
+
+int rg_sweep_main(int argc, char **argv)
+{
+    static struct sweep_opts o;
+    static rg_scenario sc;
+    static rg_evidence ev[RG_MAX_RANKS];
+    static rg_sweep_point pts[SW__POINTS_MAX];
+    char err[1024], path[2 * PATH_MAX];
+    int first = 0;
+    int rc = parse_sweep(argc, argv, &o, &first);
+    if (rc)
+        return rc < 0 ? 0 : rc; /* -1: --help */
+    ssize_t sl = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
+    if (sl <= 0)
+        return sweep_bad("%s", "cannot find my own executable");
+    o.self[sl] = '\0';
+    const char *file = argv[first];
+    if (rg_scenario_load(file, &sc, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    if (o.spec.kind == RG_SW_SWAP && sc.rails < 2)
+        return sweep_bad("%s: swap_rails needs a scenario with 2 or more rails (it has %d)", file,
+                         sc.rails);
+    if (rg_mkdirs(o.out) != 0)
+        return sweep_bad("--out: cannot create '%s': %s", o.out, strerror(errno));
+    snprintf(path, sizeof(path), "%s/points", o.out);
+    mkdir(path, 0755);
+    double limit = sc.deadline_s + 120;
+    if ((rc = counting_run(&o, file, &sc, ev, limit)))
+        return rc;
+    int n = rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
+    if (n < 0)
+        return sweep_bad("%s", err);
+    printf("railguard sweep: %s, %d point(s) of %s; counting run:", file, n,
+           rg_sweep_kind_name(o.spec.kind));
+    for (int r = 0; r < sc.ranks; r++)
+        printf(" rank %d %llu/%llu recv/send completions, %llu polls;", r,
+               (unsigned long long)ev[r].op_cqe[FI_OP_RECV],
+               (unsigned long long)ev[r].op_cqe[FI_OP_SEND], (unsigned long long)ev[r].polls);
+    printf("\n");
+    if (o.list) {
+        /* How big a sweep is, before it is paid for: one line a point, the rule it arms. */
+        for (int i = 0; i < n; i++)
+            printf("%5d  %s\n", i + 1, pts[i].rule);
+        printf("sweep: %s %s: %d points planned, none run (--list)\n", file,
+               rg_sweep_kind_name(o.spec.kind), n);
+        return 0;
+    }
+    fflush(stdout);
+    if ((rc = write_points(&o, file, &sc, pts, n)))
+        return rc;
+    return run_points(&o, file, &sc, pts, n, limit);
 }

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_sweep.h - railguard sweep's own insides (cmd/ only): its options, and the runs it drives.
+ * rg_sweep.c is the command (its options, the counting run, the points' files, the batches);
+ * rg_sweep_run.c runs `railguard run` on points, reads their outcomes, rechecks failures and
+ * shrinks them; rg_sweep_plan.c (pure) plans the points.
+ */
+#ifndef RG_SWEEP_H
+#define RG_SWEEP_H
+
+#include "cmd/rg_cmd.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SW__POINTS_MAX 4096
+#define RG_SW_SHRINK_TRIES 10
+
+struct sweep_opts {
+    char self[PATH_MAX];
+    const char *pass[16]; /* run options passed through: --transport X, --shim X, ... */
+    int npass;
+    char out[PATH_MAX];
+    rg_sweep_spec spec;
+    int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
+    bool list;        /* --list: print the planned points after the counting run, run none */
+    bool jobs;        /* -j above 1 or --exec-ranks: every rank exec'd, not forked from a server */
+};
+
+/* One line "railguard sweep: ..." on stderr; 2. */
+int sweep_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * The points of one batch, [lo, hi), run by one `railguard run` over their files: its
+ * preflight and start-up are paid once a batch, not once a point. Its live lines (one per
+ * scenario as it ends) are read as they come, so each point is judged and printed at once.
+ * Returns 0, or -1 when the run could not be started or outlived every deadline it had.
+ */
+#define SW__BATCH 500
+struct batch {
+    const struct sweep_opts *o;
+    int lo, hi;
+    double limit_s;
+    void (*done)(void *arg, int point, const char *result_dir);
+    void *arg;
+};
+int run_batch(const struct batch *b);
+
+/* The verdicts of a run's one scenario, "ok,detected", and whether it fired / failed. */
+struct outcome {
+    bool ran, passed, fired;
+    rg_verdict worst; /* the highest verdict of any rank */
+    char verdicts[256];
+    char first[1200];
+};
+
+/* The sweep's progress, shared by the batch's callback and the rechecks. */
+struct sweep_state {
+    const struct sweep_opts *o;
+    rg_sweep_point *pts;
+    int n, done, failed, fired, flaky, passed;
+    double t0;
+    bool seen[SW__POINTS_MAX];    /* the batch's run reported it */
+    bool suspect[SW__POINTS_MAX]; /* it failed there: rechecked after the batch */
+};
+
+/* railguard run on one scenario file into out, its output to log: its exit status. */
+int run_one(const struct sweep_opts *o, const char *scenario, const char *out, const char *log,
+            double limit_s);
+/* A scenario written as a file of its own, comment on top. 0, or -1. */
+int write_scenario(const char *path, const rg_scenario *sc, const char *comment);
+/* The outcome of the run in scenario directory dir (init_only: swap_rails points). */
+void read_outcome(const char *dir, struct outcome *oc, bool init_only);
+/* A point the batch's run finished (the batch's callback); a failing one rechecked alone,
+ * and shrunk when it fails again. */
+void point_done(void *arg, int i, const char *dir);
+void recheck(struct sweep_state *ss, int i, double limit);
+
+#endif
