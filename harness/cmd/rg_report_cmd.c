@@ -31,15 +31,114 @@ const rg_cli rg_report_cli = {
         "scenario's trace.json and the run's index.html again.",
 };
 
-int rg_report_main(int argc, char **argv)
+/* Every rankR.result.json in dir into views: their number, or -1 after one line. */
+static int read_views(const char *dir, rg_result *views)
 {
-    static rg_result views[RG_MAX_RANKS], merged;
+    char err[PATH_MAX + 1200], path[PATH_MAX + 64];
+    int n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        int r;
+        if (!is_rank_result(e->d_name, &r))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (n == RG_MAX_RANKS)
+            snprintf(err, sizeof(err), "%s: more than %d rank results", dir, RG_MAX_RANKS);
+        else if (rg_result_read(&views[n], path, err, sizeof(err)) != 0)
+            ; /* err says why */
+        else if (views[n].self_rank != r)
+            snprintf(err, sizeof(err), "%s: says it is rank %d", path, views[n].self_rank);
+        else {
+            n++;
+            continue;
+        }
+        closedir(d);
+        fprintf(stderr, "railguard report: %s\n", err);
+        return -1;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The views merged into one judged result, with what the clocks allow said. 0, or -1. */
+static int merge_views(const char *dir, const rg_result *views, int n, rg_result *merged,
+                       bool *ordered)
+{
     static rg_evidence ev[RG_MAX_RANKS];
     static rg_scenario sc;
     char err[1024], path[PATH_MAX + 64];
-    int n = 0;
-    bool ordered;
+    for (int i = 1; i < n; i++) {
+        if (strcmp(views[i].path, views[0].path) != 0) {
+            fprintf(stderr, "railguard report: %s: results of two scenarios (%s, %s)\n", dir,
+                    views[0].path, views[i].path);
+            return -1;
+        }
+    }
+    if (rg_scenario_load(views[0].path, &sc, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard report: the scenario the ranks ran: %s\n", err);
+        return -1;
+    }
+    for (int r = 0; r < sc.ranks; r++) {
+        snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", dir, r);
+        if (rg_evidence_read(path, &ev[r], err, sizeof(err)) != 0) {
+            fprintf(stderr, "railguard report: %s\n", err);
+            return -1;
+        }
+    }
+    if (rg_merge(merged, &sc, views, n, ev, ordered, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard report: %s\n", err);
+        return -1;
+    }
+    if (merged->clock_placed)
+        printf("railguard report: the ranks ran on several hosts: their times are placed on rank "
+               "0's clock by offsets measured at the start, within +-%.3f ms\n",
+               merged->clock_err_ms);
+    for (int r = 0; !*ordered && r < n; r++)
+        if (!views[r].rank[0].clock.measured)
+            printf("railguard report: rank %d's clock was not measured: %s\n", views[r].self_rank,
+                   views[r].rank[0].clock.why[0] ? views[r].rank[0].clock.why
+                                                 : "its runner predates the clock exchange");
+    if (!*ordered)
+        printf("railguard report: the ranks ran on several hosts with no common clock: a fault "
+               "on any rank counts as before every error\n");
+    return 0;
+}
 
+/* The merged result's files in dir: result.json, report.json, junit.xml, and with one clock
+ * trace.json and index.html (without one, no trace rather than a wrong one). */
+static void write_merged(const char *dir, rg_result *merged, bool ordered)
+{
+    char err[1024], path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/result.json", dir);
+    if (rg_result_save(merged, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard report: %s\n", err);
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    if (rg_report_json(merged, 1, merged->seconds, NULL, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard report: %s\n", err);
+    snprintf(path, sizeof(path), "%s/junit.xml", dir);
+    if (rg_report_junit(merged, 1, merged->seconds, NULL, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard report: %s\n", err);
+    snprintf(merged->dir, sizeof(merged->dir), "%s", dir);
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    if (ordered && rg_trace_write(merged, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard report: %s\n", err);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    if (ordered && rg_html_write(merged, 1, merged->seconds, NULL, path, err, sizeof(err)) != 0)
+        fprintf(stderr, "railguard report: %s\n", err);
+    else if (!ordered)
+        printf("railguard report: no trace.json or index.html: the ranks' clocks are not one "
+               "clock\n");
+}
+
+int rg_report_main(int argc, char **argv)
+{
+    static rg_result views[RG_MAX_RANKS], merged;
+    char path[PATH_MAX + 64];
+    bool ordered;
     int first, rc = rg_cli_parse(&rg_report_cli, argc, argv, NULL, &first);
     if (rc)
         return rc == 1 ? 0 : rc;
@@ -50,34 +149,9 @@ int rg_report_main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[first];
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));
+    int n = read_views(dir, views);
+    if (n < 0)
         return 2;
-    }
-    for (struct dirent *e; (e = readdir(d));) {
-        int r;
-        if (!is_rank_result(e->d_name, &r))
-            continue;
-        if (n == RG_MAX_RANKS) {
-            closedir(d);
-            fprintf(stderr, "railguard report: %s: more than %d rank results\n", dir, RG_MAX_RANKS);
-            return 2;
-        }
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        if (rg_result_read(&views[n], path, err, sizeof(err)) != 0) {
-            closedir(d);
-            fprintf(stderr, "railguard report: %s\n", err);
-            return 2;
-        }
-        if (views[n].self_rank != r) {
-            closedir(d);
-            fprintf(stderr, "railguard report: %s: says it is rank %d\n", path, views[n].self_rank);
-            return 2;
-        }
-        n++;
-    }
-    closedir(d);
     /* No rank results but a report.json: a run's directory (an external launch's holds rank
      * results, and a report.json too once merged). Its traces and page are written again. */
     snprintf(path, sizeof(path), "%s/report.json", dir);
@@ -90,63 +164,10 @@ int rg_report_main(int argc, char **argv)
                 dir);
         return 2;
     }
-    for (int i = 1; i < n; i++) {
-        if (strcmp(views[i].path, views[0].path) != 0) {
-            fprintf(stderr, "railguard report: %s: results of two scenarios (%s, %s)\n", dir,
-                    views[0].path, views[i].path);
-            return 2;
-        }
-    }
-    if (rg_scenario_load(views[0].path, &sc, err, sizeof(err)) != 0) {
-        fprintf(stderr, "railguard report: the scenario the ranks ran: %s\n", err);
+    if (merge_views(dir, views, n, &merged, &ordered) != 0)
         return 2;
-    }
-    for (int r = 0; r < sc.ranks; r++) {
-        snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", dir, r);
-        if (rg_evidence_read(path, &ev[r], err, sizeof(err)) != 0) {
-            fprintf(stderr, "railguard report: %s\n", err);
-            return 2;
-        }
-    }
-    if (rg_merge(&merged, &sc, views, n, ev, &ordered, err, sizeof(err)) != 0) {
-        fprintf(stderr, "railguard report: %s\n", err);
-        return 2;
-    }
-    if (merged.clock_placed)
-        printf("railguard report: the ranks ran on several hosts: their times are placed on rank "
-               "0's clock by offsets measured at the start, within +-%.3f ms\n",
-               merged.clock_err_ms);
-    for (int r = 0; !ordered && r < n; r++)
-        if (!views[r].rank[0].clock.measured)
-            printf("railguard report: rank %d's clock was not measured: %s\n", views[r].self_rank,
-                   views[r].rank[0].clock.why[0] ? views[r].rank[0].clock.why
-                                                 : "its runner predates the clock exchange");
-    if (!ordered)
-        printf("railguard report: the ranks ran on several hosts with no common clock: a fault "
-               "on any rank counts as before every error\n");
     rg_report_line(stdout, &merged);
-    snprintf(path, sizeof(path), "%s/result.json", dir);
-    if (rg_result_save(&merged, path, err, sizeof(err)) != 0)
-        fprintf(stderr, "railguard report: %s\n", err);
-    snprintf(path, sizeof(path), "%s/report.json", dir);
-    if (rg_report_json(&merged, 1, merged.seconds, NULL, path, err, sizeof(err)) != 0)
-        fprintf(stderr, "railguard report: %s\n", err);
-    snprintf(path, sizeof(path), "%s/junit.xml", dir);
-    if (rg_report_junit(&merged, 1, merged.seconds, NULL, path, err, sizeof(err)) != 0)
-        fprintf(stderr, "railguard report: %s\n", err);
-    /* The timeline needs one clock: ranks on one host share CLOCK_MONOTONIC, ranks on several
-     * are placed by their measured offsets; without those, no trace rather than a wrong one. */
-    snprintf(merged.dir, sizeof(merged.dir), "%s", dir);
-    snprintf(path, sizeof(path), "%s/trace.json", dir);
-    if (ordered && rg_trace_write(&merged, path, err, sizeof(err)) != 0)
-        fprintf(stderr, "railguard report: %s\n", err);
-    /* The launch's page, beside its files: its timeline needs the same one clock. */
-    snprintf(path, sizeof(path), "%s/index.html", dir);
-    if (ordered && rg_html_write(&merged, 1, merged.seconds, NULL, path, err, sizeof(err)) != 0)
-        fprintf(stderr, "railguard report: %s\n", err);
-    else if (!ordered)
-        printf("railguard report: no trace.json or index.html: the ranks' clocks are not one "
-               "clock\n");
+    write_merged(dir, &merged, ordered);
     rg_report_table(stdout, &merged, 1, merged.seconds);
     return merged.passed ? 0 : 1;
 }
