@@ -62,6 +62,59 @@ static int launcher_rank(int *rank, int *size, const char **from)
  * for that rank, and exits 0 or 1, so the launcher's exit status is the scenario's verdict.
  * Each rank writes <out>/<name>/rankR.* (on a shared file system, one directory holds all).
  */
+/* The runners meet at the coordinator before the workers do: each rank's clock against rank
+ * 0's, so a report of ranks on several hosts can order them (rg_clock.c). Said on stdout. */
+static void measure_clock(const struct run_opts *o, const struct sc_entry *e, int rank, int size,
+                          rg_clock *clk)
+{
+    char err[512];
+    char secret[RG_PARSE_SECRET_MAX + 1];
+    if (rg_parse_secret_env(secret, err, sizeof(err)) != 0) {
+        memset(clk, 0, sizeof(*clk));
+        snprintf(clk->why, sizeof(clk->why), "%.199s", err);
+    } else {
+        rg_clock_sync(o->coordinator, secret, rank, size, rg_now_s() + e->sc.timeout_s, clk);
+    }
+    explicit_bzero(secret, sizeof(secret));
+    if (clk->measured && rank)
+        printf("rank %d: clock %+.3f ms from rank 0's (within +-%.3f ms, the least delayed of %d "
+               "round trips)\n",
+               rank, clk->offset_ms, clk->err_ms, clk->rounds);
+    else if (!clk->measured || clk->why[0])
+        printf("rank %d: clock: %s%s\n", rank, clk->measured ? "" : "not measured: ", clk->why);
+    fflush(stdout);
+}
+
+/* This rank's own view of the scenario, as `railguard report` merges them: its rank as rank 0
+ * (self_rank names it), its expectation, its rules' counts, its clock. */
+static void view_of(const struct sc_entry *e, const rg_result *res, int rank, const rg_clock *clk,
+                    rg_result *view)
+{
+    memset(view, 0, sizeof(*view));
+    rg_run_fmt(view->name, sizeof(view->name), "%s[rank %d]", e->sc.name, rank);
+    snprintf(view->path, sizeof(view->path), "%s", e->path);
+    snprintf(view->dir, sizeof(view->dir), "%s", res->dir);
+    view->ranks = 1;
+    view->rank[0] = res->rank[rank];
+    view->rank[0].clock = *clk;
+    view->expect[0] = e->sc.expect[rank];
+    view->expect_at[0] = e->sc.expect_at[rank];
+    view->expect_cls[0] = e->sc.expect_cls[rank];
+    for (int i = 0; i < RG_MAX_RANKS; i++)
+        view->known[i] = i ? 0 : e->sc.known[rank];
+    snprintf(view->known_why, sizeof(view->known_why), "%s", e->sc.known_why);
+    view->nrules = res->nrules;
+    for (int i = 0; i < res->nrules; i++) {
+        view->rule[i] = res->rule[i];
+        memset(view->rule[i].fired_by, 0, sizeof(view->rule[i].fired_by));
+        view->rule[i].fired_by[0] = res->rule[i].fired_by[rank];
+    }
+    view->seconds = res->seconds;
+    view->t0_mono_ms = res->t0_mono_ms;
+    view->self_rank = rank;
+    snprintf(view->host, sizeof(view->host), "%s", res->host);
+}
+
 int rg_run_external(const struct run_opts *o, const struct sc_entry *e)
 {
     static rg_result res, view;
@@ -88,24 +141,8 @@ int rg_run_external(const struct run_opts *o, const struct sc_entry *e)
         fprintf(stderr, "railguard run: %s: cannot write the plan: %s\n", plan, strerror(errno));
         return 2;
     }
-    /* The runners meet at the coordinator before the workers do: each rank's clock against
-     * rank 0's, so a report of ranks on several hosts can order them (rg_clock.c). */
     rg_clock clk;
-    char secret[RG_PARSE_SECRET_MAX + 1];
-    if (rg_parse_secret_env(secret, err, sizeof(err)) != 0) {
-        memset(&clk, 0, sizeof(clk));
-        snprintf(clk.why, sizeof(clk.why), "%.199s", err);
-    } else {
-        rg_clock_sync(o->coordinator, secret, rank, size, rg_now_s() + e->sc.timeout_s, &clk);
-    }
-    explicit_bzero(secret, sizeof(secret));
-    if (clk.measured && rank)
-        printf("rank %d: clock %+.3f ms from rank 0's (within +-%.3f ms, the least delayed of %d "
-               "round trips)\n",
-               rank, clk.offset_ms, clk.err_ms, clk.rounds);
-    else if (!clk.measured || clk.why[0])
-        printf("rank %d: clock: %s%s\n", rank, clk.measured ? "" : "not measured: ", clk.why);
-    fflush(stdout);
+    measure_clock(o, e, rank, size, &clk);
     rg_run_ranks(o, e, &res, rank, rank + 1, o->coordinator, o->devices_file, plan, false);
     /* A launcher ends the whole job once any rank exits non-zero (mpirun sends SIGTERM, then
      * SIGKILL a while later): this rank's verdict must be on disk first. Its worker has ended;
@@ -117,29 +154,7 @@ int rg_run_external(const struct run_opts *o, const struct sc_entry *e)
     sigaddset(&term, SIGINT);
     sigprocmask(SIG_BLOCK, &term, NULL);
 
-    memset(&view, 0, sizeof(view));
-    rg_run_fmt(view.name, sizeof(view.name), "%s[rank %d]", e->sc.name, rank);
-    snprintf(view.path, sizeof(view.path), "%s", e->path);
-    snprintf(view.dir, sizeof(view.dir), "%s", res.dir);
-    view.ranks = 1;
-    view.rank[0] = res.rank[rank];
-    view.rank[0].clock = clk;
-    view.expect[0] = e->sc.expect[rank];
-    view.expect_at[0] = e->sc.expect_at[rank];
-    view.expect_cls[0] = e->sc.expect_cls[rank];
-    for (int i = 0; i < RG_MAX_RANKS; i++)
-        view.known[i] = i ? 0 : e->sc.known[rank];
-    snprintf(view.known_why, sizeof(view.known_why), "%s", e->sc.known_why);
-    view.nrules = res.nrules;
-    for (int i = 0; i < res.nrules; i++) {
-        view.rule[i] = res.rule[i];
-        memset(view.rule[i].fired_by, 0, sizeof(view.rule[i].fired_by));
-        view.rule[i].fired_by[0] = res.rule[i].fired_by[rank];
-    }
-    view.seconds = res.seconds;
-    view.t0_mono_ms = res.t0_mono_ms;
-    view.self_rank = rank;
-    snprintf(view.host, sizeof(view.host), "%s", res.host);
+    view_of(e, &res, rank, &clk, &view);
     char cmd[sizeof(view.repro) - 64];
     rg_run_repro_line(cmd, sizeof(cmd), o,
                       (const char *const[]){"--external", "--coordinator", o->coordinator,

@@ -81,17 +81,13 @@ int run_one(const struct sweep_opts *o, const char *scenario, const char *out, c
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int run_batch(const struct batch *b)
+/* The batch's `railguard run` started, its stdout on *rfd, its stderr in log. Its pid, or -1. */
+static pid_t start_batch(const struct batch *b, const char *out, const char *log, int *rfd)
 {
     const struct sweep_opts *o = b->o;
     static char files[SW__BATCH][PATH_MAX + 32];
     const char *argv[SW__BATCH + 40];
-    char out[PATH_MAX + 64], log[PATH_MAX + 64];
     int fds[2];
-
-    /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
-    snprintf(out, sizeof(out), "%.4030s/run-%04d", o->out, b->lo + 1);
-    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", o->out, b->lo + 1);
     int a = run_args(o, out, argv);
     /* A batch's points share one program: ranks forked from a server started once per batch,
      * not exec'd per point. A failing point is rechecked and shrunk by run_one, fresh. */
@@ -120,13 +116,38 @@ int run_batch(const struct batch *b)
         _exit(127);
     }
     close(fds[1]);
+    *rfd = fds[0];
+    return pid;
+}
+
+/* One line of the batch's run: "PASS  point-0007   2 ranks ..." names a point that ended. */
+static void batch_line(const struct batch *b, const char *out, const char *line)
+{
+    int point;
+    if ((!strncmp(line, "PASS  ", 6) || !strncmp(line, "FAIL  ", 6)) &&
+        sscanf(line + 6, "point-%d", &point) == 1 && point > b->lo && point <= b->hi) {
+        char dir[PATH_MAX + 128];
+        snprintf(dir, sizeof(dir), "%s/%03d-point-%04d", out, point - 1 - b->lo, point);
+        b->done(b->arg, point - 1, dir);
+    }
+}
+
+int run_batch(const struct batch *b)
+{
+    char out[PATH_MAX + 64], log[PATH_MAX + 64], buf[8192];
+    int fd;
+    /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
+    snprintf(out, sizeof(out), "%.4030s/run-%04d", b->o->out, b->lo + 1);
+    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", b->o->out, b->lo + 1);
+    pid_t pid = start_batch(b, out, log, &fd);
+    if (pid < 0)
+        return -1;
     FILE *lf = fopen(log, "a");
-    char buf[8192];
     size_t len = 0;
     double end = rg_now_s() + b->limit_s;
     int rc = 0;
     for (;;) {
-        struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
         if (rg_now_s() > end) {
             /* The run has deadlines of its own; this one only guards against the harness. */
             kill(pid, SIGKILL);
@@ -135,7 +156,7 @@ int run_batch(const struct batch *b)
         }
         if (poll(&pf, 1, 1000) <= 0)
             continue;
-        ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+        ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -147,14 +168,7 @@ int run_batch(const struct batch *b)
             *nl = '\0';
             if (lf)
                 fprintf(lf, "%s\n", start);
-            int point;
-            /* "PASS  point-0007   2 ranks ...": the scenario's name is the point's. */
-            if ((!strncmp(start, "PASS  ", 6) || !strncmp(start, "FAIL  ", 6)) &&
-                sscanf(start + 6, "point-%d", &point) == 1 && point > b->lo && point <= b->hi) {
-                char dir[PATH_MAX + 128];
-                snprintf(dir, sizeof(dir), "%s/%03d-point-%04d", out, point - 1 - b->lo, point);
-                b->done(b->arg, point - 1, dir);
-            }
+            batch_line(b, out, start);
             start = nl + 1;
         }
         len = strlen(start);
@@ -162,7 +176,7 @@ int run_batch(const struct batch *b)
         if (len == sizeof(buf) - 1)
             len = 0;
     }
-    close(fds[0]);
+    close(fd);
     if (lf)
         fclose(lf);
     int st;
