@@ -33,7 +33,7 @@ PARSE_SRC     := parse/rg_parse.c
 PROOF_SRC     := parse/rg_proof.c
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC) $(PROOF_SRC)
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
-FI_PURE_SRC   := faultinject/fi_plan.c
+FI_PURE_SRC   := faultinject/fi_plan.c faultinject/fi_fires.c
 # The ownership sanitizer needs no device either: the unit tests link it with an event catcher.
 FI_OWN_SRC    := faultinject/fi_own.c
 # The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
@@ -50,7 +50,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/rank/rg_bench_spec.c harness/cmd/rg_sweep_plan.c \
                     harness/cmd/rg_report_cmd.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
-FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
+FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
                  faultinject/fi_ring.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_verbs.c \

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fault plan's parser and trigger. The shim runs this in its constructor, inside whatever
- * program it was preloaded into, and on that program's data path: so it allocates nothing,
- * keeps no state and never depends on the locale.
+ * The fault plan's parser (its trigger is fi_fires.c). The shim runs this in its constructor,
+ * inside whatever program it was preloaded into, and on that program's data path: so it allocates
+ * nothing, keeps no state and never depends on the locale.
  */
 #include "fi_plan.h"
 
@@ -388,33 +388,81 @@ static void rule_init(struct fi_rule *r, enum fi_kind kind, int line)
 }
 
 /* One key=value token t[0..n) of rule r; `seen` collects the keys, so each comes once. */
-static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, const char *t,
-                       size_t n)
+/* num() into an int. */
+static int num_int(const struct ctx *c, const char *key, const char *v, size_t n, size_t skip,
+                   uint64_t lo, uint64_t hi, int *out)
 {
-    const char *eq = memchr(t, '=', n);
     uint64_t x;
+    if (num(c, key, v, n, skip, lo, hi, &x))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
 
-    if (!eq)
-        return fail(c, "expected key=value '%s'", show(t, n).s);
-    size_t kn = (size_t)(eq - t), vn = n - kn - 1;
-    const char *v = eq + 1;
-    int k = lookup(key_names, 0, K__N, t, kn, 0);
-    if (k < 0)
-        return fail(c, "unknown key '%s'", show(t, kn).s);
-    if (!(kind_keys[r->kind] & B(k)))
-        return fail(c, "%s does not take key '%s'", kind_names[r->kind], key_names[k]);
-    if (*seen & B(k))
-        return fail(c, "duplicate key '%s'", key_names[k]);
-    *seen |= B(k);
-    if (vn == 0)
-        return fail(c, "empty value for key '%s'", key_names[k]);
+/* qp=N (its number) or qp=#K (the K-th QP made). */
+static int parse_qp(const struct ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    uint64_t x;
+    if (v[0] == '#')
+        return num_int(c, "qp", v, vn, 1, 0, INT_MAX, &r->qp_ord);
+    if (num(c, "qp", v, vn, 0, 0, FI__QPN_LIMIT - 1, &x))
+        return -1;
+    r->qp_num = (int64_t)x;
+    return 0;
+}
 
-    switch ((enum key)k) {
-    case K_RANK:
-        if (num(c, "rank", v, vn, 0, 0, INT_MAX, &x))
-            return -1;
-        r->rank = (int)x;
+static int parse_op(const struct ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    int o = lookup(op_names, 0, FI__NELEM(op_names), v, vn, 0);
+    if (o < 0)
+        return fail(c, "unknown op '%s'", show(v, vn).s);
+    /* Only a send-side operation can vanish after completing locally. */
+    if ((r->kind == FI_LOSE || r->kind == FI_LATE) && o != FI_OP_ANY && o != FI_OP_SEND &&
+        o != FI_OP_WRITE)
+        return fail(c, "%s takes op=send or op=write '%s'", kind_names[r->kind], show(v, vn).s);
+    /* Only a received payload is there to flip: on any other op the rule would never fire. */
+    if (r->kind == FI_CORRUPT && o != FI_OP_ANY && o != FI_OP_RECV)
+        return fail(c, "corrupt takes op=recv '%s'", show(v, vn).s);
+    r->op = (enum fi_op)o;
+    return 0;
+}
+
+/* The program's own phases (rg_fi_control_v1.set_phase): init, or step N. */
+static int parse_step(const struct ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    if (vn == 4 && !memcmp(v, "init", 4)) {
+        r->step = FI_PHASE_INIT;
         return 0;
+    }
+    uint64_t x = 0;
+    for (size_t i = 0; i < vn && x <= FI_PHASE_MAX; i++)
+        x = v[i] >= '0' && v[i] <= '9' ? x * 10 + (uint64_t)(v[i] - '0') : FI_PHASE_MAX + 1;
+    if (x > FI_PHASE_MAX)
+        return fail(c, "step is init or a number from 0 to %d '%s'", FI_PHASE_MAX, show(v, vn).s);
+    r->step = (int)x;
+    return 0;
+}
+
+/* What n counts at a poll site: the polls (how many is up to the program's timing) or the
+ * completions the CQ handed out (as many in every run, so a sweep's point is reproducible);
+ * per=cqe fires at the CQ's next poll after its nth completion. */
+static int parse_per(const struct ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    if (vn == 4 && !memcmp(v, "poll", 4))
+        r->per_cqe = false;
+    else if (vn == 3 && !memcmp(v, "cqe", 3))
+        r->per_cqe = true;
+    else
+        return fail(c, "per is poll or cqe '%s'", show(v, vn).s);
+    return 0;
+}
+
+/* One key's value into the rule. */
+static int parse_value(const struct ctx *c, struct fi_rule *r, enum key k, const char *v, size_t vn)
+{
+    switch (k) {
+    case K_RANK:
+        return num_int(c, "rank", v, vn, 0, 0, INT_MAX, &r->rank);
     case K_DEV:
         if (vn >= FI_DEVNAME_MAX)
             return fail(c, "device name too long '%s'", show(v, vn).s);
@@ -422,38 +470,14 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
         r->dev[vn] = '\0';
         return 0;
     case K_QP:
-        if (v[0] == '#') {
-            if (num(c, "qp", v, vn, 1, 0, INT_MAX, &x))
-                return -1;
-            r->qp_ord = (int)x;
-        } else {
-            if (num(c, "qp", v, vn, 0, 0, FI__QPN_LIMIT - 1, &x))
-                return -1;
-            r->qp_num = (int64_t)x;
-        }
-        return 0;
+        return parse_qp(c, r, v, vn);
     case K_CQ:
         /* A CQ has no number on the wire to name it by; only its creation order identifies it. */
         if (v[0] != '#')
             return fail(c, "cq needs the #K form '%s'", show(v, vn).s);
-        if (num(c, "cq", v, vn, 1, 0, INT_MAX, &x))
-            return -1;
-        r->cq_ord = (int)x;
-        return 0;
-    case K_OP: {
-        int o = lookup(op_names, 0, FI__NELEM(op_names), v, vn, 0);
-        if (o < 0)
-            return fail(c, "unknown op '%s'", show(v, vn).s);
-        /* Only a send-side operation can vanish after completing locally. */
-        if ((r->kind == FI_LOSE || r->kind == FI_LATE) && o != FI_OP_ANY && o != FI_OP_SEND &&
-            o != FI_OP_WRITE)
-            return fail(c, "%s takes op=send or op=write '%s'", kind_names[r->kind], show(v, vn).s);
-        /* Only a received payload is there to flip: on any other op the rule would never fire. */
-        if (r->kind == FI_CORRUPT && o != FI_OP_ANY && o != FI_OP_RECV)
-            return fail(c, "corrupt takes op=recv '%s'", show(v, vn).s);
-        r->op = (enum fi_op)o;
-        return 0;
-    }
+        return num_int(c, "cq", v, vn, 1, 0, INT_MAX, &r->cq_ord);
+    case K_OP:
+        return parse_op(c, r, v, vn);
     case K_VERB: {
         /* "none" is the unset value, not something nomem can fail. */
         int vb = lookup(verb_names, FI_VERB_NONE + 1, FI__NELEM(verb_names), v, vn, 0);
@@ -483,51 +507,41 @@ static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, c
     case K_MS:
         return num(c, "ms", v, vn, 0, 1, FI__MS_MAX, &r->ms);
     case K_BIT:
-        if (num(c, "bit", v, vn, 0, 0, FI__BIT_LIMIT - 1, &x))
-            return -1;
-        r->bit = (int)x;
-        return 0;
+        return num_int(c, "bit", v, vn, 0, 0, FI__BIT_LIMIT - 1, &r->bit);
     case K_PERM:
         return parse_perm(c, r, v, vn);
     case K_STEP:
-        /* The program's own phases (rg_fi_control_v1.set_phase): init, or step N. */
-        if (vn == 4 && !memcmp(v, "init", 4)) {
-            r->step = FI_PHASE_INIT;
-            return 0;
-        }
-        x = 0;
-        for (size_t i = 0; i < vn && x <= FI_PHASE_MAX; i++)
-            x = v[i] >= '0' && v[i] <= '9' ? x * 10 + (uint64_t)(v[i] - '0') : FI_PHASE_MAX + 1;
-        if (x > FI_PHASE_MAX)
-            return fail(c, "step is init or a number from 0 to %d '%s'", FI_PHASE_MAX,
-                        show(v, vn).s);
-        r->step = (int)x;
-        return 0;
+        return parse_step(c, r, v, vn);
     case K_REP:
-        if (num(c, "rep", v, vn, 0, 0, FI_PHASE_MAX, &x))
-            return -1;
-        r->rep = (int)x;
-        return 0;
+        return num_int(c, "rep", v, vn, 0, 0, FI_PHASE_MAX, &r->rep);
     case K_CODE:
-        if (num(c, "code", v, vn, 0, 0, 255, &x))
-            return -1;
-        r->code = (int)x;
-        return 0;
+        return num_int(c, "code", v, vn, 0, 0, 255, &r->code);
     case K_PER:
-        /* What n counts at a poll site: the polls (how many is up to the program's timing) or
-         * the completions the CQ handed out (as many in every run, so a sweep's point is
-         * reproducible); per=cqe fires at the CQ's next poll after its nth completion. */
-        if (vn == 4 && !memcmp(v, "poll", 4))
-            r->per_cqe = false;
-        else if (vn == 3 && !memcmp(v, "cqe", 3))
-            r->per_cqe = true;
-        else
-            return fail(c, "per is poll or cqe '%s'", show(v, vn).s);
-        return 0;
+        return parse_per(c, r, v, vn);
     case K__N:
         break;
     }
-    return fail(c, "unknown key '%s'", show(t, kn).s);
+    return -1;
+}
+
+static int parse_param(const struct ctx *c, struct fi_rule *r, unsigned *seen, const char *t,
+                       size_t n)
+{
+    const char *eq = memchr(t, '=', n);
+    if (!eq)
+        return fail(c, "expected key=value '%s'", show(t, n).s);
+    size_t kn = (size_t)(eq - t), vn = n - kn - 1;
+    int k = lookup(key_names, 0, K__N, t, kn, 0);
+    if (k < 0)
+        return fail(c, "unknown key '%s'", show(t, kn).s);
+    if (!(kind_keys[r->kind] & B(k)))
+        return fail(c, "%s does not take key '%s'", kind_names[r->kind], key_names[k]);
+    if (*seen & B(k))
+        return fail(c, "duplicate key '%s'", key_names[k]);
+    *seen |= B(k);
+    if (vn == 0)
+        return fail(c, "empty value for key '%s'", key_names[k]);
+    return parse_value(c, r, (enum key)k, eq + 1, vn);
 }
 
 /* The checks that need the whole rule, and the defaults that depend on the fault. */
@@ -640,48 +654,4 @@ int fi_plan_parse(const char *text, const char *origin, struct fi_plan *out, cha
     /* No half-read plan: a caller that ignores the result still injects nothing. */
     memset(out, 0, sizeof(*out));
     return -1;
-}
-
-/* --- the trigger --------------------------------------------------------------------------- */
-
-#define FI__GOLDEN 0x9e3779b97f4a7c15ull
-
-/* splitmix64's finalizer: every input bit reaches every output bit. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-double fi_draw(uint64_t seed, int idx, uint64_t n)
-{
-    /*
-     * Each input is mixed before the next joins, so related inputs (seed s at event n+1, seed
-     * s+1 at event n) do not line up the way a plain xor or sum of the three would. Integer
-     * arithmetic and an exact 53-bit conversion: the same draw on every platform.
-     */
-    uint64_t x = mix64(seed + FI__GOLDEN);
-    x = mix64(x + (uint64_t)(int64_t)idx * FI__GOLDEN);
-    x = mix64(x + n * FI__GOLDEN);
-    return (double)(x >> 11) * 0x1.0p-53;
-}
-
-bool fi_rule_fires(const struct fi_rule *r, int idx, uint64_t n, uint64_t fired)
-{
-    if (!r || n == 0)
-        return false;
-    if (r->count && fired >= r->count)
-        return false;
-    if (r->every) {
-        uint64_t start = r->nth ? r->nth : r->every;
-        if (n < start || (n - start) % r->every != 0)
-            return false;
-    } else if (r->nth && (n != r->nth || fired > 0)) {
-        return false;
-    }
-    /* With nth or every as well, prob thins out their events rather than replacing them. */
-    if (r->prob > 0 && !(fi_draw(r->seed, idx, n) < r->prob))
-        return false;
-    return true;
 }
