@@ -412,16 +412,95 @@ rg_status rg__secret_from_env(char *out, char *err, size_t errlen)
     return rg_parse_secret_env(out, err, errlen) ? RG_ERR_CONFIG : RG_OK;
 }
 
-rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen)
+/* Who this rank is and where rank 0 is: the rank, the coordinator, the secret, the devices
+ * file, each only where the caller left it unset. */
+static rg_status env_place(rg_config *c, char *err, size_t errlen)
 {
     static const char *const rank_vars[] = {"RG_RANK", "MLX_RANK", "JACCL_RANK"};
     static const char *const coord_vars[] = {"RG_COORDINATOR", "MLX_JACCL_COORDINATOR",
                                              "JACCL_COORDINATOR"};
     static const char *const dev_vars[] = {"RG_DEVICES_FILE", "MLX_IBV_DEVICES",
                                            "JACCL_IBV_DEVICES"};
+    const char *name, *v;
+    if (c->rank < 0 && (v = env_first(rank_vars, 3, &name))) {
+        if (parse_rank(v, &c->rank))
+            return env_fail(err, errlen, name, v, "not a rank number");
+        if (c->rank >= RG_MAX_RANKS)
+            return env_fail(err, errlen, name, v, "rank out of range 0..%d", RG_MAX_RANKS - 1);
+    }
+    if (!c->coordinator[0] && (v = env_first(coord_vars, 3, &name))) {
+        const char *why = rg_parse_hostport_problem(v);
+        if (strlen(v) >= sizeof(c->coordinator))
+            why = "longer than 255 characters";
+        if (why)
+            return env_fail(err, errlen, name, v, "%s", why);
+        memcpy(c->coordinator, v, strlen(v) + 1);
+    }
+    if (!c->secret[0]) {
+        rg_status st = rg__secret_from_env(c->secret, err, errlen);
+        if (st)
+            return st;
+    }
+    if (!c->devices_file[0] && (v = env_first(dev_vars, 3, &name))) {
+        if (strlen(v) >= sizeof(c->devices_file))
+            return env_fail(err, errlen, name, v, "path longer than %zu characters",
+                            sizeof(c->devices_file) - 1);
+        memcpy(c->devices_file, v, strlen(v) + 1);
+    }
+    return RG_OK;
+}
+
+/* How it runs: the QP type, the timeout and the algorithm. */
+static rg_status env_how(rg_config *c, char *err, size_t errlen)
+{
     static const char *const ring_vars[] = {"MLX_JACCL_RING", "JACCL_RING"};
     const char *name, *v;
+    /* UC is both the default and a choice, so an unset qp_type cannot be told apart from a
+     * chosen one: the variable, when present, decides. */
+    if ((v = env_first((const char *const[]){"RG_QP_TYPE"}, 1, &name))) {
+        if (!strcasecmp(v, "uc"))
+            c->qp_type = RG_QPT_UC;
+        else if (!strcasecmp(v, "rc"))
+            c->qp_type = RG_QPT_RC;
+        else
+            return env_fail(err, errlen, name, v, "expected uc or rc");
+    }
+    if (c->timeout_s == 0 && (v = env_first((const char *const[]){"RG_TIMEOUT"}, 1, &name))) {
+        double t;
+        if (parse_seconds(v, &t) || !isfinite(t))
+            return env_fail(err, errlen, name, v, "not a number of seconds");
+        if (!(t > 0))
+            return env_fail(err, errlen, name, v, "the timeout must be more than 0 seconds");
+        if (t > RG__TIMEOUT_MAX_S)
+            return env_fail(err, errlen, name, v, "the timeout must be at most %.0f seconds",
+                            RG__TIMEOUT_MAX_S);
+        c->timeout_s = t;
+    }
+    if (c->algo != RG_ALGO_AUTO)
+        return RG_OK;
+    /* RG_ALGO, even "auto", is the first name found, so the MLX and JACCL ones are not read. */
+    if ((v = env_first((const char *const[]){"RG_ALGO"}, 1, &name))) {
+        if (!strcasecmp(v, "auto"))
+            c->algo = RG_ALGO_AUTO;
+        else if (!strcasecmp(v, "ring"))
+            c->algo = RG_ALGO_RING;
+        else if (!strcasecmp(v, "mesh"))
+            c->algo = RG_ALGO_MESH;
+        else
+            return env_fail(err, errlen, name, v, "expected auto, ring or mesh");
+    } else if ((v = env_first(ring_vars, 2, &name))) {
+        if (!strcmp(v, "1"))
+            c->algo = RG_ALGO_RING;
+        else if (!strcmp(v, "0"))
+            c->algo = RG_ALGO_MESH;
+        else
+            return env_fail(err, errlen, name, v, "expected 1 (ring) or 0 (mesh)");
+    }
+    return RG_OK;
+}
 
+rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen)
+{
     if (err && errlen > 0)
         err[0] = '\0';
     if (!cfg) {
@@ -431,75 +510,10 @@ rg_status rg_config_from_env(rg_config *cfg, char *err, size_t errlen)
     }
     /* Work on a copy so a bad variable leaves the caller's configuration as it was. */
     rg_config c = *cfg;
-
-    if (c.rank < 0 && (v = env_first(rank_vars, 3, &name))) {
-        if (parse_rank(v, &c.rank))
-            return env_fail(err, errlen, name, v, "not a rank number");
-        if (c.rank >= RG_MAX_RANKS)
-            return env_fail(err, errlen, name, v, "rank out of range 0..%d", RG_MAX_RANKS - 1);
-    }
-    if (!c.coordinator[0] && (v = env_first(coord_vars, 3, &name))) {
-        const char *why = rg_parse_hostport_problem(v);
-        if (strlen(v) >= sizeof(c.coordinator))
-            why = "longer than 255 characters";
-        if (why)
-            return env_fail(err, errlen, name, v, "%s", why);
-        memcpy(c.coordinator, v, strlen(v) + 1);
-    }
-    if (!c.secret[0]) {
-        rg_status st = rg__secret_from_env(c.secret, err, errlen);
-        if (st)
-            return st;
-    }
-    if (!c.devices_file[0] && (v = env_first(dev_vars, 3, &name))) {
-        if (strlen(v) >= sizeof(c.devices_file))
-            return env_fail(err, errlen, name, v, "path longer than %zu characters",
-                            sizeof(c.devices_file) - 1);
-        memcpy(c.devices_file, v, strlen(v) + 1);
-    }
-    /*
-     * UC is both the default and a choice, so an unset qp_type cannot be told apart from a
-     * chosen one: the variable, when present, decides.
-     */
-    if ((v = env_first((const char *const[]){"RG_QP_TYPE"}, 1, &name))) {
-        if (!strcasecmp(v, "uc"))
-            c.qp_type = RG_QPT_UC;
-        else if (!strcasecmp(v, "rc"))
-            c.qp_type = RG_QPT_RC;
-        else
-            return env_fail(err, errlen, name, v, "expected uc or rc");
-    }
-    if (c.timeout_s == 0 && (v = env_first((const char *const[]){"RG_TIMEOUT"}, 1, &name))) {
-        double t;
-        if (parse_seconds(v, &t) || !isfinite(t))
-            return env_fail(err, errlen, name, v, "not a number of seconds");
-        if (!(t > 0))
-            return env_fail(err, errlen, name, v, "the timeout must be more than 0 seconds");
-        if (t > RG__TIMEOUT_MAX_S)
-            return env_fail(err, errlen, name, v, "the timeout must be at most %.0f seconds",
-                            RG__TIMEOUT_MAX_S);
-        c.timeout_s = t;
-    }
-    if (c.algo == RG_ALGO_AUTO) {
-        /* RG_ALGO, even "auto", is the first name found, so the MLX and JACCL ones are not read. */
-        if ((v = env_first((const char *const[]){"RG_ALGO"}, 1, &name))) {
-            if (!strcasecmp(v, "auto"))
-                c.algo = RG_ALGO_AUTO;
-            else if (!strcasecmp(v, "ring"))
-                c.algo = RG_ALGO_RING;
-            else if (!strcasecmp(v, "mesh"))
-                c.algo = RG_ALGO_MESH;
-            else
-                return env_fail(err, errlen, name, v, "expected auto, ring or mesh");
-        } else if ((v = env_first(ring_vars, 2, &name))) {
-            if (!strcmp(v, "1"))
-                c.algo = RG_ALGO_RING;
-            else if (!strcmp(v, "0"))
-                c.algo = RG_ALGO_MESH;
-            else
-                return env_fail(err, errlen, name, v, "expected 1 (ring) or 0 (mesh)");
-        }
-    }
-    *cfg = c;
-    return RG_OK;
+    rg_status st = env_place(&c, err, errlen);
+    if (!st)
+        st = env_how(&c, err, errlen);
+    if (!st)
+        *cfg = c;
+    return st;
 }
