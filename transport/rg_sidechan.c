@@ -680,100 +680,107 @@ rg_status rg__sc_check(struct rg_sc *sc, struct rg_err *e)
     return RG_OK;
 }
 
-rg_status rg__sc_allgather(struct rg_sc *sc, const void *mine, size_t len, void *all,
-                           double deadline, struct rg_err *e)
+/* A rank but 0: its part to rank 0, then the whole back (frames of other kinds between are
+ * taken as they come). */
+static rg_status gather_from_root(struct rg_sc *sc, const void *mine, size_t len, void *all,
+                                  double deadline, struct rg_err *e)
 {
-    rg_status st;
     int type, from;
     void *pl;
     uint32_t got;
-
-    if (len == 0 || len * (size_t)sc->size > RG_SC_MAX_PAYLOAD)
-        return rg__err_set(e, RG_ERR_INVALID, "rank %d: allgather of %zu bytes per rank", sc->rank,
-                           len);
-    memcpy((char *)all + (size_t)sc->rank * len, mine, len);
-    if (sc->size == 1)
-        return RG_OK;
-    if (sc->aborted)
-        return rg__sc_check(sc, e);
-    if (sc->rank != 0) {
-        if (send_frame(sc, sc->fd[0], SC_GATHER, mine, (uint32_t)len, deadline))
-            return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: cannot send to rank 0", sc->rank);
-        for (;;) {
-            st = recv_frame(sc, sc->fd[0], 0, deadline, &type, &from, &pl, &got, e);
+    if (send_frame(sc, sc->fd[0], SC_GATHER, mine, (uint32_t)len, deadline))
+        return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: cannot send to rank 0", sc->rank);
+    for (;;) {
+        rg_status st = recv_frame(sc, sc->fd[0], 0, deadline, &type, &from, &pl, &got, e);
+        if (st)
+            return st;
+        if (type != SC_GATHER_ALL) {
+            st = take_frame(sc, 0, type, from, pl, got, e);
             if (st)
                 return st;
-            if (type != SC_GATHER_ALL) {
-                st = take_frame(sc, 0, type, from, pl, got, e);
-                if (st)
-                    return st;
-                continue;
-            }
-            if (got != len * (size_t)sc->size) {
-                free(pl);
-                return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                                   "rank %d: side channel: rank 0 sent %u bytes, expected %zu",
-                                   sc->rank, got, len * (size_t)sc->size);
-            }
-            memcpy(all, pl, got);
-            free(pl);
-            return RG_OK;
+            continue;
         }
+        if (got != len * (size_t)sc->size) {
+            free(pl);
+            return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
+                               "rank %d: side channel: rank 0 sent %u bytes, expected %zu",
+                               sc->rank, got, len * (size_t)sc->size);
+        }
+        memcpy(all, pl, got);
+        free(pl);
+        return RG_OK;
     }
-    /* Rank 0: collect one part per peer in whatever order they come, then send the whole. */
-    int have = 1;
+}
+
+/* Rank 0: the parts that have come (take_frame keeps a gather part as early), into all. */
+static rg_status take_early(struct rg_sc *sc, size_t len, void *all, char *seen, int *have,
+                            struct rg_err *e)
+{
+    for (int r = 1; r < sc->size; r++) {
+        if (seen[r] || !sc->early[r])
+            continue;
+        if (sc->early_len[r] != len)
+            return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
+                               "rank 0: side channel: rank %d sent %u bytes, expected %zu", r,
+                               sc->early_len[r], len);
+        memcpy((char *)all + (size_t)r * len, sc->early[r], len);
+        free(sc->early[r]);
+        sc->early[r] = NULL;
+        seen[r] = 1;
+        (*have)++;
+    }
+    return RG_OK;
+}
+
+/* Rank 0 at the deadline: name who never came, the stopped or lost rank. */
+static rg_status gather_late(const struct rg_sc *sc, const char *seen, int have, struct rg_err *e)
+{
+    char missing[96] = "";
+    size_t used = 0;
+    for (int r = 1; r < sc->size && used + 8 < sizeof(missing); r++)
+        if (!seen[r])
+            used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%d",
+                                     used ? ", " : "", r);
+    return rg__err_set(e, RG_ERR_TIMEOUT,
+                       "rank 0: side channel: %d of %d ranks arrived before the deadline; "
+                       "waiting on rank(s) %s",
+                       have, sc->size, missing);
+}
+
+/* Rank 0: one part per peer in whatever order they come, then the whole to every peer. */
+static rg_status gather_at_root(struct rg_sc *sc, size_t len, void *all, double deadline,
+                                struct rg_err *e)
+{
+    int have = 1, type, from;
+    void *pl;
+    uint32_t got;
     char seen[RG_MAX_RANKS] = {0};
     seen[0] = 1;
-    while (have < sc->size) {
-        for (int r = 1; r < sc->size; r++) {
-            if (seen[r] || !sc->early[r])
-                continue;
-            if (sc->early_len[r] != len) {
-                return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                                   "rank 0: side channel: rank %d sent %u bytes, expected %zu", r,
-                                   sc->early_len[r], len);
-            }
-            memcpy((char *)all + (size_t)r * len, sc->early[r], len);
-            free(sc->early[r]);
-            sc->early[r] = NULL;
-            seen[r] = 1;
-            have++;
-        }
+    for (;;) {
+        rg_status st = take_early(sc, len, all, seen, &have, e);
+        if (st)
+            return st;
         if (have == sc->size)
             break;
         struct pollfd p[RG_MAX_RANKS];
         int who[RG_MAX_RANKS], n = 0;
         for (int r = 1; r < sc->size; r++)
             if (!seen[r]) {
-                p[n].fd = sc->fd[r];
-                p[n].events = POLLIN;
-                p[n].revents = 0;
+                p[n] = (struct pollfd){.fd = sc->fd[r], .events = POLLIN};
                 who[n++] = r;
             }
         int ms = ms_left(deadline);
         int pr = ms ? poll(p, (nfds_t)n, ms) : 0;
         if (pr < 0 && errno == EINTR)
             continue;
-        if (pr <= 0) {
-            /* Name who never came: that is the stopped or lost rank. */
-            char missing[96] = "";
-            size_t used = 0;
-            for (int r = 1; r < sc->size && used + 8 < sizeof(missing); r++)
-                if (!seen[r])
-                    used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%d",
-                                             used ? ", " : "", r);
-            return rg__err_set(e, RG_ERR_TIMEOUT,
-                               "rank 0: side channel: %d of %d ranks arrived before the deadline; "
-                               "waiting on rank(s) %s",
-                               have, sc->size, missing);
-        }
+        if (pr <= 0)
+            return gather_late(sc, seen, have, e);
         for (int i = 0; i < n; i++) {
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             st = recv_frame(sc, p[i].fd, who[i], deadline, &type, &from, &pl, &got, e);
-            if (st)
-                return st;
-            st = take_frame(sc, who[i], type, from, pl, got, e);
+            if (!st)
+                st = take_frame(sc, who[i], type, from, pl, got, e);
             if (st)
                 return st;
         }
@@ -783,6 +790,21 @@ rg_status rg__sc_allgather(struct rg_sc *sc, const void *mine, size_t len, void 
                        deadline))
             return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank 0: cannot send to rank %d", r);
     return RG_OK;
+}
+
+rg_status rg__sc_allgather(struct rg_sc *sc, const void *mine, size_t len, void *all,
+                           double deadline, struct rg_err *e)
+{
+    if (len == 0 || len * (size_t)sc->size > RG_SC_MAX_PAYLOAD)
+        return rg__err_set(e, RG_ERR_INVALID, "rank %d: allgather of %zu bytes per rank", sc->rank,
+                           len);
+    memcpy((char *)all + (size_t)sc->rank * len, mine, len);
+    if (sc->size == 1)
+        return RG_OK;
+    if (sc->aborted)
+        return rg__sc_check(sc, e);
+    return sc->rank != 0 ? gather_from_root(sc, mine, len, all, deadline, e)
+                         : gather_at_root(sc, len, all, deadline, e);
 }
 
 void rg__sc_abort(struct rg_sc *sc, const char *reason)
