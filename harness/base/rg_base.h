@@ -107,7 +107,8 @@ typedef struct rg_opt {
     const char *name; /* the long name, without "--" */
     char letter;      /* its one-letter form, or 0 */
     rg_opt_kind kind;
-    const char *arg;  /* the value's name in --help and the man page ("DIR"); NULL: a flag */
+    const char *arg;  /* the value's name in --help and the man page ("DIR"); NULL: it takes
+                       * none (a flag, or a call given val NULL) */
     const char *help; /* what it does, in a sentence or two */
     size_t off, len;  /* its field in the command's options, and that field's size (PATH) */
     double lo, hi;    /* INT and SECONDS: the bounds */

@@ -94,7 +94,7 @@ int rg_cli_parse(const rg_cli *cli, int argc, char **argv, void *opts, int *firs
     shorts[ns++] = ':';     /* a missing value is told apart from an unknown option */
     for (int i = 0; i < n; i++) {
         const rg_opt *o = at(cli, i);
-        bool arg = o->kind != RG_OPT_FLAG;
+        bool arg = o->arg != NULL; /* a call without a value's name is a flag too */
         longs[i] =
             (struct option){o->name, arg ? required_argument : no_argument, NULL, code_of(o, i)};
         if (o->letter) {
