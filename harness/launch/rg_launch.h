@@ -137,6 +137,9 @@ int rg_proc_backtrace_signal(void);
 /* Every process lo..hi-1 still running: summary, backtrace (gdb where it gave none), killed.
  * `inproc`: the process writes its own backtrace on rg_proc_backtrace_signal (a worker). */
 void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inproc);
+/* A process stopped (by its stop fault, or not) is ended by the runner: killed, reaped, and
+ * its end (said->left_t_s) the moment it stopped. Whether p was such a process. */
+bool rg_proc_end_stopped(struct rg_proc *p, rg_rank_result *said);
 /* Writes DIR/plan, the fault plan every process of sc reads (the sanitizer's rule last when
  * sc->ownership); its path to `path`. 0, or -1. */
 int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len);

@@ -198,3 +198,14 @@ void rg_launched_evidence(rg_launched *l, int lo, int hi, const char *dir, doubl
     l->host[0] = '\0';
     gethostname(l->host, sizeof(l->host) - 1);
 }
+
+bool rg_proc_end_stopped(struct rg_proc *p, rg_rank_result *said)
+{
+    if (p->pid <= 0 || p->exited || !p->stopped)
+        return false;
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, &p->status, 0);
+    p->exited = true;
+    said->left_t_s = p->stop_t_s;
+    return true;
+}

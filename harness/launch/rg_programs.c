@@ -192,12 +192,7 @@ void rg_launch_programs(const rg_program_launch *pl, rg_launched *l)
         stop_services(l, sc, pl->dir);
     for (int r = 0; r < sc->ranks; r++) {
         struct rg_proc *p = &l->rank[r].proc;
-        if (p->pid > 0 && !p->exited && p->stopped) {
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, &p->status, 0);
-            p->exited = true;
-            l->rank[r].said.left_t_s = p->stop_t_s;
-        }
+        rg_proc_end_stopped(p, &l->rank[r].said);
         p->hung = p->pid > 0 && !p->exited;
     }
     rg_proc_stop_hung(l, 0, sc->ranks, pl->dir, false);

@@ -357,13 +357,8 @@ static void end_ranks(const rg_worker_launch *w, rg_launched *l, double deadline
     double t0_ms = l->t0 * 1000.0;
     for (int r = w->lo; r < w->hi; r++) {
         struct rg_proc *p = &l->rank[r].proc;
-        if (p->pid > 0 && !p->exited && p->stopped) {
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, &p->status, 0);
-            p->exited = true;
-            l->rank[r].said.left_t_s = p->stop_t_s;
+        if (rg_proc_end_stopped(p, &l->rank[r].said))
             drain(&l->rank[r].said, p, t0_ms);
-        }
     }
     rg_proc_stop_hung(l, w->lo, w->hi, w->dir, true);
     for (int r = w->lo; r < w->hi; r++) {
