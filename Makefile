@@ -373,7 +373,7 @@ FUZZ_SRC_scenario := $(wildcard harness/scenario/*.c) harness/data/rg_data.c \
                      harness/base/rg_verdict.c faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
-# rg_sidechan.c itself is included by its target, to reach the static frame decoder.
+# The side channel's three files are included by its target, to reach their static parts.
 FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)
 # rg_clock.c likewise, by its target, for its static handshake and ping handlers.
 FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)

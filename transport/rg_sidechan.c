@@ -1,628 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TCP side channel: a star around rank 0 with framed, bounded, validated messages.
- *
- * Joining proves the job's secret both ways before anything else is read or sent. Rank 0
- * sends each new connection a random challenge (nothing about the job); the peer answers with
- * its rank and size, a challenge of its own and HMAC-SHA256(secret, both challenges, rank,
- * size); rank 0 checks it and only then counts the rank. Once all have joined, rank 0's
- * welcome carries its own HMAC over the same values, so a rank never takes a squatter on the
- * port for rank 0. A connection that fails its proof is refused and logged with its address,
- * and rank 0 goes on accepting the job's ranks until its deadline.
+ * The side channel once joined (rg_sc_join.c made the star): a progress check that takes
+ * aborts as they come, the allgather through rank 0, the barrier, and this rank's abort.
+ * Rank 0 keeps a part a peer sent while it was still in the data path, for the next gather.
  */
-#include "rg_sidechan.h"
-#include "rg_parse.h"
+#include "rg_sc_wire.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#define SC_MAGIC 0x52475343u /* "RGSC" */
-#define SC_VERSION 2         /* 2: the secret's handshake */
-#define SC_NONCE 32
-#define SC_MAC 32
-#define SC_PENDING 16  /* unproven connections rank 0 holds at once */
-#define SC_PROOF_S 5.0 /* how long one may take to prove the secret */
-
-enum sc_type { SC_HELLO = 1, SC_GATHER = 2, SC_GATHER_ALL = 3, SC_ABORT = 4, SC_CHALLENGE = 5 };
-
-struct sc_hdr {
-    uint32_t magic;
-    uint16_t version;
-    uint16_t type;
-    int32_t from;
-    uint32_t len;
-};
-
-/* A peer's hello and rank 0's welcome; mac proves the secret over both nonces. */
-struct sc_hello {
-    int32_t rank;
-    int32_t size;
-    uint8_t nonce[SC_NONCE]; /* the hello's own challenge; zero in a welcome */
-    uint8_t mac[SC_MAC];
-};
-
-struct rg_sc {
-    int rank, size;
-    const char *secret; /* the caller's, for the handshake only */
-    /* Rank 0: each peer's and its own challenge, for the welcome's proof. */
-    uint8_t nonce_peer[RG_MAX_RANKS][SC_NONCE], nonce_root[RG_MAX_RANKS][SC_NONCE];
-    int fd[RG_MAX_RANKS]; /* rank 0: one per peer; others: fd[0] is rank 0 */
-    /* Rank 0 only: a GATHER a peer sent early, while rank 0 was still in the data path. */
-    void *early[RG_MAX_RANKS];
-    uint32_t early_len[RG_MAX_RANKS];
-    int aborted;
-    char abort_msg[256];
-};
-
-static int ms_left(double deadline)
-{
-    double left = deadline - rg__now();
-    if (left <= 0)
-        return 0;
-    return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
-}
-
-/* Writes all of buf before the deadline; MSG_NOSIGNAL so a dead peer is an error, not SIGPIPE. */
-static int write_full(int fd, const void *buf, size_t len, double deadline)
-{
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = send(fd, (const char *)buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w > 0) {
-            off += (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd p = {.fd = fd, .events = POLLOUT};
-            int ms = ms_left(deadline);
-            if (ms == 0 || poll(&p, 1, ms) <= 0)
-                return -1;
-            continue;
-        }
-        return -1;
-    }
-    return 0;
-}
-
-/* Reads exactly len bytes before the deadline. Returns 0, -1 on error or timeout, -2 on EOF. */
-static int read_full(int fd, void *buf, size_t len, double deadline)
-{
-    size_t off = 0;
-    while (off < len) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int ms = ms_left(deadline);
-        if (ms == 0)
-            return -1;
-        int pr = poll(&p, 1, ms);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0)
-            return -1;
-        ssize_t r = read(fd, (char *)buf + off, len - off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            return -2;
-        if (r < 0)
-            return -1;
-        off += (size_t)r;
-    }
-    return 0;
-}
-
-/* One frame; `from` is the rank it speaks for (rank 0 relays others' aborts). */
-static int send_frame_from(int fd, int type, int from, const void *p, uint32_t len, double deadline)
-{
-    struct sc_hdr h = {htonl(SC_MAGIC), htons(SC_VERSION), htons((uint16_t)type),
-                       (int32_t)htonl((uint32_t)from), htonl(len)};
-    if (write_full(fd, &h, sizeof(h), deadline))
-        return -1;
-    return len ? write_full(fd, p, len, deadline) : 0;
-}
-
-static int send_frame(struct rg_sc *sc, int fd, int type, const void *p, uint32_t len,
-                      double deadline)
-{
-    return send_frame_from(fd, type, sc->rank, p, len, deadline);
-}
-
-/*
- * A peer's abort reason is its bytes, not ours: it ends up in error messages, logs and
- * terminals, so every control byte (a newline, an escape sequence) becomes '?' and the one
- * line stays one line.
- */
-static void keep_reason(struct rg_sc *sc, const char *reason)
-{
-    size_t i = 0;
-    for (; reason[i] && i + 1 < sizeof(sc->abort_msg); i++) {
-        unsigned char ch = (unsigned char)reason[i];
-        sc->abort_msg[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-    }
-    sc->abort_msg[i] = '\0';
-}
-
-/*
- * Rank 0, the hub: records an abort that began at rank `from` (once) and passes it on to every
- * other rank in `from`'s name, so each survivor blames the rank that failed, not the hub.
- */
-static void relay_abort(struct rg_sc *sc, int from, const char *reason)
-{
-    if (sc->aborted)
-        return;
-    sc->aborted = 1;
-    keep_reason(sc, reason ? reason : "(no reason)");
-    if (sc->rank != 0)
-        return;
-    double deadline = rg__now() + 1.0;
-    for (int r = 1; r < sc->size; r++)
-        if (r != from && sc->fd[r] >= 0)
-            send_frame_from(sc->fd[r], SC_ABORT, from, sc->abort_msg,
-                            (uint32_t)strlen(sc->abort_msg), deadline);
-}
-
-/*
- * Reads one frame from peer `who` and validates its header. On success *payload_p is a
- * malloc'd buffer (NULL for an empty payload) the caller frees.
- */
-static rg_status recv_frame(struct rg_sc *sc, int fd, int who, double deadline, int *type_p,
-                            int *from_p, void **payload_p, uint32_t *len_p, struct rg_err *e)
-{
-    struct sc_hdr h;
-    int r = read_full(fd, &h, sizeof(h), deadline);
-    if (r == -2) {
-        /* The hub tells the others who went, before its own failure closes their sockets
-         * too: otherwise every survivor blames rank 0 for the death of another. */
-        if (sc->rank == 0 && who > 0) {
-            char why[96];
-            snprintf(why, sizeof(why),
-                     "rank %d closed the side channel without a word (it exited or was killed)",
-                     who);
-            relay_abort(sc, who, why);
-        }
-        return rg__err_set(e, RG_ERR_PEER_ABORT,
-                           "rank %d: peer rank %d is gone: it closed the side channel without a "
-                           "word (it exited or was killed)",
-                           sc->rank, who);
-    }
-    if (r)
-        return rg__err_set(
-            e, RG_ERR_TIMEOUT,
-            "rank %d: side channel: no message from rank %d before the deadline%s", sc->rank, who,
-            who == 0 && sc->rank ? " (rank 0 answers once every rank has come)" : "");
-    uint32_t magic = ntohl(h.magic), len = ntohl(h.len);
-    int type = ntohs(h.type), from = (int)ntohl((uint32_t)h.from);
-    if (magic != SC_MAGIC)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: side channel from rank %d: bad magic 0x%08x", sc->rank, who,
-                           magic);
-    if (ntohs(h.version) != SC_VERSION)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: side channel from rank %d: protocol version %u, expected %d",
-                           sc->rank, who, ntohs(h.version), SC_VERSION);
-    if (type < SC_HELLO || type > SC_CHALLENGE)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: side channel from rank %d: unknown frame type %d", sc->rank,
-                           who, type);
-    if (from < 0 || from >= sc->size)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: side channel from rank %d: sender field %d outside 0..%d",
-                           sc->rank, who, from, sc->size - 1);
-    if (len > RG_SC_MAX_PAYLOAD)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: side channel from rank %d: length %u exceeds %u", sc->rank,
-                           who, len, RG_SC_MAX_PAYLOAD);
-    void *p = NULL;
-    if (len) {
-        p = malloc(len + 1);
-        if (!p)
-            return rg__err_set(e, RG_ERR_NOMEM, "rank %d: side channel: no memory", sc->rank);
-        r = read_full(fd, p, len, deadline);
-        if (r) {
-            free(p);
-            return rg__err_set(e, r == -2 ? RG_ERR_PEER_ABORT : RG_ERR_TIMEOUT,
-                               "rank %d: side channel: rank %d stopped mid-message", sc->rank, who);
-        }
-        ((char *)p)[len] = '\0';
-    }
-    *type_p = type;
-    *from_p = from;
-    *payload_p = p;
-    *len_p = len;
-    return RG_OK;
-}
-
-static void set_nodelay(int fd)
-{
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static rg_status resolve(const char *coordinator, int rank, struct addrinfo **ai_p,
-                         struct rg_err *e)
-{
-    char host[256];
-    const char *colon = strrchr(coordinator, ':');
-    if (!colon || colon == coordinator || !colon[1] ||
-        (size_t)(colon - coordinator) >= sizeof(host))
-        return rg__err_set(e, RG_ERR_CONFIG, "rank %d: coordinator '%s' is not host:port", rank,
-                           coordinator);
-    memcpy(host, coordinator, (size_t)(colon - coordinator));
-    host[colon - coordinator] = '\0';
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    int rc = getaddrinfo(host, colon + 1, &hints, ai_p);
-    if (rc)
-        return rg__err_set(e, RG_ERR_CONFIG, "rank %d: coordinator '%s': %s", rank, coordinator,
-                           gai_strerror(rc));
-    return RG_OK;
-}
-
-/* What each side proves (rg_proof_mac): the label keeps a hello's proof from passing as a
- * welcome's, and either from passing in the runners' clock exchange. */
-static void sc_mac(const char *secret, const char *label, const uint8_t *root_nonce,
-                   const uint8_t *peer_nonce, int rank, int size, uint8_t *mac)
-{
-    rg_proof_mac(secret, label, root_nonce, peer_nonce, rank, size, SC_VERSION, mac);
-}
-
-/* One connection that has not yet proven the secret (rank 0's side). */
-struct sc_pending {
-    int fd;
-    double until;
-    uint8_t nonce[SC_NONCE];
-    uint8_t buf[sizeof(struct sc_hdr) + sizeof(struct sc_hello)];
-    size_t got;
-    char addr[96];
-};
-
-static void drop_pending(struct sc_pending *p, int *n, int i, const char *coord, const char *why)
-{
-    /* A stranger's refusal does not stop the job: it is logged for whoever runs it. */
-    fprintf(stderr, "railguard: rank 0: side channel %s: refused a connection from %s: %s\n", coord,
-            p[i].addr, why);
-    close(p[i].fd);
-    p[i] = p[--*n];
-}
-
-/* Reads what pending connection i sent. Returns a rank it proved, -1 to keep waiting, -2 when
- * it was refused (and dropped). */
-static int take_pending(struct rg_sc *sc, struct sc_pending *p, int *n, int i, const char *coord)
-{
-    struct sc_pending *q = &p[i];
-    ssize_t r = read(q->fd, q->buf + q->got, sizeof(q->buf) - q->got);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-        return -1;
-    if (r <= 0) {
-        drop_pending(p, n, i, coord,
-                     r == 0 ? "it closed before proving the job secret"
-                            : "read error before it proved the job secret");
-        return -2;
-    }
-    q->got += (size_t)r;
-    /* The header is judged as soon as it is whole, so junk is refused at once. */
-    if (q->got >= sizeof(struct sc_hdr)) {
-        struct sc_hdr h;
-        memcpy(&h, q->buf, sizeof(h));
-        if (ntohl(h.magic) != SC_MAGIC || ntohs(h.version) != SC_VERSION ||
-            ntohs(h.type) != SC_HELLO || ntohl(h.len) != sizeof(struct sc_hello)) {
-            drop_pending(p, n, i, coord,
-                         ntohl(h.magic) != SC_MAGIC ? "not a railguard side channel (bad magic)"
-                         : ntohs(h.version) != SC_VERSION ? "another side-channel version"
-                                                          : "no hello where one was due");
-            return -2;
-        }
-    }
-    if (q->got < sizeof(q->buf))
-        return -1;
-    struct sc_hdr h;
-    struct sc_hello hl;
-    uint8_t want[SC_MAC];
-    memcpy(&h, q->buf, sizeof(h));
-    memcpy(&hl, q->buf + sizeof(h), sizeof(hl));
-    int from = (int)ntohl((uint32_t)h.from), rank = (int)ntohl((uint32_t)hl.rank),
-        size = (int)ntohl((uint32_t)hl.size);
-    /* The proof first: a stranger learns nothing from which field it got wrong. */
-    sc_mac(sc->secret, "railguard-sc hello", q->nonce, hl.nonce, rank, size, want);
-    if (CRYPTO_memcmp(want, hl.mac, SC_MAC) != 0) {
-        drop_pending(p, n, i, coord, "wrong proof of the job secret");
-        return -2;
-    }
-    if (rank != from || rank < 1 || rank >= sc->size || size != sc->size) {
-        char why[120];
-        snprintf(why, sizeof(why), "it proved the secret as rank %d of %d; expected 1..%d of %d",
-                 rank, size, sc->size - 1, sc->size);
-        drop_pending(p, n, i, coord, why);
-        return -2;
-    }
-    if (sc->fd[rank] >= 0) {
-        char why[80];
-        snprintf(why, sizeof(why), "rank %d has joined already", rank);
-        drop_pending(p, n, i, coord, why);
-        return -2;
-    }
-    sc->fd[rank] = q->fd;
-    memcpy(sc->nonce_peer[rank], hl.nonce, SC_NONCE);
-    memcpy(sc->nonce_root[rank], q->nonce, SC_NONCE);
-    p[i] = p[--*n];
-    return rank;
-}
-
-static void accept_one(struct rg_sc *sc, int lfd, struct sc_pending *p, int *n, const char *coord)
-{
-    struct sockaddr_storage sa;
-    socklen_t sl = sizeof(sa);
-    int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0)
-        return;
-    if (*n == SC_PENDING) /* full: the oldest unproven one makes room (strangers can't crowd out) */
-        drop_pending(p, n, 0, coord, "too many connections waiting to prove the job secret");
-    struct sc_pending *q = &p[(*n)++];
-    *q = (struct sc_pending){.fd = fd, .until = rg__now() + SC_PROOF_S};
-    char host[64] = "?", port[16] = "?";
-    getnameinfo((struct sockaddr *)&sa, sl, host, sizeof(host), port, sizeof(port),
-                NI_NUMERICHOST | NI_NUMERICSERV);
-    snprintf(q->addr, sizeof(q->addr), "%s port %s", host, port);
-    set_nodelay(fd);
-    if (rg_proof_random(q->nonce, SC_NONCE) ||
-        send_frame(sc, fd, SC_CHALLENGE, q->nonce, SC_NONCE, rg__now() + 1.0))
-        drop_pending(p, n, *n - 1, coord, "could not send it a challenge");
-}
-
-static rg_status open_root(struct rg_sc *sc, struct addrinfo *ai, const char *coord,
-                           double deadline, struct rg_err *e)
-{
-    int lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-    struct sc_pending pend[SC_PENDING];
-    int npend = 0;
-    rg_status st = RG_OK;
-    if (lfd < 0)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank 0: socket: %s", strerror(errno));
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, RG_MAX_RANKS)) {
-        st = rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank 0: cannot listen on %s: %s%s", coord,
-                         strerror(errno),
-                         errno == EADDRINUSE ? " (another job or program holds the port)" : "");
-        goto out;
-    }
-    for (int joined = 1; joined < sc->size;) {
-        struct pollfd pf[SC_PENDING + 1] = {{.fd = lfd, .events = POLLIN}};
-        double now = rg__now(), wake = deadline;
-        for (int i = 0; i < npend; i++) {
-            pf[i + 1] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
-            if (pend[i].until < wake)
-                wake = pend[i].until;
-        }
-        if (now >= deadline) {
-            st = rg__err_set(e, RG_ERR_TIMEOUT,
-                             "rank 0: only %d of %d ranks joined at %s before the deadline", joined,
-                             sc->size, coord);
-            goto out;
-        }
-        int pr = poll(pf, (nfds_t)npend + 1, ms_left(wake));
-        if (pr < 0 && errno != EINTR) {
-            st = rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank 0: poll: %s", strerror(errno));
-            goto out;
-        }
-        int had = npend;
-        /* Backwards, since a dropped entry takes the last one's place. */
-        for (int i = had - 1; i >= 0; i--) {
-            if (pr > 0 && (pf[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
-                if (take_pending(sc, pend, &npend, i, coord) >= 0)
-                    joined++;
-            } else if (rg__now() >= pend[i].until) {
-                drop_pending(pend, &npend, i, coord, "it sent no proof of the job secret in time");
-            }
-        }
-        if (pr > 0 && (pf[0].revents & POLLIN))
-            accept_one(sc, lfd, pend, &npend, coord);
-    }
-    /* Everyone is here: release them together, each with rank 0's own proof. */
-    for (int r = 1; r < sc->size; r++) {
-        struct sc_hello h = {0, (int32_t)htonl((uint32_t)sc->size), {0}, {0}};
-        sc_mac(sc->secret, "railguard-sc welcome", sc->nonce_root[r], sc->nonce_peer[r], r,
-               sc->size, h.mac);
-        if (send_frame(sc, sc->fd[r], SC_HELLO, &h, sizeof(h), deadline)) {
-            st = rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank 0: cannot greet rank %d", r);
-            goto out;
-        }
-    }
-out:
-    for (int i = 0; i < npend; i++)
-        close(pend[i].fd);
-    close(lfd);
-    return st;
-}
-
-static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, double deadline,
-                               bool *dropped, struct rg_err *e);
-
-static rg_status open_peer(struct rg_sc *sc, struct addrinfo *ai, const char *coord,
-                           double deadline, struct rg_err *e)
-{
-    int fd = -1, tries = 0;
-    /*
-     * The MAC once before any connection: the first call into libcrypto loads and (under
-     * valgrind, or a slow emulated CPU) translates its code, which took more than rank 0's
-     * SC_PROOF_S between its challenge and this rank's answer. Then only the MAC itself is
-     * timed.
-     */
-    uint8_t warm[SC_MAC], zero[SC_NONCE] = {0};
-    sc_mac(sc->secret, "railguard-sc warm-up", zero, zero, sc->rank, sc->size, warm);
-again:
-    /* Rank 0 may not be listening yet: retry until the deadline. */
-    for (;;) {
-        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: socket: %s", sc->rank,
-                               strerror(errno));
-        tries++;
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        int err = errno;
-        close(fd);
-        if (rg__now() > deadline)
-            return rg__err_set(e, RG_ERR_TIMEOUT,
-                               "rank %d: cannot reach rank 0 at %s: %d tries until the "
-                               "deadline, the last: %s",
-                               sc->rank, coord, tries, strerror(err));
-        usleep(20000);
-    }
-    set_nodelay(fd);
-    bool dropped = false;
-    rg_status st = prove_to_root(sc, fd, coord, deadline, &dropped, e);
-    /* Rank 0 hung up before this rank could answer (it drops a connection that takes longer
-     * than SC_PROOF_S, or has no room for it): a slow start, not a failure while the deadline
-     * allows another try. */
-    if (st && dropped && rg__now() + 0.05 < deadline) {
-        close(fd);
-        rg__err_clear(e);
-        usleep(20000);
-        goto again;
-    }
-    if (st)
-        close(fd);
-    else
-        sc->fd[0] = fd;
-    return st;
-}
-
-/*
- * A rank's half of the handshake on its connection to rank 0: take the challenge, answer with
- * the proof, and check rank 0's welcome. Everything read here may come from a squatter on the
- * port, so nothing is believed before the welcome's proof.
- */
-static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, double deadline,
-                               bool *dropped, struct rg_err *e)
-{
-    int type, from;
-    void *pl;
-    uint32_t len;
-    rg_status st = recv_frame(sc, fd, 0, deadline, &type, &from, &pl, &len, e);
-    *dropped = st == RG_ERR_PEER_ABORT; /* closed before its challenge: no room for us yet */
-    if (st)
-        return st;
-    uint8_t root_nonce[SC_NONCE];
-    if (type != SC_CHALLENGE || len != SC_NONCE) {
-        free(pl);
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: the process at %s sent frame type %d (%u bytes) where a "
-                           "challenge was due: not this job's rank 0",
-                           sc->rank, coord, type, len);
-    }
-    memcpy(root_nonce, pl, SC_NONCE);
-    free(pl);
-    struct sc_hello h = {
-        (int32_t)htonl((uint32_t)sc->rank), (int32_t)htonl((uint32_t)sc->size), {0}, {0}};
-    if (rg_proof_random(h.nonce, SC_NONCE))
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: getrandom: %s", sc->rank,
-                           strerror(errno));
-    sc_mac(sc->secret, "railguard-sc hello", root_nonce, h.nonce, sc->rank, sc->size, h.mac);
-    if (send_frame(sc, fd, SC_HELLO, &h, sizeof(h), deadline)) {
-        *dropped = errno == EPIPE || errno == ECONNRESET;
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: cannot greet rank 0 at %s: %s",
-                           sc->rank, coord, strerror(errno));
-    }
-    st = recv_frame(sc, fd, 0, deadline, &type, &from, &pl, &len, e);
-    if (st == RG_ERR_PEER_ABORT) {
-        /* Said better than "closed the side channel": why rank 0 would hang up now. */
-        rg__err_clear(e);
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: rank 0 at %s closed the connection instead of welcoming "
-                           "this rank: it did not take this rank's proof of the job secret (is "
-                           "the secret the same on every rank?) or its rank",
-                           sc->rank, coord);
-    }
-    if (st)
-        return st;
-    struct sc_hello w;
-    uint8_t want[SC_MAC];
-    if (type != SC_HELLO || from != 0 || len != sizeof(w)) {
-        free(pl);
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: rank 0 answered the greeting with frame type %d", sc->rank,
-                           type);
-    }
-    memcpy(&w, pl, sizeof(w));
-    free(pl);
-    sc_mac(sc->secret, "railguard-sc welcome", root_nonce, h.nonce, sc->rank, sc->size, want);
-    if (CRYPTO_memcmp(want, w.mac, SC_MAC) != 0 || (int)ntohl((uint32_t)w.size) != sc->size)
-        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                           "rank %d: the process at %s did not prove the job secret: not this "
-                           "job's rank 0",
-                           sc->rank, coord);
-    return RG_OK;
-}
-
-rg_status rg__sc_open(const char *coordinator, const char *secret, int rank, int size,
-                      double deadline, struct rg_sc **sc_p, struct rg_err *e)
-{
-    struct addrinfo *ai = NULL;
-    struct rg_sc *sc;
-    rg_status st;
-
-    if (size < 1 || size > RG_MAX_RANKS || rank < 0 || rank >= size)
-        return rg__err_set(e, RG_ERR_INVALID, "rank %d of %d is outside 0..%d", rank, size,
-                           RG_MAX_RANKS - 1);
-    sc = calloc(1, sizeof(*sc));
-    if (!sc)
-        return rg__err_set(e, RG_ERR_NOMEM, "rank %d: no memory for the side channel", rank);
-    sc->rank = rank;
-    sc->size = size;
-    sc->secret = secret;
-    for (int i = 0; i < RG_MAX_RANKS; i++)
-        sc->fd[i] = -1;
-    if (size == 1)
-        goto done;
-    if (!secret || !secret[0]) {
-        st = rg__err_set(e, RG_ERR_CONFIG,
-                         "rank %d: no job secret: set RG_SECRET or RG_SECRET_FILE, the same on "
-                         "every rank (railguard run makes one for the ranks it starts)",
-                         rank);
-        goto err;
-    }
-    st = resolve(coordinator, rank, &ai, e);
-    if (st)
-        goto err;
-    st = rank == 0 ? open_root(sc, ai, coordinator, deadline, e)
-                   : open_peer(sc, ai, coordinator, deadline, e);
-    freeaddrinfo(ai);
-    if (st)
-        goto err;
-done:
-    sc->secret = NULL; /* the caller's, and needed no longer */
-    *sc_p = sc;
-    return RG_OK;
-err:
-    rg__sc_close(sc);
-    return st;
-}
-
-void rg__sc_close(struct rg_sc *sc)
-{
-    if (!sc)
-        return;
-    for (int i = 0; i < RG_MAX_RANKS; i++) {
-        if (sc->fd[i] >= 0)
-            close(sc->fd[i]);
-        free(sc->early[i]);
-    }
-    free(sc);
-}
 
 static rg_status note_abort(struct rg_sc *sc, int from, const char *reason, struct rg_err *e)
 {
-    relay_abort(sc, from, reason);
+    rg__sc_relay_abort(sc, from, reason);
     return rg__err_set(e, RG_ERR_PEER_ABORT, "rank %d: peer rank %d aborted: %s", sc->rank, from,
                        sc->abort_msg);
 }
@@ -670,7 +62,8 @@ rg_status rg__sc_check(struct rg_sc *sc, struct rg_err *e)
         int type, from;
         void *pl;
         uint32_t len;
-        rg_status st = recv_frame(sc, p[i].fd, who[i], rg__now() + 5.0, &type, &from, &pl, &len, e);
+        rg_status st =
+            rg__sc_recv(sc, p[i].fd, who[i], rg__now() + 5.0, &type, &from, &pl, &len, e);
         if (st)
             return st;
         st = take_frame(sc, who[i], type, from, pl, len, e);
@@ -688,10 +81,10 @@ static rg_status gather_from_root(struct rg_sc *sc, const void *mine, size_t len
     int type, from;
     void *pl;
     uint32_t got;
-    if (send_frame(sc, sc->fd[0], SC_GATHER, mine, (uint32_t)len, deadline))
+    if (rg__sc_send(sc, sc->fd[0], SC_GATHER, mine, (uint32_t)len, deadline))
         return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: cannot send to rank 0", sc->rank);
     for (;;) {
-        rg_status st = recv_frame(sc, sc->fd[0], 0, deadline, &type, &from, &pl, &got, e);
+        rg_status st = rg__sc_recv(sc, sc->fd[0], 0, deadline, &type, &from, &pl, &got, e);
         if (st)
             return st;
         if (type != SC_GATHER_ALL) {
@@ -769,7 +162,7 @@ static rg_status gather_at_root(struct rg_sc *sc, size_t len, void *all, double 
                 p[n] = (struct pollfd){.fd = sc->fd[r], .events = POLLIN};
                 who[n++] = r;
             }
-        int ms = ms_left(deadline);
+        int ms = rg__sc_ms_left(deadline);
         int pr = ms ? poll(p, (nfds_t)n, ms) : 0;
         if (pr < 0 && errno == EINTR)
             continue;
@@ -778,7 +171,7 @@ static rg_status gather_at_root(struct rg_sc *sc, size_t len, void *all, double 
         for (int i = 0; i < n; i++) {
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
-            st = recv_frame(sc, p[i].fd, who[i], deadline, &type, &from, &pl, &got, e);
+            st = rg__sc_recv(sc, p[i].fd, who[i], deadline, &type, &from, &pl, &got, e);
             if (!st)
                 st = take_frame(sc, who[i], type, from, pl, got, e);
             if (st)
@@ -786,8 +179,8 @@ static rg_status gather_at_root(struct rg_sc *sc, size_t len, void *all, double 
         }
     }
     for (int r = 1; r < sc->size; r++)
-        if (send_frame(sc, sc->fd[r], SC_GATHER_ALL, all, (uint32_t)(len * (size_t)sc->size),
-                       deadline))
+        if (rg__sc_send(sc, sc->fd[r], SC_GATHER_ALL, all, (uint32_t)(len * (size_t)sc->size),
+                        deadline))
             return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank 0: cannot send to rank %d", r);
     return RG_OK;
 }
@@ -816,8 +209,8 @@ void rg__sc_abort(struct rg_sc *sc, const char *reason)
     double deadline = rg__now() + 1.0;
     for (int r = 0; r < RG_MAX_RANKS; r++)
         if (sc->fd[r] >= 0)
-            send_frame(sc, sc->fd[r], SC_ABORT, sc->abort_msg, (uint32_t)strlen(sc->abort_msg),
-                       deadline);
+            rg__sc_send(sc, sc->fd[r], SC_ABORT, sc->abort_msg, (uint32_t)strlen(sc->abort_msg),
+                        deadline);
 }
 
 rg_status rg__sc_barrier(struct rg_sc *sc, double deadline, struct rg_err *e)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the side channel's frame decoder and handshake (transport/rg_sidechan.c),
- * fed the bytes a hostile process could put on the wire. The first byte picks who sends:
+ * libFuzzer target: the side channel's frame decoder and handshake (transport/rg_sc_wire.c,
+ * rg_sc_join.c, rg_sidechan.c), fed the bytes a hostile process could put on the wire. The
+ * first byte picks who sends:
  *   0  a stranger, to rank 0, before it proved the job secret (raw bytes);
  *   1  the same, but the hello's proof is made right over whatever fields the bytes hold, as
  *      from a process that knows the secret and lies about its rank or size;
@@ -10,7 +11,7 @@
  *   4  rank 0 to a rank still proving itself (the challenge and the welcome).
  * Every error must be one printable line; no crash, no leak, no read past a frame.
  *
- * The file under test is included, not linked, to reach its static decoder; a socketpair
+ * The files under test are included, not linked, to reach their static parts; a socketpair
  * holds the bytes, closed behind them, so each input ends in EOF and never waits.
  */
 #include <stdio.h>
@@ -18,6 +19,8 @@
 #define stderr rg_fuzz_quiet /* a stranger's refusal is logged: not to the fuzzer's log */
 static FILE *rg_fuzz_quiet;
 
+#include "../../transport/rg_sc_wire.c"
+#include "../../transport/rg_sc_join.c"
 #include "../../transport/rg_sidechan.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
