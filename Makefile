@@ -33,12 +33,13 @@ PARSE_SRC     := parse/rg_parse.c
 PROOF_SRC     := parse/rg_proof.c
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC) $(PROOF_SRC)
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
-FI_PURE_SRC   := faultinject/fi_plan.c faultinject/fi_fires.c
+FI_PLAN_SRC   := faultinject/fi_plan.c faultinject/fi_plan_value.c faultinject/fi_plan_names.c
+FI_PURE_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c
 # The ownership sanitizer needs no device either: the unit tests link it with an event catcher.
 FI_OWN_SRC    := faultinject/fi_own.c
 # The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
 # linked into the unit tests. The `railguard` command links these, its runner and the fault-plan
-# library (fi_plan.c: the plan grammar has one owner, which the shim links too), never the
+# library (fi_plan*.c: the plan grammar has one owner, which the shim links too), never the
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 # harness/ is in sub-parts (docs/architecture.md), each a folder with one header; the pure ones
 # and the pure files of the others are linked into the unit tests.
@@ -50,7 +51,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/rank/rg_bench_spec.c harness/cmd/rg_sweep_plan.c \
                     harness/cmd/rg_report_cmd.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
-FI_SHIM_SRC   := faultinject/fi_plan.c faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
+FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
                  faultinject/fi_ring.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_verbs.c \
@@ -370,8 +371,8 @@ FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-poi
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
 FUZZ_TARGETS := scenario plan devices sidechan clock evidence
 FUZZ_SRC_scenario := $(wildcard harness/scenario/*.c) harness/data/rg_data.c \
-                     harness/base/rg_verdict.c faultinject/fi_plan.c $(PARSE_SRC)
-FUZZ_SRC_plan     := faultinject/fi_plan.c $(PARSE_SRC)
+                     harness/base/rg_verdict.c $(FI_PLAN_SRC) $(PARSE_SRC)
+FUZZ_SRC_plan     := $(FI_PLAN_SRC) $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 # The side channel's three files are included by its target, to reach their static parts.
 FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: the fault-plan grammar (faultinject/fi_plan.c), as RG_FI_PLAN or a plan
+/* libFuzzer target: the fault-plan grammar (faultinject/fi_plan*.c), as RG_FI_PLAN or a plan
  * file would hand it over (NUL-terminated). Errors are one line; no crash, no leak. */
 #include "fi_plan.h"
 

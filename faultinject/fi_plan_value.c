@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fault plan's values: one key's text into its rule, each checked against its range (the
+ * grammar around it is fi_plan.c). Numbers are read by hand, never by the locale.
+ */
+#include "fi_plan_in.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int is_digit(char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+static int is_xdigit(char ch)
+{
+    return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+/*
+ * Decimal or 0x hex, digits only: strtoull alone would take blanks, a sign (wrapping "-1" to
+ * 2^64-1) and read "010" as octal. Returns 0, EINVAL or ERANGE.
+ */
+static int to_u64(const char *v, size_t n, uint64_t *out)
+{
+    char buf[FI__TOKEN_MAX + 1];
+    int base = 10;
+
+    if (n > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+        base = 16;
+        v += 2;
+        n -= 2;
+    }
+    if (n == 0 || n >= sizeof(buf))
+        return EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (base == 16 ? !is_xdigit(v[i]) : !is_digit(v[i]))
+            return EINVAL;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    errno = 0;
+    unsigned long long x = strtoull(buf, NULL, base);
+    if (errno == ERANGE)
+        return ERANGE;
+    *out = x;
+    return 0;
+}
+
+/* A number in [lo, hi], read from v after `skip` characters (the "#" of qp=#K) and shown whole. */
+static int num(const struct fi__ctx *c, const char *key, const char *v, size_t n, size_t skip,
+               uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t x = 0;
+    int rc = to_u64(v + skip, n - skip, &x);
+
+    if (rc == EINVAL)
+        return fi__plan_fail(c, "bad number '%s' for %s", fi__plan_show(v, n).s, key);
+    if (rc == ERANGE)
+        return fi__plan_fail(c, "number too large '%s' for %s", fi__plan_show(v, n).s, key);
+    if (x < lo || x > hi) {
+        if (hi == UINT64_MAX)
+            return fi__plan_fail(c, "%s must be at least %" PRIu64 " '%s'", key, lo,
+                                 fi__plan_show(v, n).s);
+        return fi__plan_fail(c, "%s must be %" PRIu64 "..%" PRIu64 " '%s'", key, lo, hi,
+                             fi__plan_show(v, n).s);
+    }
+    *out = x;
+    return 0;
+}
+
+/*
+ * By hand rather than strtod, whose decimal point is the host program's locale. Plain
+ * decimals only ("0.25", "1", ".5"); digits past the 18th decimal cannot matter to a draw of
+ * 53 bits.
+ */
+static int parse_prob(const struct fi__ctx *c, const char *v, size_t n, double *out)
+{
+    uint64_t whole = 0, frac = 0, scale = 1;
+    int digits = 0, dot = 0, frac_nonzero = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '.' && !dot) {
+            dot = 1;
+            continue;
+        }
+        if (!is_digit(v[i]))
+            return fi__plan_fail(c, "bad number '%s' for prob", fi__plan_show(v, n).s);
+        unsigned d = (unsigned)(v[i] - '0');
+        digits++;
+        if (!dot) {
+            whole = whole > 1 ? 2 : whole * 10 + d; /* anything past 1 is out of range */
+        } else {
+            frac_nonzero |= d != 0;
+            if (scale < 1000000000000000000ull) {
+                frac = frac * 10 + d;
+                scale *= 10;
+            }
+        }
+    }
+    if (digits == 0)
+        return fi__plan_fail(c, "bad number '%s' for prob", fi__plan_show(v, n).s);
+    double p = (double)whole + (double)frac / (double)scale;
+    if (whole > 1 || (whole == 1 && frac_nonzero) || !(p > 0.0))
+        return fi__plan_fail(c, "prob must be in (0,1] '%s'", fi__plan_show(v, n).s);
+    *out = p;
+    return 0;
+}
+
+/* A name with or without "IBV_WC_", any case, or a number. */
+static int parse_status(const struct fi__ctx *c, const char *v, size_t n, int *out)
+{
+    static const char prefix[] = "IBV_WC_";
+    const size_t plen = sizeof(prefix) - 1;
+    uint64_t x;
+    int i = -1;
+
+    if (is_digit(v[0])) {
+        if (to_u64(v, n, &x) == 0 && x < (uint64_t)fi__status_count())
+            i = (int)x;
+    } else if (n > plen && strncasecmp(v, prefix, plen) == 0) {
+        i = fi__status_index(v + plen, n - plen);
+    } else {
+        i = fi__status_index(v, n);
+    }
+    if (i < 0)
+        return fi__plan_fail(c, "unknown status '%s'", fi__plan_show(v, n).s);
+    *out = i;
+    return 0;
+}
+
+static int parse_ret(const struct fi__ctx *c, const char *v, size_t n, int *out)
+{
+    uint64_t x = 0;
+    int rc = v[0] == '-' ? to_u64(v + 1, n - 1, &x) : to_u64(v, n, &x);
+
+    if (rc == EINVAL)
+        return fi__plan_fail(c, "bad number '%s' for ret", fi__plan_show(v, n).s);
+    if (rc == ERANGE || v[0] != '-' || x == 0 || x > (uint64_t)INT_MAX + 1)
+        return fi__plan_fail(c, "ret must be a negative int '%s'", fi__plan_show(v, n).s);
+    *out = (int)(-(int64_t)x);
+    return 0;
+}
+
+/* Distinct indexes, each of 0..nperm-1 once, so the shim can apply it without checking. */
+static int parse_perm(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t n)
+{
+    const char *p = v, *end = v + n;
+    unsigned used = 0;
+    int cnt = 0;
+
+    for (;;) {
+        const char *e = memchr(p, ',', (size_t)(end - p));
+        uint64_t x;
+        if (!e)
+            e = end;
+        if (cnt == FI_MAX_DEVS)
+            return fi__plan_fail(c, "perm has more than %d entries '%s'", FI_MAX_DEVS,
+                                 fi__plan_show(v, n).s);
+        if (to_u64(p, (size_t)(e - p), &x) != 0)
+            return fi__plan_fail(c, "bad number in perm '%s'", fi__plan_show(v, n).s);
+        r->perm[cnt++] = x < FI_MAX_DEVS ? (int)x : FI_MAX_DEVS;
+        if (e == end)
+            break;
+        p = e + 1;
+    }
+    if (cnt < 2)
+        return fi__plan_fail(c, "perm needs at least 2 entries '%s'", fi__plan_show(v, n).s);
+    for (int i = 0; i < cnt; i++) {
+        if (r->perm[i] >= cnt || (used & B(r->perm[i])))
+            return fi__plan_fail(c, "perm is not a permutation of 0..%d '%s'", cnt - 1,
+                                 fi__plan_show(v, n).s);
+        used |= B(r->perm[i]);
+    }
+    r->nperm = cnt;
+    return 0;
+}
+
+/* num() into an int. */
+static int num_int(const struct fi__ctx *c, const char *key, const char *v, size_t n, size_t skip,
+                   uint64_t lo, uint64_t hi, int *out)
+{
+    uint64_t x;
+    if (num(c, key, v, n, skip, lo, hi, &x))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+/* qp=N (its number) or qp=#K (the K-th QP made). */
+static int parse_qp(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    uint64_t x;
+    if (v[0] == '#')
+        return num_int(c, "qp", v, vn, 1, 0, INT_MAX, &r->qp_ord);
+    if (num(c, "qp", v, vn, 0, 0, FI__QPN_LIMIT - 1, &x))
+        return -1;
+    r->qp_num = (int64_t)x;
+    return 0;
+}
+
+static int parse_op(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    int o = fi__op_index(v, vn);
+    if (o < 0)
+        return fi__plan_fail(c, "unknown op '%s'", fi__plan_show(v, vn).s);
+    /* Only a send-side operation can vanish after completing locally. */
+    if ((r->kind == FI_LOSE || r->kind == FI_LATE) && o != FI_OP_ANY && o != FI_OP_SEND &&
+        o != FI_OP_WRITE)
+        return fi__plan_fail(c, "%s takes op=send or op=write '%s'", fi_kind_name(r->kind),
+                             fi__plan_show(v, vn).s);
+    /* Only a received payload is there to flip: on any other op the rule would never fire. */
+    if (r->kind == FI_CORRUPT && o != FI_OP_ANY && o != FI_OP_RECV)
+        return fi__plan_fail(c, "corrupt takes op=recv '%s'", fi__plan_show(v, vn).s);
+    r->op = (enum fi_op)o;
+    return 0;
+}
+
+/* The program's own phases (rg_fi_control_v1.set_phase): init, or step N. */
+static int parse_step(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    if (vn == 4 && !memcmp(v, "init", 4)) {
+        r->step = FI_PHASE_INIT;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (size_t i = 0; i < vn && x <= FI_PHASE_MAX; i++)
+        x = v[i] >= '0' && v[i] <= '9' ? x * 10 + (uint64_t)(v[i] - '0') : FI_PHASE_MAX + 1;
+    if (x > FI_PHASE_MAX)
+        return fi__plan_fail(c, "step is init or a number from 0 to %d '%s'", FI_PHASE_MAX,
+                             fi__plan_show(v, vn).s);
+    r->step = (int)x;
+    return 0;
+}
+
+/* What n counts at a poll site: the polls (how many is up to the program's timing) or the
+ * completions the CQ handed out (as many in every run, so a sweep's point is reproducible);
+ * per=cqe fires at the CQ's next poll after its nth completion. */
+static int parse_per(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    if (vn == 4 && !memcmp(v, "poll", 4))
+        r->per_cqe = false;
+    else if (vn == 3 && !memcmp(v, "cqe", 3))
+        r->per_cqe = true;
+    else
+        return fi__plan_fail(c, "per is poll or cqe '%s'", fi__plan_show(v, vn).s);
+    return 0;
+}
+
+int fi__plan_value(const struct fi__ctx *c, struct fi_rule *r, enum fi__key k, const char *v,
+                   size_t vn)
+{
+    switch (k) {
+    case K_RANK:
+        return num_int(c, "rank", v, vn, 0, 0, INT_MAX, &r->rank);
+    case K_DEV:
+        if (vn >= FI_DEVNAME_MAX)
+            return fi__plan_fail(c, "device name too long '%s'", fi__plan_show(v, vn).s);
+        memcpy(r->dev, v, vn);
+        r->dev[vn] = '\0';
+        return 0;
+    case K_QP:
+        return parse_qp(c, r, v, vn);
+    case K_CQ:
+        /* A CQ has no number on the wire to name it by; only its creation order identifies it. */
+        if (v[0] != '#')
+            return fi__plan_fail(c, "cq needs the #K form '%s'", fi__plan_show(v, vn).s);
+        return num_int(c, "cq", v, vn, 1, 0, INT_MAX, &r->cq_ord);
+    case K_OP:
+        return parse_op(c, r, v, vn);
+    case K_VERB: {
+        int vb = fi__verb_index(v, vn);
+        if (vb < 0)
+            return fi__plan_fail(c, "unknown verb '%s'", fi__plan_show(v, vn).s);
+        r->verb = (enum fi_verb)vb;
+        return 0;
+    }
+    case K_AFTER:
+        return num(c, "after", v, vn, 0, 0, UINT64_MAX, &r->after_ms);
+    case K_BEFORE:
+        return num(c, "before", v, vn, 0, 0, UINT64_MAX, &r->before_ms);
+    case K_NTH:
+        return num(c, "nth", v, vn, 0, 1, UINT64_MAX, &r->nth);
+    case K_EVERY:
+        return num(c, "every", v, vn, 0, 1, UINT64_MAX, &r->every);
+    case K_PROB:
+        return parse_prob(c, v, vn, &r->prob);
+    case K_SEED:
+        return num(c, "seed", v, vn, 0, 0, UINT64_MAX, &r->seed);
+    case K_COUNT:
+        return num(c, "count", v, vn, 0, 1, UINT64_MAX, &r->count);
+    case K_STATUS:
+        return parse_status(c, v, vn, &r->status);
+    case K_RET:
+        return parse_ret(c, v, vn, &r->ret);
+    case K_MS:
+        return num(c, "ms", v, vn, 0, 1, FI__MS_MAX, &r->ms);
+    case K_BIT:
+        return num_int(c, "bit", v, vn, 0, 0, FI__BIT_LIMIT - 1, &r->bit);
+    case K_PERM:
+        return parse_perm(c, r, v, vn);
+    case K_STEP:
+        return parse_step(c, r, v, vn);
+    case K_REP:
+        return num_int(c, "rep", v, vn, 0, 0, FI_PHASE_MAX, &r->rep);
+    case K_CODE:
+        return num_int(c, "code", v, vn, 0, 0, 255, &r->code);
+    case K_PER:
+        return parse_per(c, r, v, vn);
+    case K__N:
+        break;
+    }
+    return -1;
+}
