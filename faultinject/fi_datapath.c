@@ -129,6 +129,71 @@ static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
                  true);
 }
 
+/* A QP in error takes the request and completes it flushed, signaled or not: the provider
+ * does, its QP being in error, unless it could not be moved there. */
+static int send_on_faulted(const struct fi_ctx *cx, struct fi_qp *q, struct ibv_qp *qp,
+                           struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
+    for (struct ibv_send_wr *w = wr; w; w = w->next) {
+        fi_count_post(q, fi_wr_op(w->opcode));
+        if (sc)
+            fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
+    }
+    return sc ? 0 : fi_send_run(q, cx->post_send, qp, wr, bad);
+}
+
+/* What the send rules made of one request: lost, held back late_ms, or its post failed. */
+struct send_fate {
+    bool drop, nomem;
+    uint64_t late_ms;
+};
+
+/* Runs every send rule on request w, in the plan's order; a nomem that fires ends the run,
+ * as the post it fails does. */
+static void send_fate_of(struct fi_live *lp, const struct fi_site *s, const struct ibv_send_wr *w,
+                         struct send_fate *f)
+{
+    uint64_t nth;
+    for (uint32_t m = lp->m_send; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const struct fi_rule *r = &lp->plan.rules[i];
+        if (r->kind == FI_NOMEM) {
+            struct fi_site sv = *s;
+            sv.verb = FI_VERB_POST_SEND;
+            if (!fi_fire(lp, i, &sv, &nth))
+                continue;
+            fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+            f->nomem = true;
+            return;
+        }
+        if ((r->kind == FI_LOSE || r->kind == FI_LATE) && s->op != FI_OP_SEND &&
+            s->op != FI_OP_WRITE)
+            continue;
+        if (!fi_fire(lp, i, s, &nth))
+            continue;
+        if (r->kind == FI_LATE && !f->late_ms) {
+            char d[64];
+            snprintf(d, sizeof(d), "\"ms\":%llu," FI_EV_WR_ID, (unsigned long long)r->ms,
+                     (uint64_t)w->wr_id);
+            fi_event_fault(lp, i, s, nth, d);
+            f->late_ms = r->ms;
+            continue;
+        }
+        if (r->kind == FI_DELAY) {
+            char d[32];
+            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
+            fi_event_fault(lp, i, s, nth, d);
+            fi_sleep_ms(r->ms);
+        } else if (r->kind == FI_LOSE && !f->drop) {
+            char d[48];
+            snprintf(d, sizeof(d), FI_EV_WR_ID, (uint64_t)w->wr_id);
+            fi_event_fault(lp, i, s, nth, d);
+            f->drop = true;
+        }
+    }
+}
+
 __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct ibv_send_wr *wr,
                                                        struct ibv_send_wr **bad)
 {
@@ -140,80 +205,37 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     if (!q)
         return cx->post_send(qp, wr, bad);
     fi_first_post(lp, q, wr ? fi_wr_op(wr->opcode) : FI_OP_ANY);
-    if (atomic_load_explicit(&q->faulted, memory_order_relaxed)) {
-        /* A QP in error takes the request and completes it flushed, signaled or not: the
-         * provider does, its QP being in error, unless it could not be moved there. */
-        struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
-        for (struct ibv_send_wr *w = wr; w; w = w->next) {
-            fi_count_post(q, fi_wr_op(w->opcode));
-            if (sc)
-                fi_pend_push(sc, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, false);
-        }
-        return sc ? 0 : fi_send_run(q, cx->post_send, qp, wr, bad);
-    }
+    if (atomic_load_explicit(&q->faulted, memory_order_relaxed))
+        return send_on_faulted(cx, q, qp, wr, bad);
 
     struct ibv_send_wr *head = wr, *prev = NULL;
     struct fi_site s;
     fi_site_qp(&s, q);
     for (struct ibv_send_wr *w = wr; w; w = w->next) {
-        bool drop = false;
-        uint64_t late_ms = 0;
-        uint64_t nth;
+        struct send_fate f = {0};
         s.op = fi_wr_op(w->opcode);
-        for (uint32_t m = lp->m_send; m; m &= m - 1) {
-            int i = __builtin_ctz(m);
-            const struct fi_rule *r = &lp->plan.rules[i];
-            if (r->kind == FI_NOMEM) {
-                struct fi_site sv = s;
-                sv.verb = FI_VERB_POST_SEND;
-                if (!fi_fire(lp, i, &sv, &nth))
-                    continue;
-                fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
-                /* Post what came before, then fail here as a full send queue would. */
-                int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
-                if (!rc)
-                    *bad = w;
-                return rc ? rc : ENOMEM;
-            }
-            if ((r->kind == FI_LOSE || r->kind == FI_LATE) && s.op != FI_OP_SEND &&
-                s.op != FI_OP_WRITE)
-                continue;
-            if (!fi_fire(lp, i, &s, &nth))
-                continue;
-            if (r->kind == FI_LATE && !late_ms) {
-                char d[64];
-                snprintf(d, sizeof(d), "\"ms\":%llu," FI_EV_WR_ID, (unsigned long long)r->ms,
-                         (uint64_t)w->wr_id);
-                fi_event_fault(lp, i, &s, nth, d);
-                late_ms = r->ms;
-                continue;
-            }
-            if (r->kind == FI_DELAY) {
-                char d[32];
-                snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
-                fi_event_fault(lp, i, &s, nth, d);
-                fi_sleep_ms(r->ms);
-            } else if (r->kind == FI_LOSE && !drop) {
-                char d[48];
-                snprintf(d, sizeof(d), FI_EV_WR_ID, (uint64_t)w->wr_id);
-                fi_event_fault(lp, i, &s, nth, d);
-                drop = true;
-            }
+        send_fate_of(lp, &s, w, &f);
+        if (f.nomem) {
+            /* Post what came before, then fail here as a full send queue would. */
+            int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
+            if (!rc)
+                *bad = w;
+            return rc ? rc : ENOMEM;
         }
         fi_count_post(q, s.op);
         /* Held by the late fault, or behind a request that is. */
-        if (!drop && (late_ms || atomic_load_explicit(&q->late, memory_order_relaxed))) {
+        if (!f.drop && (f.late_ms || atomic_load_explicit(&q->late, memory_order_relaxed))) {
             int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
             if (rc)
                 return rc;
-            if (fi_late_hold(q, cx->post_send, qp, w, late_ms)) {
+            if (fi_late_hold(q, cx->post_send, qp, w, f.late_ms)) {
                 head = w->next;
                 prev = w;
                 continue;
             }
             head = w;
         }
-        if (drop) {
+        if (f.drop) {
             /* Post the run before this one, then skip it. */
             int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
             if (rc)
