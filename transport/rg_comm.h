@@ -158,7 +158,7 @@ rg_status rg__drain_sends(struct rg_comm *c, double *deadline);
  */
 void rg__quiesce(struct rg_comm *c);
 
-/* Set-up's uses of the engine (rg_comm.c): a receive slot posted, and a credit written to the
+/* Set-up's uses of the engine (rg_conns.c): a receive slot posted, and a credit written to the
  * peer. */
 rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x);
 rg_status rg__write_credit(struct rg_comm *c, struct rg_conn *x);
@@ -172,5 +172,30 @@ static inline uint64_t *rg__mailbox(struct rg_comm *c, struct rg_conn *x)
 
 /* Records the first error, poisons the communicator and tells the peers. Returns st. */
 rg_status rg__fail(struct rg_comm *c, rg_status st);
+
+/* splitmix64: tags and starting PSNs only need to differ between communicators. */
+static inline uint64_t rg__mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/*
+ * The connections (rg_conns.c), in rg_comm_create's order: the devices, QPs, staging memory
+ * and prefilled receives of every (peer, rail) the devices file names; their records traded
+ * and checked, each QP connected; a hello each way on every rail. Each returns the error
+ * it recorded in c->err. Teardown, once no work request can be in flight: the QPs and their
+ * memory, then (after the caller's registered regions) the CQs and devices.
+ */
+rg_status rg__conns_make(struct rg_comm *c, const struct rg_devices *dv);
+rg_status rg__conns_connect(struct rg_comm *c, double deadline);
+rg_status rg__conns_hello(struct rg_comm *c, double deadline);
+void rg__conns_free(struct rg_comm *c);
+void rg__devs_close(struct rg_comm *c);
+
+/* A registered region's MRs deregistered and the region freed (rg_mem.c). */
+void rg__mem_free(struct rg_comm *c, struct rg_mem *m);
 
 #endif

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine every collective's plan runs on (rg_coll.h). Blocks are cut into chunks of at
+ * most chunk_bytes, and chunk j travels on rail j % nrails. A step marked `dep` forwards what
+ * the step before it received, so its chunk j leaves only after that step's chunk j arrived
+ * on the same rail: rails are independent pipelines, and a slow wire delays only its own
+ * chunks.
+ */
+#include "rg_coll.h"
+#include "rg_reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A cursor over the (step, chunk) pairs one rail of one direction carries, on the send or the
+ * receive side. */
+struct cursor {
+    int d;
+    int t;
+    size_t j;
+};
+
+static size_t side_len(const struct step *s, int send)
+{
+    return send ? s->send_len : s->recv_len;
+}
+
+static int has_side(const struct step *s, int send)
+{
+    return send ? s->send_peer >= 0 : s->recv_peer >= 0;
+}
+
+/* Moves cur to the first valid (t, j) at or after it for rail k; t == nsteps at the end. */
+static void settle(const struct plan *p, int send, int k, struct cursor *cur)
+{
+    while (cur->t < p->nsteps[cur->d]) {
+        const struct step *s = &p->st[cur->d][cur->t];
+        if (has_side(s, send) && cur->j < rg__nchunks(side_len(s, send), p->esz, p->c->chunk_bytes))
+            return;
+        cur->t++;
+        cur->j = (size_t)k;
+    }
+}
+
+static void advance(const struct plan *p, int send, int k, struct cursor *cur)
+{
+    cur->j += (size_t)p->nrails;
+    settle(p, send, k, cur);
+}
+
+static struct rg_conn *conn(struct rg_comm *c, int peer, int rail)
+{
+    return &c->conns[c->conn_of[peer][rail]];
+}
+
+static int overlap(size_t a, size_t alen, size_t b, size_t blen)
+{
+    return alen && blen && a < b + blen && b < a + alen;
+}
+
+/*
+ * Does any receive that may still land after step t of direction d starts sending write into
+ * its send block? In this direction that is step t itself and every later one (an earlier
+ * receive into the block has happened before the block is sent: that is the plan's dep
+ * rule, zero-copy or not); in the other direction, which runs alongside, any step.
+ */
+static int rewritten(const struct plan *p, int d, int t)
+{
+    const struct step *s = &p->st[d][t];
+    for (int d2 = 0; d2 < p->ndirs; d2++)
+        for (int t2 = d2 == d ? t : 0; t2 < p->nsteps[d2]; t2++) {
+            const struct step *o = &p->st[d2][t2];
+            if (o->recv_peer >= 0 && overlap(s->send_off, s->send_len, o->recv_off, o->recv_len))
+                return 1;
+        }
+    return 0;
+}
+
+/* Which sends go from registered memory in place: see rg_mem_register in railguard.h. */
+static void plan_zcopy(struct plan *p)
+{
+    struct rg_comm *c = p->c;
+    for (int d = 0; d < p->ndirs; d++)
+        for (int t = 0; t < p->nsteps[d]; t++) {
+            struct step *s = &p->st[d][t];
+            const uint8_t *a = p->work + s->send_off * p->esz;
+            size_t len = s->send_len * p->esz;
+            s->zc = NULL;
+            if (s->send_peer < 0 || !len || len < c->zcopy_min)
+                continue;
+            for (int i = 0; i < RG_MEM_MAX && !s->zc; i++) {
+                struct rg_mem *m = c->mem[i];
+                if (m && a >= m->base && len <= m->len && (size_t)(a - m->base) <= m->len - len)
+                    s->zc = m;
+            }
+            if (s->zc && rewritten(p, d, t))
+                s->zc = NULL;
+            p->zcopy |= s->zc != NULL;
+        }
+}
+
+static rg_status run_steps(struct plan *p)
+{
+    struct rg_comm *c = p->c;
+    double deadline = 0; /* the communicator's timeout, from the first wait (rg__progress) */
+    struct cursor snd[2 * RG_MAX_RAILS], rcv[2 * RG_MAX_RAILS];
+    int nv = p->ndirs * p->nrails; /* (direction, rail) pipelines */
+
+    for (int v = 0; v < nv; v++) {
+        int k = v % p->nrails;
+        snd[v] = (struct cursor){v / p->nrails, 0, (size_t)k};
+        rcv[v] = (struct cursor){v / p->nrails, 0, (size_t)k};
+        settle(p, 1, k, &snd[v]);
+        settle(p, 0, k, &rcv[v]);
+    }
+    for (;;) {
+        int pending = 0;
+        rg__waiting(c, -1, NULL);
+        for (int v = 0; v < nv; v++) {
+            int k = v % p->nrails, d = v / p->nrails, nst = p->nsteps[d];
+            /* Receive first: it frees slots, grants credits and unblocks forwarding. */
+            while (rcv[v].t < nst) {
+                const struct step *s = &p->st[d][rcv[v].t];
+                struct rg_conn *x = conn(c, s->recv_peer, k);
+                const void *data;
+                size_t len, off, n;
+                int r = rg__peek(c, x, RG_MSG_DATA, &data, &len);
+                if (r < 0)
+                    return c->err.st;
+                if (r == 0) {
+                    if (c->wait_peer < 0)
+                        rg__waiting(c, x->peer, "its data");
+                    break;
+                }
+                rg__chunk(s->recv_len, p->esz, c->chunk_bytes, rcv[v].j, &off, &n);
+                if (len != n * p->esz) {
+                    rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                                "rank %d: recv from rank %d rail %d (qp 0x%x): chunk %zu of step "
+                                "%d has %zu bytes, expected %zu",
+                                c->rank, x->peer, k, x->qp->qp_num, rcv[v].j, rcv[v].t, len,
+                                n * p->esz);
+                    return rg__fail(c, RG_ERR_PROTOCOL);
+                }
+                uint8_t *dst = p->work + (s->recv_off + off) * p->esz;
+                if (s->act == ACT_REDUCE)
+                    rg__reduce(dst, data, n, p->dt, p->op);
+                else
+                    memcpy(dst, data, len);
+                if (rg__release(c, x))
+                    return c->err.st;
+                advance(p, 0, k, &rcv[v]);
+            }
+            while (snd[v].t < nst) {
+                const struct step *s = &p->st[d][snd[v].t];
+                /* A forwarded chunk must have arrived (and been reduced) first. The receive
+                 * cursor walks steps in order, so steps before s->dep are complete too. */
+                if (s->dep >= 0 &&
+                    (rcv[v].t < s->dep || (rcv[v].t == s->dep && rcv[v].j <= snd[v].j)))
+                    break;
+                struct rg_conn *x = conn(c, s->send_peer, k);
+                if (!rg__can_send(c, x)) {
+                    if (c->wait_peer < 0)
+                        rg__waiting(c, x->peer, "a credit to send to it");
+                    break;
+                }
+                size_t off, n;
+                rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[v].j, &off, &n);
+                if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz,
+                             s->zc ? s->zc->mr[x->dev - c->devs] : NULL))
+                    return c->err.st;
+                advance(p, 1, k, &snd[v]);
+            }
+            pending |= snd[v].t < nst || rcv[v].t < nst;
+        }
+        if (!pending)
+            break;
+        if (rg__progress(c, &deadline))
+            return c->err.st;
+    }
+    /* Every send of this operation completes inside it, so its errors are its own. */
+    return rg__drain_sends(c, &deadline);
+}
+
+rg_status rg__coll_run(struct plan *p)
+{
+    rg_status st;
+    if (p->c->nmem)
+        plan_zcopy(p);
+    p->c->last_algo = p->algo;
+    p->c->last_rails = p->nrails;
+    st = run_steps(p);
+    if (st && p->zcopy && p->c->poisoned)
+        rg__quiesce(p->c);
+    return st;
+}
