@@ -7,6 +7,7 @@
  *   railguard sweep --fault KIND ... SCENARIO  every fault point of a scenario
  *   railguard bench [options]                 nccl-tests' table for any transport
  *   railguard report DIR                      judge an external launch's ranks together
+ *   railguard triage RUN_DIR                  a run's failures as a short list of defects
  *   railguard help [CMD | --man | --completion]
  * and, started by the runners themselves:
  *   railguard worker ...                      one rank of a scenario (rank/rg_worker.c)
@@ -29,6 +30,7 @@ static const struct command {
     {"sweep", rg_sweep_main, &rg_sweep_cli, "every fault point of a scenario"},
     {"bench", rg_bench_main, &rg_bench_cli, "nccl-tests' table for any transport"},
     {"report", rg_report_main, &rg_report_cli, "judge an external launch's ranks together"},
+    {"triage", rg_triage_main, &rg_triage_cli, "a run's failures as a short list of defects"},
 };
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
 

@@ -2,7 +2,7 @@
 /*
  * rg_cmd.h - the commands on top of every other sub-part: `railguard run` (rg_run*.c),
  * `exec` (rg_exec.c), `sweep` (rg_sweep.c, its points planned in rg_sweep_plan.c), `bench`
- * (rg_bench.c) and `report` (rg_report_cmd.c); main.c picks one.
+ * (rg_bench.c), `report` (rg_report_cmd.c) and `triage` (rg_triage_cmd.c); main.c picks one.
  */
 #ifndef RG_CMD_H
 #define RG_CMD_H
@@ -103,5 +103,10 @@ int rg_bench_main(int argc, char **argv);
 extern const rg_cli rg_bench_cli, rg_sweep_cli, rg_report_cli;
 /* `railguard report DIR`: rg_merge over DIR's rankR.result.json and events, with reports. */
 int rg_report_main(int argc, char **argv);
+
+/* --- railguard triage (rg_triage_cmd.c) ----------------------------------------------------- */
+extern const rg_cli rg_triage_cli;
+/* `railguard triage RUN_DIR`: the run's failures grouped (triage/), reports in RUN_DIR/triage. */
+int rg_triage_main(int argc, char **argv);
 
 #endif

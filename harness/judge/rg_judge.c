@@ -64,6 +64,16 @@ static bool acceptable(const rg_rank_result *k, rg_sc_expect e, int at, uint32_t
     return false;
 }
 
+bool rg_rank_acceptable(const rg_result *r, int i)
+{
+    return acceptable(&r->rank[i], r->expect[i], r->expect_at[i], r->expect_cls[i], r->leak_ok);
+}
+
+rg_verdict rg_rank_judged(const rg_result *r, int i)
+{
+    return judged_verdict(&r->rank[i], r->leak_ok);
+}
+
 static void fail_line(char *out, size_t len, const rg_result *r, int i)
 {
     const rg_rank_result *k = &r->rank[i];

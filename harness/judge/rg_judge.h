@@ -18,6 +18,10 @@
 
 /* Decides passed/why from the ranks' verdicts and the expectations. Returns passed. */
 bool rg_judge(rg_result *r);
+/* Whether rank i's verdict meets its expectation (a skipped step's unsupported does), and the
+ * verdict it is judged by (below a LEAK when leaks are allowed). */
+bool rg_rank_acceptable(const rg_result *r, int i);
+rg_verdict rg_rank_judged(const rg_result *r, int i);
 
 /*
  * Applies the evidence of ranks lo..hi-1 (ev[i] for rank i) to their results: a rank the shim

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `railguard triage RUN_DIR`: a finished run's failures as a short list of defects
+ * (triage/rg_triage.h): each group's title and size on stdout, a report per group and
+ * triage.json in RUN_DIR/triage.
+ */
+#include "cmd/rg_cmd.h"
+#include "triage/rg_triage.h"
+
+#include <stdio.h>
+
+const rg_cli rg_triage_cli = {
+    .cmd = "triage",
+    .synopsis = "RUN_DIR",
+    .about = "Groups a finished run's failures into distinct defects: failures with one "
+             "signature (the first failure's verdict, error class and operation, the algorithm "
+             "the transport ran, how the other ranks ended, the frames where hung ranks wait, "
+             "the kinds of the faults that fired) are one group, shown by its smallest scenario. "
+             "Writes RUN_DIR/triage/NN-TITLE.md per group, ready for an issue tracker (the "
+             "scenario inline, the command that reproduces it, expected and observed per rank, "
+             "the hung ranks' backtraces), and triage.json. Exit status 0 when every result was "
+             "read, 1 when some could not be (each is named), 2 on bad usage or an unreadable "
+             "RUN_DIR.",
+};
+
+static void summary(const rg_tri_run *run)
+{
+    printf("railguard triage: %s: %d failure(s) among %d scenario(s) in %d group(s)", run->dir,
+           run->nfail, run->nresults, run->ngroups);
+    if (run->nxpass || run->nslow)
+        printf("; besides them %d xpass, %d too slow to judge", run->nxpass, run->nslow);
+    printf("\n");
+    for (int g = 0; g < run->ngroups; g++)
+        printf("  %2d. [%d] %s\n      %s/triage/%02d-%s.md\n", g + 1, run->groups[g].ncases,
+               run->groups[g].title, run->dir, g + 1, run->groups[g].slug);
+}
+
+int rg_triage_main(int argc, char **argv)
+{
+    static rg_tri_run run;
+    char err[1400];
+    int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, NULL, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (first != argc - 1) {
+        fprintf(stderr, "railguard triage: %s\n",
+                first >= argc ? "no RUN_DIR: name one run's --out directory"
+                              : "one RUN_DIR, not several");
+        return 2;
+    }
+    if (rg_tri_load(argv[first], &run, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard triage: %s\n", err);
+        return 2;
+    }
+    if (!run.nresults && !run.nunread) {
+        fprintf(stderr,
+                "railguard triage: %s: no NAME/result.json in it: not a run's --out directory\n",
+                run.dir);
+        rg_tri_free(&run);
+        return 2;
+    }
+    rc = 0;
+    if (rg_tri_group_cases(&run) != 0 || rg_tri_write(&run, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard triage: %s\n", run.groups ? err : "out of memory");
+        rc = 2;
+    } else {
+        summary(&run);
+    }
+    for (int i = 0; i < run.nunread; i++)
+        fprintf(stderr, "railguard triage: a result that cannot be read: %s\n",
+                i < (int)(sizeof(run.unread) / sizeof(run.unread[0])) ? run.unread[i]
+                                                                      : "(and more)");
+    if (!rc && run.nunread)
+        rc = 1;
+    rg_tri_free(&run);
+    return rc;
+}

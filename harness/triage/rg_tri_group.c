@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A run directory's results read back, and its failures grouped by signature (rg_triage.h).
+ * A result that cannot be read is counted and named, never skipped in silence: a triage that
+ * lost a failure would report fewer bugs than the run had.
+ */
+#include "judge/rg_judge.h"
+#include "triage/rg_triage.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of dir's entries that hold a result.json, sorted: their number, or -1. */
+static int result_names(const char *dir, char ***names_p)
+{
+    char path[2200];
+    char **names = NULL;
+    int n = 0, cap = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        snprintf(path, sizeof(path), "%s/%s/result.json", dir, e->d_name);
+        if (e->d_name[0] == '.' || access(path, F_OK) != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
+            if (!nn)
+                break;
+            names = nn;
+        }
+        if ((names[n] = strdup(e->d_name)))
+            n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, (size_t)n, sizeof(char *), cmp_name);
+    *names_p = names;
+    return n;
+}
+
+static void note_unread(rg_tri_run *run, const char *why)
+{
+    if (run->nunread < (int)(sizeof(run->unread) / sizeof(run->unread[0])))
+        rg_cut(run->unread[run->nunread], sizeof(run->unread[0]), why);
+    run->nunread++;
+}
+
+int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
+{
+    char **names = NULL;
+    memset(run, 0, sizeof(*run));
+    snprintf(run->dir, sizeof(run->dir), "%s", dir);
+    int n = result_names(dir, &names);
+    if (n < 0) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    run->results = calloc((size_t)(n ? n : 1), sizeof(rg_result));
+    run->cases = calloc((size_t)(n ? n : 1), sizeof(rg_tri_case));
+    if (!run->results || !run->cases) {
+        snprintf(err, errlen, "%s: no memory for %d results", dir, n);
+        for (int i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[2200], why[2400];
+        rg_result *r = &run->results[run->nresults];
+        snprintf(path, sizeof(path), "%s/%s/result.json", dir, names[i]);
+        if (rg_result_read(r, path, why, sizeof(why)) != 0) {
+            note_unread(run, why);
+        } else {
+            /* Where it is now: a run's directory moves (a CI artifact, a copy). */
+            snprintf(r->dir, sizeof(r->dir), "%s/%s", dir, names[i]);
+            rg_judge(r);
+            run->nresults++;
+            if (r->too_slow)
+                run->nslow++;
+            else if (r->known_state == RG_KNOWN_XPASS)
+                run->nxpass++;
+            else if (!r->passed) {
+                rg_tri_case *c = &run->cases[run->nfail++];
+                c->res = r;
+                rg_tri_signature(r, &c->sig);
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
+
+/* A title a maintainer can read in a list: the first failure, where, and how the rest took it. */
+static void title_of(const rg_tri_sig *s, char *out, size_t len)
+{
+    char algo[64] = "", at[128] = "", faults[112] = "", rest[176] = "";
+    if (s->algo[0])
+        snprintf(algo, sizeof(algo), " (%s)", s->algo);
+    if (s->nframes)
+        snprintf(at, sizeof(at), ", waiting in %s%s", s->frames[0], s->nframes > 1 ? " ..." : "");
+    if (s->faults[0])
+        snprintf(faults, sizeof(faults), " under %s", s->faults);
+    if (s->others[0])
+        snprintf(rest, sizeof(rest), "; the others %s", s->others);
+    snprintf(out, len, "%s%s%s in %s%s%s%s%s", s->first, s->cls[0] ? " " : "", s->cls, s->op, algo,
+             at, faults, rest);
+}
+
+static void slug_of(const rg_tri_sig *s, char *out, size_t len)
+{
+    char raw[160];
+    size_t k = 0;
+    snprintf(raw, sizeof(raw), "%s-%s%s%s", s->first, s->op, s->cls[0] ? "-" : "", s->cls);
+    for (const char *p = raw; *p && k + 1 < len; p++) {
+        char ch = *p;
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        bool word = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+        if (word)
+            out[k++] = ch;
+        else if (k && out[k - 1] != '-')
+            out[k++] = '-';
+    }
+    while (k && out[k - 1] == '-')
+        k--;
+    out[k] = '\0';
+}
+
+/* The representative: the fewest ranks, then the shortest run, then the first by name. */
+static bool better(const rg_result *a, const rg_result *b)
+{
+    if (a->ranks != b->ranks)
+        return a->ranks < b->ranks;
+    return a->seconds < b->seconds;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const rg_tri_group *x = a, *y = b;
+    if (x->ncases != y->ncases)
+        return y->ncases - x->ncases;
+    return strcmp(x->sig.key, y->sig.key);
+}
+
+int rg_tri_group_cases(rg_tri_run *run)
+{
+    run->groups = calloc((size_t)(run->nfail ? run->nfail : 1), sizeof(rg_tri_group));
+    if (!run->groups)
+        return -1;
+    for (int i = 0; i < run->nfail; i++) {
+        const rg_tri_sig *s = &run->cases[i].sig;
+        int g = 0;
+        while (g < run->ngroups && strcmp(run->groups[g].sig.key, s->key) != 0)
+            g++;
+        rg_tri_group *gr = &run->groups[g];
+        if (g == run->ngroups) {
+            run->ngroups++;
+            gr->sig = *s;
+            gr->rep = i;
+            gr->cases = calloc((size_t)run->nfail, sizeof(int));
+            if (!gr->cases)
+                return -1;
+            title_of(s, gr->title, sizeof(gr->title));
+            slug_of(s, gr->slug, sizeof(gr->slug));
+        }
+        gr->cases[gr->ncases++] = i;
+        if (better(run->cases[i].res, run->cases[gr->rep].res))
+            gr->rep = i;
+    }
+    qsort(run->groups, (size_t)run->ngroups, sizeof(rg_tri_group), cmp_group);
+    return 0;
+}
+
+void rg_tri_free(rg_tri_run *run)
+{
+    for (int g = 0; g < run->ngroups; g++)
+        free(run->groups[g].cases);
+    free(run->groups);
+    free(run->cases);
+    free(run->results);
+    memset(run, 0, sizeof(*run));
+}

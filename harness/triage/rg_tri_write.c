@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The groups written (rg_triage.h): one Markdown report per group, made to be pasted into an
+ * issue tracker as it is (title, the smallest scenario inline, the command that reproduces it,
+ * expected against observed per rank, the hung ranks' backtraces), and triage.json with every
+ * group's signature and cases for tools.
+ */
+#include "judge/rg_judge.h"
+#include "triage/rg_triage.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A table cell: one line, no '|', cut at max characters. */
+static void cell(FILE *f, const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; *s && n < max; s++, n++)
+        fputc(*s == '|' ? '/' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+    if (*s)
+        fputs("...", f);
+}
+
+/* Up to max_lines of a file, fenced; false when it cannot be read. */
+static bool fenced_file(FILE *f, const char *path, const char *lang, int max_lines)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return false;
+    char line[1024];
+    int n = 0;
+    fprintf(f, "```%s\n", lang);
+    while (fgets(line, sizeof(line), in)) {
+        if (n++ == max_lines) {
+            fprintf(f, "... (the rest: %s)\n", path);
+            break;
+        }
+        fputs(line, f);
+        if (!strchr(line, '\n'))
+            fputc('\n', f);
+    }
+    fprintf(f, "```\n");
+    fclose(in);
+    return true;
+}
+
+static void signature_md(FILE *f, const rg_tri_sig *s)
+{
+    fprintf(f, "- **First failure**: `%s`%s%s%s in `%s`", s->first, s->cls[0] ? " (class " : "",
+            s->cls, s->cls[0] ? ")" : "", s->op);
+    if (s->algo[0])
+        fprintf(f, ", the transport ran `%s`", s->algo);
+    fprintf(f, "\n- **The other failed ranks**: %s\n", s->others[0] ? s->others : "none");
+    fprintf(f, "- **Faults that fired**: %s\n", s->faults[0] ? s->faults : "none");
+    if (s->nframes) {
+        fprintf(f, "- **Hung ranks wait in**:");
+        for (int i = 0; i < s->nframes; i++)
+            fprintf(f, " `%s`", s->frames[i]);
+        fprintf(f, "\n");
+    }
+}
+
+static void ranks_md(FILE *f, const rg_result *r)
+{
+    fprintf(f, "| rank | expected | observed | in | what it said |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < r->ranks; i++) {
+        const rg_rank_result *k = &r->rank[i];
+        char want[RG_SC_EXPECT_STR_MAX];
+        rg_sc_expect_str(r->expect[i], r->expect_at[i], r->expect_cls[i], want, sizeof(want));
+        fprintf(f, "| %d | %s | %s%s | ", i, want, rg_verdict_name(rg_rank_judged(r, i)),
+                rg_rank_acceptable(r, i) ? "" : " **(failed)**");
+        cell(f, k->step == -1 ? "init" : k->where[0] ? k->where : "-", 80);
+        fprintf(f, " | ");
+        cell(f, k->detail[0] ? k->detail : "-", 300);
+        fprintf(f, " |\n");
+    }
+}
+
+void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
+{
+    const rg_tri_group *gr = &run->groups[g];
+    const rg_result *rep = run->cases[gr->rep].res;
+    char path[1200];
+    fprintf(f, "# %s\n\n", gr->title);
+    fprintf(f, "- **Seen in**: %d of the run's %d failed scenario(s) (%s)\n", gr->ncases,
+            run->nfail, run->dir);
+    fprintf(f, "- **Rate**: not measured: each scenario of the run ran once\n");
+    signature_md(f, &gr->sig);
+    fprintf(f, "- **Cause**: none proven: this triage read the run's results and backtraces; "
+               "a cause needs the evidence of a re-run, which it did not make\n\n");
+    fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n", rep->repro[0] ? rep->repro : "(not recorded)");
+    fprintf(f, "## The smallest scenario: %s (%d ranks)\n\n", rep->name, rep->ranks);
+    if (!fenced_file(f, rep->path, "yaml", 200))
+        fprintf(f, "(%s cannot be read here)\n", rep->path);
+    fprintf(f, "\n## Expected and observed, per rank\n\n");
+    ranks_md(f, rep);
+    fprintf(f, "\n## First failure\n\n");
+    cell(f, rep->why[0] ? rep->why : "(none named)", sizeof(rep->why));
+    fprintf(f, "\n");
+    for (int i = 0; i < rep->ranks; i++) {
+        if (rg_rank_judged(rep, i) != RG_V_DEADLOCK)
+            continue;
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", rep->dir, i);
+        fprintf(f, "\n## Rank %d's backtrace (hung at the deadline)\n\n", i);
+        if (!fenced_file(f, path, "", 80))
+            fprintf(f, "(none taken: %s is missing)\n", path);
+    }
+    fprintf(f, "\n## Every scenario in this group\n\n");
+    for (int c = 0; c < gr->ncases; c++) {
+        const rg_result *r = run->cases[gr->cases[c]].res;
+        fprintf(f, "- `%s` (%d ranks): ", r->name, r->ranks);
+        for (int i = 0; i < r->ranks; i++)
+            fprintf(f, "%s%s", i ? "," : "", rg_verdict_name(rg_rank_judged(r, i)));
+        fprintf(f, " - %s\n", r->dir);
+    }
+}
+
+static json_t *sig_json(const rg_tri_sig *s)
+{
+    json_t *frames = json_array();
+    for (int i = 0; i < s->nframes; i++)
+        json_array_append_new(frames, json_string(s->frames[i]));
+    return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "origin", s->origin, "first",
+                     s->first, "class", s->cls, "op", s->op, "algo", s->algo, "others", s->others,
+                     "faults", s->faults, "frames", frames, "key", s->key);
+}
+
+static json_t *group_json(const rg_tri_run *run, int g, const char *file)
+{
+    const rg_tri_group *gr = &run->groups[g];
+    json_t *cases = json_array();
+    for (int c = 0; c < gr->ncases; c++) {
+        const rg_result *r = run->cases[gr->cases[c]].res;
+        json_t *v = json_array();
+        for (int i = 0; i < r->ranks; i++)
+            json_array_append_new(v, json_string(rg_verdict_name(rg_rank_judged(r, i))));
+        json_array_append_new(cases,
+                              json_pack("{s:s,s:s,s:s,s:i,s:o}", "name", r->name, "dir", r->dir,
+                                        "path", r->path, "ranks", r->ranks, "verdicts", v));
+    }
+    const rg_result *rep = run->cases[gr->rep].res;
+    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o}", "title", gr->title, "file", file, "signature",
+                     sig_json(&gr->sig), "representative", rep->name, "repro", rep->repro, "cases",
+                     cases);
+}
+
+int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
+{
+    char dir[1100], path[1300];
+    snprintf(dir, sizeof(dir), "%s/triage", run->dir);
+    if (rg_mkdirs(dir) != 0) {
+        snprintf(err, errlen, "%s: cannot make it", dir);
+        return -1;
+    }
+    json_t *groups = json_array(), *unread = json_array();
+    for (int g = 0; g < run->ngroups; g++) {
+        char file[96];
+        snprintf(file, sizeof(file), "%02d-%s.md", g + 1, run->groups[g].slug);
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            snprintf(err, errlen, "%s: cannot write it", path);
+            json_decref(groups);
+            json_decref(unread);
+            return -1;
+        }
+        rg_tri_write_md(f, run, g);
+        fclose(f);
+        json_array_append_new(groups, group_json(run, g, file));
+    }
+    for (int i = 0; i < run->nunread && i < (int)(sizeof(run->unread) / sizeof(run->unread[0]));
+         i++)
+        json_array_append_new(unread, json_string(run->unread[i]));
+    json_t *j =
+        json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:o,s:o}", "run", run->dir, "results", run->nresults,
+                  "failures", run->nfail, "xpass", run->nxpass, "slow", run->nslow, "unread",
+                  run->nunread, "unread_lines", unread, "groups", groups);
+    snprintf(path, sizeof(path), "%s/triage.json", dir);
+    return rg_json_write(j, path, err, errlen);
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_triage.h - a run's failures as a short list of defects (`railguard triage RUN_DIR`).
+ *
+ * Each failed scenario gets a signature: what went wrong first and where, and how the rest of
+ * the job took it. Failures with one signature are one group, one likely bug, shown by its
+ * smallest scenario. Like fuzzers' crash de-duplication, the signature keeps what a bug
+ * decides (verdicts, error class, the operation, the algorithm, the frames where hung ranks
+ * wait, the faults that fired) and drops what a run decides (times, counts, rank numbers,
+ * addresses).
+ *   rg_tri_sig.c    a failure's signature, and the wait frames read from hung ranks' backtraces
+ *   rg_tri_group.c  a run directory's results read, and its failures grouped
+ *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
+ */
+#ifndef RG_TRIAGE_H
+#define RG_TRIAGE_H
+
+#include "result/rg_result.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define RG_TRI_FRAMES_MAX 4 /* wait frames a signature keeps (sorted, distinct) */
+
+typedef struct rg_tri_sig {
+    int origin;       /* the rank whose failure came first (the judge's), or the first failed */
+    char first[32];   /* its verdict, e.g. "DEADLOCK" */
+    char cls[32];     /* its error class ("timeout", "completion"), "" none */
+    char op[48];      /* the operation it failed in ("all_reduce"), "init", or "end" */
+    char algo[48];    /* the algorithms its transport said it ran ("mesh+ring"), "" unknown */
+    char others[160]; /* the other failed ranks' verdicts, distinct and sorted, '+'-joined */
+    char frames[RG_TRI_FRAMES_MAX][96]; /* where hung ranks wait: their first own frame */
+    int nframes;
+    char faults[96]; /* the kinds of the faults that fired, distinct and sorted, "" none */
+    char key[1024];  /* all of the above on one line: equal keys, one group */
+} rg_tri_sig;
+
+/* r's signature (r failed; its files are in r->dir, which gives the hung ranks' frames). */
+void rg_tri_signature(const rg_result *r, rg_tri_sig *s);
+
+/*
+ * The first frame of a backtrace (gdb's or backtrace_symbols') that is the program's own: not
+ * the shim, libc, the threading library, libibverbs or its providers, nor the runner's worker
+ * around the transport; "" when none is named. A frame with no symbol is its object's name
+ * and "?" ("libfoo.so+?"). Out: frames found (one per thread, distinct, at most max).
+ */
+int rg_tri_frames(const char *text, char frames[][96], int max);
+
+/* A failure as triage keeps it: its result and signature. */
+typedef struct rg_tri_case {
+    rg_result *res;
+    rg_tri_sig sig;
+} rg_tri_case;
+
+typedef struct rg_tri_group {
+    rg_tri_sig sig;
+    int ncases;
+    int *cases; /* indexes into the run's cases */
+    int rep;    /* the representative: the fewest ranks, then the fewest seconds */
+    char title[200];
+    char slug[64];
+} rg_tri_group;
+
+typedef struct rg_tri_run {
+    char dir[1024];
+    int nresults; /* every scenario read */
+    rg_result *results;
+    int nfail, nxpass, nslow, nunread;
+    char unread[8][600]; /* the first results that could not be read, each one line */
+    rg_tri_case *cases;  /* the failures */
+    int ngroups;
+    rg_tri_group *groups; /* most cases first, then by key */
+} rg_tri_run;
+
+/* Reads every DIR/NAME/result.json (in name order) and groups the failures. 0, or -1 with err
+ * when DIR itself cannot be read; results that cannot be read are counted and named. */
+int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen);
+/* Groups run->cases by signature key; the groups' titles, slugs and representatives. */
+int rg_tri_group_cases(rg_tri_run *run);
+void rg_tri_free(rg_tri_run *run);
+
+/* One group as a report a maintainer can paste into an issue tracker. */
+void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g);
+/* run->dir/triage/NN-SLUG.md for every group, triage.json beside them. 0, or -1 with err. */
+int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen);
+
+#endif
