@@ -7,7 +7,25 @@
 #include "cmd/rg_cmd.h"
 #include "triage/rg_triage.h"
 
+#include <stddef.h>
 #include <stdio.h>
+
+struct triage_opts {
+    int rerun;
+};
+
+static const rg_opt triage_table[] = {
+    {.name = "rerun",
+     .kind = RG_OPT_INT,
+     .arg = "N",
+     .help = "Runs each group's smallest scenario N more times by its reproduce line (it needs "
+             "the run's devices and transport) and reports how often the group's signature "
+             "came back: deterministic, flaky (k of N) or did not recur (default 5; 0: none).",
+     .off = offsetof(struct triage_opts, rerun),
+     .len = sizeof(int),
+     .lo = 0,
+     .hi = 100},
+};
 
 const rg_cli rg_triage_cli = {
     .cmd = "triage",
@@ -21,6 +39,8 @@ const rg_cli rg_triage_cli = {
              "the hung ranks' backtraces), and triage.json. Exit status 0 when every result was "
              "read, 1 when some could not be (each is named), 2 on bad usage or an unreadable "
              "RUN_DIR.",
+    .opts = triage_table,
+    .nopts = (int)(sizeof(triage_table) / sizeof(triage_table[0])),
 };
 
 static void summary(const rg_tri_run *run)
@@ -35,11 +55,33 @@ static void summary(const rg_tri_run *run)
                run->groups[g].title, run->dir, g + 1, run->groups[g].slug);
 }
 
+/* Every group's rate, its re-runs bounded by four times the first run's length (at least ten
+ * minutes): each re-run has the scenario's own deadlines, this only keeps a stuck one from
+ * holding the triage. 0, or -1 after one line. */
+static int rates(rg_tri_run *run, int n)
+{
+    char err[1400], said[200];
+    for (int g = 0; n && g < run->ngroups; g++) {
+        const rg_result *rep = run->cases[run->groups[g].rep].res;
+        double limit = rep->seconds * 4 > 600 ? rep->seconds * 4 : 600;
+        printf("railguard triage: group %d: %s, %d re-run(s)\n", g + 1, rep->name, n);
+        fflush(stdout);
+        if (rg_tri_rerun(run, g, n, limit, &run->groups[g].rate, err, sizeof(err)) != 0) {
+            fprintf(stderr, "railguard triage: %s\n", err);
+            return -1;
+        }
+        rg_tri_rate_said(&run->groups[g].rate, said, sizeof(said));
+        printf("railguard triage: group %d: %s\n", g + 1, said);
+    }
+    return 0;
+}
+
 int rg_triage_main(int argc, char **argv)
 {
     static rg_tri_run run;
-    char err[1400];
-    int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, NULL, &first);
+    struct triage_opts o = {.rerun = 5};
+    char err[1400] = "";
+    int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, &o, &first);
     if (rc)
         return rc == 1 ? 0 : rc;
     if (first != argc - 1) {
@@ -60,8 +102,12 @@ int rg_triage_main(int argc, char **argv)
         return 2;
     }
     rc = 0;
-    if (rg_tri_group_cases(&run) != 0 || rg_tri_write(&run, err, sizeof(err)) != 0) {
-        fprintf(stderr, "railguard triage: %s\n", run.groups ? err : "out of memory");
+    if (rg_tri_group_cases(&run) != 0 || rates(&run, o.rerun) != 0 ||
+        rg_tri_write(&run, err, sizeof(err)) != 0) {
+        if (!run.groups)
+            fprintf(stderr, "railguard triage: out of memory\n");
+        else if (err[0])
+            fprintf(stderr, "railguard triage: %s\n", err);
         rc = 2;
     } else {
         summary(&run);

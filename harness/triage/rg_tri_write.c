@@ -86,10 +86,12 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     fprintf(f, "# %s\n\n", gr->title);
     fprintf(f, "- **Seen in**: %d of the run's %d failed scenario(s) (%s)\n", gr->ncases,
             run->nfail, run->dir);
-    fprintf(f, "- **Rate**: not measured: each scenario of the run ran once\n");
+    char rate[200];
+    rg_tri_rate_said(&gr->rate, rate, sizeof(rate));
+    fprintf(f, "- **Rate**: %s\n", rate);
     signature_md(f, &gr->sig);
-    fprintf(f, "- **Cause**: none proven: this triage read the run's results and backtraces; "
-               "a cause needs the evidence of a re-run, which it did not make\n\n");
+    fprintf(f, "- **Cause**: none proven: triage does not yet diagnose from the verbs evidence "
+               "of its re-runs\n\n");
     fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n", rep->repro[0] ? rep->repro : "(not recorded)");
     fprintf(f, "## The smallest scenario: %s (%d ranks)\n\n", rep->name, rep->ranks);
     if (!fenced_file(f, rep->path, "yaml", 200))
@@ -141,9 +143,13 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
                                         "path", r->path, "ranks", r->ranks, "verdicts", v));
     }
     const rg_result *rep = run->cases[gr->rep].res;
-    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o}", "title", gr->title, "file", file, "signature",
-                     sig_json(&gr->sig), "representative", rep->name, "repro", rep->repro, "cases",
-                     cases);
+    const rg_tri_rate *t = &gr->rate;
+    json_t *rate =
+        json_pack("{s:i,s:i,s:i,s:i,s:i,s:s}", "reruns", t->n, "same", t->same, "passed", t->passed,
+                  "other", t->other, "unjudged", t->unjudged, "other_key", t->other_key);
+    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o}", "title", gr->title, "file", file, "signature",
+                     sig_json(&gr->sig), "representative", rep->name, "repro", rep->repro, "rate",
+                     rate, "cases", cases);
 }
 
 int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)

@@ -10,6 +10,7 @@
  * addresses).
  *   rg_tri_sig.c    a failure's signature, and the wait frames read from hung ranks' backtraces
  *   rg_tri_group.c  a run directory's results read, and its failures grouped
+ *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
  */
 #ifndef RG_TRIAGE_H
@@ -53,8 +54,19 @@ typedef struct rg_tri_case {
     rg_tri_sig sig;
 } rg_tri_case;
 
+/* A group's representative run again (rg_tri_rate.c): how often its signature came back. */
+typedef struct rg_tri_rate {
+    int n;        /* re-runs made; 0: not measured */
+    int same;     /* failed with the group's signature */
+    int passed;   /* passed */
+    int other;    /* failed with another signature (the last one in other_key) */
+    int unjudged; /* killed at the limit, too slow to judge, or left no result */
+    char other_key[256];
+} rg_tri_rate;
+
 typedef struct rg_tri_group {
     rg_tri_sig sig;
+    rg_tri_rate rate;
     int ncases;
     int *cases; /* indexes into the run's cases */
     int rep;    /* the representative: the fewest ranks, then the fewest seconds */
@@ -79,6 +91,19 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen);
 /* Groups run->cases by signature key; the groups' titles, slugs and representatives. */
 int rg_tri_group_cases(rg_tri_run *run);
 void rg_tri_free(rg_tri_run *run);
+
+/*
+ * Runs group g's representative n times by its reproduce line (a `railguard run`), each into
+ * RUN_DIR/triage/rerun/NN-SLUG/K with its output in K.log, each for at most limit_s; counts
+ * into rate. 0, or -1 with err when the line is not one it can run.
+ */
+int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rate *rate, char *err,
+                 size_t errlen);
+/* "deterministic: 5 of 5 re-runs", "flaky: 2 of 5 re-runs (3 passed, ...)", ... */
+void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len);
+/* A line as rg_shell_word writes words, back into words (no shell is run): argc, or -1 for
+ * what it does not write (an unclosed quote, a shell operator, too many words). */
+int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len);
 
 /* One group as a report a maintainer can paste into an issue tracker. */
 void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g);

@@ -199,6 +199,102 @@ START_TEST(test_run_dir)
 }
 END_TEST
 
+/* --- re-runs --------------------------------------------------------------------------------- */
+
+START_TEST(test_words)
+{
+    char *argv[8], buf[256];
+    ck_assert_int_eq(rg_tri_words("/b/railguard run --out '/tmp/a b' 'it'\\''s.yaml'", argv, 8, buf,
+                                  sizeof(buf)),
+                     5);
+    ck_assert_str_eq(argv[0], "/b/railguard");
+    ck_assert_str_eq(argv[3], "/tmp/a b");
+    ck_assert_str_eq(argv[4], "it's.yaml");
+    ck_assert_ptr_null(argv[5]);
+    /* What railguard never writes is refused, not run through a shell. */
+    ck_assert_int_eq(rg_tri_words("a 'open", argv, 8, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(rg_tri_words("a; rm -rf x", argv, 8, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(rg_tri_words("a $(x)", argv, 8, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(rg_tri_words("a b c d e f g h i", argv, 8, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(rg_tri_words("a b", argv, 8, buf, 3), -1);
+}
+END_TEST
+
+START_TEST(test_rate_said)
+{
+    char s[200];
+    rg_tri_rate r = {0};
+    rg_tri_rate_said(&r, s, sizeof(s));
+    ck_assert_ptr_nonnull(strstr(s, "not measured"));
+    r = (rg_tri_rate){.n = 5, .same = 5};
+    rg_tri_rate_said(&r, s, sizeof(s));
+    ck_assert_str_eq(s, "deterministic: 5 of 5 re-runs");
+    r = (rg_tri_rate){.n = 5, .same = 2, .passed = 2, .unjudged = 1};
+    rg_tri_rate_said(&r, s, sizeof(s));
+    ck_assert_str_eq(s, "flaky: 2 of 5 re-runs (2 passed, 0 failed otherwise, 1 not judged)");
+    r = (rg_tri_rate){.n = 3, .passed = 3};
+    rg_tri_rate_said(&r, s, sizeof(s));
+    ck_assert_str_eq(s, "did not recur in 3 re-runs (3 passed, 0 failed otherwise, 0 not judged)");
+}
+END_TEST
+
+/*
+ * The re-run loop end to end, with a stand-in for `railguard run` (no devices needed): a
+ * script that, called as the reproduce line calls railguard, writes a result into its --out,
+ * failing the same way on odd calls and passing on even ones.
+ */
+START_TEST(test_rerun)
+{
+    static rg_result bad, good;
+    static rg_tri_run run;
+    char dir[] = "/tmp/rg-rerun-XXXXXX", err[600], path[700], script[700], cmd[1500];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    mk(&bad, "flaky", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_gather float32 count 5", -2);
+    mk(&good, "flaky", 2, 0, RG_V_OK, RG_V_OK, "all_gather float32 count 5", 0);
+    save(dir, "000-flaky", &bad);
+    snprintf(path, sizeof(path), "%s/good.json", dir);
+    ck_assert_int_eq(rg_result_save(&good, path, err, sizeof(err)), 0);
+    snprintf(script, sizeof(script), "%s/fake-railguard", dir);
+    FILE *f = fopen(script, "w");
+    fprintf(f,
+            "#!/bin/sh\n"
+            "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+            "n=$(cat %s/calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n > %s/calls\n"
+            "mkdir -p \"$out/000-flaky\"\n"
+            "if [ $((n %% 2)) = 1 ]; then cp %s/000-flaky/result.json \"$out/000-flaky/\";\n"
+            "else cp %s/good.json \"$out/000-flaky/result.json\"; fi\n",
+            dir, dir, dir, dir);
+    fclose(f);
+    ck_assert_int_eq(chmod(script, 0755), 0);
+    /* The run's own reproduce line names the stand-in. */
+    snprintf(bad.repro, sizeof(bad.repro), "%s run --seed 1 --out %s/repro flaky.yaml", script,
+             dir);
+    snprintf(path, sizeof(path), "%s/000-flaky/result.json", dir);
+    ck_assert_int_eq(rg_result_save(&bad, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_load(dir, &run, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    ck_assert_int_eq(run.ngroups, 1);
+    rg_tri_rate *rate = &run.groups[0].rate;
+    ck_assert_int_eq(rg_tri_rerun(&run, 0, 4, 60, rate, err, sizeof(err)), 0);
+    ck_assert_int_eq(rate->n, 4);
+    ck_assert_int_eq(rate->same, 2);
+    ck_assert_int_eq(rate->passed, 2);
+    ck_assert_int_eq(rate->unjudged, 0);
+    snprintf(path, sizeof(path), "%s/triage/rerun/01-%s/3/000-flaky/result.json", dir,
+             run.groups[0].slug);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    /* A line that is not a railguard run is refused, not run. */
+    snprintf(bad.repro, sizeof(bad.repro), "%s exec -- ls", script);
+    run.cases[0].res->repro[0] = '\0';
+    snprintf(run.cases[0].res->repro, sizeof(run.cases[0].res->repro), "%s", bad.repro);
+    ck_assert_int_eq(rg_tri_rerun(&run, 0, 1, 60, rate, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not one railguard run"));
+    rg_tri_free(&run);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *rg_suite_triage(void)
 {
     Suite *s = suite_create("triage");
@@ -206,6 +302,9 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_frames);
     tcase_add_test(t, test_signature);
     tcase_add_test(t, test_run_dir);
+    tcase_add_test(t, test_words);
+    tcase_add_test(t, test_rate_said);
+    tcase_add_test(t, test_rerun);
     suite_add_tcase(s, t);
     return s;
 }

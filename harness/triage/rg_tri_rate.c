@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A group's rate (rg_triage.h): its representative run again N times by the very command
+ * that reproduces it, each in a directory of its own, and each re-run's failure compared by
+ * signature. A bug that shows 5 times in 5 is deterministic; 2 in 5 is flaky, and the rate
+ * is what a fix must bring to 0; 0 in 5 did not recur.
+ */
+#include "triage/rg_triage.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len)
+{
+    int n = 0;
+    size_t k = 0;
+    const char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        if (n + 1 >= max)
+            return -1;
+        argv[n++] = buf + k;
+        while (*p && *p != ' ' && *p != '\t') {
+            if (*p == '\'') { /* to the closing quote, as is */
+                const char *q = strchr(p + 1, '\'');
+                if (!q)
+                    return -1;
+                for (p++; p < q; p++) {
+                    if (k + 1 >= len)
+                        return -1;
+                    buf[k++] = *p;
+                }
+                p++;
+                continue;
+            }
+            if (*p == '\\' && p[1])
+                p++;
+            else if (strchr("\"`$|&;<>(){}*?[~#", *p))
+                return -1; /* not a line railguard writes: no shell is run to read it */
+            if (k + 1 >= len)
+                return -1;
+            buf[k++] = *p++;
+        }
+        if (k + 1 >= len)
+            return -1;
+        buf[k++] = '\0';
+    }
+    argv[n] = NULL;
+    return n;
+}
+
+/* The command of a reproduce line, its --out set to out: argc, or -1 when it has none. */
+static int rerun_argv(const char *repro, const char *out, char **argv, int max, char *buf,
+                      size_t len)
+{
+    int n = rg_tri_words(repro, argv, max, buf, len);
+    if (n < 3 || strcmp(argv[1], "run") != 0)
+        return -1;
+    for (int i = 2; i + 1 < n; i++)
+        if (!strcmp(argv[i], "--out")) {
+            argv[i + 1] = (char *)out;
+            return n;
+        }
+    return -1;
+}
+
+/* Runs argv with its output into log, for at most limit_s: its exit status, or -1 when it
+ * could not start or ran past the limit (then it is killed). */
+static int run_bounded(char **argv, const char *log, double limit_s)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        if (f && dup2(fileno(stdout), 2) >= 0)
+            execv(argv[0], argv);
+        _exit(127);
+    }
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    for (double waited = 0; waited < limit_s; waited += 0.05) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        nanosleep(&tick, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len)
+{
+    if (!r->n)
+        snprintf(out, len, "not measured: each scenario of the run ran once");
+    else if (r->same == r->n)
+        snprintf(out, len, "deterministic: %d of %d re-runs", r->same, r->n);
+    else if (r->same)
+        snprintf(out, len, "flaky: %d of %d re-runs", r->same, r->n);
+    else
+        snprintf(out, len, "did not recur in %d re-runs", r->n);
+    size_t used = strlen(out);
+    if (r->same < r->n && used < len)
+        snprintf(out + used, len - used, " (%d passed, %d failed otherwise, %d not judged)",
+                 r->passed, r->other, r->unjudged);
+}
+
+int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rate *rate, char *err,
+                 size_t errlen)
+{
+    const rg_tri_group *gr = &run->groups[g];
+    const rg_result *rep = run->cases[gr->rep].res;
+    memset(rate, 0, sizeof(*rate));
+    for (int k = 1; k <= n; k++) {
+        char out[1300], log[1400], buf[sizeof(rep->repro) + 64], *argv[64];
+        snprintf(out, sizeof(out), "%s/triage/rerun/%02d-%s/%d", run->dir, g + 1, gr->slug, k);
+        if (rerun_argv(rep->repro, out, argv, 64, buf, sizeof(buf)) < 0) {
+            snprintf(err, errlen, "%s: its reproduce line is not one railguard run: %.200s",
+                     rep->name, rep->repro);
+            return -1;
+        }
+        if (rg_mkdirs(out) != 0) {
+            snprintf(err, errlen, "%s: cannot make it", out);
+            return -1;
+        }
+        snprintf(log, sizeof(log), "%s.log", out);
+        rate->n++;
+        int st = run_bounded(argv, log, limit_s);
+        static rg_tri_run again;
+        char why[1400];
+        if (st < 0 || rg_tri_load(out, &again, why, sizeof(why)) != 0 || again.nresults != 1) {
+            rate->unjudged++; /* killed at the limit, or no result to read: see its log */
+            rg_tri_free(&again);
+            continue;
+        }
+        if (again.nslow)
+            rate->unjudged++; /* too slow to judge: says nothing of the bug */
+        else if (again.nfail == 0)
+            rate->passed++;
+        else if (!strcmp(again.cases[0].sig.key, gr->sig.key))
+            rate->same++;
+        else {
+            rate->other++;
+            rg_cut(rate->other_key, sizeof(rate->other_key), again.cases[0].sig.key);
+        }
+        rg_tri_free(&again);
+    }
+    return 0;
+}
