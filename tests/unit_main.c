@@ -12,7 +12,7 @@ int main(void)
         rg_suite_scenario,      rg_suite_data,     rg_suite_report,  rg_suite_judge,
         rg_suite_sweep,         rg_suite_sidechan, rg_suite_parse,   rg_suite_paths,
         rg_suite_bench,         rg_suite_timeline, rg_suite_clock,   rg_suite_slow,
-        rg_suite_measure,       rg_suite_opt,      rg_suite_triage,
+        rg_suite_measure,       rg_suite_opt,      rg_suite_triage,  rg_suite_signature,
     };
     const char *label = getenv("RG_TEST_LABEL");
     return rg_check_main(label && *label ? label : "unit", suites,

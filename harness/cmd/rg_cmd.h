@@ -108,5 +108,7 @@ int rg_report_main(int argc, char **argv);
 extern const rg_cli rg_triage_cli;
 /* `railguard triage RUN_DIR`: the run's failures grouped (triage/), reports in RUN_DIR/triage. */
 int rg_triage_main(int argc, char **argv);
+/* The same on dir with `rerun` re-runs per group (run --triage): its exit status. */
+int rg_triage_dir(const char *dir, int rerun);
 
 #endif

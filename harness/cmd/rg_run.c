@@ -123,6 +123,8 @@ static void result_init(rg_result *res, const struct run_opts *o, const struct s
     memcpy(res->expect_cls, e->sc.expect_cls, sizeof(res->expect_cls));
     memcpy(res->known, e->sc.known, sizeof(res->known));
     snprintf(res->known_why, sizeof(res->known_why), "%s", e->sc.known_why);
+    res->nksig = e->sc.nksig;
+    memcpy(res->ksig, e->sc.ksig, sizeof(res->ksig[0]) * (size_t)e->sc.nksig);
     char repro_out[PATH_MAX + 8];
     snprintf(repro_out, sizeof(repro_out), "%s/repro", o->out);
     rg_run_repro_line(res->repro, sizeof(res->repro), o,
@@ -454,6 +456,9 @@ int rg_run_main(int argc, char **argv)
         goto out;
     write_reports(&u, rg_now_s() - t0);
     st = run_status(&u);
+    /* The run's verdict stands: triage reads it back and groups it, it does not judge. */
+    if (u.o.triage && st == 1)
+        rg_triage_dir(u.o.out, u.o.triage_rerun);
 out:
     for (int i = 0; i < u.n; i++)
         free(u.paths[i]);

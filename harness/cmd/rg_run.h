@@ -29,6 +29,8 @@ struct run_opts {
     char json[PATH_MAX];
     char tally[PATH_MAX]; /* --tally: append "conformance P F" for make check's summary */
     char known[PATH_MAX]; /* --known: the transport's known-failures file */
+    bool triage;          /* --triage N: the failures grouped after the run (triage/) ... */
+    int triage_rerun;     /* ... with N re-runs of each group's smallest case */
     char devices[RG_MAX_RAILS][64];
     int ndevices;
     char devlist[RG_MAX_RAILS * 65];

@@ -209,6 +209,17 @@ static const rg_opt run_table[] = {
          "stops failing xpass.",
      .off = RO(known),
      .len = RL(known)},
+    {.name = "triage",
+     .kind = RG_OPT_INT,
+     .arg = "N",
+     .help = "After the run, its failures grouped into distinct defects with a report each in "
+             "OUT/triage, as railguard triage does, each group's smallest case run N more "
+             "times for its rate (0: grouping only).",
+     .off = RO(triage_rerun),
+     .len = RL(triage_rerun),
+     .lo = 0,
+     .hi = 100,
+     .given = RO(triage) + 1},
     {.name = "seed",
      .kind = RG_OPT_CALL,
      .arg = "N",

@@ -76,21 +76,11 @@ static int rates(rg_tri_run *run, int n)
     return 0;
 }
 
-int rg_triage_main(int argc, char **argv)
+int rg_triage_dir(const char *dir, int rerun)
 {
     static rg_tri_run run;
-    struct triage_opts o = {.rerun = 5};
     char err[1400] = "";
-    int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, &o, &first);
-    if (rc)
-        return rc == 1 ? 0 : rc;
-    if (first != argc - 1) {
-        fprintf(stderr, "railguard triage: %s\n",
-                first >= argc ? "no RUN_DIR: name one run's --out directory"
-                              : "one RUN_DIR, not several");
-        return 2;
-    }
-    if (rg_tri_load(argv[first], &run, err, sizeof(err)) != 0) {
+    if (rg_tri_load(dir, &run, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard triage: %s\n", err);
         return 2;
     }
@@ -101,8 +91,8 @@ int rg_triage_main(int argc, char **argv)
         rg_tri_free(&run);
         return 2;
     }
-    rc = 0;
-    if (rg_tri_group_cases(&run) != 0 || rates(&run, o.rerun) != 0 ||
+    int rc = 0;
+    if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun) != 0 ||
         rg_tri_write(&run, err, sizeof(err)) != 0) {
         if (!run.groups)
             fprintf(stderr, "railguard triage: out of memory\n");
@@ -120,4 +110,19 @@ int rg_triage_main(int argc, char **argv)
         rc = 1;
     rg_tri_free(&run);
     return rc;
+}
+
+int rg_triage_main(int argc, char **argv)
+{
+    struct triage_opts o = {.rerun = 5};
+    int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, &o, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (first != argc - 1) {
+        fprintf(stderr, "railguard triage: %s\n",
+                first >= argc ? "no RUN_DIR: name one run's --out directory"
+                              : "one RUN_DIR, not several");
+        return 2;
+    }
+    return rg_triage_dir(argv[first], o.rerun);
 }

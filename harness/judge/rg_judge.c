@@ -126,6 +126,48 @@ static bool explains_before(const rg_rank_result *k, const rg_rank_result *f)
            (tk == tf && f->service == k->service && k->verdict > f->verdict);
 }
 
+/* A failure whose signature a known-failures entry names is xfail, whatever its scenario: the
+ * first failure stays said in why, with the entry's line and reason. */
+static void known_by_signature(rg_result *r)
+{
+    if (!r->nksig)
+        return;
+    rg_sig s;
+    rg_signature(r, &s);
+    for (int i = 0; i < r->nksig; i++) {
+        const rg_sc_ksig *k = &r->ksig[i];
+        if (!rg_sig_matches(k, &s))
+            continue;
+        char why[sizeof(r->why) + sizeof(k->why) + 64];
+        snprintf(why, sizeof(why), "known failure (signature, line %d): %s; %s", k->line, k->why,
+                 r->why);
+        rg_cut(r->why, sizeof(r->why), why);
+        r->first[0] = '\0';
+        r->first_rank = -1;
+        r->passed = true;
+        r->known_state = RG_KNOWN_XFAIL;
+        return;
+    }
+}
+
+/* A scenario a known signature was seen in, passing: the bug did not show this time (gone, or
+ * flaky: the entry's rate says how often it showed). */
+static void seen_passing(rg_result *r)
+{
+    for (int i = 0; i < r->nksig; i++)
+        for (int j = 0; j < r->ksig[i].nseen; j++) {
+            const rg_sc_ksig *k = &r->ksig[i];
+            if (strcmp(k->seen[j], r->name) != 0)
+                continue;
+            r->known_state = RG_KNOWN_XPASS;
+            snprintf(r->why, sizeof(r->why),
+                     "known failure did not happen this time (signature, line %d%s%s%s): %s",
+                     k->line, k->rate[0] ? "; seen in " : "", k->rate, k->rate[0] ? " re-runs" : "",
+                     k->why);
+            return;
+        }
+}
+
 bool rg_judge(rg_result *r)
 {
     int first = -1, known = 0, matched = 0, skipped = -1;
@@ -160,6 +202,7 @@ bool rg_judge(rg_result *r)
         char line[sizeof(r->first) + 16];
         snprintf(line, sizeof(line), "first failure: %s", r->why);
         rg_cut(r->first, sizeof(r->first), line);
+        known_by_signature(r);
     } else if (skipped >= 0) {
         /* What did not run cannot be said to have passed, nor its known failure to be gone. */
         r->skipped = true;
@@ -169,6 +212,8 @@ bool rg_judge(rg_result *r)
         snprintf(r->why, sizeof(r->why), "%s: %s",
                  matched ? "known failure" : "known failure did not happen (remove it?)",
                  r->known_why);
+    } else {
+        seen_passing(r);
     }
     return r->passed;
 }

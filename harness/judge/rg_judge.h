@@ -24,6 +24,23 @@ bool rg_rank_acceptable(const rg_result *r, int i);
 rg_verdict rg_rank_judged(const rg_result *r, int i);
 
 /*
+ * r's signature (rg_signature.c, rg_sig in scenario/rg_scenario.h): what went wrong first and
+ * where, how the other ranks took it, the faults that fired, and where hung ranks wait (their
+ * backtraces in r->dir). Like fuzzers' crash de-duplication it keeps what a bug decides and
+ * drops what a run decides: times, counts, sizes, rank numbers, addresses.
+ */
+void rg_signature(const rg_result *r, rg_sig *s);
+/*
+ * The first frame per thread of a backtrace (gdb's or backtrace_symbols') that is the
+ * program's own: not the shim, libc, the threading library, libibverbs or its providers, the
+ * loader, nor the runner's worker around the transport. A frame with no symbol is its
+ * object's name and "?" ("libfoo.so+?"). Distinct, at most max: their number.
+ */
+int rg_sig_frames(const char *text, char frames[][96], int max);
+/* The known-failures entry k matches s: every field k names is equal (frames as sets). */
+bool rg_sig_matches(const rg_sc_ksig *k, const rg_sig *s);
+
+/*
  * Applies the evidence of ranks lo..hi-1 (ev[i] for rank i) to their results: a rank the shim
  * did not instrument gets ERROR; detected with no fault fired before it (on any rank, by
  * CLOCK_MONOTONIC) becomes ERROR_WITHOUT_FAULT; a rule that fired on no rank makes every rank

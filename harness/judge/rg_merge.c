@@ -88,6 +88,8 @@ int rg_merge(rg_result *out, const rg_scenario *sc, const rg_result *views, int 
         snprintf(out->host, sizeof(out->host), "%s", one_host ? views[0].host : "(several)");
     }
     snprintf(out->known_why, sizeof(out->known_why), "%s", sc->known_why);
+    out->nksig = sc->nksig;
+    memcpy(out->ksig, sc->ksig, sizeof(out->ksig[0]) * (size_t)sc->nksig);
     for (int r = 0; r < sc->ranks; r++) {
         rg_rank_result *k = &out->rank[r];
         out->expect[r] = sc->expect[r];

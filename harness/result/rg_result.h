@@ -3,7 +3,7 @@
  * rg_result.h - a scenario's result as every later step hands it on: each rank's verdict and
  * findings, each fault rule's fired counts, the first failure, what the machine took, what
  * ran; findings added by precedence (rg_result.c), the whole as JSON and back
- * (rg_result_json.c).
+ * (rg_result_json.c, its known signatures in rg_result_ksig.c).
  */
 #ifndef RG_RESULT_H
 #define RG_RESULT_H
@@ -124,6 +124,10 @@ typedef struct rg_result {
     int known[RG_MAX_RANKS];
     char known_why[256];
     enum { RG_KNOWN_NONE, RG_KNOWN_XFAIL, RG_KNOWN_XPASS } known_state;
+    /* The known-failures file's signatures (scenario/rg_scenario.h): a failure with one of them
+     * is xfail too, and a scenario one of them was seen in passing is xpass (rg_judge). */
+    int nksig;
+    rg_sc_ksig ksig[RG_SC_KSIG_MAX];
     /* Passed, but some rank skipped steps its transport lacks: neither a pass nor a failure. */
     bool skipped;
     /* Too slow to judge (rg_slow.c). lag_s: the runner's timed waits woke up at most this late;
@@ -174,6 +178,11 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen);
 struct json_t;
 /* A result as the JSON object result.json and report.json's entries hold (NULL: bad UTF-8). */
 struct json_t *rg_result_json(const rg_result *r);
+/* The known signatures as result.json's known_signatures list, and back (rg_result_ksig.c): a
+ * missing list is none, one that is not as written is -1 with err naming path. */
+struct json_t *rg_ksig_json(const rg_sc_ksig *k, int n);
+int rg_ksig_read(struct json_t *a, rg_sc_ksig *k, int *n, const char *path, char *err,
+                 size_t errlen);
 /* A rank's class as the report spells it: "timeout", "v1" (its ABI carries none), "" none. */
 const char *rg_rank_class(const rg_rank_result *k, char *buf, size_t len);
 /* Writes j (and frees it) to path through a file beside it renamed over, so a reader sees the

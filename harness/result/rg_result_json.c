@@ -89,6 +89,8 @@ json_t *rg_result_json(const rg_result *r)
     if (j && json_object_set_new(j, "known", known) == 0 &&
         json_object_set_new(j, "known_why", json_string(r->known_why)) == 0 &&
         json_object_set_new(j, "known_state", json_string(states[r->known_state])) == 0 &&
+        (!r->nksig ||
+         json_object_set_new(j, "known_signatures", rg_ksig_json(r->ksig, r->nksig)) == 0) &&
         json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0 &&
         json_object_set_new(j, "lag_s", json_real(r->lag_s)) == 0 &&
         json_object_set_new(j, "time_scale", json_integer(r->time_scale > 1 ? r->time_scale : 1)) ==
@@ -216,7 +218,8 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
         r->known[i] = v && rg_verdict_of(v) > RG_V_KILLED ? rg_verdict_of(v) : 0;
     }
     r->seconds = json_number_value(json_object_get(j, "seconds"));
-    return 0;
+    return rg_ksig_read(json_object_get(j, "known_signatures"), r->ksig, &r->nksig, path, err,
+                        errlen);
 }
 
 /* Rank i's verdict, expectation, times, clock and findings from k. 0, or -1 with err. */

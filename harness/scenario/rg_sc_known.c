@@ -22,15 +22,16 @@
 /* --- known-failures files ------------------------------------------------------------------ */
 
 /*
- * transport: NAME (optional: the file is refused for another transport), and known: a mapping
- * of scenario name to the scenario's known: block (parse_known's grammar). An entry replaces
+ * transport: NAME (optional: the file is refused for another transport), known: a mapping of
+ * scenario name to the scenario's known: block (parse_known's grammar), and signatures:
+ * failures known by signature for every scenario (rg_sc_ksig.c). An entry replaces
  * the scenario's own; one naming a scenario not in this run is noted, not an error (a run of
  * part of the suite).
  */
 static int parse_known_file(const struct ctx *cc, const yaml_node_t *root)
 {
     struct ctx c = *cc;
-    const yaml_node_t *known = NULL;
+    const yaml_node_t *known = NULL, *sigs = NULL;
     bool named = false;
     if (root->type != YAML_MAPPING_NODE)
         return sc_bad(&c, root, "a known-failures file must be a mapping (transport, known), not");
@@ -47,12 +48,27 @@ static int parse_known_file(const struct ctx *cc, const yaml_node_t *root)
                 return sc_bad(&c, val, "transport: the run's is '%s', the file's", c.transport);
         } else if (sc_scalar_is(key, "known") && !known) {
             known = val;
+        } else if (sc_scalar_is(key, "signatures") && !sigs) {
+            sigs = val;
         } else {
-            return sc_bad(&c, key, "unknown or repeated key (transport, known)");
+            return sc_bad(&c, key, "unknown or repeated key (transport, known, signatures)");
+        }
+    }
+    if (!known && !sigs)
+        return sc_fail(&c, sc_line_of(root), "missing key 'known' (or 'signatures')");
+    if (sigs) {
+        /* Read whole before any scenario takes them: a bad entry changes nothing. */
+        static rg_sc_ksig ks[RG_SC_KSIG_MAX];
+        int nks = 0;
+        if (sc_parse_ksigs(&c, sigs, ks, &nks))
+            return -1;
+        for (int i = 0; i < c.nall; i++) {
+            memcpy(c.all[i]->ksig, ks, sizeof(ks[0]) * (size_t)nks);
+            c.all[i]->nksig = nks;
         }
     }
     if (!known)
-        return sc_fail(&c, sc_line_of(root), "missing key 'known'");
+        return 0;
     if (known->type != YAML_MAPPING_NODE)
         return sc_bad(&c, known, "known must map scenario names to their known failure, not");
     for (yaml_node_pair_t *p = known->data.mapping.pairs.start; p < known->data.mapping.pairs.top;

@@ -7,6 +7,7 @@
  *   rg_sc_program.c  the program's steps and an exec scenario's commands
  *   rg_sc_faults.c   faults, the per-rank expectation and a scenario's known failure
  *   rg_sc_known.c    a transport's known-failures file
+ *   rg_sc_ksig.c     its failures known by signature
  *   rg_sc_write.c    a scenario written back as YAML
  */
 #ifndef RG_SC_PARSE_H
@@ -148,6 +149,8 @@ int sc_parse_exec(const struct ctx *c, const yaml_node_t *n);
 /* rg_sc_faults.c */
 int sc_parse_faults(const struct ctx *c, const yaml_node_t *n);
 int sc_parse_known(const struct ctx *c, const yaml_node_t *n);
+/* rg_sc_ksig.c: a known-failures file's signatures: list into out[0..*nout). */
+int sc_parse_ksigs(const struct ctx *c, const yaml_node_t *n, rg_sc_ksig *out, int *nout);
 int sc_parse_expect(const struct ctx *c, const yaml_node_t *n);
 
 #pragma GCC visibility pop

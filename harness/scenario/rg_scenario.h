@@ -139,6 +139,45 @@ typedef struct rg_sc_fault {
     bool optional; /* may fire on no rank without the scenario failing NOT_EXERCISED */
 } rg_sc_fault;
 
+/*
+ * A failure's signature (judge/rg_signature.c): what a bug decides and nothing a run decides.
+ * Failures with equal keys are one defect to railguard triage.
+ */
+#define RG_SIG_FRAMES 4
+typedef struct rg_sig {
+    int origin;       /* the rank whose failure came first (the judge's), or the first failed */
+    char first[32];   /* its verdict, e.g. "DEADLOCK" */
+    char cls[32];     /* its error class ("timeout", "completion"), "" none */
+    char op[48];      /* the operation it failed in ("all_reduce"), "init", or "end" */
+    char algo[48];    /* the algorithms its transport said it ran ("mesh+ring"), "" unknown */
+    char others[160]; /* the other failed ranks' verdicts, distinct and sorted, '+'-joined */
+    char frames[RG_SIG_FRAMES][96]; /* where hung ranks wait: their first own frame, sorted */
+    int nframes;
+    char faults[96]; /* the kinds of the faults that fired, distinct and sorted, "" none */
+    char key[1024];  /* all of the above on one line */
+} rg_sig;
+
+/* A known-failures file's signature entry: the fields it names must equal a failure's. */
+#define RG_SC_KSIG_MAX 16
+#define RG_SC_KSIG_SEEN 8
+enum {
+    RG_SIG_HAS_CLS = 1,
+    RG_SIG_HAS_OP = 2,
+    RG_SIG_HAS_ALGO = 4,
+    RG_SIG_HAS_OTHERS = 8,
+    RG_SIG_HAS_FAULTS = 16,
+    RG_SIG_HAS_FRAMES = 32,
+};
+typedef struct rg_sc_ksig {
+    rg_sig sig;    /* first always; the rest as `has` says */
+    unsigned has;  /* RG_SIG_HAS_* */
+    char why[256]; /* what it is, for the xfail line */
+    char rate[32]; /* how often triage saw it ("2 of 5"), "" unsaid */
+    int nseen;     /* the scenarios triage saw it in: one of them passing says so (xpass) */
+    char seen[RG_SC_KSIG_SEEN][RG_SC_NAME_MAX];
+    int line; /* its line in the file */
+} rg_sc_ksig;
+
 typedef struct rg_scenario {
     char name[RG_SC_NAME_MAX];
     int ranks;
@@ -172,6 +211,10 @@ typedef struct rg_scenario {
      * happening. */
     int known[RG_MAX_RANKS];
     char known_why[256];
+    /* A known-failures file's signatures (rg_known_load), the same for every scenario of the
+     * run: a failure with one of them is xfail whatever its scenario (judge/rg_signature.c). */
+    int nksig;
+    rg_sc_ksig ksig[RG_SC_KSIG_MAX];
     /* exclusive: scenarios naming the same resource never run at once under -j (a program's
      * fixed port, a device it must have alone); "" for none. */
     char exclusive[RG_SC_NAME_MAX];
@@ -195,6 +238,17 @@ int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen
  *     ring-3r-all-ops:                   # a scenario's name, then its known: block
  *       why: "ring all_gather wrong on 3 ranks (mlx#4193)"
  *       all: SILENT_CORRUPTION
+ *   signatures:                          # optional: failures known by signature (triage)
+ *     - why: "one rank waits forever in all_reduce"
+ *       first: DEADLOCK                  # required; the rest, each optional, must be equal
+ *       class: timeout
+ *       op: all_reduce
+ *       algo: ring
+ *       others: DEADLOCK
+ *       faults: ""
+ *       frames: [jaccl::RingGroup::recv]
+ *       rate: 2 of 5                     # how often triage saw it: said, not checked
+ *       seen: [ring-2r-small]            # one of these passing is xpass ("not this time")
  *
  * Each entry replaces that scenario's own known failure. An entry naming a scenario not among
  * scs is a line in notes ("FILE:LINE: no scenario 'x' in this run"), not an error. A bad file

@@ -93,7 +93,7 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
             else if (!r->passed) {
                 rg_tri_case *c = &run->cases[run->nfail++];
                 c->res = r;
-                rg_tri_signature(r, &c->sig);
+                rg_signature(r, &c->sig);
             }
         }
         free(names[i]);
@@ -103,7 +103,7 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
 }
 
 /* A title a maintainer can read in a list: the first failure, where, and how the rest took it. */
-static void title_of(const rg_tri_sig *s, char *out, size_t len)
+static void title_of(const rg_sig *s, char *out, size_t len)
 {
     char algo[64] = "", at[128] = "", faults[112] = "", rest[176] = "";
     if (s->algo[0])
@@ -118,7 +118,7 @@ static void title_of(const rg_tri_sig *s, char *out, size_t len)
              at, faults, rest);
 }
 
-static void slug_of(const rg_tri_sig *s, char *out, size_t len)
+static void slug_of(const rg_sig *s, char *out, size_t len)
 {
     char raw[160];
     size_t k = 0;
@@ -160,7 +160,7 @@ int rg_tri_group_cases(rg_tri_run *run)
     if (!run->groups)
         return -1;
     for (int i = 0; i < run->nfail; i++) {
-        const rg_tri_sig *s = &run->cases[i].sig;
+        const rg_sig *s = &run->cases[i].sig;
         int g = 0;
         while (g < run->ngroups && strcmp(run->groups[g].sig.key, s->key) != 0)
             g++;

@@ -46,7 +46,7 @@ static bool fenced_file(FILE *f, const char *path, const char *lang, int max_lin
     return true;
 }
 
-static void signature_md(FILE *f, const rg_tri_sig *s)
+static void signature_md(FILE *f, const rg_sig *s)
 {
     fprintf(f, "- **First failure**: `%s`%s%s%s in `%s`", s->first, s->cls[0] ? " (class " : "",
             s->cls, s->cls[0] ? ")" : "", s->op);
@@ -119,7 +119,7 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     }
 }
 
-static json_t *sig_json(const rg_tri_sig *s)
+static json_t *sig_json(const rg_sig *s)
 {
     json_t *frames = json_array();
     for (int i = 0; i < s->nframes; i++)
@@ -150,6 +150,85 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o}", "title", gr->title, "file", file, "signature",
                      sig_json(&gr->sig), "representative", rep->name, "repro", rep->repro, "rate",
                      rate, "cases", cases);
+}
+
+/* A YAML double-quoted scalar: what any bytes of a title or frame need to read back as is. */
+static void yq(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* The run's transport, as report.json names it: "" when it does not. */
+static void transport_of(const char *dir, char *out, size_t len)
+{
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *name = json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "run"), "transport"), "name"));
+    snprintf(out, len, "%s", name ? name : "");
+    json_decref(j);
+}
+
+static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
+{
+    const rg_sig *s = &gr->sig;
+    fprintf(f, "  - why: ");
+    yq(f, gr->title);
+    fprintf(f, "\n    first: %s\n    class: ", s->first);
+    yq(f, s->cls);
+    fprintf(f, "\n    op: ");
+    yq(f, s->op);
+    fprintf(f, "\n    algo: ");
+    yq(f, s->algo);
+    fprintf(f, "\n    others: ");
+    yq(f, s->others);
+    fprintf(f, "\n    faults: ");
+    yq(f, s->faults);
+    fprintf(f, "\n    frames: [");
+    for (int i = 0; i < s->nframes; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        yq(f, s->frames[i]);
+    }
+    fprintf(f, "]\n");
+    if (gr->rate.n)
+        fprintf(f, "    rate: \"%d of %d\"\n", gr->rate.same, gr->rate.n);
+    fprintf(f, "    seen: [");
+    for (int c = 0; c < gr->ncases && c < RG_SC_KSIG_SEEN; c++)
+        fprintf(f, "%s%s", c ? ", " : "", run->cases[gr->cases[c]].res->name);
+    fprintf(f, "]\n");
+}
+
+int rg_tri_write_known(const rg_tri_run *run, FILE *f)
+{
+    char transport[128];
+    transport_of(run->dir, transport, sizeof(transport));
+    fprintf(f,
+            "# Known failures by signature, written by railguard triage from %s.\n"
+            "# With railguard run --known FILE a failure of one of these signatures reads XFAIL\n"
+            "# whatever its scenario, a new one still fails, and a scenario under seen: that\n"
+            "# passes reads XPASS (for a flaky bug, see its rate).\n",
+            run->dir);
+    if (transport[0]) {
+        fprintf(f, "transport: ");
+        yq(f, transport);
+        fprintf(f, "\n");
+    }
+    int n = run->ngroups < RG_SC_KSIG_MAX ? run->ngroups : RG_SC_KSIG_MAX;
+    fprintf(f, "signatures:%s\n", n ? "" : " []");
+    for (int g = 0; g < n; g++)
+        known_entry(f, run, &run->groups[g]);
+    return run->ngroups - n; /* groups left out: more than a file holds */
 }
 
 int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
@@ -183,6 +262,17 @@ int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
         json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:o,s:o}", "run", run->dir, "results", run->nresults,
                   "failures", run->nfail, "xpass", run->nxpass, "slow", run->nslow, "unread",
                   run->nunread, "unread_lines", unread, "groups", groups);
+    snprintf(path, sizeof(path), "%s/known-failures.yaml", dir);
+    FILE *kf = fopen(path, "w");
+    int left = kf ? rg_tri_write_known(run, kf) : 0;
+    if (!kf || fclose(kf) != 0) {
+        snprintf(err, errlen, "%s: cannot write it", path);
+        json_decref(j);
+        return -1;
+    }
+    if (left)
+        fprintf(stderr, "railguard triage: %s holds the %d largest groups; %d more are not in it\n",
+                path, RG_SC_KSIG_MAX, left);
     snprintf(path, sizeof(path), "%s/triage.json", dir);
     return rg_json_write(j, path, err, errlen);
 }

@@ -8,7 +8,6 @@
  * decides (verdicts, error class, the operation, the algorithm, the frames where hung ranks
  * wait, the faults that fired) and drops what a run decides (times, counts, rank numbers,
  * addresses).
- *   rg_tri_sig.c    a failure's signature, and the wait frames read from hung ranks' backtraces
  *   rg_tri_group.c  a run directory's results read, and its failures grouped
  *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
@@ -16,42 +15,17 @@
 #ifndef RG_TRIAGE_H
 #define RG_TRIAGE_H
 
+#include "judge/rg_judge.h"
 #include "result/rg_result.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#define RG_TRI_FRAMES_MAX 4 /* wait frames a signature keeps (sorted, distinct) */
-
-typedef struct rg_tri_sig {
-    int origin;       /* the rank whose failure came first (the judge's), or the first failed */
-    char first[32];   /* its verdict, e.g. "DEADLOCK" */
-    char cls[32];     /* its error class ("timeout", "completion"), "" none */
-    char op[48];      /* the operation it failed in ("all_reduce"), "init", or "end" */
-    char algo[48];    /* the algorithms its transport said it ran ("mesh+ring"), "" unknown */
-    char others[160]; /* the other failed ranks' verdicts, distinct and sorted, '+'-joined */
-    char frames[RG_TRI_FRAMES_MAX][96]; /* where hung ranks wait: their first own frame */
-    int nframes;
-    char faults[96]; /* the kinds of the faults that fired, distinct and sorted, "" none */
-    char key[1024];  /* all of the above on one line: equal keys, one group */
-} rg_tri_sig;
-
-/* r's signature (r failed; its files are in r->dir, which gives the hung ranks' frames). */
-void rg_tri_signature(const rg_result *r, rg_tri_sig *s);
-
-/*
- * The first frame of a backtrace (gdb's or backtrace_symbols') that is the program's own: not
- * the shim, libc, the threading library, libibverbs or its providers, nor the runner's worker
- * around the transport; "" when none is named. A frame with no symbol is its object's name
- * and "?" ("libfoo.so+?"). Out: frames found (one per thread, distinct, at most max).
- */
-int rg_tri_frames(const char *text, char frames[][96], int max);
-
 /* A failure as triage keeps it: its result and signature. */
 typedef struct rg_tri_case {
     rg_result *res;
-    rg_tri_sig sig;
+    rg_sig sig;
 } rg_tri_case;
 
 /* A group's representative run again (rg_tri_rate.c): how often its signature came back. */
@@ -65,7 +39,7 @@ typedef struct rg_tri_rate {
 } rg_tri_rate;
 
 typedef struct rg_tri_group {
-    rg_tri_sig sig;
+    rg_sig sig;
     rg_tri_rate rate;
     int ncases;
     int *cases; /* indexes into the run's cases */
@@ -107,7 +81,11 @@ int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len);
 
 /* One group as a report a maintainer can paste into an issue tracker. */
 void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g);
-/* run->dir/triage/NN-SLUG.md for every group, triage.json beside them. 0, or -1 with err. */
+/* A known-failures file (railguard run --known) with one signature entry per group, the
+ * largest first: how many groups were left out (a file holds RG_SC_KSIG_MAX). */
+int rg_tri_write_known(const rg_tri_run *run, FILE *f);
+/* run->dir/triage/NN-SLUG.md for every group, triage.json and known-failures.yaml beside
+ * them. 0, or -1 with err. */
 int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen);
 
 #endif

@@ -33,6 +33,7 @@ Suite *rg_suite_timeline(void);
 Suite *rg_suite_clock(void);
 Suite *rg_suite_slow(void);
 Suite *rg_suite_triage(void);
+Suite *rg_suite_signature(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);

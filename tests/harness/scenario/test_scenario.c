@@ -664,9 +664,22 @@ START_TEST(test_known_file)
         {"known:\n  two: {why: z, all: ok}\n", ":2: known: a failure verdict"},
         {"transport: jaccl\n", ":1: missing key 'known'"},
         {"known: [a, b]\n", ":1: known must map scenario names"},
-        {"knwon: {}\n", ":1: unknown or repeated key (transport, known)"},
+        {"knwon: {}\n", ":1: unknown or repeated key (transport, known, signatures)"},
         {"transport: a\ntransport: b\nknown: {}\n",
-         ":2: unknown or repeated key (transport, known) 'transport'"},
+         ":2: unknown or repeated key (transport, known, signatures) 'transport'"},
+        /* Signatures: each field checked as the judge compares it. */
+        {"signatures: {why: x}\n", ":1: signatures must be a list"},
+        {"signatures:\n  - {first: DEADLOCK}\n", ":2: a signature needs why and first"},
+        {"signatures:\n  - {why: x, first: ok}\n", ":2: first must be a failure's verdict, not 'ok'"},
+        {"signatures:\n  - {why: x, first: DEADLOCK, class: timout}\n",
+         ":2: class must be a status class, v1 or empty, not 'timout'"},
+        {"signatures:\n  - {why: x, first: DEADLOCK, others: DEADLOCK+hung}\n",
+         ":2: others: 'hung' is no verdict in 'DEADLOCK+hung'"},
+        {"signatures:\n  - {why: x, first: DEADLOCK, frames: [a, b, c, d, e]}\n",
+         ":2: frames: at most 4 entries; one too many 'e'"},
+        {"signatures:\n  - {why: x, first: DEADLOCK, colour: red}\n", ":2: unknown key 'colour'"},
+        {"signatures:\n  - {why: \"two\\nlines\", first: DEADLOCK}\n", ":2: why must be one line"},
+        {"signatures:\n  - {why: x, first: DEADLOCK, op: ''}\n", ":2: op must be 1..47 characters"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rg_check_write_temp(path, bad[i][0], strlen(bad[i][0]));
@@ -674,6 +687,33 @@ START_TEST(test_known_file)
                          -1);
         ck_assert_msg(!strncmp(err, path, strlen(path)) && strstr(err, bad[i][1]), "case %zu: '%s'",
                       i, err);
+    }
+    /* Signatures alone make a file; every scenario of the run takes them, fields as named. */
+    static const char sigs[] = "signatures:\n"
+                               "  - why: one rank waits forever\n"
+                               "    first: DEADLOCK\n"
+                               "    class: timeout\n"
+                               "    others: ''\n"
+                               "    frames: [b, a]\n"
+                               "    rate: 2 of 5\n"
+                               "    seen: [one]\n"
+                               "  - {why: wrong sums, first: SILENT_CORRUPTION, op: all_reduce}\n";
+    rg_check_write_temp(path, sigs, strlen(sigs));
+    ck_assert_msg(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(scs[i]->nksig, 2);
+        const rg_sc_ksig *k = &scs[i]->ksig[0];
+        ck_assert_str_eq(k->why, "one rank waits forever");
+        ck_assert_str_eq(k->sig.first, "DEADLOCK");
+        ck_assert_uint_eq(k->has, RG_SIG_HAS_CLS | RG_SIG_HAS_OTHERS | RG_SIG_HAS_FRAMES);
+        ck_assert_int_eq(k->sig.nframes, 2);
+        ck_assert_str_eq(k->sig.frames[1], "a");
+        ck_assert_str_eq(k->rate, "2 of 5");
+        ck_assert_int_eq(k->nseen, 1);
+        ck_assert_int_eq(k->line, 2);
+        ck_assert_uint_eq(scs[i]->ksig[1].has, RG_SIG_HAS_OP);
+        ck_assert_int_eq(scs[i]->ksig[1].line, 9);
     }
     ck_assert_int_eq(
         rg_known_load("/nonexistent/k.yaml", NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Triage: wait frames read from both backtrace formats, signatures that keep what a bug decides
- * and drop what a run decides, and a run directory's failures grouped and written. */
+/* Triage: a run directory's failures grouped by signature and written, and each group's rate
+ * from re-runs (the signature itself is judge/'s: tests/harness/judge/test_signature.c). */
 #include "common/rg_check.h"
 #include "judge/rg_judge.h"
 #include "triage/rg_triage.h"
@@ -11,61 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* --- frames --------------------------------------------------------------------------------- */
-
-static const char gdb_two_threads[] =
-    "[Thread debugging using libthread_db enabled]\n"
-    "0x00007f04 in fi_poll_cq_slow (cq=0x56, ne=8, wc=0x7ffd) at faultinject/fi_datapath.c:34\n"
-    "\n"
-    "Thread 2 (Thread 0x7f05 (LWP 1327) \"progress\"):\n"
-    "#0  0x00007f04 in __GI___poll (fds=0x1, nfds=1, timeout=10) at poll.c:29\n"
-    "#1  0x00007f05 in jaccl::SideChannel::wait (this=0x1) at side.cpp:88\n"
-    "#2  0x00007f06 in start_thread (arg=<optimized out>) at pthread_create.c:442\n"
-    "\n"
-    "Thread 1 (Thread 0x7f04 (LWP 1326) \"udaddy\"):\n"
-    "#0  0x00007f04 in fi_poll_cq_slow (cq=0x56, ne=8, wc=0x7ffd) at faultinject/fi_datapath.c:34\n"
-    "#1  0x0000564b in ibv_poll_cq (cq=0x1, num_entries=8, wc=0x2) at verbs.h:2881\n"
-    "#2  0x0000564c in poll_until_done (ctx=0x1) at udaddy.c:212\n"
-    "#3  0x0000564d in main (argc=3, argv=0x7ffd) at udaddy.c:580\n"
-    "#4  0x00007f04 in __libc_start_call_main (main=...) at libc_start_call_main.h:58\n"
-    "[Inferior 1 (process 1326) detached]\n";
-
-static const char gdb_unnamed[] =
-    "Thread 1 (Thread 0x7f04 (LWP 1326) \"rping\"):\n"
-    "#0  0x00007f04 in fi_poll_cq_slow (cq=0x56) at faultinject/fi_datapath.c:34\n"
-    "#1  0x0000564b in ?? () from /usr/lib/x86_64-linux-gnu/libibverbs.so.1\n"
-    "#2  0x0000564b85e55eaa in ?? ()\n"
-    "#3  0x0000564b in ?? () from /usr/lib/librdmacm.so.1\n";
-
-static const char symbols[] =
-    "railguard: rank 1: asked for a backtrace at the deadline\n"
-    "/work/build/rel/bin/railguard(+0x1a2b)[0x55d1]\n"
-    "/lib/x86_64-linux-gnu/libc.so.6(__poll+0x4f)[0x7f01]\n"
-    "/work/build/rel/lib/railguard-transport.so(rg_all_reduce+0x1c1)[0x7f02]\n"
-    "/work/build/rel/bin/railguard(+0x3c4d)[0x55d2]\n";
-
-START_TEST(test_frames)
-{
-    char f[4][96];
-    int n = rg_tri_frames(gdb_two_threads, f, 4);
-    ck_assert_int_eq(n, 2);
-    ck_assert_str_eq(f[0], "jaccl::SideChannel::wait");
-    ck_assert_str_eq(f[1], "poll_until_done");
-    /* No symbol: the object names the frame; the shim and verbs never do. */
-    n = rg_tri_frames(gdb_unnamed, f, 4);
-    ck_assert_int_eq(n, 1);
-    ck_assert_str_eq(f[0], "librdmacm.so.1+?");
-    /* backtrace_symbols: the runner's own binary and libc are passed over. */
-    n = rg_tri_frames(symbols, f, 4);
-    ck_assert_int_eq(n, 1);
-    ck_assert_str_eq(f[0], "rg_all_reduce");
-    ck_assert_int_eq(rg_tri_frames("nothing like a backtrace\n#x\n", f, 4), 0);
-    /* The bound holds: one frame asked, one given. */
-    ck_assert_int_eq(rg_tri_frames(gdb_two_threads, f, 1), 1);
-}
-END_TEST
-
-/* --- signatures ------------------------------------------------------------------------------ */
+/* --- a run directory's failures ------------------------------------------------------------ */
 
 static void mk(rg_result *r, const char *name, int ranks, int origin, rg_verdict first,
                rg_verdict rest, const char *where, int status)
@@ -91,35 +37,6 @@ static void mk(rg_result *r, const char *name, int ranks, int origin, rg_verdict
     }
     rg_judge(r);
 }
-
-START_TEST(test_signature)
-{
-    static rg_result a, b, c, d;
-    rg_tri_sig sa, sb, sc, sd;
-    /* One bug, two runs: other sizes, ranks, times and call counts. */
-    mk(&a, "a", 2, 0, RG_V_SILENT_CORRUPTION, RG_V_OK, "all_reduce float32 sum count 7", 0);
-    mk(&b, "b", 4, 3, RG_V_SILENT_CORRUPTION, RG_V_OK, "all_reduce int8 max count 1000003", 0);
-    rg_tri_signature(&a, &sa);
-    rg_tri_signature(&b, &sb);
-    ck_assert_str_eq(sa.key, sb.key);
-    ck_assert_str_eq(sa.first, "SILENT_CORRUPTION");
-    ck_assert_str_eq(sa.op, "all_reduce");
-    ck_assert_str_eq(sa.algo, "ring");
-    ck_assert_int_eq(sb.origin, 3);
-    /* Another operation, or another class, is another signature. */
-    mk(&c, "c", 2, 0, RG_V_SILENT_CORRUPTION, RG_V_OK, "broadcast uint8 count 9", 0);
-    rg_tri_signature(&c, &sc);
-    ck_assert_str_ne(sa.key, sc.key);
-    mk(&d, "d", 2, 1, RG_V_ERROR_WITHOUT_FAULT, RG_V_DETECTED, "all_reduce float32 sum", -6);
-    rg_tri_signature(&d, &sd);
-    ck_assert_str_ne(sd.cls, "");
-    ck_assert_str_eq(sd.others, "detected");
-    /* Init is named so, whatever the step's text. */
-    a.rank[0].step = -1;
-    rg_tri_signature(&a, &sa);
-    ck_assert_str_eq(sa.op, "init");
-}
-END_TEST
 
 /* --- a run directory ------------------------------------------------------------------------- */
 
@@ -189,6 +106,27 @@ START_TEST(test_run_dir)
     ck_assert_ptr_nonnull(strstr(js, "\"failures\": 3"));
     ck_assert_ptr_nonnull(strstr(js, "\"unread\": 1"));
     free(js);
+    /* The known-failures file it wrote reads back, and takes each failure it was made from
+     * as xfail; the scenario that passed was in no group, and stays a plain pass. */
+    static rg_scenario sc;
+    rg_scenario *scs[] = {&sc};
+    char notes[256];
+    snprintf(sc.name, sizeof(sc.name), "hang-2r");
+    snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", dir);
+    ck_assert_msg(rg_known_load(path, NULL, scs, 1, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(sc.nksig, 2);
+    for (int i = 0; i < 4; i++) {
+        r[i].nksig = sc.nksig;
+        memcpy(r[i].ksig, sc.ksig, sizeof(sc.ksig));
+        ck_assert(rg_judge(&r[i]));
+        ck_assert_int_eq(r[i].known_state, i < 3 ? RG_KNOWN_XFAIL : RG_KNOWN_NONE);
+    }
+    /* A failure of another signature is still a failure. */
+    mk(&r[0], "hang-4r", 4, 1, RG_V_CRASH, RG_V_DEADLOCK, "all_gather float32 count 5", 0);
+    r[0].nksig = sc.nksig;
+    memcpy(r[0].ksig, sc.ksig, sizeof(sc.ksig));
+    ck_assert(!rg_judge(&r[0]));
     rg_tri_free(&run);
     /* Not a directory: one line, no crash. */
     ck_assert_int_eq(rg_tri_load("/nonexistent/run", &run, err, sizeof(err)), -1);
@@ -299,8 +237,6 @@ Suite *rg_suite_triage(void)
 {
     Suite *s = suite_create("triage");
     TCase *t = tcase_create("triage");
-    tcase_add_test(t, test_frames);
-    tcase_add_test(t, test_signature);
     tcase_add_test(t, test_run_dir);
     tcase_add_test(t, test_words);
     tcase_add_test(t, test_rate_said);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A failure's signature (rg_triage.h): what a bug decides, nothing a run decides. Times,
+ * A failure's signature (rg_judge.h): what a bug decides, nothing a run decides. Times,
  * counts, sizes, rank numbers and addresses differ between two runs of one bug, so none of
  * them is in it; the verdicts, the error class, the operation, the algorithm, the frames
  * where hung ranks wait and the kinds of the faults that fired are the same.
  */
 #include "judge/rg_judge.h"
-#include "triage/rg_triage.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -129,7 +128,7 @@ static bool parse_frame(const char *line, char *fn, size_t fnlen, char *obj, siz
     return true;
 }
 
-int rg_tri_frames(const char *text, char frames[][96], int max)
+int rg_sig_frames(const char *text, char frames[][96], int max)
 {
     int n = 0;
     bool found = false; /* this thread's (or this dump's) frame is taken */
@@ -208,7 +207,7 @@ static void algos(const char *calls, char *out, size_t len)
 }
 
 /* The hung ranks' wait frames, from DIR/rankR.backtrace. */
-static void hung_frames(const rg_result *r, rg_tri_sig *s)
+static void hung_frames(const rg_result *r, rg_sig *s)
 {
     char all[RG_MAX_RANKS * 2][96];
     int n = 0;
@@ -220,16 +219,16 @@ static void hung_frames(const rg_result *r, rg_tri_sig *s)
         char *text = slurp(path, 1u << 20);
         if (!text)
             continue;
-        n += rg_tri_frames(text, &all[n], 2);
+        n += rg_sig_frames(text, &all[n], 2);
         free(text);
     }
     qsort(all, (size_t)n, sizeof(all[0]), cmp_str);
-    for (int i = 0; i < n && s->nframes < RG_TRI_FRAMES_MAX; i++)
+    for (int i = 0; i < n && s->nframes < RG_SIG_FRAMES; i++)
         if (!i || strcmp(all[i], all[i - 1]))
             memcpy(s->frames[s->nframes++], all[i], sizeof(s->frames[0]));
 }
 
-void rg_tri_signature(const rg_result *r, rg_tri_sig *s)
+void rg_signature(const rg_result *r, rg_sig *s)
 {
     memset(s, 0, sizeof(*s));
     int o = s->origin = origin_of(r);
@@ -261,4 +260,32 @@ void rg_tri_signature(const rg_result *r, rg_tri_sig *s)
     for (int i = 0; i < s->nframes && used < sizeof(s->key); i++)
         used += (size_t)snprintf(s->key + used, sizeof(s->key) - used, "%s%s", i ? ";" : "",
                                  s->frames[i]);
+}
+
+bool rg_sig_matches(const rg_sc_ksig *k, const rg_sig *s)
+{
+    const rg_sig *w = &k->sig;
+    if (strcmp(w->first, s->first) != 0)
+        return false;
+    if (((k->has & RG_SIG_HAS_CLS) && strcmp(w->cls, s->cls)) ||
+        ((k->has & RG_SIG_HAS_OP) && strcmp(w->op, s->op)) ||
+        ((k->has & RG_SIG_HAS_ALGO) && strcmp(w->algo, s->algo)) ||
+        ((k->has & RG_SIG_HAS_OTHERS) && strcmp(w->others, s->others)) ||
+        ((k->has & RG_SIG_HAS_FAULTS) && strcmp(w->faults, s->faults)))
+        return false;
+    if (!(k->has & RG_SIG_HAS_FRAMES))
+        return true;
+    /* As sets: s's are distinct and sorted; the file's are in any order. */
+    int distinct = 0;
+    for (int i = 0; i < w->nframes; i++) {
+        bool in = false, again = false;
+        for (int j = 0; j < s->nframes; j++)
+            in |= !strcmp(w->frames[i], s->frames[j]);
+        for (int j = 0; j < i; j++)
+            again |= !strcmp(w->frames[i], w->frames[j]);
+        if (!in)
+            return false;
+        distinct += !again;
+    }
+    return distinct == s->nframes;
 }

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A known-failures file's `signatures:` (rg_scenario.h): failures known by what they are, not
+ * by the scenario they showed in, as railguard triage writes them. Every field is checked as
+ * the judge will compare it, so an entry that could never match is refused, not kept.
+ */
+#include "rg_sc_parse.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { K_WHY, K_FIRST, K_CLASS, K_OP, K_ALGO, K_OTHERS, K_FAULTS, K_FRAMES, K_RATE, K_SEEN, K__N };
+static const char *const ksig_keys[K__N] = {"why",    "first",  "class",  "op",   "algo",
+                                            "others", "faults", "frames", "rate", "seen"};
+
+/* A scalar of one printable line into out (len bytes), empty allowed when `empty`. */
+static int one_line(const struct ctx *c, const yaml_node_t *v, const char *what, char *out,
+                    size_t len, bool empty)
+{
+    if (!sc_is_scalar(v))
+        return sc_bad(c, v, "%s must be one line of text, not", what);
+    size_t n = v->data.scalar.length;
+    const char *s = (const char *)v->data.scalar.value;
+    if ((!n && !empty) || n >= len)
+        return sc_bad(c, v, "%s must be %d..%zu characters, not", what, empty ? 0 : 1, len - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return sc_bad(c, v, "%s must be one line, not", what);
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* Verdict names joined by '+', each a failure verdict: how the judge spells `others`. */
+static int verdict_list(const struct ctx *c, const yaml_node_t *v, char *out, size_t len)
+{
+    if (one_line(c, v, "others", out, len, true))
+        return -1;
+    char copy[256];
+    snprintf(copy, sizeof(copy), "%s", out);
+    for (char *save = NULL, *w = strtok_r(copy, "+", &save); w; w = strtok_r(NULL, "+", &save))
+        if (rg_verdict_of(w) < 0)
+            return sc_bad(c, v, "others: '%s' is no verdict in", w);
+    return 0;
+}
+
+/* A sequence of scalars into rows of `width` bytes, at most max. */
+static int scalars(const struct ctx *c, const yaml_node_t *v, const char *what, char *rows,
+                   size_t width, int max, int *n)
+{
+    if (v->type != YAML_SEQUENCE_NODE)
+        return sc_bad(c, v, "%s must be a list, not", what);
+    *n = 0;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *e = sc_node_at(c, *it);
+        if (!e)
+            return sc_fail(c, sc_line_of(v), "YAML: broken document");
+        if (*n == max)
+            return sc_bad(c, e, "%s: at most %d entries; one too many", what, max);
+        if (one_line(c, e, what, rows + (size_t)*n * width, width, false))
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int ksig_fields(const struct ctx *c, yaml_node_t **val, rg_sc_ksig *k)
+{
+    rg_sig *s = &k->sig;
+    int v;
+    if (one_line(c, val[K_WHY], "why", k->why, sizeof(k->why), false) ||
+        one_line(c, val[K_FIRST], "first", s->first, sizeof(s->first), false))
+        return -1;
+    if ((v = rg_verdict_of(s->first)) < 0 || v <= RG_V_KILLED)
+        return sc_bad(c, val[K_FIRST], "first must be a failure's verdict, not");
+    if (val[K_CLASS]) {
+        k->has |= RG_SIG_HAS_CLS;
+        if (one_line(c, val[K_CLASS], "class", s->cls, sizeof(s->cls), true))
+            return -1;
+        if (s->cls[0] && strcmp(s->cls, "v1") && rg_sc_class_of(s->cls, strlen(s->cls)) == 0)
+            return sc_bad(c, val[K_CLASS], "class must be a status class, v1 or empty, not");
+    }
+    if (val[K_OP] &&
+        (k->has |= RG_SIG_HAS_OP, one_line(c, val[K_OP], "op", s->op, sizeof(s->op), false)))
+        return -1;
+    if (val[K_ALGO] && (k->has |= RG_SIG_HAS_ALGO,
+                        one_line(c, val[K_ALGO], "algo", s->algo, sizeof(s->algo), true)))
+        return -1;
+    if (val[K_OTHERS] &&
+        (k->has |= RG_SIG_HAS_OTHERS, verdict_list(c, val[K_OTHERS], s->others, sizeof(s->others))))
+        return -1;
+    if (val[K_FAULTS] && (k->has |= RG_SIG_HAS_FAULTS,
+                          one_line(c, val[K_FAULTS], "faults", s->faults, sizeof(s->faults), true)))
+        return -1;
+    if (val[K_FRAMES] &&
+        (k->has |= RG_SIG_HAS_FRAMES, scalars(c, val[K_FRAMES], "frames", s->frames[0],
+                                              sizeof(s->frames[0]), RG_SIG_FRAMES, &s->nframes)))
+        return -1;
+    if (val[K_RATE] && one_line(c, val[K_RATE], "rate", k->rate, sizeof(k->rate), true))
+        return -1;
+    if (val[K_SEEN] &&
+        scalars(c, val[K_SEEN], "seen", k->seen[0], sizeof(k->seen[0]), RG_SC_KSIG_SEEN, &k->nseen))
+        return -1;
+    return 0;
+}
+
+int sc_parse_ksigs(const struct ctx *c, const yaml_node_t *n, rg_sc_ksig *out, int *nout)
+{
+    if (n->type != YAML_SEQUENCE_NODE)
+        return sc_bad(c, n, "signatures must be a list of mappings (why, first, ...), not");
+    *nout = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = sc_node_at(c, *it), *key[K__N], *val[K__N];
+        if (!e)
+            return sc_fail(c, sc_line_of(n), "YAML: broken document");
+        if (*nout == RG_SC_KSIG_MAX)
+            return sc_bad(c, e, "signatures: at most %d; one too many", RG_SC_KSIG_MAX);
+        if (e->type != YAML_MAPPING_NODE)
+            return sc_bad(c, e, "a signature must be a mapping (why, first, ...), not");
+        if (sc_collect(c, e, ksig_keys, K__N, key, val))
+            return -1;
+        if (!val[K_WHY] || !val[K_FIRST])
+            return sc_fail(c, sc_line_of(e), "a signature needs why and first");
+        rg_sc_ksig *k = &out[*nout];
+        memset(k, 0, sizeof(*k));
+        k->line = (int)sc_line_of(e);
+        if (ksig_fields(c, val, k))
+            return -1;
+        (*nout)++;
+    }
+    return 0;
+}
