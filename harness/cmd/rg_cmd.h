@@ -14,6 +14,7 @@
 #include "report/rg_report.h"
 #include "result/rg_result.h"
 #include "scenario/rg_scenario.h"
+#include "triage/rg_triage.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -108,7 +109,8 @@ int rg_report_main(int argc, char **argv);
 extern const rg_cli rg_triage_cli;
 /* `railguard triage RUN_DIR`: the run's failures grouped (triage/), reports in RUN_DIR/triage. */
 int rg_triage_main(int argc, char **argv);
-/* The same on dir with `rerun` re-runs per group (run --triage): its exit status. */
-int rg_triage_dir(const char *dir, int rerun);
+/* The same on dir with `rerun` re-runs and at most `minimise` minimising candidates per group
+ * (run --triage): its exit status. */
+int rg_triage_dir(const char *dir, int rerun, int minimise);
 
 #endif

@@ -213,8 +213,8 @@ static const rg_opt run_table[] = {
      .kind = RG_OPT_INT,
      .arg = "N",
      .help = "After the run, its failures grouped into distinct defects with a report each in "
-             "OUT/triage, as railguard triage does, each group's smallest case run N more "
-             "times for its rate (0: grouping only).",
+             "OUT/triage, as railguard triage does: each group's smallest case run N more "
+             "times for its rate and then minimised (0: grouping only).",
      .off = RO(triage_rerun),
      .len = RL(triage_rerun),
      .lo = 0,

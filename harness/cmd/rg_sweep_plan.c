@@ -270,15 +270,5 @@ int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scen
 
 int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out)
 {
-    bool changed = false;
-    *out = *in;
-    for (int i = 0; i < out->nops; i++) {
-        rg_sc_op *op = &out->ops[i];
-        if (op->kind == RG_SC_BARRIER || op->kind == RG_SC_CREATE || op->kind == RG_SC_DESTROY ||
-            op->count <= 1)
-            continue;
-        op->count = (op->count + 1) / 2;
-        changed = true;
-    }
-    return changed ? 0 : -1;
+    return rg_sc_halve_counts(in, out);
 }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 struct triage_opts {
-    int rerun;
+    int rerun, minimise;
 };
 
 static const rg_opt triage_table[] = {
@@ -25,6 +25,17 @@ static const rg_opt triage_table[] = {
      .len = sizeof(int),
      .lo = 0,
      .hi = 100},
+    {.name = "minimise",
+     .kind = RG_OPT_INT,
+     .arg = "N",
+     .help = "Minimises each group's smallest scenario through at most N candidates (a rank, "
+             "a rail, a step or a fault fewer, counts halved), each run by the group's "
+             "reproduce line and kept when it fails with the group's signature, as often as "
+             "its rate says for a flaky one (default 20; 0: none).",
+     .off = offsetof(struct triage_opts, minimise),
+     .len = sizeof(int),
+     .lo = 0,
+     .hi = 1000},
 };
 
 const rg_cli rg_triage_cli = {
@@ -58,25 +69,35 @@ static void summary(const rg_tri_run *run)
 /* Every group's rate, its re-runs bounded by four times the first run's length (at least ten
  * minutes): each re-run has the scenario's own deadlines, this only keeps a stuck one from
  * holding the triage. 0, or -1 after one line. */
-static int rates(rg_tri_run *run, int n)
+static int rates(rg_tri_run *run, int n, int budget)
 {
     char err[1400], said[200];
-    for (int g = 0; n && g < run->ngroups; g++) {
+    for (int g = 0; (n || budget) && g < run->ngroups; g++) {
         const rg_result *rep = run->cases[run->groups[g].rep].res;
         double limit = rep->seconds * 4 > 600 ? rep->seconds * 4 : 600;
-        printf("railguard triage: group %d: %s, %d re-run(s)\n", g + 1, rep->name, n);
+        printf("railguard triage: group %d: %s, %d re-run(s), minimised through at most %d "
+               "candidate(s)\n",
+               g + 1, rep->name, n, budget);
         fflush(stdout);
-        if (rg_tri_rerun(run, g, n, limit, &run->groups[g].rate, err, sizeof(err)) != 0) {
+        if (n && rg_tri_rerun(run, g, n, limit, &run->groups[g].rate, err, sizeof(err)) != 0) {
             fprintf(stderr, "railguard triage: %s\n", err);
             return -1;
         }
         rg_tri_rate_said(&run->groups[g].rate, said, sizeof(said));
-        printf("railguard triage: group %d: %s\n", g + 1, said);
+        if (n)
+            printf("railguard triage: group %d: %s\n", g + 1, said);
+        if (budget && rg_tri_minimise(run, g, budget, limit, err, sizeof(err)) != 0) {
+            fprintf(stderr, "railguard triage: %s\n", err);
+            return -1;
+        }
+        if (budget)
+            printf("railguard triage: group %d: %s%s%s\n", g + 1, run->groups[g].min.note,
+                   run->groups[g].min.steps[0] ? ": " : "", run->groups[g].min.steps);
     }
     return 0;
 }
 
-int rg_triage_dir(const char *dir, int rerun)
+int rg_triage_dir(const char *dir, int rerun, int minimise)
 {
     static rg_tri_run run;
     char err[1400] = "";
@@ -92,7 +113,7 @@ int rg_triage_dir(const char *dir, int rerun)
         return 2;
     }
     int rc = 0;
-    if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun) != 0 ||
+    if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun, minimise) != 0 ||
         rg_tri_write(&run, err, sizeof(err)) != 0) {
         if (!run.groups)
             fprintf(stderr, "railguard triage: out of memory\n");
@@ -114,7 +135,7 @@ int rg_triage_dir(const char *dir, int rerun)
 
 int rg_triage_main(int argc, char **argv)
 {
-    struct triage_opts o = {.rerun = 5};
+    struct triage_opts o = {.rerun = 5, .minimise = RG_TRI_MIN_BUDGET};
     int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, &o, &first);
     if (rc)
         return rc == 1 ? 0 : rc;
@@ -124,5 +145,5 @@ int rg_triage_main(int argc, char **argv)
                               : "one RUN_DIR, not several");
         return 2;
     }
-    return rg_triage_dir(argv[first], o.rerun);
+    return rg_triage_dir(argv[first], o.rerun, o.minimise);
 }

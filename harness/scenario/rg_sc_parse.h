@@ -8,6 +8,7 @@
  *   rg_sc_faults.c   faults, the per-rank expectation and a scenario's known failure
  *   rg_sc_known.c    a transport's known-failures file
  *   rg_sc_ksig.c     its failures known by signature
+ *   rg_sc_shrink.c   smaller scenarios, for minimising a failure
  *   rg_sc_write.c    a scenario written back as YAML
  */
 #ifndef RG_SC_PARSE_H

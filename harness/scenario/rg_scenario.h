@@ -265,6 +265,20 @@ int rg_known_load(const char *path, const char *transport, rg_scenario *const *s
  */
 int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment);
 
+/* --- smaller scenarios (rg_sc_shrink.c): what a failure is minimised through -------------- */
+/* Every step's count halved (at least 1; barrier, create and destroy have none): 0, or -1 when
+ * no count could be halved. */
+int rg_sc_halve_counts(const rg_scenario *in, rg_scenario *out);
+/*
+ * The next smaller candidate after *cursor (start at 0; after taking a candidate, start again
+ * at 0 from it): one rank fewer, one rail fewer, counts halved, a step cut (its faults and
+ * expectations renumbered), a fault cut -- each only where the scenario stays one the runner
+ * takes (it is written and parsed back). 0 with out and what ("2 ranks", "without step 1
+ * (broadcast)"), or -1 when there are no more.
+ */
+int rg_sc_shrink_next(const rg_scenario *cur, int *cursor, rg_scenario *out, char *what,
+                      size_t len);
+
 const char *rg_sc_kind_name(rg_sc_kind k);
 const char *rg_sc_expect_name(rg_sc_expect e);
 /*

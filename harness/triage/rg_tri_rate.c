@@ -58,14 +58,17 @@ int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len)
     return n;
 }
 
-/* The command of a reproduce line, its --out set to out: argc, or -1 when it has none. */
-static int rerun_argv(const char *repro, const char *out, char **argv, int max, char *buf,
-                      size_t len)
+/* The command of a reproduce line, its --out set to out and, given one, its scenario (the
+ * line's last word) to scenario: argc, or -1 when it is not a railguard run. */
+static int rerun_argv(const char *repro, const char *out, const char *scenario, char **argv,
+                      int max, char *buf, size_t len)
 {
     int n = rg_tri_words(repro, argv, max, buf, len);
-    if (n < 3 || strcmp(argv[1], "run") != 0)
+    if (n < 4 || strcmp(argv[1], "run") != 0)
         return -1;
-    for (int i = 2; i + 1 < n; i++)
+    if (scenario)
+        argv[n - 1] = (char *)scenario;
+    for (int i = 2; i + 2 < n; i++)
         if (!strcmp(argv[i], "--out")) {
             argv[i + 1] = (char *)out;
             return n;
@@ -117,6 +120,28 @@ void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len)
                  r->passed, r->other, r->unjudged);
 }
 
+int rg_tri_run_once(const char *repro, const char *scenario, const char *out, double limit_s,
+                    rg_tri_run *again, char *err, size_t errlen)
+{
+    char log[1400], buf[4200], *argv[64], why[1400];
+    if (rerun_argv(repro, out, scenario, argv, 64, buf, sizeof(buf)) < 0) {
+        snprintf(err, errlen, "its reproduce line is not one railguard run: %.200s", repro);
+        return -1;
+    }
+    if (rg_mkdirs(out) != 0) {
+        snprintf(err, errlen, "%s: cannot make it", out);
+        return -1;
+    }
+    snprintf(log, sizeof(log), "%s.log", out);
+    int st = run_bounded(argv, log, limit_s);
+    memset(again, 0, sizeof(*again));
+    if (st < 0 || rg_tri_load(out, again, why, sizeof(why)) != 0 || again->nresults != 1) {
+        rg_tri_free(again);
+        return 1; /* killed at the limit, or no result to read: see its log */
+    }
+    return 0;
+}
+
 int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rate *rate, char *err,
                  size_t errlen)
 {
@@ -124,28 +149,18 @@ int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rat
     const rg_result *rep = run->cases[gr->rep].res;
     memset(rate, 0, sizeof(*rate));
     for (int k = 1; k <= n; k++) {
-        char out[1300], log[1400], buf[sizeof(rep->repro) + 64], *argv[64];
-        snprintf(out, sizeof(out), "%s/triage/rerun/%02d-%s/%d", run->dir, g + 1, gr->slug, k);
-        if (rerun_argv(rep->repro, out, argv, 64, buf, sizeof(buf)) < 0) {
-            snprintf(err, errlen, "%s: its reproduce line is not one railguard run: %.200s",
-                     rep->name, rep->repro);
-            return -1;
-        }
-        if (rg_mkdirs(out) != 0) {
-            snprintf(err, errlen, "%s: cannot make it", out);
-            return -1;
-        }
-        snprintf(log, sizeof(log), "%s.log", out);
-        rate->n++;
-        int st = run_bounded(argv, log, limit_s);
         static rg_tri_run again;
-        char why[1400];
-        if (st < 0 || rg_tri_load(out, &again, why, sizeof(why)) != 0 || again.nresults != 1) {
-            rate->unjudged++; /* killed at the limit, or no result to read: see its log */
-            rg_tri_free(&again);
-            continue;
+        char out[1300], why[1400];
+        snprintf(out, sizeof(out), "%s/triage/rerun/%02d-%s/%d", run->dir, g + 1, gr->slug, k);
+        int st = rg_tri_run_once(rep->repro, NULL, out, limit_s, &again, why, sizeof(why));
+        if (st < 0) {
+            snprintf(err, errlen, "%s: %s", rep->name, why);
+            return -1;
         }
-        if (again.nslow)
+        rate->n++;
+        if (st > 0)
+            rate->unjudged++;
+        else if (again.nslow)
             rate->unjudged++; /* too slow to judge: says nothing of the bug */
         else if (again.nfail == 0)
             rate->passed++;

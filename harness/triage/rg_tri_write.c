@@ -92,10 +92,23 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     signature_md(f, &gr->sig);
     fprintf(f, "- **Cause**: none proven: triage does not yet diagnose from the verbs evidence "
                "of its re-runs\n\n");
-    fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n", rep->repro[0] ? rep->repro : "(not recorded)");
-    fprintf(f, "## The smallest scenario: %s (%d ranks)\n\n", rep->name, rep->ranks);
-    if (!fenced_file(f, rep->path, "yaml", 200))
-        fprintf(f, "(%s cannot be read here)\n", rep->path);
+    if (gr->min.path[0]) {
+        fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n", gr->min.repro);
+        fprintf(f, "## The minimal scenario (%s: %s)\n\n", gr->min.note, gr->min.steps);
+        if (!fenced_file(f, gr->min.path, "yaml", 200))
+            fprintf(f, "(%s cannot be read here)\n", gr->min.path);
+        fprintf(f,
+                "\nThe run's smallest scenario it was minimised from, `%s`, reproduces with\n\n"
+                "```sh\n%s\n```\n",
+                rep->name, rep->repro[0] ? rep->repro : "(not recorded)");
+    } else {
+        fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n",
+                rep->repro[0] ? rep->repro : "(not recorded)");
+        fprintf(f, "## The smallest scenario: %s (%d ranks%s%s)\n\n", rep->name, rep->ranks,
+                gr->min.note[0] ? "; " : "", gr->min.note);
+        if (!fenced_file(f, rep->path, "yaml", 200))
+            fprintf(f, "(%s cannot be read here)\n", rep->path);
+    }
     fprintf(f, "\n## Expected and observed, per rank\n\n");
     ranks_md(f, rep);
     fprintf(f, "\n## First failure\n\n");
@@ -147,9 +160,12 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *rate =
         json_pack("{s:i,s:i,s:i,s:i,s:i,s:s}", "reruns", t->n, "same", t->same, "passed", t->passed,
                   "other", t->other, "unjudged", t->unjudged, "other_key", t->other_key);
-    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o}", "title", gr->title, "file", file, "signature",
-                     sig_json(&gr->sig), "representative", rep->name, "repro", rep->repro, "rate",
-                     rate, "cases", cases);
+    json_t *min = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s}", "tried", gr->min.tried, "kept",
+                            gr->min.kept, "path", gr->min.path, "steps", gr->min.steps, "repro",
+                            gr->min.repro, "note", gr->min.note);
+    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o}", "title", gr->title, "file", file,
+                     "signature", sig_json(&gr->sig), "representative", rep->name, "repro",
+                     rep->repro, "rate", rate, "minimal", min, "cases", cases);
 }
 
 /* A YAML double-quoted scalar: what any bytes of a title or frame need to read back as is. */

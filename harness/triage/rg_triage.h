@@ -10,6 +10,7 @@
  * addresses).
  *   rg_tri_group.c  a run directory's results read, and its failures grouped
  *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
+ *   rg_tri_min.c    each group's case minimised, keeping its signature (and rate)
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
  */
 #ifndef RG_TRIAGE_H
@@ -38,9 +39,19 @@ typedef struct rg_tri_rate {
     char other_key[256];
 } rg_tri_rate;
 
+/* A group's case minimised (rg_tri_min.c). */
+typedef struct rg_tri_min {
+    int tried, kept;  /* candidates run, and kept */
+    char path[1200];  /* RUN_DIR/triage/NN-SLUG.min.yaml, "" when nothing smaller failed alike */
+    char steps[600];  /* what was cut, in order ("2 ranks, counts halved, ...") */
+    char repro[4400]; /* the group's reproduce line with the minimal scenario */
+    char note[700];   /* how it went, or why it was not minimised */
+} rg_tri_min;
+
 typedef struct rg_tri_group {
     rg_sig sig;
     rg_tri_rate rate;
+    rg_tri_min min;
     int ncases;
     int *cases; /* indexes into the run's cases */
     int rep;    /* the representative: the fewest ranks, then the fewest seconds */
@@ -73,6 +84,23 @@ void rg_tri_free(rg_tri_run *run);
  */
 int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rate *rate, char *err,
                  size_t errlen);
+/*
+ * One run of a reproduce line (a `railguard run`) into out, its scenario replaced by
+ * `scenario` unless NULL, its output in out.log, for at most limit_s; its one result loaded
+ * into again (rg_tri_free it). 0; 1 when it left no result (killed at the limit, or failed to
+ * start: see the log); -1 with err when the line is not one it can run.
+ */
+int rg_tri_run_once(const char *repro, const char *scenario, const char *out, double limit_s,
+                    rg_tri_run *again, char *err, size_t errlen);
+/*
+ * Minimises group g's smallest scenario: at most `budget` candidates (rg_sc_shrink_next), each
+ * run by the group's reproduce line (into RUN_DIR/triage/min/NN-SLUG/K-T) and kept when it
+ * fails with the group's signature -- for a flaky group in at least half as many of up to 5
+ * runs as its rate says. The smallest is written as RUN_DIR/triage/NN-SLUG.min.yaml. 0 (what
+ * happened in the group's min), or -1 with err when a file cannot be written or the line run.
+ */
+int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen);
+#define RG_TRI_MIN_BUDGET 20
 /* "deterministic: 5 of 5 re-runs", "flaky: 2 of 5 re-runs (3 passed, ...)", ... */
 void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len);
 /* A line as rg_shell_word writes words, back into words (no shell is run): argc, or -1 for

@@ -670,7 +670,8 @@ START_TEST(test_known_file)
         /* Signatures: each field checked as the judge compares it. */
         {"signatures: {why: x}\n", ":1: signatures must be a list"},
         {"signatures:\n  - {first: DEADLOCK}\n", ":2: a signature needs why and first"},
-        {"signatures:\n  - {why: x, first: ok}\n", ":2: first must be a failure's verdict, not 'ok'"},
+        {"signatures:\n  - {why: x, first: ok}\n",
+         ":2: first must be a failure's verdict, not 'ok'"},
         {"signatures:\n  - {why: x, first: DEADLOCK, class: timout}\n",
          ":2: class must be a status class, v1 or empty, not 'timout'"},
         {"signatures:\n  - {why: x, first: DEADLOCK, others: DEADLOCK+hung}\n",
@@ -1645,6 +1646,55 @@ START_TEST(test_load_size_limit)
 }
 END_TEST
 
+/*
+ * The candidates a failure is minimised through, in order, each one the runner would take: a
+ * rank fewer only where no root, peer or rank= needs the last one; a step cut only where no
+ * fault is anchored to it, later anchors renumbered.
+ */
+START_TEST(test_shrink_candidates)
+{
+    static rg_scenario sc, cand;
+    parse_ok("ranks: 3\nrails: 2\ntimeout: 2\nprogram:\n"
+             "  - {op: all_reduce, count: 8}\n"
+             "  - {op: broadcast, count: 5, root: 2}\n"
+             "  - {op: all_gather, count: 4}\n"
+             "faults:\n  - stall rank=1 step=2 nth=1 ms=10\n  - error rank=0 nth=3\n",
+             &sc);
+    static const char *const want[] = {
+        "1 rail(s)",
+        "counts halved",
+        "without step 1 (broadcast)",
+        "without step 0 (all_reduce)",
+        "without fault 'error rank=0 nth=3'",
+        "without fault 'stall rank=1 step=2 nth=1 ms=10'",
+    };
+    char what[200];
+    int cursor = 0;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
+        ck_assert_str_eq(what, want[i]);
+        if (i == 2) {
+            ck_assert_int_eq(cand.nops, 2);
+            ck_assert_str_eq(cand.fault[0].rule, "stall rank=1 step=1 nth=1 ms=10");
+            ck_assert_str_eq(cand.faults, "stall rank=1 step=1 nth=1 ms=10\nerror rank=0 nth=3");
+        }
+        if (i == 1)
+            ck_assert_uint_eq(cand.ops[1].count, 3);
+    }
+    ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), -1);
+    /* With the root on rank 0, a rank fewer comes first. */
+    parse_ok("ranks: 3\nprogram:\n  - {op: broadcast, count: 1, root: 0}\n", &sc);
+    cursor = 0;
+    ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
+    ck_assert_str_eq(what, "2 ranks");
+    ck_assert_int_eq(cand.ranks, 2);
+    /* Nothing smaller than one rank pair, one rail, count 1, one step and no fault. */
+    parse_ok("ranks: 2\nprogram:\n  - {op: barrier}\n", &sc);
+    cursor = 0;
+    ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), -1);
+}
+END_TEST
+
 Suite *rg_suite_scenario(void)
 {
     Suite *s = suite_create("scenario");
@@ -1697,6 +1747,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_load_missing_file);
     tcase_add_test(tc, test_load_directory);
     tcase_add_test(tc, test_load_size_limit);
+    tcase_add_test(tc, test_shrink_candidates);
     suite_add_tcase(s, tc);
     return s;
 }

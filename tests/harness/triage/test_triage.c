@@ -233,6 +233,77 @@ START_TEST(test_rerun)
 }
 END_TEST
 
+/*
+ * Minimising with the same stand-in, whose bug is any all_reduce: from 3 ranks, 2 rails, an
+ * all_reduce of 16 and a broadcast, the minimal case is 2 ranks, 1 rail, an all_reduce of 1.
+ */
+START_TEST(test_minimise)
+{
+    static rg_result bad, good;
+    static rg_tri_run run;
+    static rg_scenario min;
+    char dir[] = "/tmp/rg-min-XXXXXX", err[600], path[700], script[700], cmd[1500];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/big.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("ranks: 3\nrails: 2\nprogram:\n  - {op: all_reduce, count: 16}\n"
+          "  - {op: broadcast, count: 4, root: 0}\n",
+          f);
+    fclose(f);
+    mk(&bad, "big", 3, 0, RG_V_SILENT_CORRUPTION, RG_V_SILENT_CORRUPTION, "all_reduce float32", 0);
+    mk(&good, "big", 3, 0, RG_V_OK, RG_V_OK, "all_reduce float32", 0);
+    snprintf(bad.path, sizeof(bad.path), "%s", path);
+    save(dir, "000-big", &bad);
+    snprintf(path, sizeof(path), "%s/good.json", dir);
+    ck_assert_int_eq(rg_result_save(&good, path, err, sizeof(err)), 0);
+    snprintf(script, sizeof(script), "%s/fake-railguard", dir);
+    f = fopen(script, "w");
+    fprintf(f,
+            "#!/bin/sh\n"
+            "for a; do last=$a; done\n"
+            "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+            "mkdir -p \"$out/000-x\"\n"
+            "if grep -q all_reduce \"$last\"; then cp %s/000-big/result.json \"$out/000-x/\";\n"
+            "else cp %s/good.json \"$out/000-x/result.json\"; fi\n",
+            dir, dir);
+    fclose(f);
+    ck_assert_int_eq(chmod(script, 0755), 0);
+    snprintf(bad.repro, sizeof(bad.repro), "%s run --seed 1 --out %s/repro %s/big.yaml", script,
+             dir, dir);
+    snprintf(path, sizeof(path), "%s/000-big/result.json", dir);
+    ck_assert_int_eq(rg_result_save(&bad, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_load(dir, &run, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    rg_tri_group *gr = &run.groups[0];
+    ck_assert_int_eq(rg_tri_minimise(&run, 0, 20, 60, err, sizeof(err)), 0);
+    ck_assert_msg(gr->min.kept >= 4 && gr->min.path[0], "%s", gr->min.note);
+    ck_assert_msg(strstr(gr->min.steps, "2 ranks, 1 rail(s), counts halved") &&
+                      strstr(gr->min.steps, "without step 1 (broadcast)"),
+                  "%s", gr->min.steps);
+    ck_assert_msg(rg_scenario_load(gr->min.path, &min, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(min.ranks, 2);
+    ck_assert_int_eq(min.rails, 1);
+    ck_assert_int_eq(min.nops, 1);
+    ck_assert_int_eq(min.ops[0].kind, RG_SC_ALL_REDUCE);
+    ck_assert_uint_eq(min.ops[0].count, 1);
+    /* Its reproduce line is the group's, naming the minimal scenario. */
+    ck_assert_msg(strstr(gr->min.repro, script) && strstr(gr->min.repro, gr->min.path), "%s",
+                  gr->min.repro);
+    /* The report shows the minimal case first. */
+    ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, gr->slug);
+    char *md = slurp(path);
+    ck_assert_ptr_nonnull(strstr(md, "## The minimal scenario (minimised from big"));
+    free(md);
+    /* A budget of one candidate: the first (a rank fewer) is kept, and no more tried. */
+    ck_assert_int_eq(rg_tri_minimise(&run, 0, 1, 60, err, sizeof(err)), 0);
+    ck_assert_int_eq(gr->min.tried, 1);
+    rg_tri_free(&run);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *rg_suite_triage(void)
 {
     Suite *s = suite_create("triage");
@@ -241,6 +312,7 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_words);
     tcase_add_test(t, test_rate_said);
     tcase_add_test(t, test_rerun);
+    tcase_add_test(t, test_minimise);
     suite_add_tcase(s, t);
     return s;
 }

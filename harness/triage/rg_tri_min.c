@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A group's case minimised (rg_triage.h), as C-Reduce and fuzzers' minimisers do: its smallest
+ * scenario made smaller one step at a time (a rank fewer, a rail fewer, counts halved, a step
+ * cut, a fault cut: scenario/rg_sc_shrink.c), each candidate run by the group's reproduce
+ * line and kept only when it still fails with the group's signature -- for a flaky group, as
+ * often as the group's rate says it should, near enough.
+ */
+#include "triage/rg_triage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many of `tries` runs of a candidate must fail alike: every one for a deterministic group
+ * (one run), else half the group's own rate, at least one. */
+static int needed(const rg_tri_rate *r, int tries)
+{
+    if (tries <= 1 || !r->n)
+        return 1;
+    int k = (tries * r->same + r->n) / (2 * r->n);
+    return k < 1 ? 1 : k;
+}
+
+/* Runs candidate path `tries` times; how many failed with key. */
+static int alike(const rg_tri_run *run, const rg_tri_group *gr, int g, int k, const char *path,
+                 int tries, double limit_s, char *err, size_t errlen)
+{
+    const rg_result *rep = run->cases[gr->rep].res;
+    int same = 0;
+    for (int t = 1; t <= tries; t++) {
+        static rg_tri_run again;
+        char out[1400];
+        snprintf(out, sizeof(out), "%s/triage/min/%02d-%s/%d-%d", run->dir, g + 1, gr->slug, k, t);
+        int st = rg_tri_run_once(rep->repro, path, out, limit_s, &again, err, errlen);
+        if (st < 0)
+            return -1;
+        if (st == 0 && !again.nslow && again.nfail && !strcmp(again.cases[0].sig.key, gr->sig.key))
+            same++;
+        if (st == 0)
+            rg_tri_free(&again);
+    }
+    return same;
+}
+
+static int write_sc(const char *path, const rg_scenario *sc, const char *comment)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = rg_scenario_write(f, sc, comment);
+    return fclose(f) != 0 ? -1 : rc;
+}
+
+/* The reproduce line of the minimal case: the group's, its scenario replaced. */
+static void min_repro(const char *repro, const char *path, char *out, size_t len)
+{
+    char *argv[64], buf[4200];
+    int n = rg_tri_words(repro, argv, 64, buf, sizeof(buf));
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const char *w = i == n - 1 ? path : argv[i];
+        if (i == 0)
+            snprintf(out, len, "%s", w);
+        else if (rg_shell_word(out, len, w) != 0)
+            return;
+    }
+}
+
+int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen)
+{
+    static rg_scenario cur, cand;
+    rg_tri_group *gr = &run->groups[g];
+    const rg_result *rep = run->cases[gr->rep].res;
+    char dir[1200], path[1400], what[300], why[600];
+    gr->min.tried = gr->min.kept = 0;
+    if (rg_scenario_load(rep->path, &cur, why, sizeof(why)) != 0) {
+        snprintf(gr->min.note, sizeof(gr->min.note), "not minimised: %s", why);
+        return 0;
+    }
+    snprintf(dir, sizeof(dir), "%s/triage/min/%02d-%s", run->dir, g + 1, gr->slug);
+    if (rg_mkdirs(dir) != 0) {
+        snprintf(err, errlen, "%s: cannot make it", dir);
+        return -1;
+    }
+    int tries = gr->rate.n && gr->rate.same < gr->rate.n ? (gr->rate.n < 5 ? gr->rate.n : 5) : 1;
+    int need = needed(&gr->rate, tries), cursor = 0;
+    size_t used = 0;
+    while (gr->min.tried < budget &&
+           rg_sc_shrink_next(&cur, &cursor, &cand, what, sizeof(what)) == 0) {
+        int k = ++gr->min.tried;
+        snprintf(cand.name, sizeof(cand.name), "%.100s-min-%d", rep->name, k);
+        snprintf(path, sizeof(path), "%s/%d.yaml", dir, k);
+        if (write_sc(path, &cand, "railguard triage: a minimising candidate") != 0) {
+            snprintf(err, errlen, "%s: cannot write it", path);
+            return -1;
+        }
+        int same = alike(run, gr, g, k, path, tries, limit_s, err, errlen);
+        if (same < 0)
+            return -1;
+        if (same < need)
+            continue;
+        cur = cand;
+        cursor = 0;
+        gr->min.kept++;
+        used += (size_t)snprintf(gr->min.steps + used, sizeof(gr->min.steps) - used, "%s%s",
+                                 used ? ", " : "", what);
+        if (used >= sizeof(gr->min.steps))
+            used = sizeof(gr->min.steps) - 1;
+    }
+    if (!gr->min.kept) {
+        snprintf(gr->min.note, sizeof(gr->min.note),
+                 "no smaller scenario failed the same way (%d candidate(s) tried)", gr->min.tried);
+        return 0;
+    }
+    snprintf(cur.name, sizeof(cur.name), "%.100s-min", rep->name);
+    snprintf(gr->min.path, sizeof(gr->min.path), "%s/triage/%02d-%s.min.yaml", run->dir, g + 1,
+             gr->slug);
+    if (write_sc(gr->min.path, &cur,
+                 "railguard triage: the smallest scenario found that fails "
+                 "with the group's signature") != 0) {
+        snprintf(err, errlen, "%s: cannot write it", gr->min.path);
+        return -1;
+    }
+    min_repro(rep->repro, gr->min.path, gr->min.repro, sizeof(gr->min.repro));
+    snprintf(gr->min.note, sizeof(gr->min.note),
+             "minimised from %s in %d of %d candidate(s), each failing alike in at least %d of %d "
+             "run(s)",
+             rep->name, gr->min.kept, gr->min.tried, need, tries);
+    return 0;
+}
