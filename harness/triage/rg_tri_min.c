@@ -85,7 +85,9 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
     }
     int tries = gr->rate.n && gr->rate.same < gr->rate.n ? (gr->rate.n < 5 ? gr->rate.n : 5) : 1;
     int need = needed(&gr->rate, tries), cursor = 0;
-    size_t used = 0;
+    size_t used = 0, mark = 0;
+    int repeats = 0;
+    char last[300] = "";
     while (gr->min.tried < budget &&
            rg_sc_shrink_next(&cur, &cursor, &cand, what, sizeof(what)) == 0) {
         int k = ++gr->min.tried;
@@ -103,10 +105,21 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
         cur = cand;
         cursor = 0;
         gr->min.kept++;
-        used += (size_t)snprintf(gr->min.steps + used, sizeof(gr->min.steps) - used, "%s%s",
-                                 used ? ", " : "", what);
+        /* Repeats said once with their number: "counts halved 4 times". */
+        if (!strcmp(what, last)) {
+            used = mark;
+            repeats++;
+            used += (size_t)snprintf(gr->min.steps + used, sizeof(gr->min.steps) - used,
+                                     "%s%s %d times", used ? ", " : "", what, repeats);
+        } else {
+            mark = used;
+            repeats = 1;
+            used += (size_t)snprintf(gr->min.steps + used, sizeof(gr->min.steps) - used, "%s%s",
+                                     used ? ", " : "", what);
+        }
+        snprintf(last, sizeof(last), "%s", what);
         if (used >= sizeof(gr->min.steps))
-            used = sizeof(gr->min.steps) - 1;
+            used = mark = sizeof(gr->min.steps) - 1;
     }
     if (!gr->min.kept) {
         snprintf(gr->min.note, sizeof(gr->min.note),
