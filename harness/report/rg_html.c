@@ -10,7 +10,6 @@
 #include "judge/rg_judge.h"
 #include "report/rg_report.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -315,38 +314,15 @@ int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info
     return 0;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int rg_report_run_dir(const char *dir)
 {
     char path[PATH_MAX + 600], err[1024];
-    DIR *d = opendir(dir);
-    if (!d) {
+    char **names = NULL;
+    int n = rg_result_dir_names(dir, &names), st = 0;
+    if (n < 0) {
         fprintf(stderr, "railguard report: %s: %s\n", dir, strerror(errno));
         return 2;
     }
-    char **names = NULL;
-    int n = 0, cap = 0, st = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        snprintf(path, sizeof(path), "%s/%s/result.json", dir, e->d_name);
-        if (e->d_name[0] == '.' || access(path, R_OK) != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
-            if (!nn)
-                break;
-            names = nn;
-        }
-        names[n] = strdup(e->d_name);
-        if (names[n])
-            n++;
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof(char *), cmp_name);
     rg_result *res = calloc((size_t)(n ? n : 1), sizeof(rg_result));
     double total = 0;
     int got = 0;

@@ -183,6 +183,9 @@ struct json_t *rg_result_json(const rg_result *r);
 struct json_t *rg_ksig_json(const rg_sc_ksig *k, int n);
 int rg_ksig_read(struct json_t *a, rg_sc_ksig *k, int *n, const char *path, char *err,
                  size_t errlen);
+/* The entries of a run's directory that hold a result.json, sorted (each strdup'd, the array
+ * malloc'd; the caller frees both): their number, or -1 when dir cannot be opened. */
+int rg_result_dir_names(const char *dir, char ***names_p);
 /* A rank's class as the report spells it: "timeout", "v1" (its ABI carries none), "" none. */
 const char *rg_rank_class(const rg_rank_result *k, char *buf, size_t len);
 /* Writes j (and frees it) to path through a file beside it renamed over, so a reader sees the

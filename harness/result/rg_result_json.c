@@ -7,6 +7,7 @@
 #include "result/rg_result.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -320,4 +321,40 @@ int rg_result_read(rg_result *r, const char *path, char *err, size_t errlen)
 out:
     json_decref(j);
     return rc;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rg_result_dir_names(const char *dir, char ***names_p)
+{
+    char path[2200];
+    char **names = NULL;
+    int n = 0, cap = 0;
+    DIR *d = opendir(dir);
+    *names_p = NULL;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        snprintf(path, sizeof(path), "%s/%s/result.json", dir, e->d_name);
+        /* F_OK, not R_OK: one that cannot be read is the reader's finding, never a skip. */
+        if (e->d_name[0] == '.' || access(path, F_OK) != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
+            if (!nn)
+                break;
+            names = nn;
+        }
+        if ((names[n] = strdup(e->d_name)))
+            n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, (size_t)n, sizeof(char *), cmp_name);
+    *names_p = names;
+    return n;
 }

@@ -7,47 +7,10 @@
 #include "judge/rg_judge.h"
 #include "triage/rg_triage.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names of dir's entries that hold a result.json, sorted: their number, or -1. */
-static int result_names(const char *dir, char ***names_p)
-{
-    char path[2200];
-    char **names = NULL;
-    int n = 0, cap = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    for (struct dirent *e; (e = readdir(d));) {
-        snprintf(path, sizeof(path), "%s/%s/result.json", dir, e->d_name);
-        if (e->d_name[0] == '.' || access(path, F_OK) != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
-            if (!nn)
-                break;
-            names = nn;
-        }
-        if ((names[n] = strdup(e->d_name)))
-            n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, (size_t)n, sizeof(char *), cmp_name);
-    *names_p = names;
-    return n;
-}
 
 static void note_unread(rg_tri_run *run, const char *why)
 {
@@ -61,7 +24,7 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
     char **names = NULL;
     memset(run, 0, sizeof(*run));
     snprintf(run->dir, sizeof(run->dir), "%s", dir);
-    int n = result_names(dir, &names);
+    int n = rg_result_dir_names(dir, &names);
     if (n < 0) {
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
         return -1;
