@@ -90,8 +90,13 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     rg_tri_rate_said(&gr->rate, rate, sizeof(rate));
     fprintf(f, "- **Rate**: %s\n", rate);
     signature_md(f, &gr->sig);
-    fprintf(f, "- **Cause**: none proven: triage does not yet diagnose from the verbs evidence "
-               "of its re-runs\n\n");
+    fprintf(f, "- **Cause**: %s\n", gr->cause.text);
+    for (int i = 0; i < gr->cause.nlines; i++) {
+        fprintf(f, "  - `");
+        cell(f, gr->cause.line[i], sizeof(gr->cause.line[i]));
+        fprintf(f, "`\n");
+    }
+    fprintf(f, "\n");
     if (gr->min.path[0]) {
         fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n", gr->min.repro);
         fprintf(f, "## The minimal scenario (%s: %s)\n\n", gr->min.note, gr->min.steps);
@@ -163,9 +168,14 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *min = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s}", "tried", gr->min.tried, "kept",
                             gr->min.kept, "path", gr->min.path, "steps", gr->min.steps, "repro",
                             gr->min.repro, "note", gr->min.note);
-    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o}", "title", gr->title, "file", file,
+    json_t *lines = json_array();
+    for (int i = 0; i < gr->cause.nlines; i++)
+        json_array_append_new(lines, json_string(gr->cause.line[i]));
+    json_t *cause = json_pack("{s:b,s:s,s:o}", "proven", gr->cause.proven, "text", gr->cause.text,
+                              "evidence", lines);
+    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o}", "title", gr->title, "file", file,
                      "signature", sig_json(&gr->sig), "representative", rep->name, "repro",
-                     rep->repro, "rate", rate, "minimal", min, "cases", cases);
+                     rep->repro, "rate", rate, "minimal", min, "cause", cause, "cases", cases);
 }
 
 /* A YAML double-quoted scalar: what any bytes of a title or frame need to read back as is. */

@@ -11,6 +11,7 @@
  *   rg_tri_group.c  a run directory's results read, and its failures grouped
  *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
  *   rg_tri_min.c    each group's case minimised, keeping its signature (and rate)
+ *   rg_tri_why.c    the cause the evidence proves, with the lines it rests on, or none
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
  */
 #ifndef RG_TRIAGE_H
@@ -39,6 +40,16 @@ typedef struct rg_tri_rate {
     char other_key[256];
 } rg_tri_rate;
 
+/* What the evidence proves caused a group's failure (rg_tri_why.c), with the lines it rests
+ * on; proven false: none, and text says so. */
+#define RG_TRI_CITES 4
+typedef struct rg_tri_cause {
+    bool proven;
+    char text[600];
+    int nlines;
+    char line[RG_TRI_CITES][400];
+} rg_tri_cause;
+
 /* A group's case minimised (rg_tri_min.c). */
 typedef struct rg_tri_min {
     int tried, kept;  /* candidates run, and kept */
@@ -52,6 +63,7 @@ typedef struct rg_tri_group {
     rg_sig sig;
     rg_tri_rate rate;
     rg_tri_min min;
+    rg_tri_cause cause;
     int ncases;
     int *cases; /* indexes into the run's cases */
     int rep;    /* the representative: the fewest ranks, then the fewest seconds */
@@ -101,6 +113,9 @@ int rg_tri_run_once(const char *repro, const char *scenario, const char *out, do
  */
 int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen);
 #define RG_TRI_MIN_BUDGET 20
+/* The cause r's evidence proves for its failure s, with the lines it rests on, or "none
+ * proven": an error polled then ignored, a buffer reused in flight, a wait with no deadline. */
+void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c);
 /* "deterministic: 5 of 5 re-runs", "flaky: 2 of 5 re-runs (3 passed, ...)", ... */
 void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len);
 /* A line as rg_shell_word writes words, back into words (no shell is run): argc, or -1 for

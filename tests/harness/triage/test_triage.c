@@ -304,6 +304,80 @@ START_TEST(test_minimise)
 }
 END_TEST
 
+/* Writes text to dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A cause only with the lines it rests on; none where nothing proves one. */
+START_TEST(test_diagnose)
+{
+    static rg_result r;
+    rg_sig s;
+    rg_tri_cause c;
+    char dir[] = "/tmp/rg-why-XXXXXX", cmd[700];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* An error handed to rank 0 and swallowed: the fault event is cited by line. */
+    mk(&r, "swallow", 2, 0, RG_V_ERROR_SWALLOWED, RG_V_OK, "all_reduce float32", 0);
+    snprintf(r.dir, sizeof(r.dir), "%s", dir);
+    rg_signature(&r, &s);
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert(!c.proven); /* no events file: nothing to rest on */
+    ck_assert_ptr_nonnull(strstr(c.text, "none proven"));
+    put(dir, "rank0.events.jsonl",
+        "{\"event\":\"load\",\"rank\":0}\n"
+        "{\"event\":\"fault\",\"rank\":0,\"fault\":\"error\",\"qp\":18,"
+        "\"status\":\"WR_FLUSH_ERR\",\"wr_id\":\"0x3e9\"}\n");
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert(c.proven);
+    ck_assert_ptr_nonnull(strstr(c.text, "an error polled, then ignored"));
+    ck_assert_int_eq(c.nlines, 1);
+    ck_assert_ptr_nonnull(strstr(c.line[0], "rank0.events.jsonl:2: {\"event\":\"fault\""));
+    /* A send buffer changed in flight: the sanitizer's event. */
+    mk(&r, "reuse", 2, 1, RG_V_BUFFER_REWRITTEN_IN_FLIGHT, RG_V_OK, "all_reduce float32", 0);
+    snprintf(r.dir, sizeof(r.dir), "%s", dir);
+    put(dir, "rank1.events.jsonl",
+        "{\"event\":\"ownership\",\"rank\":1,\"op\":\"send\",\"qp\":17,\"offset\":4}\n");
+    rg_signature(&r, &s);
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert(c.proven);
+    ck_assert_ptr_nonnull(strstr(c.text, "a buffer reused in flight: rank 1"));
+    ck_assert_ptr_nonnull(strstr(c.line[0], "rank1.events.jsonl:1:"));
+    /* A hang past the timeout with no rank timing out: no deadline. */
+    put(dir, "hang.yaml",
+        "ranks: 2\ntimeout: 1\ndeadline: 3\nprogram:\n  - {op: all_gather, count: 5}\n");
+    mk(&r, "hang", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_gather float32 count 5", 0);
+    snprintf(r.dir, sizeof(r.dir), "%s", dir);
+    snprintf(r.path, sizeof(r.path), "%s/hang.yaml", dir);
+    r.rank[0].step_t_s = 0.4;
+    rg_signature(&r, &s);
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert_msg(c.proven, "%s", c.text);
+    ck_assert_msg(strstr(c.text, "a wait with no deadline: rank 0's all_gather float32 count 5 "
+                                 "began at 0.40 s and was still running at the 3 s deadline, 2.6 "
+                                 "s later, past the 1.0 s timeout"),
+                  "%s", c.text);
+    /* ... but not when some rank did time out: that transport has deadlines. */
+    r.rank[1].status = RG_ERR_TIMEOUT;
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert(!c.proven);
+    /* A wrong result: what happened is shown, no cause is made up. */
+    mk(&r, "wrong", 2, 0, RG_V_SILENT_CORRUPTION, RG_V_OK, "all_reduce float32", 0);
+    rg_signature(&r, &s);
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert(!c.proven);
+    ck_assert_int_eq(c.nlines, 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *rg_suite_triage(void)
 {
     Suite *s = suite_create("triage");
@@ -313,6 +387,7 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_rate_said);
     tcase_add_test(t, test_rerun);
     tcase_add_test(t, test_minimise);
+    tcase_add_test(t, test_diagnose);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A group's cause, where the evidence proves one (rg_triage.h): never a guess. Each cause is
+ * named only with the lines it rests on -- the shim's events of the rank, its result, its
+ * scenario's times -- and a failure none of them explains says so.
+ *   an error polled, then ignored   ERROR_SWALLOWED, and the shim's fault events on that rank
+ *                                   that handed it the error completions or negative polls
+ *   a buffer reused in flight       BUFFER_REWRITTEN_IN_FLIGHT, and the sanitizer's
+ *                                   ownership events on that rank
+ *   a wait with no deadline         DEADLOCK: still inside one call at the deadline, longer
+ *                                   past that call's start than the timeout the transport was
+ *                                   given, with no rank returning a timeout; the hung frames
+ */
+#include "triage/rg_triage.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lines of rank r's events file holding `event` (and `also`, when given) into c's citations. */
+static int cite(const rg_result *r, int rank, const char *event, const char *also, rg_tri_cause *c)
+{
+    char path[1200], line[2048], want[64];
+    snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", r->dir, rank);
+    snprintf(want, sizeof(want), "\"event\":\"%s\"", event);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int n = 0, no = 0;
+    while (fgets(line, sizeof(line), f)) {
+        no++;
+        if (!strstr(line, want) || (also && !strstr(line, also)))
+            continue;
+        n++;
+        if (c->nlines < RG_TRI_CITES) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(c->line[c->nlines++], sizeof(c->line[0]), "rank%d.events.jsonl:%d: %.300s",
+                     rank, no, line);
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+static void said(rg_tri_cause *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void said(rg_tri_cause *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->text, sizeof(c->text), fmt, ap);
+    va_end(ap);
+}
+
+/* A hang past the timeout the transport had: its call began at step_t and ran to the deadline. */
+static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
+{
+    static rg_scenario sc;
+    char err[600];
+    const rg_rank_result *k = &r->rank[o];
+    if (k->step_t_s < 0 || rg_scenario_load(r->path, &sc, err, sizeof(err)) != 0)
+        return false;
+    double scale = r->time_scale > 1 ? r->time_scale : 1;
+    double timeout = sc.timeout_s * scale, deadline = sc.deadline_s * scale;
+    double waited = deadline - k->step_t_s;
+    if (sc.exec.on || timeout <= 0 || waited <= timeout)
+        return false;
+    for (int i = 0; i < r->ranks; i++)
+        if (r->rank[i].status == RG_ERR_TIMEOUT)
+            return false; /* some rank's call did time out */
+    said(c,
+         "a wait with no deadline: rank %d's %s began at %.2f s and was still running at the "
+         "%.0f s deadline, %.1f s later, past the %.1f s timeout the transport was given; no "
+         "rank of the scenario returned a timeout",
+         o, k->where[0] ? k->where : "call", k->step_t_s, deadline, waited, timeout);
+    return true;
+}
+
+void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
+{
+    memset(c, 0, sizeof(*c));
+    int o = s->origin;
+    rg_verdict v = rg_rank_judged(r, o);
+    if (v == RG_V_ERROR_SWALLOWED &&
+        cite(r, o, "fault", "\"status\"", c) + cite(r, o, "fault", "\"ret\"", c) > 0) {
+        c->proven = true;
+        said(c,
+             "an error polled, then ignored: the shim handed rank %d the error completion(s) or "
+             "negative poll(s) below, and every call it made returned success",
+             o);
+    } else if (v == RG_V_BUFFER_REWRITTEN_IN_FLIGHT && cite(r, o, "ownership", NULL, c) > 0) {
+        c->proven = true;
+        said(c,
+             "a buffer reused in flight: rank %d changed the memory of a posted request before "
+             "its completion was polled (the sanitizer's findings below)",
+             o);
+    } else if (v == RG_V_DEADLOCK && no_deadline(r, o, c)) {
+        c->proven = true;
+        for (int i = 0; i < s->nframes && c->nlines < RG_TRI_CITES; i++)
+            snprintf(c->line[c->nlines++], sizeof(c->line[0]), "hung in %s (rank backtraces)",
+                     s->frames[i]);
+    } else {
+        memset(c, 0, sizeof(*c));
+        said(c, "none proven: the run's results, shim events and backtraces show what happened "
+                "(above), not why");
+    }
+}
