@@ -38,11 +38,21 @@ static void join_sorted(char (*words)[48], int n, char *out, size_t len)
 }
 
 /* The first word of s (up to a blank, '/' or ':') into out. */
+/* n bytes of s, fewer when n would end inside a UTF-8 character: a cut name must still be
+ * text that the YAML and JSON it goes into take. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+    while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--; /* s[n] continues a character: cut before that character's first byte */
+    return n;
+}
+
+/* The first word of s (up to one of stop) into out, cut to fit at a character boundary. */
 static void first_word(const char *s, char *out, size_t len, const char *stop)
 {
     size_t n = strcspn(s, stop);
     if (n >= len)
-        n = len - 1;
+        n = utf8_cut(s, len - 1);
     memcpy(out, s, n);
     out[n] = '\0';
 }
@@ -81,7 +91,7 @@ static const char *base_name(const char *path, size_t n, char *out, size_t len)
     for (size_t i = 0; i < n; i++)
         if (path[i] == '/')
             start = i + 1;
-    size_t k = n - start < len - 1 ? n - start : len - 1;
+    size_t k = n - start < len - 1 ? n - start : utf8_cut(path + start, len - 1);
     memcpy(out, path + start, k);
     out[k] = '\0';
     return out;
@@ -120,11 +130,9 @@ static bool parse_frame(const char *line, char *fn, size_t fnlen, char *obj, siz
     if (line[0] != '/' || !open || !close || !strchr(close, '['))
         return false;
     base_name(line, (size_t)(open - line), obj, objlen);
-    size_t n = strcspn(open + 1, "+)");
-    if (n && n < fnlen) {
-        memcpy(fn, open + 1, n);
-        fn[n] = '\0';
-    }
+    /* A long (C++) name is cut to fit, as gdb's are, never given up for its object's. */
+    if (strcspn(open + 1, "+)"))
+        first_word(open + 1, fn, fnlen, "+)");
     return true;
 }
 
@@ -153,7 +161,8 @@ int rg_sig_frames(const char *text, char frames[][96], int max)
         if (fn[0])
             snprintf(f, sizeof(f), "%s", fn);
         else
-            snprintf(f, sizeof(f), "%.90s+?", obj);
+            snprintf(f, sizeof(f), "%.*s+?",
+                     (int)utf8_cut(obj, strlen(obj) > 90 ? 90 : strlen(obj)), obj);
         found = true;
         bool dup = false;
         for (int i = 0; i < n; i++)
@@ -235,8 +244,12 @@ void rg_signature(const rg_result *r, rg_sig *s)
     const rg_rank_result *k = &r->rank[o];
     snprintf(s->first, sizeof(s->first), "%s", rg_verdict_name(rg_rank_judged(r, o)));
     rg_rank_class(k, s->cls, sizeof(s->cls));
+    if (!strcmp(s->cls, "?"))
+        s->cls[0] = '\0'; /* a status with no name reads back from result.json as none */
     if (k->step == -1)
         snprintf(s->op, sizeof(s->op), "init");
+    else if (k->where[0] && !strcmp(k->where, r->name))
+        snprintf(s->op, sizeof(s->op), "exec"); /* a program's rank: its step is its name */
     else if (k->where[0])
         first_word(k->where, s->op, sizeof(s->op), " ");
     else

@@ -88,7 +88,7 @@ static int one(json_t *o, rg_sc_ksig *k)
         return -1;
     k->line = (int)json_integer_value(line);
     int v = rg_verdict_of(k->sig.first);
-    if (v <= RG_V_KILLED || k->line < 1)
+    if (v < 0 || v == RG_V_UNSUPPORTED || k->line < 1)
         return -1;
     for (int f = 0; f < NFIELDS; f++) {
         if (!json_object_get(o, fields[f].key))

@@ -72,8 +72,10 @@ static int ksig_fields(const struct ctx *c, yaml_node_t **val, rg_sc_ksig *k)
     if (one_line(c, val[K_WHY], "why", k->why, sizeof(k->why), false) ||
         one_line(c, val[K_FIRST], "first", s->first, sizeof(s->first), false))
         return -1;
-    if ((v = rg_verdict_of(s->first)) < 0 || v <= RG_V_KILLED)
-        return sc_bad(c, val[K_FIRST], "first must be a failure's verdict, not");
+    /* Any verdict: the first rank to miss its expectation may have ended ok (a detection
+     * expected), detected (at the wrong step or class) or killed. */
+    if ((v = rg_verdict_of(s->first)) < 0 || v == RG_V_UNSUPPORTED)
+        return sc_bad(c, val[K_FIRST], "first must be a verdict (not unsupported), not");
     if (val[K_CLASS]) {
         k->has |= RG_SIG_HAS_CLS;
         if (one_line(c, val[K_CLASS], "class", s->cls, sizeof(s->cls), true))

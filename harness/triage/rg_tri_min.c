@@ -58,13 +58,10 @@ static void min_repro(const char *repro, const char *path, char *out, size_t len
     char *argv[64], buf[4200];
     int n = rg_tri_words(repro, argv, 64, buf, sizeof(buf));
     out[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        const char *w = i == n - 1 ? path : argv[i];
-        if (i == 0)
-            snprintf(out, len, "%s", w);
-        else if (rg_shell_word(out, len, w) != 0)
+    for (int i = 0; i < n; i++)
+        if (rg_shell_word(out, len, i == n - 1 ? path : argv[i]) != 0)
             return;
-    }
+    memmove(out, out + (out[0] == ' '), strlen(out + (out[0] == ' ')) + 1); /* its first blank */
 }
 
 int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen)

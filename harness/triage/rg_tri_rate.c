@@ -84,6 +84,7 @@ static int run_bounded(char **argv, const char *log, double limit_s)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        setpgid(0, 0); /* its own group: a run killed at the limit takes its ranks with it */
         FILE *f = freopen(log, "w", stdout);
         if (f && dup2(fileno(stdout), 2) >= 0)
             execv(argv[0], argv);
@@ -99,6 +100,7 @@ static int run_bounded(char **argv, const char *log, double limit_s)
             return -1;
         nanosleep(&tick, NULL);
     }
+    kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return -1;

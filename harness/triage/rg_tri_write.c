@@ -230,8 +230,10 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
     if (gr->rate.n)
         fprintf(f, "    rate: \"%d of %d\"\n", gr->rate.same, gr->rate.n);
     fprintf(f, "    seen: [");
-    for (int c = 0; c < gr->ncases && c < RG_SC_KSIG_SEEN; c++)
-        fprintf(f, "%s%s", c ? ", " : "", run->cases[gr->cases[c]].res->name);
+    for (int c = 0; c < gr->ncases && c < RG_SC_KSIG_SEEN; c++) {
+        fprintf(f, "%s", c ? ", " : "");
+        yq(f, run->cases[gr->cases[c]].res->name);
+    }
     fprintf(f, "]\n");
 }
 

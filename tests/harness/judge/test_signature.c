@@ -61,6 +61,16 @@ START_TEST(test_frames)
     ck_assert_int_eq(n, 1);
     ck_assert_str_eq(f[0], "rg_all_reduce");
     ck_assert_int_eq(rg_sig_frames("nothing like a backtrace\n#x\n", f, 4), 0);
+    /* A C++ name longer than a frame holds is cut, never given up for its object's; a cut
+     * never splits a UTF-8 character. */
+    char longer[400];
+    snprintf(longer, sizeof(longer), "/lib/libjaccl.so(_ZN5jaccl%0100d+0x10)[0x7f]\n", 7);
+    ck_assert_int_eq(rg_sig_frames(longer, f, 4), 1);
+    ck_assert_uint_eq(strlen(f[0]), 95);
+    ck_assert_int_eq(strncmp(f[0], "_ZN5jaccl000", 12), 0);
+    snprintf(longer, sizeof(longer), "#1  0x1 in w%093d\xc3\xa9x () at a.c:1\n", 0);
+    ck_assert_int_eq(rg_sig_frames(longer, f, 4), 1);
+    ck_assert_uint_eq(strlen(f[0]), 94); /* the 2-byte character would have ended at 96 */
     /* The bound holds: one frame asked, one given. */
     ck_assert_int_eq(rg_sig_frames(gdb_two_threads, f, 1), 1);
 }
@@ -112,6 +122,10 @@ START_TEST(test_signature)
     rg_signature(&d, &sd);
     ck_assert_str_ne(sd.cls, "");
     ck_assert_str_eq(sd.others, "detected");
+    /* A program's rank (railguard exec) says its scenario's name as its step: "exec". */
+    snprintf(a.rank[0].where, sizeof(a.rank[0].where), "%s", a.name);
+    rg_signature(&a, &sa);
+    ck_assert_str_eq(sa.op, "exec");
     /* Init is named so, whatever the step's text. */
     a.rank[0].step = -1;
     rg_signature(&a, &sa);
@@ -205,7 +219,7 @@ START_TEST(test_known_signature)
     ck_assert_int_eq(back.known_state, RG_KNOWN_XPASS);
     /* An entry that is not one railguard writes is refused, naming the file. */
     FILE *f = fopen(path, "w");
-    fputs("{\"ranks\": [], \"known_signatures\": [{\"why\": \"x\", \"first\": \"ok\", "
+    fputs("{\"ranks\": [], \"known_signatures\": [{\"why\": \"x\", \"first\": \"unsupported\", "
           "\"rate\": \"\", \"line\": 1, \"seen\": []}]}",
           f);
     fclose(f);

@@ -670,8 +670,10 @@ START_TEST(test_known_file)
         /* Signatures: each field checked as the judge compares it. */
         {"signatures: {why: x}\n", ":1: signatures must be a list"},
         {"signatures:\n  - {first: DEADLOCK}\n", ":2: a signature needs why and first"},
-        {"signatures:\n  - {why: x, first: ok}\n",
-         ":2: first must be a failure's verdict, not 'ok'"},
+        {"signatures:\n  - {why: x, first: hung}\n",
+         ":2: first must be a verdict (not unsupported), not 'hung'"},
+        {"signatures:\n  - {why: x, first: unsupported}\n",
+         ":2: first must be a verdict (not unsupported), not 'unsupported'"},
         {"signatures:\n  - {why: x, first: DEADLOCK, class: timout}\n",
          ":2: class must be a status class, v1 or empty, not 'timout'"},
         {"signatures:\n  - {why: x, first: DEADLOCK, others: DEADLOCK+hung}\n",
@@ -716,6 +718,14 @@ START_TEST(test_known_file)
         ck_assert_uint_eq(scs[i]->ksig[1].has, RG_SIG_HAS_OP);
         ck_assert_int_eq(scs[i]->ksig[1].line, 9);
     }
+    /* The first rank to miss its expectation may have ended ok (a detection was expected),
+     * and triage writes what it saw; a name that is no scenario name still reads, quoted. */
+    static const char ok_first[] = "signatures:\n  - {why: y, first: ok, seen: [\"a, b: c\"]}\n";
+    rg_check_write_temp(path, ok_first, strlen(ok_first));
+    ck_assert_msg(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_str_eq(scs[0]->ksig[0].sig.first, "ok");
+    ck_assert_str_eq(scs[0]->ksig[0].seen[0], "a, b: c");
     ck_assert_int_eq(
         rg_known_load("/nonexistent/k.yaml", NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)),
         -1);
