@@ -44,12 +44,13 @@ const rg_cli rg_triage_cli = {
     .about = "Groups a finished run's failures into distinct defects: failures with one "
              "signature (the first failure's verdict, error class and operation, the algorithm "
              "the transport ran, how the other ranks ended, the frames where hung ranks wait, "
-             "the kinds of the faults that fired) are one group, shown by its smallest scenario. "
-             "Writes RUN_DIR/triage/NN-TITLE.md per group, ready for an issue tracker (the "
-             "scenario inline, the command that reproduces it, expected and observed per rank, "
-             "the hung ranks' backtraces), and triage.json. Exit status 0 when every result was "
-             "read, 1 when some could not be (each is named), 2 on bad usage or an unreadable "
-             "RUN_DIR.",
+             "the kinds of the faults that fired) are one group. Each group's smallest case is "
+             "run again for its rate and minimised, and a cause is named only where the "
+             "evidence proves one. Writes RUN_DIR/triage/NN-TITLE.md per group, ready for an "
+             "issue tracker, triage.json, and known-failures.yaml for railguard run --known "
+             "(a failure of a known signature reads XFAIL in any scenario). Exit status 0 when "
+             "every result was read, 1 when some could not be (each is named), 2 on bad usage "
+             "or an unreadable RUN_DIR.",
     .opts = triage_table,
     .nopts = (int)(sizeof(triage_table) / sizeof(triage_table[0])),
 };
