@@ -294,14 +294,18 @@ rg_status rg__conns_hello(struct rg_comm *c, double deadline)
         if (rg__now() > deadline) {
             for (int i = 0; i < c->nconns; i++)
                 if (!done[i]) {
-                    rg__err_set(&c->err, RG_ERR_RAIL_MISMATCH,
+                    /* What was seen is a deadline passing: a timeout, so a runner can tell a
+                     * peer held back on a busy machine from a rail that is wrong (a hello
+                     * from the wrong rank, above, is RG_ERR_RAIL_MISMATCH). */
+                    rg__err_set(&c->err, RG_ERR_TIMEOUT,
                                 "rank %d: rail %d to rank %d (%s, qp 0x%x) delivered nothing "
-                                "within %.1f s: the rail is crossed or down",
+                                "within %.1f s: the rail is crossed or down, or rank %d is slow",
                                 c->rank, c->conns[i].rail, c->conns[i].peer,
-                                c->conns[i].dev->v.name, c->conns[i].qp->qp_num, c->timeout_s);
+                                c->conns[i].dev->v.name, c->conns[i].qp->qp_num, c->timeout_s,
+                                c->conns[i].peer);
                     break;
                 }
-            return rg__fail(c, RG_ERR_RAIL_MISMATCH);
+            return rg__fail(c, RG_ERR_TIMEOUT);
         }
         if (rg__progress(c, &grace))
             return c->err.st;
