@@ -74,13 +74,11 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
  * keeps the last step and is step=1). -1 for a whole-run point (its n depends on every step
  * before it), or a step that cannot stand alone (create, destroy), or nothing to cut.
  *
- * rg_sweep_shrink_count: every step's count halved (at least 1; a step that has no count, or
- * already 1, stays). -1 when no count changed.
+ * Then counts are halved by rg_sc_halve_counts (scenario/), as triage's minimising does.
  *
  * out gets the candidate with the point's one rule as its faults and `expect: any` everywhere.
  */
 int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scenario *out);
-int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out);
 int rg_sweep_main(int argc, char **argv);
 
 /* --- the runner --------------------------------------------------------------------------- */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sweep's pure half: which points a counting run gives (rg_sweep_plan) and the candidates
- * a failing point is shrunk through (rg_sweep_shrink_step, rg_sweep_shrink_count). No process,
- * no file: the unit tests (tests/harness/test_sweep.c) drive it from made-up evidence. The
- * driver that runs the points is rg_sweep.c.
+ * a failing point is shrunk through (rg_sweep_shrink_step; counts are halved by
+ * scenario/rg_sc_halve_counts). No process, no file: the unit tests (tests/harness/test_sweep.c)
+ * drive it from made-up evidence. The driver that runs the points is rg_sweep.c.
  */
 #include "cmd/rg_cmd.h"
 
@@ -266,9 +266,4 @@ int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scen
     reanchor(p->rule, where, rule, sizeof(rule));
     one_rule(out, rule);
     return 0;
-}
-
-int rg_sweep_shrink_count(const rg_scenario *in, rg_scenario *out)
-{
-    return rg_sc_halve_counts(in, out);
 }

@@ -316,7 +316,7 @@ static void shrink(struct sweep_state *ss, int i, rg_verdict worst, double limit
         cur = cand;
         kept++;
     }
-    while (k < o->shrink_tries && rg_sweep_shrink_count(&cur, &cand) == 0 &&
+    while (k < o->shrink_tries && rg_sc_halve_counts(&cur, &cand) == 0 &&
            try_candidate(ss, i, ++k, &cand, worst, limit)) {
         cur = cand;
         kept++;

@@ -131,10 +131,10 @@ START_TEST(test_shrink)
     ck_assert_int_eq(out.expect[0], RG_SC_EXPECT_ANY);
     ck_assert_int_eq(fi_plan_parse(out.fault[0].rule, "x", &plan, err, sizeof(err)), 0);
     /* Counts halve, rounding up, down to 1; a barrier has none. */
-    ck_assert_int_eq(rg_sweep_shrink_count(&out, &out2), 0);
+    ck_assert_int_eq(rg_sc_halve_counts(&out, &out2), 0);
     ck_assert_uint_eq(out2.ops[0].count, 151);
     out2.ops[0].count = 1;
-    ck_assert_int_eq(rg_sweep_shrink_count(&out2, &out), -1);
+    ck_assert_int_eq(rg_sc_halve_counts(&out2, &out), -1);
     /* Init keeps the first step; finalize the last, as step 1. */
     p.step = FI_PHASE_INIT;
     snprintf(p.rule, sizeof(p.rule), "%s", "negpoll rank=1 step=init nth=2");
