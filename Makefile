@@ -54,7 +54,7 @@ HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
                  faultinject/fi_ring.c \
-                 faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_verbs.c \
+                 faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_trace.c faultinject/fi_verbs.c \
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
@@ -380,7 +380,8 @@ FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)
 FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)
 # The shim's line writer and the runner's reader, linked together: what one writes the other
 # must read back exactly.
-FUZZ_SRC_evidence := faultinject/fi_event.c harness/evidence/rg_evidence.c $(PARSE_SRC)
+FUZZ_SRC_evidence := faultinject/fi_event.c harness/evidence/rg_evidence.c \
+                     harness/evidence/rg_ev_field.c $(PARSE_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*/*.c harness/*/*.h \

@@ -111,6 +111,9 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
         case FI_OWNERSHIP:
             lp->own = true;
             break;
+        case FI_TRACE:
+            lp->trace = true;
+            break;
         case FI_COUNT:
         case FI_KIND_MAX:
             break;
@@ -520,6 +523,7 @@ __attribute__((constructor)) static void fi_load(void)
     RESOLVE(create_qp, "ibv_create_qp");
     RESOLVE(destroy_qp, "ibv_destroy_qp");
     RESOLVE(modify_qp, "ibv_modify_qp");
+    RESOLVE(query_gid, "ibv_query_gid");
     RESOLVE(dealloc_pd, "ibv_dealloc_pd");
     RESOLVE(dereg_mr, "ibv_dereg_mr");
     RESOLVE(create_comp_channel, "ibv_create_comp_channel");

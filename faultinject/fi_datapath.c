@@ -82,6 +82,8 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
         if (lp->m_pollcqe)
             fi_arm_pollcqe(lp, c, cq->context, wc, got);
     }
+    if (lp->trace && got > 0)
+        fi_trace_cqes(cq, wc, got);
     errno = saved;
     return got;
 }
@@ -118,8 +120,10 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
 
 /* Queues the local success completion of a send that is dropped instead of posted. */
 
-static void fi_lose(struct fi_qp *q, const struct ibv_send_wr *wr)
+static void fi_lose(struct fi_qp *q, struct ibv_send_wr *wr)
 {
+    if (fi_tracing())
+        fi_trace_sends(q, wr, wr->next, fi_trace_now(), "lost");
     if (!fi_signaled(q, wr))
         return;
     /* It counts as posted and signaled: later sends' completions come after it. */
@@ -135,6 +139,8 @@ static int send_on_faulted(const struct fi_ctx *cx, struct fi_qp *q, struct ibv_
                            struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     struct fi_cq *sc = q->sq_by_shim ? fi_cq_find(qp->send_cq) : NULL;
+    if (sc && fi_tracing())
+        fi_trace_sends(q, wr, NULL, fi_trace_now(), "flushed");
     for (struct ibv_send_wr *w = wr; w; w = w->next) {
         fi_count_post(q, fi_wr_op(w->opcode));
         if (sc)
@@ -271,6 +277,8 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
     struct fi_cq *rcq =
         atomic_load_explicit(&q->faulted, memory_order_relaxed) ? fi_cq_find(qp->recv_cq) : NULL;
     if (rcq && !rcq->is_ex) {
+        if (lp->trace)
+            fi_trace_recvs(q, wr, NULL, fi_trace_now(), "flushed");
         for (struct ibv_recv_wr *w = wr; w; w = w->next) {
             fi_count_post(q, FI_OP_RECV);
             fi_pend_push(rcq, q, w->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
@@ -364,6 +372,8 @@ static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
                        status == IBV_WC_SUCCESS && cq->read_byte_len ? cq->read_byte_len(cq) : 0);
     cq->status = (enum ibv_wc_status)status;
     fi_count_cq_cqe(c);
+    if (lp->trace)
+        fi_trace_cqe_ex(cq, q);
     return rc;
 }
 
@@ -411,6 +421,8 @@ static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
     fi_count_post(q, op);
     if (fi_own_on())
         fi_own_unsanitized(1); /* its gather list is set by calls the shim does not see */
+    if (fi_tracing())
+        fi_trace_gap(q, "ibv_qp_ex sends");
     pthread_mutex_lock(&q->rlock);
     q->sring.exact = false;
     pthread_mutex_unlock(&q->rlock);

@@ -41,6 +41,7 @@ static int key_index(const char *t, size_t len)
  *   count        injects nothing and turns counting on for every QP and CQ: it takes no key
  *                (a filter would read as narrowing the counts, which it cannot).
  *   ownership    the same for the sanitizer: it watches every QP of the process or none.
+ *   trace        the same for the verbs trace.
  */
 static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS),
@@ -58,6 +59,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_STOP] = FILTERS | TRIGGERS,
     [FI_EXIT] = FILTERS | TRIGGERS | B(K_CODE),
     [FI_OWNERSHIP] = 0,
+    [FI_TRACE] = 0,
 };
 
 /* --- messages ------------------------------------------------------------------------------ */

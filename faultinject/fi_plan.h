@@ -8,7 +8,7 @@
  *                                                of a word starts a comment to the line's end
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
- *          | swap_rails | count | late | kill | stop | exit | ownership
+ *          | swap_rails | count | late | kill | stop | exit | ownership | trace
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
  *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
@@ -56,6 +56,11 @@
  *   ownership                      no fault, no keys: the buffer-ownership sanitizer (fi_own.c)
  *                                  checks every send's gather list at its completion and
  *                                  poisons every receive's buffer at post
+ *   trace                          no fault, no keys: every QP's peer (at its move to RTR),
+ *                                  every work request posted and every completion the program
+ *                                  polls, one event each (fi_trace.c), for the causes triage
+ *                                  proves from cross-rank evidence; at most FI_TRACE_MAX events
+ *                                  a process, then one "trace_full"
  */
 #ifndef RG_FI_PLAN_H
 #define RG_FI_PLAN_H
@@ -70,6 +75,7 @@
 #define FI_PHASE_MAX 1000000
 #define FI_MAX_DEVS 8
 #define FI_DEVNAME_MAX 64
+#define FI_TRACE_MAX 200000 /* trace events a process writes at most */
 
 enum fi_kind {
     FI_ERROR,
@@ -87,6 +93,7 @@ enum fi_kind {
     FI_STOP,
     FI_EXIT,
     FI_OWNERSHIP,
+    FI_TRACE,
     FI_KIND_MAX
 };
 
@@ -155,6 +162,13 @@ int fi_plan_parse(const char *text, const char *origin, struct fi_plan *out, cha
  * it fired `fired` times before. The filters, including the time window, are the caller's.
  */
 bool fi_rule_fires(const struct fi_rule *r, int idx, uint64_t n, uint64_t fired);
+
+/* Whether a kind injects anything: count, ownership and trace only watch, so they never fire
+ * and are never "not exercised". */
+static inline bool fi_kind_injects(enum fi_kind k)
+{
+    return k != FI_COUNT && k != FI_OWNERSHIP && k != FI_TRACE;
+}
 
 /* The names the grammar uses, for events and messages. */
 const char *fi_kind_name(enum fi_kind k);

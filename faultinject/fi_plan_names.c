@@ -25,6 +25,7 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_STOP] = "stop",
     [FI_EXIT] = "exit",
     [FI_OWNERSHIP] = "ownership",
+    [FI_TRACE] = "trace",
 };
 
 static const char *const op_names[] = {

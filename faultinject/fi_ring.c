@@ -176,9 +176,12 @@ int fi_send_run_own(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp, struc
                                                       .own = w == wr && pre ? pre
                                                              : own ? fi_own_send(qp->context, w)
                                                                    : NULL});
+    double at = fi_trace_now();
     int rc = post(qp, wr, bad);
     for (struct ibv_send_wr *w = wr; w && !(rc && w == *bad); w = w->next, n++)
         sig += fi_signaled(q, w);
+    if (at > 0)
+        fi_trace_sends(q, wr, rc ? *bad : NULL, at, "wire");
     if (rc && exact0 && q->sring.exact) {
         uint32_t keep = (tail0 + n) % q->sring.cap;
         fi_ring_forget(&q->sring, keep);
@@ -223,9 +226,12 @@ int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ib
                                            .addr = w->num_sge > 0 ? w->sg_list[0].addr : 0,
                                            .len = w->num_sge > 0 ? w->sg_list[0].length : 0,
                                            .own = own ? fi_own_recv(qp->context, w) : NULL});
+    double at = fi_trace_now();
     int rc = post(qp, wr, bad);
     for (struct ibv_recv_wr *w = wr; rc && w && w != *bad; w = w->next)
         n++;
+    if (at > 0)
+        fi_trace_recvs(q, wr, rc ? *bad : NULL, at, "wire");
     if (rc && exact0 && q->rring.exact) {
         uint32_t keep = (tail0 + n) % q->rring.cap;
         fi_ring_forget(&q->rring, keep);

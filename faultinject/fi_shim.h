@@ -8,6 +8,7 @@
  *   fi_ring.c      each QP's record of outstanding work requests, and posting through it
  *   fi_datapath.c  the ops the shim patches into contexts: poll, post, extended CQs and QPs
  *   fi_late.c      the late fault's held sends and the thread that posts them
+ *   fi_trace.c     the verbs trace: each QP's peer, posts and completions, as events
  *   fi_verbs.c     the exported verbs: devices, contexts, PDs, MRs, CQs, QPs
  *   fi_control.c   the plan's life, the control table, the snapshot, load and exit
  */
@@ -57,6 +58,7 @@ struct fi_real {
     struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
     int (*destroy_qp)(struct ibv_qp *);
     int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+    int (*query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
     int (*dealloc_pd)(struct ibv_pd *);
     int (*dereg_mr)(struct ibv_mr *);
     struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *);
@@ -79,6 +81,7 @@ struct fi_live {
     _Atomic int armed_cq[FI_MAX_RULES];
     _Atomic uint64_t armed_nth[FI_MAX_RULES];
     bool own;        /* an ownership rule: the buffer-ownership sanitizer is on */
+    bool trace;      /* a trace rule: every post and completion is an event (fi_trace.c) */
     uint32_t m_cqe;  /* error, corrupt */
     uint32_t m_send; /* lose, delay op=send|write, nomem verb=post_send */
     uint32_t m_recv; /* delay op=recv, nomem verb=post_recv */
@@ -173,6 +176,8 @@ struct fi_qp {
     _Atomic uint64_t posts_op[FI_OP_ATOMIC + 1], cqe_op[FI_OP_ATOMIC + 1];
     _Atomic int late;                      /* requests held by the late fault, not yet posted */
     _Atomic uint64_t sig_posted, sig_done; /* signaled sends really posted / completed */
+    _Atomic uint64_t tr_n[2];              /* the trace's ordinals: sends, receives */
+    _Atomic int tr_gap;                    /* the trace said it cannot see this QP's requests */
     /* qp_ex's own pointers, when the QP was created with send ops */
     void (*wr_start)(struct ibv_qp_ex *);
     int (*wr_complete)(struct ibv_qp_ex *);
@@ -243,6 +248,18 @@ static inline bool fi_own_on(void)
 {
     struct fi_live *lp = fi_live();
     return lp && lp->own;
+}
+
+/* Whether the live plan asks for the verbs trace; the monotonic clock in ms when it does (the
+ * time a trace_post is stamped with: before the provider sees the request), else 0. */
+static inline bool fi_tracing(void)
+{
+    struct fi_live *lp = fi_live();
+    return lp && lp->trace;
+}
+static inline double fi_trace_now(void)
+{
+    return fi_tracing() ? (double)fi_now_ns() / 1e6 : 0;
 }
 
 static inline struct fi_ctx *fi_ctx_of(struct ibv_context *ctx)
@@ -362,6 +379,16 @@ void fi_qpx_start(struct ibv_qp_ex *qx);
 void fi_qpx_send(struct ibv_qp_ex *qx);
 void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr);
 int fi_qpx_complete(struct ibv_qp_ex *qx);
+
+/* fi_trace.c (only while fi_tracing()) */
+void fi_trace_qp(struct ibv_qp *qp, const struct ibv_qp_attr *a, int mask);
+void fi_trace_sends(struct fi_qp *q, const struct ibv_send_wr *wr, const struct ibv_send_wr *end,
+                    double at_ms, const char *fate);
+void fi_trace_recvs(struct fi_qp *q, const struct ibv_recv_wr *wr, const struct ibv_recv_wr *end,
+                    double at_ms, const char *fate);
+void fi_trace_cqes(struct ibv_cq *cq, const struct ibv_wc *wc, int n);
+void fi_trace_cqe_ex(struct ibv_cq_ex *cq, const struct fi_qp *q);
+void fi_trace_gap(struct fi_qp *q, const char *why);
 
 /* fi_late.c */
 void fi_late_atfork(void);

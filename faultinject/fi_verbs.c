@@ -402,6 +402,19 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
     return qp;
 }
 
+/* Wrapped for the trace alone: a QP's move to RTR names its peer, the one moment both ends of
+ * a connection are known to the shim. Otherwise a pass-through. */
+FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+    int rc = fi_real.modify_qp(qp, attr, mask);
+    if (!rc && fi_tracing() && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
+        int saved = errno;
+        fi_trace_qp(qp, attr, mask);
+        errno = saved;
+    }
+    return rc;
+}
+
 FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
     struct fi_qp *q = qp ? fi_qp_find(qp->context, qp->qp_num) : NULL;

@@ -54,7 +54,7 @@ static void rule_counts(struct apply *a)
         snprintf(u->rule, sizeof(u->rule), "%s", sc->fault[i].rule);
         u->line = sc->fault[i].line;
         u->optional = sc->fault[i].optional;
-        u->counting = sc->fault[i].kind == FI_COUNT;
+        u->counting = !fi_kind_injects((enum fi_kind)sc->fault[i].kind);
         u->matched = -1;
         for (int k = a->lo; k < a->hi; k++) {
             const rg_evidence *e = &a->ev[k];

@@ -148,7 +148,8 @@ void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inp
 }
 
 /* The plan every process reads (RG_FI_PLAN_FILE): the scenario's rules one a line, as checked,
- * and after them the sanitizer's (rule numbers in the events stay the scenario's). */
+ * and after them the sanitizer's and the trace's (rule numbers in the events stay the
+ * scenario's). */
 int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_t len)
 {
     if ((size_t)snprintf(path, len, "%s/plan", dir) >= len)
@@ -156,7 +157,8 @@ int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s\n%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "");
+    fprintf(f, "%s\n%s%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "",
+            sc->trace ? "trace\n" : "");
     return fclose(f);
 }
 

@@ -57,11 +57,10 @@ static int parse_fault_rule(const struct ctx *c, const yaml_node_t *f, int item,
     if (plan.nrules != 1)
         return sc_bad(c, f, "faults item %d: one rule per item, not %d in", item, plan.nrules);
     out->kind = (int)plan.rules[0].kind;
-    if (out->kind == FI_OWNERSHIP)
-        return sc_bad(c, f,
-                      "faults item %d: the sanitizer is the scenario's key 'ownership', not a "
-                      "fault:",
-                      item);
+    if (out->kind == FI_OWNERSHIP || out->kind == FI_TRACE)
+        return sc_bad(c, f, "faults item %d: %s is the scenario's key '%s', not a fault:", item,
+                      out->kind == FI_TRACE ? "the verbs trace" : "the sanitizer",
+                      fi_kind_name((enum fi_kind)out->kind));
     return 0;
 }
 
@@ -218,6 +217,7 @@ rg_sc_expect rg_sc_expect_default(const rg_scenario *sc)
         case FI_LATE:
         case FI_COUNT:
         case FI_OWNERSHIP:
+        case FI_TRACE:
             break;
         default:
             return RG_SC_EXPECT_ANY;

@@ -66,6 +66,7 @@ enum {
     T_EXEC,
     T_KNOWN,
     T_EXCLUSIVE,
+    T_TRACE,
     T_KEYS
 };
 

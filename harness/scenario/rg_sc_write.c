@@ -46,6 +46,8 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
                 sc->zero_copy ? "true" : "false");
     fprintf(f, "deadline: %.17g\nseed: %llu\nownership: %s\n", sc->deadline_s,
             (unsigned long long)sc->seed, sc->ownership ? "true" : "false");
+    if (sc->trace)
+        fputs("trace: true\n", f);
     if (sc->exclusive[0])
         fprintf(f, "exclusive: %s\n", sc->exclusive);
     if (sc->nfaults) {

@@ -115,6 +115,8 @@ static int parse_key(const struct ctx *c, int key, const yaml_node_t *keynode, y
         return get_bool(c, val, "zero_copy", &sc->zero_copy);
     case T_OWNERSHIP:
         return get_bool(c, val, "ownership", &sc->ownership);
+    case T_TRACE:
+        return get_bool(c, val, "trace", &sc->trace);
     case T_KNOWN:
         return sc_parse_known(c, val);
     case T_EXCLUSIVE:
@@ -165,12 +167,15 @@ static int check_whole(const struct ctx *c, const yaml_node_t *root, yaml_node_t
         return sc_bad(c, vals[T_TIMEOUT], "timeout must be less than the deadline (default %.0f)",
                       sc->deadline_s);
     }
-    /* The runner adds the sanitizer's rule to the plan it hands the ranks. */
-    if (sc->ownership && sc->nfaults >= FI_MAX_RULES)
+    /* The runner adds the sanitizer's rule and the trace's to the plan it hands the ranks. */
+    if (sc->nfaults + sc->ownership + sc->trace > FI_MAX_RULES)
         return sc_bad(c, vals[T_FAULTS],
-                      "faults: %d rules and the ownership sanitizer's make more "
-                      "than %d (set ownership: false) at",
-                      sc->nfaults, FI_MAX_RULES);
+                      "faults: %d rules and the %s make more than %d (set %s: false) at",
+                      sc->nfaults,
+                      sc->ownership && sc->trace ? "sanitizer's and the trace's"
+                      : sc->ownership            ? "ownership sanitizer's"
+                                                 : "trace's",
+                      FI_MAX_RULES, sc->ownership ? "ownership" : "trace");
     if (!vals[T_NAME])
         return sc_default_name(c, sc->name);
     return 0;

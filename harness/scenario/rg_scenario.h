@@ -15,6 +15,8 @@
  *   zero_copy: true                    # register each call's buffers with the transport
  *                                      #   (mem_register) so it may send in place; default false
  *   ownership: false                   # the shim's buffer-ownership sanitizer; default true
+ *   trace: true                        # the shim's verbs trace (every QP's peer, post and
+ *                                      #   completion, for triage's causes); default false
  *   faults:                            # the shim's plan, one rule per item (optional)
  *     - error status=WR_FLUSH_ERR op=recv rank=1 nth=3
  *     - {rule: "delay ms=50 rank=0", optional: true}   # may fire nowhere without failing
@@ -192,6 +194,7 @@ typedef struct rg_scenario {
     uint64_t seed;
     bool zero_copy;
     bool ownership;                /* the plan the ranks get holds the sanitizer's rule */
+    bool trace;                    /* ... and the verbs trace's */
     char faults[RG_SC_FAULTS_MAX]; /* the rules one per line (rule i on line i+1), "" when none */
     int nfaults;
     rg_sc_fault fault[FI_MAX_RULES];

@@ -301,6 +301,15 @@ START_TEST(test_count)
     /* Counting covers every object: a filter would silently do nothing, so it is refused. */
     ck_assert_str_eq(parse_bad("count rank=2", "RG_FI_PLAN"),
                      "RG_FI_PLAN:1: count does not take key 'rank'");
+    /* The trace, likewise: every QP of the process or none. It injects nothing, as count and
+     * ownership inject nothing; every other kind does. */
+    ck_assert_str_eq(parse_bad("trace qp=17", "RG_FI_PLAN"),
+                     "RG_FI_PLAN:1: trace does not take key 'qp'");
+    ck_assert(!fi_kind_injects(FI_TRACE) && !fi_kind_injects(FI_COUNT) &&
+              !fi_kind_injects(FI_OWNERSHIP));
+    ck_assert(fi_kind_injects(FI_ERROR) && fi_kind_injects(FI_LOSE) &&
+              fi_kind_injects(FI_SWAP_RAILS) && fi_kind_injects(FI_EXIT) &&
+              fi_kind_injects(FI_DELAY));
 }
 END_TEST
 
@@ -673,7 +682,7 @@ START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
         "error",      "negpoll", "stall", "delay", "delay_first", "lose", "nomem",     "corrupt",
-        "swap_rails", "count",   "late",  "kill",  "stop",        "exit", "ownership",
+        "swap_rails", "count",   "late",  "kill",  "stop",        "exit", "ownership", "trace",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);

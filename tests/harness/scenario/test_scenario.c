@@ -563,6 +563,7 @@ START_TEST(test_write_round_trip)
     a.ops[0].dtype = RG_BFLOAT16;
     a.ops[0].values = RG_VALUES_ROUNDING;
     a.ownership = false; /* and a scenario that turned the sanitizer off */
+    a.trace = true;      /* ... and the verbs trace on */
     FILE *f = open_memstream(&buf, &len);
     ck_assert_int_eq(rg_scenario_write(f, &a, "a comment"), 0);
     fclose(f);
@@ -576,6 +577,7 @@ START_TEST(test_write_round_trip)
     ck_assert_uint_eq(b.seed, a.seed);
     ck_assert_int_eq(b.zero_copy, a.zero_copy);
     ck_assert_int_eq(b.ownership, a.ownership);
+    ck_assert_int_eq(b.trace, a.trace);
     ck_assert_int_eq(b.nfaults, a.nfaults);
     for (int i = 0; i < a.nfaults; i++) {
         ck_assert_str_eq(b.fault[i].rule, a.fault[i].rule);
@@ -990,7 +992,11 @@ START_TEST(test_faults)
     memcpy(strstr(text, "ownership: false"), "ownership: true ", 16);
     expect_bad(text, "x.yaml:5: faults: 32 rules and the ownership sanitizer's make more than 32 "
                      "(set ownership: false) at '[...]'");
-    memcpy(strstr(text, "ownership: true "), "ownership: false", 16);
+    /* The trace's rule likewise (here with the sanitizer's: it is on unless said otherwise). */
+    memcpy(strstr(text, "ownership: true "), "trace: true     ", 16);
+    expect_bad(text, "x.yaml:5: faults: 32 rules and the sanitizer's and the trace's make more "
+                     "than 32 (set ownership: false) at '[...]'");
+    memcpy(strstr(text, "trace: true     "), "ownership: false", 16);
     snprintf(text + len, 64 * 1024 - len, "  - lose\n");
     expect_bad(text, "x.yaml:37: faults: at most 32 rules, item 33 is one more 'lose'");
 
@@ -1132,6 +1138,10 @@ static const struct bad_case {
     {R "faults: [ownership]" P,
      "x.yaml:2: faults item 1: the sanitizer is the scenario's key 'ownership', not a fault: "
      "'ownership'"},
+    {R "faults: [trace]" P,
+     "x.yaml:2: faults item 1: the verbs trace is the scenario's key 'trace', not a fault: "
+     "'trace'"},
+    {R "trace: 1" P, "x.yaml:2: trace must be true or false '1'"},
     {R "zero_copy: [true]" P, "x.yaml:2: zero_copy must be true or false '[...]'"},
     {R "zero_copy: \"true\"" P, "x.yaml:2: zero_copy must be true or false 'true'"},
     {R "name: a b" P, "x.yaml:2: name must be 1..127 characters of [A-Za-z0-9._-] 'a b'"},
