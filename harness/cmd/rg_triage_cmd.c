@@ -94,6 +94,11 @@ static int rates(rg_tri_run *run, int n, int budget)
         if (budget)
             printf("railguard triage: group %d: %s%s%s\n", g + 1, run->groups[g].min.note,
                    run->groups[g].min.steps[0] ? ": " : "", run->groups[g].min.steps);
+        if (rg_tri_traced(run, g, limit, err, sizeof(err)) != 0) {
+            fprintf(stderr, "railguard triage: %s\n", err);
+            return -1;
+        }
+        printf("railguard triage: group %d: cause: %s\n", g + 1, run->groups[g].cause.text);
     }
     return 0;
 }

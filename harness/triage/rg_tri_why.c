@@ -7,6 +7,8 @@
  *                                   that handed it the error completions or negative polls
  *   a buffer reused in flight       BUFFER_REWRITTEN_IN_FLIGHT, and the sanitizer's
  *                                   ownership events on that rank
+ *   a UC send with no receive, a wait for a message never sent
+ *                                   from the ranks' verbs traces (rg_tri_qp.c)
  *   a wait with no deadline         DEADLOCK: still inside one call at the deadline, longer
  *                                   past that call's start than the timeout the transport was
  *                                   given, with no rank returning a timeout; the hung frames
@@ -79,7 +81,9 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
 void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
 {
     memset(c, 0, sizeof(*c));
+    char why[400] = "";
     int o = s->origin;
+    snprintf(c->from, sizeof(c->from), "%s", r->dir);
     rg_verdict v = rg_rank_judged(r, o);
     if (v == RG_V_ERROR_SWALLOWED &&
         cite(r, o, "fault", "\"status\"", c) + cite(r, o, "fault", "\"ret\"", c) > 0) {
@@ -94,6 +98,8 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
              "a buffer reused in flight: rank %d changed the memory of a posted request before "
              "its completion was polled (the sanitizer's findings below)",
              o);
+    } else if (rg_tri_qp_cause(r, s, c, why, sizeof(why))) {
+        /* the trace's own words and lines */
     } else if (v == RG_V_DEADLOCK && no_deadline(r, o, c)) {
         c->proven = true;
         for (int i = 0; i < s->nframes && c->nlines < RG_TRI_CITES; i++)
@@ -101,7 +107,10 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
                      s->frames[i]);
     } else {
         memset(c, 0, sizeof(*c));
-        said(c, "none proven: the run's results, shim events and backtraces show what happened "
-                "(above), not why");
+        snprintf(c->from, sizeof(c->from), "%s", r->dir);
+        said(c,
+             "none proven: the run's results, shim events and backtraces show what happened "
+             "(above), not why%s%s",
+             why[0] ? "; " : "", why);
     }
 }

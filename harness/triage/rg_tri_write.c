@@ -91,11 +91,15 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     fprintf(f, "- **Rate**: %s\n", rate);
     signature_md(f, &gr->sig);
     fprintf(f, "- **Cause**: %s\n", gr->cause.text);
+    if (gr->cause.nlines)
+        fprintf(f, "  (the files cited are in `%s`)\n", gr->cause.from);
     for (int i = 0; i < gr->cause.nlines; i++) {
         fprintf(f, "  - `");
         cell(f, gr->cause.line[i], sizeof(gr->cause.line[i]));
         fprintf(f, "`\n");
     }
+    if (gr->traced[0])
+        fprintf(f, "- **Verbs trace**: %s\n", gr->traced);
     fprintf(f, "\n");
     if (gr->min.path[0]) {
         fprintf(f, "## Reproduce\n\n```sh\n%s\n```\n\n", gr->min.repro);
@@ -171,8 +175,9 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *lines = json_array();
     for (int i = 0; i < gr->cause.nlines; i++)
         json_array_append_new(lines, json_string(gr->cause.line[i]));
-    json_t *cause = json_pack("{s:b,s:s,s:o}", "proven", gr->cause.proven, "text", gr->cause.text,
-                              "evidence", lines);
+    json_t *cause = json_pack("{s:b,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text",
+                              gr->cause.text, "from", gr->cause.from, "evidence", lines, "traced",
+                              gr->traced);
     return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o}", "title", gr->title, "file", file,
                      "signature", sig_json(&gr->sig), "representative", rep->name, "repro",
                      rep->repro, "rate", rate, "minimal", min, "cause", cause, "cases", cases);

@@ -12,6 +12,8 @@
  *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
  *   rg_tri_min.c    each group's case minimised, keeping its signature (and rate)
  *   rg_tri_why.c    the cause the evidence proves, with the lines it rests on, or none
+ *   rg_tri_qp.c     the causes the ranks' verbs traces prove, QPs paired end to end
+ *   rg_tri_trace.c  each group's smallest case run once more with the verbs trace on
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
  */
 #ifndef RG_TRIAGE_H
@@ -45,7 +47,8 @@ typedef struct rg_tri_rate {
 #define RG_TRI_CITES 4
 typedef struct rg_tri_cause {
     bool proven;
-    char text[600];
+    char from[1024]; /* the run directory the cited files are in */
+    char text[1000];
     int nlines;
     char line[RG_TRI_CITES][400];
 } rg_tri_cause;
@@ -64,6 +67,7 @@ typedef struct rg_tri_group {
     rg_tri_rate rate;
     rg_tri_min min;
     rg_tri_cause cause;
+    char traced[800]; /* how the traced re-run went (rg_tri_trace.c), "" when none was made */
     int ncases;
     int *cases; /* indexes into the run's cases */
     int rep;    /* the representative: the fewest ranks, then the fewest seconds */
@@ -113,9 +117,21 @@ int rg_tri_run_once(const char *repro, const char *scenario, const char *out, do
  */
 int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen);
 #define RG_TRI_MIN_BUDGET 20
+/*
+ * Runs group g's smallest case (its minimal scenario, else its representative) once more with
+ * the verbs trace on (`trace: true`, written as RUN_DIR/triage/trace/NN-SLUG.yaml), into
+ * RUN_DIR/triage/trace/NN-SLUG/K -- for a flaky group up to 5 times, until it fails alike --
+ * and takes the cause that run proves when it proves one. What happened goes into the group's
+ * traced note. 0, or -1 with err when a file cannot be written or the line run.
+ */
+int rg_tri_traced(rg_tri_run *run, int g, double limit_s, char *err, size_t errlen);
 /* The cause r's evidence proves for its failure s, with the lines it rests on, or "none
- * proven": an error polled then ignored, a buffer reused in flight, a wait with no deadline. */
+ * proven": an error polled then ignored, a buffer reused in flight, a UC send dropped for want
+ * of a receive, a wait for a message never sent, a wait with no deadline. */
 void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c);
+/* The causes r's verbs traces prove (rg_tri_qp.c): true with c filled, else false with why
+ * the traces prove nothing ("the run has no verbs trace", a line that cannot be read, ...). */
+bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len);
 /* "deterministic: 5 of 5 re-runs", "flaky: 2 of 5 re-runs (3 passed, ...)", ... */
 void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len);
 /* A line as rg_shell_word writes words, back into words (no shell is run): argc, or -1 for

@@ -34,6 +34,8 @@ Suite *rg_suite_clock(void);
 Suite *rg_suite_slow(void);
 Suite *rg_suite_triage(void);
 Suite *rg_suite_signature(void);
+Suite *rg_suite_trace(void);
+Suite *rg_suite_tri_qp(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */
 Suite *rg_suite_it_verbs(void);

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The causes a verbs trace proves (rg_triage.h): every rank's trace_* events of one run
+ * (evidence/rg_trace.h), its QPs paired end to end by the peer each was pointed at (GID and QP
+ * number, not either program's account), its times placed on rank 0's clock. Two causes:
+ *
+ *   a UC send with no receive posted for it  a UC sender's k-th receive-taking send had
+ *       completed (left its NIC) before the peer's end had posted k receives -- counting every
+ *       receive posted before that instant plus the clocks' error -- and the peer took fewer
+ *       receive completions there than the sends that completed: UC drops a message that finds
+ *       no receive, and says nothing to either end
+ *   a wait for a message never sent  the failing rank hung, kept polling (at least
+ *       RG_TRI_POLLS_MIN polls of its receive CQ after its last completion, to the deadline),
+ *       with nothing of its own outstanding but receives; on each QP with receives outstanding
+ *       every send the peer's end posted had arrived: no send was ever posted for them
+ *
+ * Nothing is proven from a trace with a hole in it: a line that cannot be read, a process past
+ * FI_TRACE_MAX, a QP whose requests the shim could not see (ibv_qp_ex, a shared receive
+ * queue), a peer that cannot be paired, or an error completion where the count matters.
+ */
+#include "triage/rg_triage.h"
+#include "evidence/rg_trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RG_TRI_POLLS_MIN 100
+
+struct tr_run {
+    const rg_result *r;
+    rg_trace t[RG_MAX_RANKS];
+    double margin; /* the clocks' error between ranks, ms */
+};
+
+/* A time of rank k, in ms from the scenario's start on rank 0's clock. */
+static double aligned(const struct tr_run *x, int k, double mono_ms)
+{
+    const rg_result *r = x->r;
+    return mono_ms - (r->clock_placed ? r->rank[k].clock.offset_ms : 0) - r->t0_mono_ms;
+}
+
+static void cite_line(rg_tri_cause *c, int rank, int line, const char *what)
+{
+    if (c->nlines < RG_TRI_CITES)
+        snprintf(c->line[c->nlines++], sizeof(c->line[0]), "rank%d.events.jsonl:%d: %s", rank,
+                 line, what);
+}
+
+/* The QP at the other end of q: the one, on any rank, with q's peer GID and QP number. */
+static const rg_tr_qp *peer_of(const struct tr_run *x, const rg_tr_qp *q, int *rank)
+{
+    const rg_tr_qp *found = NULL;
+    if (!q->known || q->peer_qpn < 0 || !q->peer_gid[0])
+        return NULL;
+    for (int k = 0; k < x->r->ranks; k++)
+        for (int i = 0; i < x->t[k].nqps; i++) {
+            const rg_tr_qp *p = &x->t[k].qp[i];
+            if (p->known && p->qpn == (uint32_t)q->peer_qpn && !strcmp(p->gid, q->peer_gid)) {
+                if (found)
+                    return NULL; /* two candidates: not paired */
+                found = p;
+                *rank = k;
+            }
+        }
+    return found && !found->gap && !x->t[*rank].full ? found : NULL;
+}
+
+/*
+ * When each send-side post of q completed, by position: the i-th signaled send is the i-th
+ * send completion, and an unsignaled one completed with the next signaled one after it. -1
+ * where it is not known to have succeeded (no completion yet, or at or after an error).
+ */
+static void send_done(const rg_tr_qp *q, double *done, int *line)
+{
+    int c = 0, from = 0;
+    bool over = false;
+    for (int i = 0; i < q->nposts; i++) {
+        done[i] = -1;
+        line[i] = 0;
+        if (over || q->post[i].dir != RG_TR_SEND || !q->post[i].signaled)
+            continue;
+        while (c < q->ncqes && q->cqe[c].dir != RG_TR_SEND)
+            c++;
+        if (c == q->ncqes || q->cqe[c].status != 0) {
+            over = true;
+            continue;
+        }
+        for (int j = from; j <= i; j++)
+            if (q->post[j].dir == RG_TR_SEND) {
+                done[j] = q->cqe[c].at_ms;
+                line[j] = q->cqe[c].line;
+            }
+        from = i + 1;
+        c++;
+    }
+}
+
+/* Receives of q posted (to the wire) before time t on rank k's clock, aligned; *next: the
+ * first posted at or after it, -1 none. */
+static int recvs_before(const struct tr_run *x, int k, const rg_tr_qp *q, double t, int *next)
+{
+    int n = 0;
+    *next = -1;
+    for (int i = 0; i < q->nposts; i++)
+        if (q->post[i].dir == RG_TR_RECV && q->post[i].fate == RG_TR_WIRE) {
+            if (aligned(x, k, q->post[i].at_ms) < t)
+                n++;
+            else if (*next < 0)
+                *next = i;
+        }
+    return n;
+}
+
+/* Receive completions of q: successes into *ok; false when one failed or its queue is not
+ * known (an error on a shared CQ), which makes any count of them unprovable. */
+static bool recv_cqes(const rg_tr_qp *q, int *ok)
+{
+    *ok = 0;
+    for (int i = 0; i < q->ncqes; i++) {
+        if (q->cqe[i].dir == RG_TR_UNKNOWN || (q->cqe[i].dir == RG_TR_RECV && q->cqe[i].status))
+            return false;
+        *ok += q->cqe[i].dir == RG_TR_RECV;
+    }
+    return true;
+}
+
+static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, rg_tri_cause *c)
+{
+    int b = -1, got;
+    const rg_tr_qp *B = peer_of(x, A, &b);
+    if (!B || B->srq || !recv_cqes(B, &got))
+        return false;
+    for (int i = 0; i < B->nposts; i++)
+        if (B->post[i].dir == RG_TR_RECV && B->post[i].fate != RG_TR_WIRE)
+            return false;
+    double *done = calloc((size_t)A->nposts + 1, sizeof(*done));
+    int *dline = calloc((size_t)A->nposts + 1, sizeof(*dline));
+    if (!done || !dline) {
+        free(done);
+        free(dline);
+        return false;
+    }
+    send_done(A, done, dline);
+    int sent = 0, k = 0, hit = -1, avail = 0, next = -1;
+    for (int i = 0; i < A->nposts; i++)
+        if (rg_tr_consumes(A->post[i].kind) && A->post[i].fate == RG_TR_WIRE && done[i] >= 0)
+            sent++;
+    for (int i = 0; got < sent && hit < 0 && i < A->nposts; i++) {
+        if (!rg_tr_consumes(A->post[i].kind) || A->post[i].fate != RG_TR_WIRE)
+            continue;
+        k++;
+        if (done[i] < 0)
+            continue;
+        avail = recvs_before(x, b, B, aligned(x, a, done[i]) + x->margin, &next);
+        if (avail < k)
+            hit = i;
+    }
+    if (hit >= 0) {
+        char last[96] = "none before it", then[96] = "and never another";
+        const rg_tr_op *s = &A->post[hit];
+        if (avail > 0) {
+            int seen = 0;
+            for (int i = 0; i < B->nposts; i++)
+                if (B->post[i].dir == RG_TR_RECV && ++seen == avail)
+                    snprintf(last, sizeof(last), "the last of them at %.3f ms",
+                             aligned(x, b, B->post[i].at_ms));
+        }
+        if (next >= 0)
+            snprintf(then, sizeof(then), "the next at %.3f ms", aligned(x, b, B->post[next].at_ms));
+        c->proven = true;
+        snprintf(c->text, sizeof(c->text),
+                 "a UC send with no receive posted for it: rank %d's send #%llu on QP 0x%x (%s) "
+                 "had left its NIC by %.3f ms (its completion), when rank %d had posted %d "
+                 "receive(s) on QP 0x%x (%s), the other end, for it and the %d before it (%s; "
+                 "%s). A UC message that finds no receive is dropped without a word to either "
+                 "end: rank %d took %d receive completion(s) there for the %d send(s) rank %d "
+                 "completed",
+                 a, (unsigned long long)s->n, A->qpn, A->dev, aligned(x, a, done[hit]), b, avail,
+                 B->qpn, B->dev, k - 1, last, then, b, got, sent, a);
+        cite_line(c, a, s->line, "the send posted");
+        cite_line(c, a, dline[hit], "its completion");
+        if (next >= 0)
+            cite_line(c, b, B->post[next].line, "the peer's next receive posted");
+        cite_line(c, a, A->line, "the sender's QP and its peer");
+    }
+    free(done);
+    free(dline);
+    return hit >= 0;
+}
+
+static bool uc_drop(const struct tr_run *x, rg_tri_cause *c)
+{
+    for (int a = 0; a < x->r->ranks; a++)
+        for (int i = 0; !x->t[a].full && i < x->t[a].nqps; i++) {
+            const rg_tr_qp *A = &x->t[a].qp[i];
+            if (A->known && !A->gap && !strcmp(A->type, "uc") && uc_drop_on(x, a, A, c))
+                return true;
+        }
+    return false;
+}
+
+/* Polls of process pid's CQ ord after its last completion: -1 when its last summary was no
+ * snapshot at the deadline (then nothing says it was still polling). */
+static int64_t polls_after(const rg_trace *t, long pid, int ord, int *line)
+{
+    const rg_tr_cq *cq = rg_trace_cq(t, pid, ord);
+    uint64_t last = 0;
+    if (!cq || !cq->snapshot)
+        return -1;
+    for (int i = 0; i < t->nqps; i++)
+        for (int j = 0; t->qp[i].pid == pid && j < t->qp[i].ncqes; j++)
+            if (t->qp[i].cqe[j].cq == ord && t->qp[i].cqe[j].n > last)
+                last = t->qp[i].cqe[j].n;
+    *line = cq->line;
+    return cq->polls > last ? (int64_t)(cq->polls - last) : 0;
+}
+
+/* q of rank o has receives outstanding: true when every send its peer's end posted arrived;
+ * what it found goes into what. */
+static bool all_arrived(const struct tr_run *x, const rg_tr_qp *q, char *what, size_t len,
+                        int *prank, const rg_tr_qp **pq)
+{
+    int got, p = -1, sent = 0;
+    const rg_tr_qp *P = q->srq ? NULL : peer_of(x, q, &p);
+    if (!P || !recv_cqes(q, &got))
+        return false;
+    for (int i = 0; i < P->nposts; i++) {
+        if (!rg_tr_consumes(P->post[i].kind))
+            continue;
+        if (P->post[i].fate != RG_TR_WIRE)
+            return false; /* a fault kept one off the wire: not this cause */
+        sent++;
+    }
+    if (got != sent)
+        return false;
+    snprintf(what, len, "rank %d posted %d send(s) on QP 0x%x (%s) to it and all %d arrived", p,
+             sent, P->qpn, P->dev, sent);
+    *prank = p;
+    *pq = P;
+    return true;
+}
+
+static bool never_sent(const struct tr_run *x, int o, rg_tri_cause *c)
+{
+    const rg_trace *t = &x->t[o];
+    char what[2][200];
+    int waits = 0, line = 0, cqline = 0, prank = -1, cq = -1;
+    const rg_tr_qp *first = NULL, *P = NULL;
+    int64_t polls = -1;
+    if (!t->any || t->full)
+        return false;
+    for (int i = 0; i < t->nqps; i++) {
+        const rg_tr_qp *q = &t->qp[i];
+        int sig = 0, sdone = 0, rpost = 0, rdone = 0, qline = 0;
+        if (q->gap)
+            return false;
+        for (int j = 0; j < q->nposts; j++) {
+            sig += q->post[j].dir == RG_TR_SEND && q->post[j].signaled;
+            rpost += q->post[j].dir == RG_TR_RECV;
+        }
+        for (int j = 0; j < q->ncqes; j++) {
+            if (q->cqe[j].dir == RG_TR_UNKNOWN)
+                return false;
+            sdone += q->cqe[j].dir == RG_TR_SEND;
+            rdone += q->cqe[j].dir == RG_TR_RECV;
+            qline = q->cqe[j].dir == RG_TR_RECV ? q->cqe[j].line : qline;
+        }
+        if (sig > sdone)
+            return false; /* a send of its own outstanding: it may wait for that */
+        if (rpost <= rdone)
+            continue;
+        int pr;
+        const rg_tr_qp *pq;
+        if (!all_arrived(x, q, what[waits ? 1 : 0], sizeof(what[0]), &pr, &pq))
+            return false;
+        int64_t after = polls_after(t, q->pid, q->recv_cq, &cqline);
+        if (after < RG_TRI_POLLS_MIN)
+            return false;
+        if (!waits++) {
+            first = q;
+            line = qline;
+            polls = after;
+            cq = q->recv_cq;
+            prank = pr;
+            P = pq;
+        }
+    }
+    if (!waits)
+        return false;
+    c->proven = true;
+    snprintf(c->text, sizeof(c->text),
+             "a wait for a message never sent: rank %d hung with nothing of its own outstanding "
+             "but receives, and kept polling (CQ #%d: %lld polls after its last completion, to "
+             "the deadline); on QP 0x%x (%s) %s%s%s. No rank posted the send its receives wait "
+             "for",
+             o, cq, (long long)polls, first->qpn, first->dev, what[0],
+             waits > 1 ? "; likewise on its other QP(s) with receives outstanding: " : "",
+             waits > 1 ? what[1] : "");
+    if (line)
+        cite_line(c, o, line, "its last receive completion");
+    cite_line(c, o, cqline, "its CQ's poll count at the deadline");
+    for (int j = P->nposts - 1; j >= 0; j--)
+        if (rg_tr_consumes(P->post[j].kind)) {
+            cite_line(c, prank, P->post[j].line, "the peer's last send posted");
+            break;
+        }
+    cite_line(c, o, first->line, "the waiting QP and its peer");
+    return true;
+}
+
+bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len)
+{
+    struct tr_run *x = calloc(1, sizeof(*x));
+    bool proven = false, any = false;
+    char err[600];
+    why[0] = '\0';
+    if (!x)
+        return false;
+    x->r = r;
+    x->margin = r->clock_placed ? r->clock_err_ms : 0;
+    for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++) {
+        char path[1200];
+        snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", r->dir, k);
+        if (rg_trace_read(path, &x->t[k], err, sizeof(err)) != 0) {
+            snprintf(why, len, "rank %d's trace: %s", k, err);
+            goto out;
+        }
+        if (x->t[k].bad_lines) {
+            snprintf(why, len, "rank %d's events: %d line(s) unreadable, the first %s", k,
+                     x->t[k].bad_lines, x->t[k].unreadable);
+            goto out;
+        }
+        any |= x->t[k].any;
+    }
+    if (!any) {
+        snprintf(why, len, "the run has no verbs trace");
+        goto out;
+    }
+    proven = uc_drop(x, c) ||
+             (rg_rank_judged(r, s->origin) == RG_V_DEADLOCK && never_sent(x, s->origin, c));
+    if (!proven)
+        snprintf(why, len, "the verbs trace of every rank was read and proves neither a UC send "
+                           "dropped for want of a receive nor a wait for a message never sent");
+out:
+    for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++)
+        rg_trace_free(&x->t[k]);
+    free(x);
+    return proven;
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* The causes the ranks' verbs traces prove (harness/triage/rg_tri_qp.c), from events files
+ * written here line by line as the shim writes them (its own writing is the integration
+ * tests': it_run's test_triage_trace on soft-RoCE). Each cause is shown proven once, then
+ * unproven by each thing its proof rests on. */
+#include "common/rg_check.h"
+#include "judge/rg_judge.h"
+#include "triage/rg_triage.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define G0 "fe800000000000000000000000000001"
+
+static char g_dir[64];
+
+static FILE *events(int rank, const char *mode)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", g_dir, rank);
+    FILE *f = fopen(path, mode);
+    ck_assert_ptr_nonnull(f);
+    return f;
+}
+
+static void ev(FILE *f, int rank, double mono, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void ev(FILE *f, int rank, double mono, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(f, "{\"rank\":%d,\"pid\":%d,\"t_ms\":1.0,\"mono_ms\":%.3f,", rank, 100 + rank, mono);
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputs("}\n", f);
+}
+
+static void qp(FILE *f, int rank, unsigned qpn, unsigned peer, const char *type)
+{
+    ev(f, rank, 999, "\"event\":\"trace_qp\",\"dev\":\"rxe0\",\"qp\":%u,\"type\":\"%s\","
+                     "\"srq\":false,\"gid\":\"" G0 "\",\"send_cq\":0,\"recv_cq\":0,"
+                     "\"peer_qp\":%u,\"peer_gid\":\"" G0 "\"",
+       qpn, type, peer);
+}
+
+static void post(FILE *f, int rank, unsigned qpn, const char *dir, int n, double at,
+                 const char *fate)
+{
+    ev(f, rank, at + 0.01,
+       "\"event\":\"trace_post\",\"dev\":\"rxe0\",\"qp\":%u,\"dir\":\"%s\",\"op\":\"%s\","
+       "\"n\":%d,\"wr_id\":\"0x%x\",\"bytes\":64,\"signaled\":true,\"fate\":\"%s\","
+       "\"at_ms\":%.3f",
+       qpn, dir, dir, n, n, fate, at);
+}
+
+static void cqe(FILE *f, int rank, unsigned qpn, const char *dir, double mono, int status,
+                int polls)
+{
+    ev(f, rank, mono,
+       "\"event\":\"trace_cqe\",\"dev\":\"rxe0\",\"qp\":%u,\"dir\":\"%s\",\"op\":\"%s\","
+       "\"status\":%d,\"wr_id\":\"0x1\",\"bytes\":64,\"cq\":0,\"polls\":%d",
+       qpn, dir, status ? "?" : dir, status, polls);
+}
+
+static void mk(rg_result *r, rg_sig *s, rg_verdict v0, rg_verdict v1, int origin)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->name, sizeof(r->name), "uc");
+    snprintf(r->dir, sizeof(r->dir), "%s", g_dir);
+    r->ranks = 2;
+    r->t0_mono_ms = 1000;
+    for (int i = 0; i < 2; i++) {
+        r->rank[i].verdict = i ? v1 : v0;
+        r->rank[i].step = 0;
+        snprintf(r->rank[i].where, sizeof(r->rank[i].where), "all_reduce float32 count 4");
+        r->expect[i] = RG_SC_EXPECT_OK;
+        r->expect_at[i] = RG_SC_AT_ANY;
+    }
+    rg_judge(r);
+    rg_signature(r, s);
+    s->origin = origin;
+}
+
+/*
+ * Rank 0 sends twice on UC QP 0x11; rank 1 (QP 0x12) had posted one receive, and posts its
+ * second only at `second` ms; it got `got` messages. Rank 0's sends completed at 1.5 and 2.5 ms.
+ */
+static void uc_pair(const char *type, double second, int got, const char *extra0)
+{
+    FILE *a = events(0, "w"), *b = events(1, "w");
+    qp(a, 0, 0x11, 0x12, type);
+    qp(b, 1, 0x12, 0x11, type);
+    post(b, 1, 0x12, "recv", 1, 1000.0, "wire");
+    post(a, 0, 0x11, "send", 1, 1001.0, "wire");
+    cqe(a, 0, 0x11, "send", 1001.5, 0, 3);
+    post(a, 0, 0x11, "send", 2, 1002.0, "wire");
+    cqe(a, 0, 0x11, "send", 1002.5, 0, 5);
+    for (int i = 0; i < got; i++)
+        cqe(b, 1, 0x12, "recv", 1001.6 + i, 0, 4 + i);
+    post(b, 1, 0x12, "recv", 2, second, "wire");
+    if (extra0)
+        fputs(extra0, a);
+    fclose(a);
+    fclose(b);
+}
+
+static void clean(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool cause(rg_verdict v0, rg_verdict v1, int origin, rg_tri_cause *c, char *why)
+{
+    static rg_result r;
+    rg_sig s;
+    memset(c, 0, sizeof(*c));
+    mk(&r, &s, v0, v1, origin);
+    return rg_tri_qp_cause(&r, &s, c, why, 400);
+}
+
+START_TEST(test_uc_drop)
+{
+    rg_tri_cause c;
+    char why[400];
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
+    /* No trace at all: said, not guessed. */
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    ck_assert_str_eq(why, "the run has no verbs trace");
+
+    uc_pair("uc", 1010.0, 1, NULL);
+    ck_assert_msg(cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
+    ck_assert_msg(strstr(c.text, "a UC send with no receive posted for it: rank 0's send #2 on QP "
+                                 "0x11 (rxe0) had left its NIC by 2.500 ms (its completion), when "
+                                 "rank 1 had posted 1 receive(s) on QP 0x12 (rxe0), the other "
+                                 "end, for it and the 1 before it (the last of them at 0.000 ms; "
+                                 "the next at 10.000 ms)"),
+                  "%s", c.text);
+    ck_assert_ptr_nonnull(strstr(c.text, "rank 1 took 1 receive completion(s) there for the 2 "
+                                         "send(s) rank 0 completed"));
+    ck_assert_int_eq(c.nlines, 4);
+    ck_assert_str_eq(c.line[0], "rank0.events.jsonl:4: the send posted");
+    ck_assert_str_eq(c.line[1], "rank0.events.jsonl:5: its completion");
+    ck_assert_str_eq(c.line[2], "rank1.events.jsonl:4: the peer's next receive posted");
+
+    /* Each thing the proof rests on, taken away. Both messages arrived: */
+    uc_pair("uc", 1010.0, 2, NULL);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    ck_assert_ptr_nonnull(strstr(why, "proves neither"));
+    /* RC: the NIC retries a send that finds no receive, it does not drop it. */
+    uc_pair("rc", 1010.0, 1, NULL);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    /* The second receive was posted before the send had left: no proof of its being short. */
+    uc_pair("uc", 1002.4, 1, NULL);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    /* ... nor within the clocks' error of it, ranks on two hosts. */
+    {
+        static rg_result r;
+        rg_sig s;
+        uc_pair("uc", 1002.6, 1, NULL);
+        mk(&r, &s, RG_V_OK, RG_V_DEADLOCK, 1);
+        ck_assert(rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
+        r.clock_placed = true;
+        r.clock_err_ms = 0.5;
+        memset(&c, 0, sizeof(c));
+        ck_assert(!rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
+    }
+    /* A trace that stopped at its limit, a line that cannot be read, a QP the shim could not
+     * see one request at a time: nothing is proven from a hole. */
+    uc_pair("uc", 1010.0, 1, "{\"event\":\"trace_full\",\"rank\":0,\"pid\":100,\"events\":200000}\n");
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    uc_pair("uc", 1010.0, 1,
+            "{\"event\":\"trace_post\",\"rank\":0,\"pid\":100,\"dev\":\"rxe0\",\"qp\":17,"
+            "\"dir\":\"sideways\",\"op\":\"send\",\"fate\":\"wire\",\"at_ms\":1.0}\n");
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    ck_assert_msg(strstr(why, "rank 0's events: 1 line(s) unreadable, the first line 6:"), "%s",
+                  why);
+    uc_pair("uc", 1010.0, 1,
+            "{\"event\":\"trace_gap\",\"rank\":0,\"pid\":100,\"dev\":\"rxe0\",\"qp\":17,"
+            "\"why\":\"ibv_qp_ex sends\"}\n");
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    /* A peer that is not the one the sender was pointed at. */
+    uc_pair("uc", 1010.0, 1, NULL);
+    FILE *b = events(1, "w");
+    qp(b, 1, 0x13, 0x11, "uc");
+    post(b, 1, 0x13, "recv", 1, 1000.0, "wire");
+    fclose(b);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    clean();
+}
+END_TEST
+
+/*
+ * Rank 1 hung: two receives on QP 0x12, one completed; rank 0 posted `sent` sends (fate
+ * `fate`), `got` of which arrived; rank 1's CQ was polled `polls` times in all by the deadline.
+ */
+static void wait_pair(int sent, int got, const char *fate, int polls, bool own_send)
+{
+    FILE *a = events(0, "w"), *b = events(1, "w");
+    qp(a, 0, 0x11, 0x12, "rc");
+    qp(b, 1, 0x12, 0x11, "rc");
+    post(b, 1, 0x12, "recv", 1, 1000.0, "wire");
+    post(b, 1, 0x12, "recv", 2, 1000.1, "wire");
+    for (int i = 0; i < sent; i++) {
+        post(a, 0, 0x11, "send", i + 1, 1001.0 + i, i ? "wire" : fate);
+        cqe(a, 0, 0x11, "send", 1001.5 + i, 0, 2 + i);
+    }
+    for (int i = 0; i < got; i++)
+        cqe(b, 1, 0x12, "recv", 1001.6 + i, 0, 10 + i);
+    if (own_send)
+        post(b, 1, 0x12, "send", 1, 1003.0, "wire");
+    ev(b, 1, 4000, "\"event\":\"cq\",\"why\":\"snapshot\",\"dev\":\"rxe0\",\"cq_ord\":0,"
+                   "\"polls\":%d,\"cqe\":%d",
+       polls, got);
+    fclose(a);
+    fclose(b);
+}
+
+START_TEST(test_never_sent)
+{
+    rg_tri_cause c;
+    char why[400];
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
+    wait_pair(1, 1, "wire", 5000, false);
+    ck_assert_msg(cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
+    ck_assert_msg(strstr(c.text, "a wait for a message never sent: rank 1 hung with nothing of its "
+                                 "own outstanding but receives, and kept polling (CQ #0: 4990 "
+                                 "polls after its last completion, to the deadline); on QP 0x12 "
+                                 "(rxe0) rank 0 posted 1 send(s) on QP 0x11 (rxe0) to it and all "
+                                 "1 arrived"),
+                  "%s", c.text);
+    ck_assert_str_eq(c.line[0], "rank1.events.jsonl:4: its last receive completion");
+    ck_assert_str_eq(c.line[1], "rank1.events.jsonl:5: its CQ's poll count at the deadline");
+    ck_assert_str_eq(c.line[2], "rank0.events.jsonl:2: the peer's last send posted");
+    /* Only for the rank that hung: rank 0's failure is not explained by rank 1's wait. */
+    ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 0, &c, why));
+    /* A send still on its way (posted, not received): not a message never sent. */
+    wait_pair(2, 1, "wire", 5000, false);
+    ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why));
+    /* A send the shim's fault kept off the wire: the fault explains it, not this cause. */
+    wait_pair(1, 0, "lost", 5000, false);
+    ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why));
+    /* Not polling at the end: nothing says it waited on these receives. */
+    wait_pair(1, 1, "wire", 50, false);
+    ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why));
+    /* A send of its own outstanding: it may be waiting for that. */
+    wait_pair(1, 1, "wire", 5000, true);
+    ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why));
+    clean();
+}
+END_TEST
+
+Suite *rg_suite_tri_qp(void)
+{
+    Suite *s = suite_create("tri_qp");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, test_uc_drop);
+    tcase_add_test(t, test_never_sent);
+    suite_add_tcase(s, t);
+    return s;
+}
