@@ -274,12 +274,18 @@ MUTANT_DIR  := $(BUILD)/mutants
 MUTANT_SOS  := $(foreach m,$(MUTANTS),$(MUTANT_DIR)/$(m)/railguard-transport.so)
 MUTANT_CFLAGS = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O2 -fPIC $(PKG_CFLAGS) $(CFLAGS)
 
+# A patch with a "# combine: A B" line is mutants A and B first, then its own hunks: several
+# bugs in one transport (triage's own test), each bug's text kept in one place.
 $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
-                                        $(wildcard transport/*.h) transport/rg_plugin.map
+                                        $(wildcard transport/*.h) transport/rg_plugin.map \
+                                        $(wildcard tests/mutants/*.patch)
 	@rm -rf $(MUTANT_DIR)/$* && mkdir -p $(MUTANT_DIR)/$*
 	@cp -r transport $(MUTANT_DIR)/$*/transport
-	@patch -s -p1 --fuzz=0 --no-backup-if-mismatch -d $(MUTANT_DIR)/$* < $< || \
-	    { echo "mutants: $< no longer applies to transport/: refresh it" >&2; exit 1; }
+	@for p in $$(sed -n 's/^# combine: *//p' $<) $*; do \
+	    patch -s -p1 --fuzz=0 --no-backup-if-mismatch -d $(MUTANT_DIR)/$* \
+	        < tests/mutants/$$p.patch || \
+	    { echo "mutants: tests/mutants/$$p.patch no longer applies (for $*): refresh it" >&2; \
+	      exit 1; }; done
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
 	    -o $@ $(MUTANT_DIR)/$*/transport/*.c $(PARSE_SRC) $(PROOF_SRC) -libverbs -ljansson -lcrypto
@@ -488,7 +494,7 @@ check: deps
 	 echo "== the CI workflow runs what .ci/run runs"; \
 	 ci/workflow-check $(abspath $(TALLY)) || st=1; \
 	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
-	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 1500 -- \
+	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== the conformance run's page in headless chromium"; \
 	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
@@ -496,7 +502,8 @@ check: deps
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression sweep-error sweep-negpoll page soak targets || st=1; \
+	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll page soak targets \
+	     || st=1; \
 	 exit $$st
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime

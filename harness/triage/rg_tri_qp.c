@@ -9,10 +9,11 @@
  *       receive posted before that instant plus the clocks' error -- and the peer took fewer
  *       receive completions there than the sends that completed: UC drops a message that finds
  *       no receive, and says nothing to either end
- *   a wait for a message never sent  the failing rank hung, kept polling (at least
- *       RG_TRI_POLLS_MIN polls of its receive CQ after its last completion, to the deadline),
- *       with nothing of its own outstanding but receives; on each QP with receives outstanding
- *       every send the peer's end posted had arrived: no send was ever posted for them
+ *   a wait for a message never sent  the failing rank hung to the deadline, or waited until
+ *       its call timed out, polling (at least RG_TRI_POLLS_MIN polls of its receive CQ after
+ *       its last completion: at the deadline's snapshot, or up to its next completion), with
+ *       nothing of its own outstanding but receives; on each QP with receives outstanding
+ *       every send the peer's end had posted by then had arrived: none was posted for them
  *
  * Nothing is proven from a trace with a hole in it: a line that cannot be read, a process past
  * FI_TRACE_MAX, a QP whose requests the shim could not see (ibv_qp_ex, a shared receive
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #define RG_TRI_POLLS_MIN 100
+#define RG_TRI_WC_FLUSH 5 /* IBV_WC_WR_FLUSH_ERR, as the shim writes statuses: numbers */
 
 struct tr_run {
     const rg_result *r;
@@ -80,9 +82,10 @@ static void send_done(const rg_tr_qp *q, double *done, int *line)
         line[i] = 0;
         if (over || q->post[i].dir != RG_TR_SEND || !q->post[i].signaled)
             continue;
-        while (c < q->ncqes && q->cqe[c].dir != RG_TR_SEND)
+        while (c < q->ncqes && q->cqe[c].dir == RG_TR_RECV)
             c++;
-        if (c == q->ncqes || q->cqe[c].status != 0) {
+        /* An error whose queue is unknown may be this send's: nothing after it is matched. */
+        if (c == q->ncqes || q->cqe[c].status != 0 || q->cqe[c].dir != RG_TR_SEND) {
             over = true;
             continue;
         }
@@ -112,13 +115,16 @@ static int recvs_before(const struct tr_run *x, int k, const rg_tr_qp *q, double
     return n;
 }
 
-/* Receive completions of q: successes into *ok; false when one failed or its queue is not
- * known (an error on a shared CQ), which makes any count of them unprovable. */
+/* Messages q received: its successful receive completions into *ok. A flushed request (its
+ * queue torn down) received nothing, whichever queue it was on; any other error makes the
+ * count unprovable (false). */
 static bool recv_cqes(const rg_tr_qp *q, int *ok)
 {
     *ok = 0;
     for (int i = 0; i < q->ncqes; i++) {
-        if (q->cqe[i].dir == RG_TR_UNKNOWN || (q->cqe[i].dir == RG_TR_RECV && q->cqe[i].status))
+        if (q->cqe[i].status == RG_TRI_WC_FLUSH)
+            continue;
+        if (q->cqe[i].status || q->cqe[i].dir == RG_TR_UNKNOWN)
             return false;
         *ok += q->cqe[i].dir == RG_TR_RECV;
     }
@@ -200,33 +206,59 @@ static bool uc_drop(const struct tr_run *x, rg_tri_cause *c)
     return false;
 }
 
-/* Polls of process pid's CQ ord after its last completion: -1 when its last summary was no
- * snapshot at the deadline (then nothing says it was still polling). */
-static int64_t polls_after(const rg_trace *t, long pid, int ord, int *line)
+/* Whether an event of rank k at mono_ms came before the cut (ms from the scenario's start). */
+static bool before(const struct tr_run *x, int k, double mono_ms, double cut)
 {
-    const rg_tr_cq *cq = rg_trace_cq(t, pid, ord);
-    uint64_t last = 0;
-    if (!cq || !cq->snapshot)
-        return -1;
-    for (int i = 0; i < t->nqps; i++)
-        for (int j = 0; t->qp[i].pid == pid && j < t->qp[i].ncqes; j++)
-            if (t->qp[i].cqe[j].cq == ord && t->qp[i].cqe[j].n > last)
-                last = t->qp[i].cqe[j].n;
-    *line = cq->line;
-    return cq->polls > last ? (int64_t)(cq->polls - last) : 0;
+    return aligned(x, k, mono_ms) <= cut;
 }
 
-/* q of rank o has receives outstanding: true when every send its peer's end posted arrived;
- * what it found goes into what. */
-static bool all_arrived(const struct tr_run *x, const rg_tr_qp *q, char *what, size_t len,
-                        int *prank, const rg_tr_qp **pq)
+/*
+ * Polls of rank o's process pid's CQ ord between its last completion before the cut and the
+ * next thing that counted them: its next completion, else its last summary. For a rank hung at
+ * the deadline (cut: none) that summary must be the snapshot taken there. -1: not known.
+ */
+static int64_t polls_after(const struct tr_run *x, int o, long pid, int ord, double cut, int *line)
 {
-    int got, p = -1, sent = 0;
+    const rg_trace *t = &x->t[o];
+    const rg_tr_cq *cq = rg_trace_cq(t, pid, ord);
+    uint64_t last = 0, next = UINT64_MAX;
+    if (!cq || (cut > 1e300 && !cq->snapshot))
+        return -1;
+    *line = cq->line;
+    for (int i = 0; i < t->nqps; i++)
+        for (int j = 0; t->qp[i].pid == pid && j < t->qp[i].ncqes; j++) {
+            const rg_tr_op *e = &t->qp[i].cqe[j];
+            if (e->cq != ord)
+                continue;
+            if (before(x, o, e->at_ms, cut))
+                last = e->n > last ? e->n : last;
+            else if (e->n < next) {
+                next = e->n;
+                *line = e->line;
+            }
+        }
+    if (next == UINT64_MAX)
+        next = cq->polls;
+    return next > last ? (int64_t)(next - last) : 0;
+}
+
+/* q of rank o has receives outstanding at the cut: true when every send its peer's end posted
+ * by then (within the clocks' error) had arrived; what it found goes into what. */
+static bool all_arrived(const struct tr_run *x, int o, const rg_tr_qp *q, double cut, char *what,
+                        size_t len, int *prank, const rg_tr_qp **pq)
+{
+    int p = -1, sent = 0, got = 0;
     const rg_tr_qp *P = q->srq ? NULL : peer_of(x, q, &p);
-    if (!P || !recv_cqes(q, &got))
+    if (!P)
         return false;
+    for (int i = 0; i < q->ncqes; i++)
+        if (q->cqe[i].dir == RG_TR_RECV && before(x, o, q->cqe[i].at_ms, cut)) {
+            if (q->cqe[i].status)
+                return false;
+            got++;
+        }
     for (int i = 0; i < P->nposts; i++) {
-        if (!rg_tr_consumes(P->post[i].kind))
+        if (!rg_tr_consumes(P->post[i].kind) || !before(x, p, P->post[i].at_ms, cut + x->margin))
             continue;
         if (P->post[i].fate != RG_TR_WIRE)
             return false; /* a fault kept one off the wire: not this cause */
@@ -241,7 +273,37 @@ static bool all_arrived(const struct tr_run *x, const rg_tr_qp *q, char *what, s
     return true;
 }
 
-static bool never_sent(const struct tr_run *x, int o, rg_tri_cause *c)
+/* What rank o had outstanding on q at the cut: false when that cannot be known (a completion
+ * whose queue is unknown) or a send of its own was outstanding (it may wait for that). */
+static bool only_receives(const struct tr_run *x, int o, const rg_tr_qp *q, double cut, int *out,
+                          int *line)
+{
+    int sig = 0, sdone = 0, rpost = 0, rdone = 0;
+    for (int j = 0; j < q->nposts; j++)
+        if (before(x, o, q->post[j].at_ms, cut)) {
+            sig += q->post[j].dir == RG_TR_SEND && q->post[j].signaled;
+            rpost += q->post[j].dir == RG_TR_RECV;
+        }
+    for (int j = 0; j < q->ncqes; j++) {
+        if (!before(x, o, q->cqe[j].at_ms, cut))
+            continue;
+        if (q->cqe[j].dir == RG_TR_UNKNOWN)
+            return false;
+        sdone += q->cqe[j].dir == RG_TR_SEND;
+        rdone += q->cqe[j].dir == RG_TR_RECV;
+        if (q->cqe[j].dir == RG_TR_RECV)
+            *line = q->cqe[j].line;
+    }
+    *out = rpost - rdone;
+    return sig <= sdone;
+}
+
+/*
+ * Rank o waited -- hung to the deadline (cut: none), or until its own timeout at cut ms --
+ * with nothing of its own outstanding but receives, polling, and every send posted to it had
+ * arrived.
+ */
+static bool never_sent(const struct tr_run *x, int o, double cut, rg_tri_cause *c)
 {
     const rg_trace *t = &x->t[o];
     char what[2][200];
@@ -252,34 +314,21 @@ static bool never_sent(const struct tr_run *x, int o, rg_tri_cause *c)
         return false;
     for (int i = 0; i < t->nqps; i++) {
         const rg_tr_qp *q = &t->qp[i];
-        int sig = 0, sdone = 0, rpost = 0, rdone = 0, qline = 0;
-        if (q->gap)
-            return false;
-        for (int j = 0; j < q->nposts; j++) {
-            sig += q->post[j].dir == RG_TR_SEND && q->post[j].signaled;
-            rpost += q->post[j].dir == RG_TR_RECV;
-        }
-        for (int j = 0; j < q->ncqes; j++) {
-            if (q->cqe[j].dir == RG_TR_UNKNOWN)
-                return false;
-            sdone += q->cqe[j].dir == RG_TR_SEND;
-            rdone += q->cqe[j].dir == RG_TR_RECV;
-            qline = q->cqe[j].dir == RG_TR_RECV ? q->cqe[j].line : qline;
-        }
-        if (sig > sdone)
-            return false; /* a send of its own outstanding: it may wait for that */
-        if (rpost <= rdone)
-            continue;
-        int pr;
+        int out = 0, qline = 0, pr, cl = 0;
         const rg_tr_qp *pq;
-        if (!all_arrived(x, q, what[waits ? 1 : 0], sizeof(what[0]), &pr, &pq))
+        if (q->gap || !only_receives(x, o, q, cut, &out, &qline))
             return false;
-        int64_t after = polls_after(t, q->pid, q->recv_cq, &cqline);
+        if (out <= 0)
+            continue;
+        if (!all_arrived(x, o, q, cut, what[waits ? 1 : 0], sizeof(what[0]), &pr, &pq))
+            return false;
+        int64_t after = polls_after(x, o, q->pid, q->recv_cq, cut, &cl);
         if (after < RG_TRI_POLLS_MIN)
             return false;
         if (!waits++) {
             first = q;
             line = qline;
+            cqline = cl;
             polls = after;
             cq = q->recv_cq;
             prank = pr;
@@ -289,19 +338,23 @@ static bool never_sent(const struct tr_run *x, int o, rg_tri_cause *c)
     if (!waits)
         return false;
     c->proven = true;
+    char until[64];
+    if (cut > 1e300)
+        snprintf(until, sizeof(until), "hung to the deadline");
+    else
+        snprintf(until, sizeof(until), "waited until its timeout at %.3f ms", cut);
     snprintf(c->text, sizeof(c->text),
-             "a wait for a message never sent: rank %d hung with nothing of its own outstanding "
-             "but receives, and kept polling (CQ #%d: %lld polls after its last completion, to "
-             "the deadline); on QP 0x%x (%s) %s%s%s. No rank posted the send its receives wait "
-             "for",
-             o, cq, (long long)polls, first->qpn, first->dev, what[0],
+             "a wait for a message never sent: rank %d %s with nothing of its own outstanding "
+             "but receives, polling (CQ #%d: %lld polls after its last completion); on QP 0x%x "
+             "(%s) %s%s%s. No rank posted the send its receives wait for",
+             o, until, cq, (long long)polls, first->qpn, first->dev, what[0],
              waits > 1 ? "; likewise on its other QP(s) with receives outstanding: " : "",
              waits > 1 ? what[1] : "");
     if (line)
         cite_line(c, o, line, "its last receive completion");
-    cite_line(c, o, cqline, "its CQ's poll count at the deadline");
+    cite_line(c, o, cqline, "its CQ's poll count after it");
     for (int j = P->nposts - 1; j >= 0; j--)
-        if (rg_tr_consumes(P->post[j].kind)) {
+        if (rg_tr_consumes(P->post[j].kind) && before(x, prank, P->post[j].at_ms, cut)) {
             cite_line(c, prank, P->post[j].line, "the peer's last send posted");
             break;
         }
@@ -337,8 +390,12 @@ bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char 
         snprintf(why, len, "the run has no verbs trace");
         goto out;
     }
-    proven = uc_drop(x, c) ||
-             (rg_rank_judged(r, s->origin) == RG_V_DEADLOCK && never_sent(x, s->origin, c));
+    /* A rank hung at the deadline waited to the end; one whose call timed out, until then. */
+    const rg_rank_result *o = &r->rank[s->origin];
+    double cut = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK ? 1e308
+                 : o->status == RG_ERR_TIMEOUT && o->t_s >= 0 ? o->t_s * 1000
+                                                              : -1;
+    proven = uc_drop(x, c) || (cut >= 0 && never_sent(x, s->origin, cut, c));
     if (!proven)
         snprintf(why, len, "the verbs trace of every rank was read and proves neither a UC send "
                            "dropped for want of a receive nor a wait for a message never sent");

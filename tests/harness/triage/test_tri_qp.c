@@ -227,14 +227,13 @@ START_TEST(test_never_sent)
     ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
     wait_pair(1, 1, "wire", 5000, false);
     ck_assert_msg(cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
-    ck_assert_msg(strstr(c.text, "a wait for a message never sent: rank 1 hung with nothing of its "
-                                 "own outstanding but receives, and kept polling (CQ #0: 4990 "
-                                 "polls after its last completion, to the deadline); on QP 0x12 "
-                                 "(rxe0) rank 0 posted 1 send(s) on QP 0x11 (rxe0) to it and all "
-                                 "1 arrived"),
+    ck_assert_msg(strstr(c.text, "a wait for a message never sent: rank 1 hung to the deadline with "
+                                 "nothing of its own outstanding but receives, polling (CQ #0: "
+                                 "4990 polls after its last completion); on QP 0x12 (rxe0) rank 0 "
+                                 "posted 1 send(s) on QP 0x11 (rxe0) to it and all 1 arrived"),
                   "%s", c.text);
     ck_assert_str_eq(c.line[0], "rank1.events.jsonl:4: its last receive completion");
-    ck_assert_str_eq(c.line[1], "rank1.events.jsonl:5: its CQ's poll count at the deadline");
+    ck_assert_str_eq(c.line[1], "rank1.events.jsonl:5: its CQ's poll count after it");
     ck_assert_str_eq(c.line[2], "rank0.events.jsonl:2: the peer's last send posted");
     /* Only for the rank that hung: rank 0's failure is not explained by rank 1's wait. */
     ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 0, &c, why));
@@ -250,6 +249,29 @@ START_TEST(test_never_sent)
     /* A send of its own outstanding: it may be waiting for that. */
     wait_pair(1, 1, "wire", 5000, true);
     ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why));
+
+    /* A rank that waited until its own timeout (at 2.9 s), then flushed its queues: only what
+     * came before its timeout counts, and the polls up to the flush. */
+    static rg_result r;
+    rg_sig s;
+    wait_pair(1, 1, "wire", 5000, false);
+    FILE *b = events(1, "a");
+    ev(b, 1, 3950, "\"event\":\"trace_cqe\",\"dev\":\"rxe0\",\"qp\":18,\"dir\":\"?\","
+                   "\"op\":\"?\",\"status\":5,\"wr_id\":\"0x2\",\"bytes\":0,\"cq\":0,"
+                   "\"polls\":4000");
+    fclose(b);
+    mk(&r, &s, RG_V_OK, RG_V_ERROR_WITHOUT_FAULT, 1);
+    r.rank[1].status = RG_ERR_TIMEOUT;
+    r.rank[1].t_s = 2.9;
+    memset(&c, 0, sizeof(c));
+    ck_assert_msg(rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)), "%s", why);
+    ck_assert_msg(strstr(c.text, "rank 1 waited until its timeout at 2900.000 ms with nothing of "
+                                 "its own outstanding but receives, polling (CQ #0: 3990 polls"),
+                  "%s", c.text);
+    /* ... but not a rank whose call failed otherwise: nothing says it waited. */
+    r.rank[1].status = RG_ERR_COMPLETION;
+    memset(&c, 0, sizeof(c));
+    ck_assert(!rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
     clean();
 }
 END_TEST
