@@ -227,6 +227,74 @@ static const char STYLE[] =
     "circle.v{stroke:#333}circle.ok{fill:#5cb85c}circle.det{fill:#f0ad4e}"
     "circle.skip{fill:#bbb}circle.warn{fill:#f0ad4e}circle.bad{fill:#d9534f}";
 
+#define PAGE_END "</body></html>\n"
+#define TRIAGE_BEGIN "<!-- railguard triage -->\n"
+
+/* The run's triage section, triage/section.html beside the page, as railguard triage wrote
+ * it (escaped there), so a page written again (railguard report) keeps it. */
+static void triage_part(FILE *f, const char *page)
+{
+    char path[PATH_MAX + 64];
+    const char *slash = strrchr(page, '/');
+    snprintf(path, sizeof(path), "%.*s%striage/section.html", slash ? (int)(slash - page) : 0,
+             page, slash ? "/" : "");
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return;
+    char buf[4096];
+    size_t n;
+    fputs(TRIAGE_BEGIN, f);
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        fwrite(buf, 1, n, f);
+    fclose(in);
+}
+
+int rg_html_triage(const char *page, char *err, size_t errlen)
+{
+    FILE *f = fopen(page, "r");
+    char *text = NULL;
+    size_t len = 0;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read the run page: %s", page, strerror(errno));
+        return -1;
+    }
+    FILE *m = open_memstream(&text, &len);
+    char buf[4096];
+    size_t n;
+    while (m && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+        fwrite(buf, 1, n, m);
+    fclose(f);
+    if (!m || fclose(m) != 0) {
+        free(text);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* The page up to its triage part, or to its end: the new part goes there. */
+    char *cut = strstr(text, TRIAGE_BEGIN);
+    if (!cut)
+        cut = strstr(text, PAGE_END);
+    if (!cut) {
+        free(text);
+        snprintf(err, errlen, "%s: not a run page railguard wrote (no end)", page);
+        return -1;
+    }
+    f = fopen(page, "w");
+    if (!f) {
+        free(text);
+        snprintf(err, errlen, "cannot write %s", page);
+        return -1;
+    }
+    fwrite(text, 1, (size_t)(cut - text), f);
+    triage_part(f, page);
+    fputs(PAGE_END, f);
+    free(text);
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "cannot write %s", page);
+        return -1;
+    }
+    return 0;
+}
+
 int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info *info,
                   const char *path, char *err, size_t errlen)
 {
@@ -304,7 +372,8 @@ int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info
         }
         fputs("</section>\n", f);
     }
-    fputs("</body></html>\n", f);
+    triage_part(f, path);
+    fputs(PAGE_END, f);
     free(t);
     free(order);
     if (fclose(f) != 0) {

@@ -73,6 +73,9 @@ int rg_trace_write(const rg_result *r, const char *path, char *err, size_t errle
  * rules' fired counts, files, and a timeline picture of each failing one. info may be NULL. */
 int rg_html_write(const rg_result *res, int n, double total_s, const rg_run_info *info,
                   const char *path, char *err, size_t errlen);
+/* The page's triage section again, from triage/section.html beside it (railguard triage writes
+ * it): whatever triage part the page had is replaced. 0, or -1 with err. */
+int rg_html_triage(const char *page, char *err, size_t errlen);
 /* `railguard report DIR` on a run's directory: every scenario's trace.json and the run's
  * index.html written again from the result.json files and evidence there. Exit status. */
 int rg_report_run_dir(const char *dir);

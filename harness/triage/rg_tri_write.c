@@ -2,16 +2,18 @@
 /*
  * The groups written (rg_triage.h): one Markdown report per group, made to be pasted into an
  * issue tracker as it is (title, the smallest scenario inline, the command that reproduces it,
- * expected against observed per rank, the hung ranks' backtraces), and triage.json with every
- * group's signature and cases for tools.
+ * expected against observed per rank, the hung ranks' backtraces), triage.json with every
+ * group's signature and cases for tools, and the run page's triage section.
  */
 #include "judge/rg_judge.h"
+#include "report/rg_report.h"
 #include "triage/rg_triage.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A table cell: one line, no '|', cut at max characters. */
 static void cell(FILE *f, const char *s, size_t max)
@@ -264,6 +266,50 @@ int rg_tri_write_known(const rg_tri_run *run, FILE *f)
     return run->ngroups - n; /* groups left out: more than a file holds */
 }
 
+/* The run page's triage section (triage/section.html, spliced into index.html by report/):
+ * every group with its size, rate, cause and files, escaped here once. */
+static int write_section(const rg_tri_run *run, const char *dir, char *err, size_t errlen)
+{
+    char path[1300], said[200];
+    snprintf(path, sizeof(path), "%s/section.html", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write it", path);
+        return -1;
+    }
+    fprintf(f,
+            "<section id=\"triage\"><h2>Triage: %d failure(s) in %d group(s)</h2>\n"
+            "<p>Each group is one likely bug (docs/triage.md); its report is ready for an issue "
+            "tracker. Known failures by signature, for <code>railguard run --known</code>: "
+            "<a href=\"triage/known-failures.yaml\">triage/known-failures.yaml</a>.</p>\n<ol>\n",
+            run->nfail, run->ngroups);
+    for (int g = 0; g < run->ngroups; g++) {
+        const rg_tri_group *gr = &run->groups[g];
+        fprintf(f, "<li><a href=\"triage/%02d-%s.md\">", g + 1, gr->slug);
+        rg_markup_text(f, gr->title);
+        fprintf(f, "</a> (%d scenario(s))<br>rate: ", gr->ncases);
+        rg_tri_rate_said(&gr->rate, said, sizeof(said));
+        rg_markup_text(f, said);
+        fputs("<br>cause: ", f);
+        rg_markup_text(f, gr->cause.text);
+        if (gr->min.path[0])
+            fprintf(f, "<br>minimal case: <a href=\"triage/%02d-%s.min.yaml\">triage/%02d-%s.min.yaml"
+                       "</a>",
+                    g + 1, gr->slug, g + 1, gr->slug);
+        fputs("</li>\n", f);
+    }
+    fputs("</ol></section>\n", f);
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "%s: cannot write it", path);
+        return -1;
+    }
+    /* A run directory without its page (copied results) gets none. */
+    snprintf(path, sizeof(path), "%s/index.html", run->dir);
+    if (access(path, F_OK) != 0)
+        return 0;
+    return rg_html_triage(path, err, errlen);
+}
+
 int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
 {
     char dir[1100], path[1300];
@@ -307,5 +353,7 @@ int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
         fprintf(stderr, "railguard triage: %s holds the %d largest groups; %d more are not in it\n",
                 path, RG_SC_KSIG_MAX, left);
     snprintf(path, sizeof(path), "%s/triage.json", dir);
-    return rg_json_write(j, path, err, errlen);
+    if (rg_json_write(j, path, err, errlen) != 0)
+        return -1;
+    return write_section(run, dir, err, errlen);
 }

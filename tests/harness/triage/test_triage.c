@@ -93,7 +93,22 @@ START_TEST(test_run_dir)
     ck_assert_int_eq(run.groups[0].ncases, 2);
     ck_assert_str_eq(run.cases[run.groups[0].rep].res->name, "hang-2r");
     ck_assert_str_eq(run.groups[1].sig.first, "SILENT_CORRUPTION");
+    /* The run's page gets the triage section, once however often triage writes it, and a
+     * title's markup escaped. */
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    f = fopen(path, "w");
+    fputs("<html><body><h1>run</h1>\n</body></html>\n", f);
+    fclose(f);
+    snprintf(run.groups[1].title, sizeof(run.groups[1].title), "<b>corrupt</b>");
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
+    ck_assert_msg(rg_tri_write(&run, err, sizeof(err)) == 0, "%s", err);
+    char *page = slurp(path);
+    ck_assert_ptr_nonnull(strstr(page, "<h1>run</h1>\n<!-- railguard triage -->\n<section "
+                                       "id=\"triage\"><h2>Triage: 3 failure(s) in 2 group(s)</h2>"));
+    ck_assert_ptr_null(strstr(strstr(page, "<section id=\"triage\">") + 1, "<section id=\"triage\">"));
+    ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;corrupt&lt;/b&gt;</a> (1 scenario(s))"));
+    ck_assert_ptr_nonnull(strstr(page, "</ol></section>\n</body></html>\n"));
+    free(page);
     snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, run.groups[0].slug);
     char *md = slurp(path);
     ck_assert_ptr_nonnull(strstr(md, "# DEADLOCK"));
