@@ -114,8 +114,7 @@ void fi_trace_qp(struct ibv_qp *qp, const struct ibv_qp_attr *a, int mask)
         if (a->ah_attr.is_global) {
             char dg[33];
             gid_hex(dg, &a->ah_attr.grh.dgid);
-            snprintf(peer, sizeof(peer), ",\"peer_qp\":%u,\"peer_gid\":\"%s\"", a->dest_qp_num,
-                     dg);
+            snprintf(peer, sizeof(peer), ",\"peer_qp\":%u,\"peer_gid\":\"%s\"", a->dest_qp_num, dg);
             if (fi_real.query_gid(qp->context, a->ah_attr.port_num, a->ah_attr.grh.sgid_index,
                                   &own) == 0)
                 gid_hex(gid, &own);
@@ -177,9 +176,12 @@ static void trace_cqe(struct fi_cq *c, const char *dev, uint32_t qpn, int recv, 
     fi_event("trace_cqe",
              "\"dev\":\"%s\",\"qp\":%u,\"dir\":\"%s\",\"op\":\"%s\",\"status\":%d," FI_EV_WR_ID
              ",\"bytes\":%u,\"cq\":%d,\"polls\":%" PRIu64,
-             dev, qpn, recv < 0 ? "?" : recv ? "recv" : "send",
-             status == IBV_WC_SUCCESS ? wc_name(op) : "?", status, wr_id, byte_len,
-             c ? c->ord : -1, c ? atomic_load_explicit(&c->polls, memory_order_relaxed) : 0);
+             dev, qpn,
+             recv < 0 ? "?"
+             : recv   ? "recv"
+                      : "send",
+             status == IBV_WC_SUCCESS ? wc_name(op) : "?", status, wr_id, byte_len, c ? c->ord : -1,
+             c ? atomic_load_explicit(&c->polls, memory_order_relaxed) : 0);
 }
 
 /* Which queue a completion came from: a success says so in its opcode; an error's opcode is
@@ -200,8 +202,8 @@ void fi_trace_cqes(struct ibv_cq *cq, const struct ibv_wc *wc, int n)
     for (int k = 0; k < n; k++) {
         const struct fi_qp *q = fi_qp_find(cq->context, wc[k].qp_num);
         trace_cqe(c, fi_dev_of(cq->context), wc[k].qp_num,
-                  recv_of(q, cq, (int)wc[k].status, wc[k].opcode), (int)wc[k].status,
-                  wc[k].opcode, wc[k].wr_id, wc[k].byte_len);
+                  recv_of(q, cq, (int)wc[k].status, wc[k].opcode), (int)wc[k].status, wc[k].opcode,
+                  wc[k].wr_id, wc[k].byte_len);
     }
 }
 
@@ -219,6 +221,6 @@ void fi_trace_gap(struct fi_qp *q, const char *why)
 {
     if (atomic_exchange(&q->tr_gap, 1) || !room())
         return;
-    fi_event("trace_gap", "\"dev\":\"%s\",\"qp\":%u,\"why\":\"%s\"", q->c ? q->c->dev : "?",
-             q->qpn, why);
+    fi_event("trace_gap", "\"dev\":\"%s\",\"qp\":%u,\"why\":\"%s\"", q->c ? q->c->dev : "?", q->qpn,
+             why);
 }

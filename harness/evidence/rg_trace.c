@@ -21,15 +21,14 @@ static int name_in(const char *s, const char *const *names, int n)
 }
 
 static const char *const kinds[] = {
-    [RG_TR_K_SEND] = "send",           [RG_TR_K_SEND_IMM] = "send_imm",
-    [RG_TR_K_WRITE] = "write",         [RG_TR_K_WRITE_IMM] = "write_imm",
-    [RG_TR_K_READ] = "read",           [RG_TR_K_ATOMIC] = "atomic",
+    [RG_TR_K_SEND] = "send",           [RG_TR_K_SEND_IMM] = "send_imm", [RG_TR_K_WRITE] = "write",
+    [RG_TR_K_WRITE_IMM] = "write_imm", [RG_TR_K_READ] = "read",         [RG_TR_K_ATOMIC] = "atomic",
     [RG_TR_K_RECV] = "recv",           [RG_TR_K_OTHER] = "other",
 };
-static const char *const dirs[] = {[RG_TR_SEND] = "send", [RG_TR_RECV] = "recv",
-                                   [RG_TR_UNKNOWN] = "?"};
-static const char *const fates[] = {[RG_TR_WIRE] = "wire", [RG_TR_LOST] = "lost",
-                                    [RG_TR_FLUSHED] = "flushed"};
+static const char *const dirs[] = {
+    [RG_TR_SEND] = "send", [RG_TR_RECV] = "recv", [RG_TR_UNKNOWN] = "?"};
+static const char *const fates[] = {
+    [RG_TR_WIRE] = "wire", [RG_TR_LOST] = "lost", [RG_TR_FLUSHED] = "flushed"};
 #define NAMES(a) (int)(sizeof(a) / sizeof(a[0]))
 
 struct rd {
@@ -150,7 +149,8 @@ static void take_post(rg_ev_line *l, struct rd *d, json_t *o, rg_tr_qp *q)
     int kind = name_in(rg_ev_str(l, o, "op"), kinds, NAMES(kinds));
     int fate = name_in(rg_ev_str(l, o, "fate"), fates, NAMES(fates));
     double at = rg_ev_ms(l, o, "at_ms");
-    if (dir < 0 || kind < 0 || fate < 0 || at < 0 || (dir == RG_TR_RECV) != (kind == RG_TR_K_RECV)) {
+    if (dir < 0 || kind < 0 || fate < 0 || at < 0 ||
+        (dir == RG_TR_RECV) != (kind == RG_TR_K_RECV)) {
         rg_ev_bad(l, "\"dir\", \"op\", \"fate\" or \"at_ms\" is not a post's");
         return;
     }

@@ -30,16 +30,16 @@ enum rg_tr_fate { RG_TR_WIRE, RG_TR_LOST, RG_TR_FLUSHED };
 
 /* A post or a completion, in the order the file has them. */
 typedef struct rg_tr_op {
-    double at_ms;   /* CLOCK_MONOTONIC ms: a post's before the provider saw it, a completion's
-                     * when the program got it */
-    uint64_t n;     /* a post's ordinal on its queue (from 1); a completion's CQ poll count */
-    int line;       /* in the events file */
-    int status;     /* a completion's (0: success) */
-    int cq;         /* a completion's CQ (its creation ordinal in the process), -1 unknown */
-    uint8_t dir;    /* enum rg_tr_dir */
-    uint8_t kind;   /* enum rg_tr_kind */
-    uint8_t fate;   /* enum rg_tr_fate (posts) */
-    bool signaled;  /* posts */
+    double at_ms;  /* CLOCK_MONOTONIC ms: a post's before the provider saw it, a completion's
+                    * when the program got it */
+    uint64_t n;    /* a post's ordinal on its queue (from 1); a completion's CQ poll count */
+    int line;      /* in the events file */
+    int status;    /* a completion's (0: success) */
+    int cq;        /* a completion's CQ (its creation ordinal in the process), -1 unknown */
+    uint8_t dir;   /* enum rg_tr_dir */
+    uint8_t kind;  /* enum rg_tr_kind */
+    uint8_t fate;  /* enum rg_tr_fate (posts) */
+    bool signaled; /* posts */
 } rg_tr_op;
 
 #define RG_TR_DEV 32

@@ -236,8 +236,8 @@ static void triage_part(FILE *f, const char *page)
 {
     char path[PATH_MAX + 64];
     const char *slash = strrchr(page, '/');
-    snprintf(path, sizeof(path), "%.*s%striage/section.html", slash ? (int)(slash - page) : 0,
-             page, slash ? "/" : "");
+    snprintf(path, sizeof(path), "%.*s%striage/section.html", slash ? (int)(slash - page) : 0, page,
+             slash ? "/" : "");
     FILE *in = fopen(path, "r");
     if (!in)
         return;

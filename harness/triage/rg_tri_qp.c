@@ -45,8 +45,8 @@ static double aligned(const struct tr_run *x, int k, double mono_ms)
 static void cite_line(rg_tri_cause *c, int rank, int line, const char *what)
 {
     if (c->nlines < RG_TRI_CITES)
-        snprintf(c->line[c->nlines++], sizeof(c->line[0]), "rank%d.events.jsonl:%d: %s", rank,
-                 line, what);
+        snprintf(c->line[c->nlines++], sizeof(c->line[0]), "rank%d.events.jsonl:%d: %s", rank, line,
+                 what);
 }
 
 /* The QP at the other end of q: the one, on any rank, with q's peer GID and QP number. */
@@ -393,12 +393,13 @@ bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char 
     /* A rank hung at the deadline waited to the end; one whose call timed out, until then. */
     const rg_rank_result *o = &r->rank[s->origin];
     double cut = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK ? 1e308
-                 : o->status == RG_ERR_TIMEOUT && o->t_s >= 0 ? o->t_s * 1000
-                                                              : -1;
+                 : o->status == RG_ERR_TIMEOUT && o->t_s >= 0  ? o->t_s * 1000
+                                                               : -1;
     proven = uc_drop(x, c) || (cut >= 0 && never_sent(x, s->origin, cut, c));
     if (!proven)
-        snprintf(why, len, "the verbs trace of every rank was read and proves neither a UC send "
-                           "dropped for want of a receive nor a wait for a message never sent");
+        snprintf(why, len,
+                 "the verbs trace of every rank was read and proves neither a UC send "
+                 "dropped for want of a receive nor a wait for a message never sent");
 out:
     for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++)
         rg_trace_free(&x->t[k]);

@@ -177,9 +177,9 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *lines = json_array();
     for (int i = 0; i < gr->cause.nlines; i++)
         json_array_append_new(lines, json_string(gr->cause.line[i]));
-    json_t *cause = json_pack("{s:b,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text",
-                              gr->cause.text, "from", gr->cause.from, "evidence", lines, "traced",
-                              gr->traced);
+    json_t *cause =
+        json_pack("{s:b,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text", gr->cause.text,
+                  "from", gr->cause.from, "evidence", lines, "traced", gr->traced);
     return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o}", "title", gr->title, "file", file,
                      "signature", sig_json(&gr->sig), "representative", rep->name, "repro",
                      rep->repro, "rate", rate, "minimal", min, "cause", cause, "cases", cases);
@@ -293,8 +293,9 @@ static int write_section(const rg_tri_run *run, const char *dir, char *err, size
         fputs("<br>cause: ", f);
         rg_markup_text(f, gr->cause.text);
         if (gr->min.path[0])
-            fprintf(f, "<br>minimal case: <a href=\"triage/%02d-%s.min.yaml\">triage/%02d-%s.min.yaml"
-                       "</a>",
+            fprintf(f,
+                    "<br>minimal case: <a href=\"triage/%02d-%s.min.yaml\">triage/%02d-%s.min.yaml"
+                    "</a>",
                     g + 1, gr->slug, g + 1, gr->slug);
         fputs("</li>\n", f);
     }

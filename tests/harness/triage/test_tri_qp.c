@@ -40,9 +40,10 @@ static void ev(FILE *f, int rank, double mono, const char *fmt, ...)
 
 static void qp(FILE *f, int rank, unsigned qpn, unsigned peer, const char *type)
 {
-    ev(f, rank, 999, "\"event\":\"trace_qp\",\"dev\":\"rxe0\",\"qp\":%u,\"type\":\"%s\","
-                     "\"srq\":false,\"gid\":\"" G0 "\",\"send_cq\":0,\"recv_cq\":0,"
-                     "\"peer_qp\":%u,\"peer_gid\":\"" G0 "\"",
+    ev(f, rank, 999,
+       "\"event\":\"trace_qp\",\"dev\":\"rxe0\",\"qp\":%u,\"type\":\"%s\","
+       "\"srq\":false,\"gid\":\"" G0 "\",\"send_cq\":0,\"recv_cq\":0,"
+       "\"peer_qp\":%u,\"peer_gid\":\"" G0 "\"",
        qpn, type, peer);
 }
 
@@ -88,7 +89,8 @@ static void mk(rg_result *r, rg_sig *s, rg_verdict v0, rg_verdict v1, int origin
  * Rank 0 sends twice on UC QP 0x11; rank 1 (QP 0x12) had posted one receive, and posts its
  * second only at `second` ms; it got `got` messages. Rank 0's sends completed at 1.5 and 2.5 ms.
  */
-static void uc_pair(const char *type, double second, int got, const char *extra0)
+static void uc_pair(const char *type, double second, int got, const char *extra0,
+                    const char *extra1)
 {
     FILE *a = events(0, "w"), *b = events(1, "w");
     qp(a, 0, 0x11, 0x12, type);
@@ -103,6 +105,8 @@ static void uc_pair(const char *type, double second, int got, const char *extra0
     post(b, 1, 0x12, "recv", 2, second, "wire");
     if (extra0)
         fputs(extra0, a);
+    if (extra1)
+        fputs(extra1, b);
     fclose(a);
     fclose(b);
 }
@@ -132,7 +136,7 @@ START_TEST(test_uc_drop)
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     ck_assert_str_eq(why, "the run has no verbs trace");
 
-    uc_pair("uc", 1010.0, 1, NULL);
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
     ck_assert_msg(cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
     ck_assert_msg(strstr(c.text, "a UC send with no receive posted for it: rank 0's send #2 on QP "
                                  "0x11 (rxe0) had left its NIC by 2.500 ms (its completion), when "
@@ -148,20 +152,20 @@ START_TEST(test_uc_drop)
     ck_assert_str_eq(c.line[2], "rank1.events.jsonl:4: the peer's next receive posted");
 
     /* Each thing the proof rests on, taken away. Both messages arrived: */
-    uc_pair("uc", 1010.0, 2, NULL);
+    uc_pair("uc", 1010.0, 2, NULL, NULL);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     ck_assert_ptr_nonnull(strstr(why, "proves neither"));
     /* RC: the NIC retries a send that finds no receive, it does not drop it. */
-    uc_pair("rc", 1010.0, 1, NULL);
+    uc_pair("rc", 1010.0, 1, NULL, NULL);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     /* The second receive was posted before the send had left: no proof of its being short. */
-    uc_pair("uc", 1002.4, 1, NULL);
+    uc_pair("uc", 1002.4, 1, NULL, NULL);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     /* ... nor within the clocks' error of it, ranks on two hosts. */
     {
         static rg_result r;
         rg_sig s;
-        uc_pair("uc", 1002.6, 1, NULL);
+        uc_pair("uc", 1002.6, 1, NULL, NULL);
         mk(&r, &s, RG_V_OK, RG_V_DEADLOCK, 1);
         ck_assert(rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
         r.clock_placed = true;
@@ -171,20 +175,33 @@ START_TEST(test_uc_drop)
     }
     /* A trace that stopped at its limit, a line that cannot be read, a QP the shim could not
      * see one request at a time: nothing is proven from a hole. */
-    uc_pair("uc", 1010.0, 1, "{\"event\":\"trace_full\",\"rank\":0,\"pid\":100,\"events\":200000}\n");
+    uc_pair("uc", 1010.0, 1,
+            "{\"event\":\"trace_full\",\"rank\":0,\"pid\":100,\"events\":200000}\n", NULL);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     uc_pair("uc", 1010.0, 1,
             "{\"event\":\"trace_post\",\"rank\":0,\"pid\":100,\"dev\":\"rxe0\",\"qp\":17,"
-            "\"dir\":\"sideways\",\"op\":\"send\",\"fate\":\"wire\",\"at_ms\":1.0}\n");
+            "\"dir\":\"sideways\",\"op\":\"send\",\"fate\":\"wire\",\"at_ms\":1.0}\n",
+            NULL);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     ck_assert_msg(strstr(why, "rank 0's events: 1 line(s) unreadable, the first line 6:"), "%s",
                   why);
     uc_pair("uc", 1010.0, 1,
             "{\"event\":\"trace_gap\",\"rank\":0,\"pid\":100,\"dev\":\"rxe0\",\"qp\":17,"
-            "\"why\":\"ibv_qp_ex sends\"}\n");
+            "\"why\":\"ibv_qp_ex sends\"}\n",
+            NULL);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    /* The receiver's queue flushed at its teardown: a flushed receive got nothing, whichever
+     * queue it was on, and changes no count; any other error makes the count unprovable. */
+    uc_pair("uc", 1010.0, 1, NULL,
+            "{\"event\":\"trace_cqe\",\"rank\":1,\"pid\":101,\"mono_ms\":1500,\"dev\":\"rxe0\","
+            "\"qp\":18,\"dir\":\"?\",\"op\":\"?\",\"status\":5,\"cq\":0}\n");
+    ck_assert_msg(cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
+    uc_pair("uc", 1010.0, 1, NULL,
+            "{\"event\":\"trace_cqe\",\"rank\":1,\"pid\":101,\"mono_ms\":1500,\"dev\":\"rxe0\","
+            "\"qp\":18,\"dir\":\"recv\",\"op\":\"?\",\"status\":12,\"cq\":0}\n");
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     /* A peer that is not the one the sender was pointed at. */
-    uc_pair("uc", 1010.0, 1, NULL);
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
     FILE *b = events(1, "w");
     qp(b, 1, 0x13, 0x11, "uc");
     post(b, 1, 0x13, "recv", 1, 1000.0, "wire");
@@ -213,8 +230,9 @@ static void wait_pair(int sent, int got, const char *fate, int polls, bool own_s
         cqe(b, 1, 0x12, "recv", 1001.6 + i, 0, 10 + i);
     if (own_send)
         post(b, 1, 0x12, "send", 1, 1003.0, "wire");
-    ev(b, 1, 4000, "\"event\":\"cq\",\"why\":\"snapshot\",\"dev\":\"rxe0\",\"cq_ord\":0,"
-                   "\"polls\":%d,\"cqe\":%d",
+    ev(b, 1, 4000,
+       "\"event\":\"cq\",\"why\":\"snapshot\",\"dev\":\"rxe0\",\"cq_ord\":0,"
+       "\"polls\":%d,\"cqe\":%d",
        polls, got);
     fclose(a);
     fclose(b);
@@ -227,10 +245,11 @@ START_TEST(test_never_sent)
     ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
     wait_pair(1, 1, "wire", 5000, false);
     ck_assert_msg(cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
-    ck_assert_msg(strstr(c.text, "a wait for a message never sent: rank 1 hung to the deadline with "
-                                 "nothing of its own outstanding but receives, polling (CQ #0: "
-                                 "4990 polls after its last completion); on QP 0x12 (rxe0) rank 0 "
-                                 "posted 1 send(s) on QP 0x11 (rxe0) to it and all 1 arrived"),
+    ck_assert_msg(strstr(c.text,
+                         "a wait for a message never sent: rank 1 hung to the deadline with "
+                         "nothing of its own outstanding but receives, polling (CQ #0: "
+                         "4990 polls after its last completion); on QP 0x12 (rxe0) rank 0 "
+                         "posted 1 send(s) on QP 0x11 (rxe0) to it and all 1 arrived"),
                   "%s", c.text);
     ck_assert_str_eq(c.line[0], "rank1.events.jsonl:4: its last receive completion");
     ck_assert_str_eq(c.line[1], "rank1.events.jsonl:5: its CQ's poll count after it");
@@ -256,9 +275,10 @@ START_TEST(test_never_sent)
     rg_sig s;
     wait_pair(1, 1, "wire", 5000, false);
     FILE *b = events(1, "a");
-    ev(b, 1, 3950, "\"event\":\"trace_cqe\",\"dev\":\"rxe0\",\"qp\":18,\"dir\":\"?\","
-                   "\"op\":\"?\",\"status\":5,\"wr_id\":\"0x2\",\"bytes\":0,\"cq\":0,"
-                   "\"polls\":4000");
+    ev(b, 1, 3950,
+       "\"event\":\"trace_cqe\",\"dev\":\"rxe0\",\"qp\":18,\"dir\":\"?\","
+       "\"op\":\"?\",\"status\":5,\"wr_id\":\"0x2\",\"bytes\":0,\"cq\":0,"
+       "\"polls\":4000");
     fclose(b);
     mk(&r, &s, RG_V_OK, RG_V_ERROR_WITHOUT_FAULT, 1);
     r.rank[1].status = RG_ERR_TIMEOUT;

@@ -103,9 +103,11 @@ START_TEST(test_run_dir)
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
     ck_assert_msg(rg_tri_write(&run, err, sizeof(err)) == 0, "%s", err);
     char *page = slurp(path);
-    ck_assert_ptr_nonnull(strstr(page, "<h1>run</h1>\n<!-- railguard triage -->\n<section "
-                                       "id=\"triage\"><h2>Triage: 3 failure(s) in 2 group(s)</h2>"));
-    ck_assert_ptr_null(strstr(strstr(page, "<section id=\"triage\">") + 1, "<section id=\"triage\">"));
+    ck_assert_ptr_nonnull(strstr(page,
+                                 "<h1>run</h1>\n<!-- railguard triage -->\n<section "
+                                 "id=\"triage\"><h2>Triage: 3 failure(s) in 2 group(s)</h2>"));
+    ck_assert_ptr_null(
+        strstr(strstr(page, "<section id=\"triage\">") + 1, "<section id=\"triage\">"));
     ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;corrupt&lt;/b&gt;</a> (1 scenario(s))"));
     ck_assert_ptr_nonnull(strstr(page, "</ol></section>\n</body></html>\n"));
     free(page);
