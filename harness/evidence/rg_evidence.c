@@ -275,8 +275,8 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
     for (int i = 0; i < FI_MAX_RULES; i++)
         ev->matched[i] = -1;
     struct take_arg a = {ev, true};
-    int rc = rg_ev_each(path, take_line, &a, &ev->bad_lines, ev->unreadable,
-                        sizeof(ev->unreadable), err, errlen);
+    int rc = rg_ev_each(path, take_line, &a, &ev->bad_lines, ev->unreadable, sizeof(ev->unreadable),
+                        err, errlen);
     if (rc < 0)
         return -1;
     ev->present = rc > 0;
