@@ -387,7 +387,7 @@ FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)
 # The shim's line writer and the runner's reader, linked together: what one writes the other
 # must read back exactly.
 FUZZ_SRC_evidence := faultinject/fi_event.c harness/evidence/rg_evidence.c \
-                     harness/evidence/rg_ev_field.c $(PARSE_SRC)
+                     harness/evidence/rg_ev_field.c harness/evidence/rg_trace.c $(PARSE_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*/*.c harness/*/*.h \

@@ -82,8 +82,12 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
         if (lp->m_pollcqe)
             fi_arm_pollcqe(lp, c, cq->context, wc, got);
     }
-    if (lp->trace && got > 0)
-        fi_trace_cqes(cq, wc, got);
+    if (lp->trace) {
+        if (got > 0)
+            fi_trace_cqes(cq, wc, got);
+        if (c)
+            fi_trace_polled(c, got);
+    }
     errno = saved;
     return got;
 }
@@ -113,6 +117,8 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
             char d[32];
             snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)lp->plan.rules[i].ms);
             fi_event_fault(lp, i, &s, nth, d);
+            if (lp->trace)
+                fi_trace_gap(q, "a delay fault held a post");
             fi_sleep_ms(lp->plan.rules[i].ms);
         }
     }
@@ -157,8 +163,8 @@ struct send_fate {
 
 /* Runs every send rule on request w, in the plan's order; a nomem that fires ends the run,
  * as the post it fails does. */
-static void send_fate_of(struct fi_live *lp, const struct fi_site *s, const struct ibv_send_wr *w,
-                         struct send_fate *f)
+static void send_fate_of(struct fi_live *lp, struct fi_qp *q, const struct fi_site *s,
+                         const struct ibv_send_wr *w, struct send_fate *f)
 {
     uint64_t nth;
     for (uint32_t m = lp->m_send; m; m &= m - 1) {
@@ -183,6 +189,8 @@ static void send_fate_of(struct fi_live *lp, const struct fi_site *s, const stru
             snprintf(d, sizeof(d), "\"ms\":%llu," FI_EV_WR_ID, (unsigned long long)r->ms,
                      (uint64_t)w->wr_id);
             fi_event_fault(lp, i, s, nth, d);
+            if (lp->trace) /* held off the trace until posted, or dropped with its QP */
+                fi_trace_gap(q, "a late fault held a send");
             f->late_ms = r->ms;
             continue;
         }
@@ -190,6 +198,8 @@ static void send_fate_of(struct fi_live *lp, const struct fi_site *s, const stru
             char d[32];
             snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
             fi_event_fault(lp, i, s, nth, d);
+            if (lp->trace)
+                fi_trace_gap(q, "a delay fault held a post");
             fi_sleep_ms(r->ms);
         } else if (r->kind == FI_LOSE && !f->drop) {
             char d[48];
@@ -220,7 +230,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     for (struct ibv_send_wr *w = wr; w; w = w->next) {
         struct send_fate f = {0};
         s.op = fi_wr_op(w->opcode);
-        send_fate_of(lp, &s, w, &f);
+        send_fate_of(lp, q, &s, w, &f);
         if (f.nomem) {
             /* Post what came before, then fail here as a full send queue would. */
             int rc = fi_send_before(q, cx->post_send, qp, head, prev, w, bad);
@@ -319,6 +329,8 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
             char d[32];
             snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
             fi_event_fault(lp, i, &sv, nth, d);
+            if (lp->trace)
+                fi_trace_gap(q, "a delay fault held a post");
             fi_sleep_ms(r->ms);
         }
     }
@@ -354,14 +366,21 @@ static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
 {
     struct fi_live *lp = fi_live();
     /* Without IBV_WC_EX_WITH_QP_NUM the completion can't be tied to a QP: counted, not faulted. */
+    if (lp && lp->trace)
+        fi_trace_polled(c, rc == 0);
     if (rc || !lp || !cq->read_qp_num) {
         if (!rc && lp)
             fi_count_cq_cqe(c);
+        if (!rc && lp && lp->trace)
+            fi_trace_hole("a completion of an extended CQ without its QP number");
         return rc;
     }
     struct fi_qp *q = fi_qp_find(cq->context, cq->read_qp_num(cq));
-    if (!q)
+    if (!q) {
+        if (lp->trace)
+            fi_trace_hole("a completion of a QP the shim does not watch");
         return rc;
+    }
     int status = (int)cq->status;
     enum ibv_wc_opcode op = status == IBV_WC_SUCCESS ? cq->read_opcode(cq) : IBV_WC_SEND;
     uint32_t ve = 0;
@@ -386,8 +405,11 @@ int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
     if (lp) {
         /* An extended poll has no negative return; negpoll applies to ibv_poll_cq only. */
         int pre = fi_on_poll(lp, c);
-        if (pre == 0)
+        if (pre == 0) {
+            if (lp->trace)
+                fi_trace_polled(c, 0);
             return ENOENT;
+        }
     }
     return fi_cqx_after(c, cq, c->start_poll(cq, attr));
 }
@@ -411,6 +433,9 @@ void fi_qpx_start(struct ibv_qp_ex *qx)
     struct fi_live *lp = fi_live();
     if (q && lp)
         fi_first_post(lp, q, FI_OP_SEND);
+    /* Its requests are built by calls the shim only partly sees (wr_send_imm, ...). */
+    if (q && lp && lp->trace)
+        fi_trace_gap(q, "ibv_qp_ex sends");
     if (q)
         q->wr_start(qx);
 }
@@ -421,8 +446,6 @@ static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
     fi_count_post(q, op);
     if (fi_own_on())
         fi_own_unsanitized(1); /* its gather list is set by calls the shim does not see */
-    if (fi_tracing())
-        fi_trace_gap(q, "ibv_qp_ex sends");
     pthread_mutex_lock(&q->rlock);
     q->sring.exact = false;
     pthread_mutex_unlock(&q->rlock);

@@ -155,6 +155,8 @@ void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, bool srq
     if (!q) {
         pthread_mutex_unlock(&g_lock);
         fi_event("note", "\"what\":\"QP table full: qp %u is not watched\"", qp->qp_num);
+        if (fi_tracing())
+            fi_trace_hole("QP table full");
         errno = saved;
         return;
     }

@@ -203,6 +203,7 @@ struct fi_cq {
     struct fi_ctx *c;
     int ord;
     _Atomic uint64_t polls, cqe;
+    _Atomic uint64_t tr_idle; /* the trace: polls that found nothing since its last completion */
     _Atomic uint64_t stall_until_ns;
     int (*start_poll)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *);
     int (*next_poll)(struct ibv_cq_ex *);
@@ -389,6 +390,8 @@ void fi_trace_recvs(struct fi_qp *q, const struct ibv_recv_wr *wr, const struct 
 void fi_trace_cqes(struct ibv_cq *cq, const struct ibv_wc *wc, int n);
 void fi_trace_cqe_ex(struct ibv_cq_ex *cq, const struct fi_qp *q);
 void fi_trace_gap(struct fi_qp *q, const char *why);
+void fi_trace_hole(const char *why);
+void fi_trace_polled(struct fi_cq *c, int got);
 
 /* fi_late.c */
 void fi_late_atfork(void);

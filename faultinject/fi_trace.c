@@ -13,9 +13,12 @@
  *   trace_cqe   a completion as the program saw it (after the faults): its QP, direction,
  *               opcode, status, id, bytes, and its CQ's poll count then, so a summary's later
  *               count says how long the program polled after its last completion
- * A QP whose requests the shim cannot see one by one (ibv_qp_ex sends) gets one trace_gap, and
- * past FI_TRACE_MAX events one trace_full ends the trace: a reader proves nothing from what is
- * missing. Only with a trace rule, so only a run that asks for it pays a write per request.
+ *   trace_idle  a CQ polled 128, 256, 512, ... times in a row without a completion
+ * A QP whose requests the shim cannot see one by one (ibv_qp_ex sends, a post a delay or late
+ * fault holds off the trace) gets one trace_gap; past FI_TRACE_MAX events, or at a completion
+ * it cannot tie to a watched QP, one trace_full ends the process's trace: a reader proves
+ * nothing from what is missing. Only with a trace rule, so only a run that asks for it pays a
+ * write per request.
  */
 #include "fi_shim.h"
 
@@ -215,6 +218,33 @@ void fi_trace_cqe_ex(struct ibv_cq_ex *cq, const struct fi_qp *q)
     uint32_t len = status == IBV_WC_SUCCESS && cq->read_byte_len ? cq->read_byte_len(cq) : 0;
     trace_cqe(fi_cq_find(base), fi_dev_of(cq->context), q->qpn, recv_of(q, base, status, op),
               status, op, cq->wr_id, len);
+}
+
+/* The process's trace misses something it cannot tie to one QP: a reader proves nothing from
+ * it (once a process). */
+void fi_trace_hole(const char *why)
+{
+    static _Atomic int said;
+    if (atomic_exchange(&said, 1) || !room())
+        return;
+    fi_event("trace_full", "\"why\":\"%s\"", why);
+}
+
+/*
+ * A poll of c that found got completions. Polls that find nothing are counted since the CQ's
+ * last completion, and the count written at 128, 256, 512, ... (trace_idle): a rank that went
+ * on polling after its last completion says so, with the time, at a cost of a few lines.
+ */
+void fi_trace_polled(struct fi_cq *c, int got)
+{
+    if (got) {
+        atomic_store_explicit(&c->tr_idle, 0, memory_order_relaxed);
+        return;
+    }
+    uint64_t n = atomic_fetch_add_explicit(&c->tr_idle, 1, memory_order_relaxed) + 1;
+    if (n >= 128 && !(n & (n - 1)) && room())
+        fi_event("trace_idle", "\"dev\":\"%s\",\"cq\":%d,\"idle\":%" PRIu64, c->c ? c->c->dev : "?",
+                 c->ord, n);
 }
 
 void fi_trace_gap(struct fi_qp *q, const char *why)

@@ -114,6 +114,12 @@ int rg_ev_each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *ar
         }
     }
     free(line);
+    /* A read that stopped on an error, not at the end, left lines unread: not a whole file. */
+    bool failed = ferror(f);
     fclose(f);
+    if (failed) {
+        snprintf(err, errlen, "%s: cannot read it to the end", path);
+        return -1;
+    }
     return 1;
 }

@@ -119,6 +119,10 @@ static void take_qp(rg_ev_line *l, struct rd *d, json_t *o, rg_tr_qp *q)
         rg_ev_bad(l, "\"type\" or \"gid\" is not as the shim writes it");
         return;
     }
+    /* The number again (a QP destroyed and its number reused, or one moved to RTR twice): two
+     * lifetimes' requests would be counted as one, so neither is. */
+    if (q->known || q->nposts || q->ncqes)
+        q->gap = true;
     q->known = true;
     q->line = l->no;
     snprintf(q->type, sizeof(q->type), "%s", type);
@@ -154,11 +158,18 @@ static void take_post(rg_ev_line *l, struct rd *d, json_t *o, rg_tr_qp *q)
         rg_ev_bad(l, "\"dir\", \"op\", \"fate\" or \"at_ms\" is not a post's");
         return;
     }
+    uint64_t n = rg_ev_u64(l, o, "n");
+    for (int i = q->nposts - 1; i >= 0; i--)
+        if (q->post[i].dir == dir) {
+            if (q->post[i].n >= n)
+                q->gap = true; /* its ordinals started again: another QP under its number */
+            break;
+        }
     rg_tr_op *op = push(d, &q->post, &q->nposts, &q->capp);
     if (!op)
         return;
     op->at_ms = at;
-    op->n = rg_ev_u64(l, o, "n");
+    op->n = n;
     op->line = l->no;
     op->dir = (uint8_t)dir;
     op->kind = (uint8_t)kind;
@@ -213,6 +224,29 @@ static void take_cq(rg_ev_line *l, struct rd *d, json_t *o)
     c->line = l->no;
 }
 
+static void take_idle(rg_ev_line *l, struct rd *d, json_t *o)
+{
+    rg_trace *t = d->t;
+    double at = rg_ev_ms(l, o, "mono_ms");
+    int cq = cq_ord_of(l, o, "cq");
+    if (at < 0 || cq < 0) {
+        rg_ev_bad(l, "\"mono_ms\" or \"cq\" is not an idle CQ's");
+        return;
+    }
+    if (t->nidle == t->capi) {
+        int nc = t->capi ? t->capi * 2 : 32;
+        rg_tr_idle *x = realloc(t->idle, (size_t)nc * sizeof(*x));
+        if (!x) {
+            d->oom = true;
+            return;
+        }
+        t->idle = x;
+        t->capi = nc;
+    }
+    t->idle[t->nidle++] = (rg_tr_idle){
+        .pid = pid_of(l, o), .cq = cq, .idle = rg_ev_u64(l, o, "idle"), .at_ms = at, .line = l->no};
+}
+
 static void take(rg_ev_line *l, json_t *o, void *arg)
 {
     struct rd *d = arg;
@@ -226,6 +260,10 @@ static void take(rg_ev_line *l, json_t *o, void *arg)
     d->t->any = true;
     if (!strcmp(name, "trace_full")) {
         d->t->full = true;
+        return;
+    }
+    if (!strcmp(name, "trace_idle")) {
+        take_idle(l, d, o);
         return;
     }
     rg_tr_qp *q = qp_of(l, d, o);
@@ -266,6 +304,7 @@ void rg_trace_free(rg_trace *t)
         free(t->qp[i].cqe);
     }
     free(t->qp);
+    free(t->idle);
     memset(t, 0, sizeof(*t));
 }
 

@@ -48,7 +48,8 @@ typedef struct rg_tr_qp {
     char dev[RG_TR_DEV];
     uint32_t qpn;
     bool known;        /* its trace_qp came: the fields below hold */
-    bool gap;          /* the shim could not see its requests one by one */
+    bool gap;          /* the shim could not see its requests one by one, or the number
+                        * served two QPs (a second trace_qp, an ordinal going back) */
     bool srq;          /* its receives come from a shared receive queue (not traced) */
     char type[8];      /* "rc", "uc", "ud", "other" */
     char gid[40];      /* its own, 32 hex digits ("" when not known) */
@@ -70,6 +71,15 @@ typedef struct rg_tr_cq {
     int line;
 } rg_tr_cq;
 
+/* A CQ polled `idle` times in a row without a completion, by at_ms (trace_idle). */
+typedef struct rg_tr_idle {
+    long pid;
+    int cq;
+    uint64_t idle;
+    double at_ms;
+    int line;
+} rg_tr_idle;
+
 #define RG_TR_CQS 64
 typedef struct rg_trace {
     bool present; /* the events file was there */
@@ -81,6 +91,8 @@ typedef struct rg_trace {
     rg_tr_qp *qp;
     int ncqs;
     rg_tr_cq cq[RG_TR_CQS];
+    int nidle, capi;
+    rg_tr_idle *idle;
 } rg_trace;
 
 /* Reads one rank's trace. A missing file is not an error (present stays false). 0, or -1

@@ -278,17 +278,21 @@ int rg_html_triage(const char *page, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not a run page railguard wrote (no end)", page);
         return -1;
     }
-    f = fopen(page, "w");
+    /* Written beside it and renamed over it: a write that fails leaves the page as it was. */
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof(tmp), "%s.new", page);
+    f = fopen(tmp, "w");
     if (!f) {
         free(text);
-        snprintf(err, errlen, "cannot write %s", page);
+        snprintf(err, errlen, "cannot write %s", tmp);
         return -1;
     }
     fwrite(text, 1, (size_t)(cut - text), f);
     triage_part(f, page);
     fputs(PAGE_END, f);
     free(text);
-    if (fclose(f) != 0) {
+    if (fclose(f) != 0 || rename(tmp, page) != 0) {
+        unlink(tmp);
         snprintf(err, errlen, "cannot write %s", page);
         return -1;
     }

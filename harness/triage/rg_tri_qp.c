@@ -26,14 +26,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RG_TRI_POLLS_MIN 100
-#define RG_TRI_WC_FLUSH 5 /* IBV_WC_WR_FLUSH_ERR, as the shim writes statuses: numbers */
+#define RG_TRI_POLLS_MIN 128 /* the shim's first trace_idle */
+#define RG_TRI_WC_FLUSH 5    /* IBV_WC_WR_FLUSH_ERR, as the shim writes statuses: numbers */
+
+/*
+ * How long after its sender saw it complete a message may still be on its way: a UC send's
+ * completion means it left the NIC, not that it arrived. Soft-RoCE on one host, or a switch,
+ * takes microseconds; a millisecond more is what the UC cause grants the receiver before it
+ * calls a receive posted after that instant one the message could not have found.
+ */
+#define RG_TRI_FLIGHT_MS 1.0
 
 struct tr_run {
     const rg_result *r;
     rg_trace t[RG_MAX_RANKS];
-    double margin; /* the clocks' error between ranks, ms */
 };
+
+/* What two ranks' times may be off by on rank 0's clock: each placed within its own error
+ * (one host: none). */
+static double margin(const struct tr_run *x, int a, int b)
+{
+    const rg_result *r = x->r;
+    return r->clock_placed ? r->rank[a].clock.err_ms + r->rank[b].clock.err_ms : 0;
+}
 
 /* A time of rank k, in ms from the scenario's start on rank 0's clock. */
 static double aligned(const struct tr_run *x, int k, double mono_ms)
@@ -58,7 +73,9 @@ static const rg_tr_qp *peer_of(const struct tr_run *x, const rg_tr_qp *q, int *r
     for (int k = 0; k < x->r->ranks; k++)
         for (int i = 0; i < x->t[k].nqps; i++) {
             const rg_tr_qp *p = &x->t[k].qp[i];
-            if (p->known && p->qpn == (uint32_t)q->peer_qpn && !strcmp(p->gid, q->peer_gid)) {
+            /* Each end names the other: one pointed at a QP that points elsewhere is no pair. */
+            if (p->known && p->qpn == (uint32_t)q->peer_qpn && !strcmp(p->gid, q->peer_gid) &&
+                p->peer_qpn == (int64_t)q->qpn && !strcmp(p->peer_gid, q->gid)) {
                 if (found)
                     return NULL; /* two candidates: not paired */
                 found = p;
@@ -131,11 +148,14 @@ static bool recv_cqes(const rg_tr_qp *q, int *ok)
     return true;
 }
 
-static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, rg_tri_cause *c)
+/* A drop into rank b explains the failure of rank origin when b is that rank, or when that
+ * rank waited (for what b, short of a message, could not pass on). */
+static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int origin, bool waited,
+                       rg_tri_cause *c)
 {
     int b = -1, got;
     const rg_tr_qp *B = peer_of(x, A, &b);
-    if (!B || B->srq || !recv_cqes(B, &got))
+    if (!B || B->srq || (b != origin && !waited) || !recv_cqes(B, &got))
         return false;
     for (int i = 0; i < B->nposts; i++)
         if (B->post[i].dir == RG_TR_RECV && B->post[i].fate != RG_TR_WIRE)
@@ -158,7 +178,8 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, rg_tri_
         k++;
         if (done[i] < 0)
             continue;
-        avail = recvs_before(x, b, B, aligned(x, a, done[i]) + x->margin, &next);
+        avail = recvs_before(x, b, B, aligned(x, a, done[i]) + margin(x, a, b) + RG_TRI_FLIGHT_MS,
+                             &next);
         if (avail < k)
             hit = i;
     }
@@ -195,12 +216,13 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, rg_tri_
     return hit >= 0;
 }
 
-static bool uc_drop(const struct tr_run *x, rg_tri_cause *c)
+static bool uc_drop(const struct tr_run *x, int origin, bool waited, rg_tri_cause *c)
 {
     for (int a = 0; a < x->r->ranks; a++)
         for (int i = 0; !x->t[a].full && i < x->t[a].nqps; i++) {
             const rg_tr_qp *A = &x->t[a].qp[i];
-            if (A->known && !A->gap && !strcmp(A->type, "uc") && uc_drop_on(x, a, A, c))
+            if (A->known && !A->gap && !strcmp(A->type, "uc") &&
+                uc_drop_on(x, a, A, origin, waited, c))
                 return true;
         }
     return false;
@@ -213,33 +235,30 @@ static bool before(const struct tr_run *x, int k, double mono_ms, double cut)
 }
 
 /*
- * Polls of rank o's process pid's CQ ord between its last completion before the cut and the
- * next thing that counted them: its next completion, else its last summary. For a rank hung at
- * the deadline (cut: none) that summary must be the snapshot taken there. -1: not known.
+ * How many polls of rank o's process pid's CQ ord in a row found nothing after its last
+ * completion before the cut, and before the cut (the shim's trace_idle counts: 128, 256, ...):
+ * 0 when none was written then.
  */
-static int64_t polls_after(const struct tr_run *x, int o, long pid, int ord, double cut, int *line)
+static uint64_t idle_before(const struct tr_run *x, int o, long pid, int ord, double cut, int *line)
 {
     const rg_trace *t = &x->t[o];
-    const rg_tr_cq *cq = rg_trace_cq(t, pid, ord);
-    uint64_t last = 0, next = UINT64_MAX;
-    if (!cq || (cut > 1e300 && !cq->snapshot))
-        return -1;
-    *line = cq->line;
+    double last = -1;
+    uint64_t idle = 0;
     for (int i = 0; i < t->nqps; i++)
         for (int j = 0; t->qp[i].pid == pid && j < t->qp[i].ncqes; j++) {
             const rg_tr_op *e = &t->qp[i].cqe[j];
-            if (e->cq != ord)
-                continue;
-            if (before(x, o, e->at_ms, cut))
-                last = e->n > last ? e->n : last;
-            else if (e->n < next) {
-                next = e->n;
-                *line = e->line;
-            }
+            if (e->cq == ord && before(x, o, e->at_ms, cut) && e->at_ms > last)
+                last = e->at_ms;
         }
-    if (next == UINT64_MAX)
-        next = cq->polls;
-    return next > last ? (int64_t)(next - last) : 0;
+    for (int i = 0; i < t->nidle; i++) {
+        const rg_tr_idle *e = &t->idle[i];
+        if (e->pid == pid && e->cq == ord && e->at_ms > last && before(x, o, e->at_ms, cut) &&
+            e->idle > idle) {
+            idle = e->idle;
+            *line = e->line;
+        }
+    }
+    return idle;
 }
 
 /* q of rank o has receives outstanding at the cut: true when every send its peer's end posted
@@ -258,7 +277,8 @@ static bool all_arrived(const struct tr_run *x, int o, const rg_tr_qp *q, double
             got++;
         }
     for (int i = 0; i < P->nposts; i++) {
-        if (!rg_tr_consumes(P->post[i].kind) || !before(x, p, P->post[i].at_ms, cut + x->margin))
+        if (!rg_tr_consumes(P->post[i].kind) ||
+            !before(x, p, P->post[i].at_ms, cut + margin(x, o, p)))
             continue;
         if (P->post[i].fate != RG_TR_WIRE)
             return false; /* a fault kept one off the wire: not this cause */
@@ -309,7 +329,7 @@ static bool never_sent(const struct tr_run *x, int o, double cut, rg_tri_cause *
     char what[2][200];
     int waits = 0, line = 0, cqline = 0, prank = -1, cq = -1;
     const rg_tr_qp *first = NULL, *P = NULL;
-    int64_t polls = -1;
+    uint64_t polls = 0;
     if (!t->any || t->full)
         return false;
     for (int i = 0; i < t->nqps; i++) {
@@ -322,7 +342,7 @@ static bool never_sent(const struct tr_run *x, int o, double cut, rg_tri_cause *
             continue;
         if (!all_arrived(x, o, q, cut, what[waits ? 1 : 0], sizeof(what[0]), &pr, &pq))
             return false;
-        int64_t after = polls_after(x, o, q->pid, q->recv_cq, cut, &cl);
+        uint64_t after = idle_before(x, o, q->pid, q->recv_cq, cut, &cl);
         if (after < RG_TRI_POLLS_MIN)
             return false;
         if (!waits++) {
@@ -345,14 +365,15 @@ static bool never_sent(const struct tr_run *x, int o, double cut, rg_tri_cause *
         snprintf(until, sizeof(until), "waited until its timeout at %.3f ms", cut);
     snprintf(c->text, sizeof(c->text),
              "a wait for a message never sent: rank %d %s with nothing of its own outstanding "
-             "but receives, polling (CQ #%d: %lld polls after its last completion); on QP 0x%x "
-             "(%s) %s%s%s. No rank posted the send its receives wait for",
-             o, until, cq, (long long)polls, first->qpn, first->dev, what[0],
+             "but receives, polling (CQ #%d: %llu polls in a row found nothing after its last "
+             "completion); on QP 0x%x (%s) %s%s%s. No rank posted the send its receives wait "
+             "for",
+             o, until, cq, (unsigned long long)polls, first->qpn, first->dev, what[0],
              waits > 1 ? "; likewise on its other QP(s) with receives outstanding: " : "",
              waits > 1 ? what[1] : "");
     if (line)
         cite_line(c, o, line, "its last receive completion");
-    cite_line(c, o, cqline, "its CQ's poll count after it");
+    cite_line(c, o, cqline, "its CQ's empty polls counted");
     for (int j = P->nposts - 1; j >= 0; j--)
         if (rg_tr_consumes(P->post[j].kind) && before(x, prank, P->post[j].at_ms, cut)) {
             cite_line(c, prank, P->post[j].line, "the peer's last send posted");
@@ -371,7 +392,6 @@ bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char 
     if (!x)
         return false;
     x->r = r;
-    x->margin = r->clock_placed ? r->clock_err_ms : 0;
     for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++) {
         char path[1200];
         snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", r->dir, k);
@@ -390,12 +410,26 @@ bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char 
         snprintf(why, len, "the run has no verbs trace");
         goto out;
     }
+    /* Ranks on several hosts whose clocks were not measured cannot be put in one order. */
+    if (!r->clock_placed && !strcmp(r->host, "(several)")) {
+        snprintf(why, len,
+                 "its ranks ran on hosts whose clocks were not measured against rank 0's");
+        goto out;
+    }
+    /* A fault holds, drops or ends what the trace would show a transport doing by itself. */
+    for (int i = 0; i < r->nrules && i < FI_MAX_RULES; i++)
+        if (!r->rule[i].counting && r->rule[i].fired) {
+            snprintf(why, len,
+                     "a fault fired in it (rule %d): the trace proves causes in runs without one",
+                     i + 1);
+            goto out;
+        }
     /* A rank hung at the deadline waited to the end; one whose call timed out, until then. */
     const rg_rank_result *o = &r->rank[s->origin];
     double cut = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK ? 1e308
                  : o->status == RG_ERR_TIMEOUT && o->t_s >= 0  ? o->t_s * 1000
                                                                : -1;
-    proven = uc_drop(x, c) || (cut >= 0 && never_sent(x, s->origin, cut, c));
+    proven = uc_drop(x, s->origin, cut >= 0, c) || (cut >= 0 && never_sent(x, s->origin, cut, c));
     if (!proven)
         snprintf(why, len,
                  "the verbs trace of every rank was read and proves neither a UC send "

@@ -6,14 +6,16 @@
  *   1. as 64-bit values (8 bytes each, the edges 0, 2^63 - 1, 2^63 and 2^64 - 1 always among
  *      them): each is written as the wr_id of a fault and of an ownership finding, in the
  *      shim's format (FI_EV_WR_ID), and must be read back exactly, every line readable;
- *   2. as an events file, whole: the reader must not crash, must count every line it cannot
- *      take, and must name the first of them on one line of printable ASCII.
+ *   2. as an events file, whole, to both readers of it (the rank's evidence, and its verbs
+ *      trace, harness/evidence/rg_trace.c): neither may crash, each must count every line it
+ *      cannot take, and name the first of them on one line of printable ASCII.
  * Counts the shim keeps (fired, matched) go round as JSON integers below 2^63, which its
  * counters cannot reach; one past that must come back as an unreadable line, never a wrong
  * count.
  */
 #include "fi_internal.h"
 #include "evidence/rg_evidence.h"
+#include "evidence/rg_trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,5 +119,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ev.bad_lines < 0 || (ev.bad_lines > 0) != (ev.unreadable[0] != '\0'))
         abort();
     one_line(ev.unreadable);
+    /* ... and as a verbs trace (harness/evidence/rg_trace.c): the same lines, its own fields. */
+    static rg_trace t;
+    if (rg_trace_read(g_path, &t, err, sizeof(err)) == 0) {
+        if ((t.bad_lines > 0) != (t.unreadable[0] != '\0'))
+            abort();
+        one_line(t.unreadable);
+    }
+    rg_trace_free(&t);
     return 0;
 }

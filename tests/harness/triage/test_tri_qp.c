@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The causes the ranks' verbs traces prove (harness/triage/rg_tri_qp.c), from events files
- * written here line by line as the shim writes them (its own writing is the integration
- * tests': it_run's test_triage_trace on soft-RoCE). Each cause is shown proven once, then
- * unproven by each thing its proof rests on. */
+ * written here line by line as the shim writes them (the shim's own writing, end to end, is
+ * ci/triage-check's on soft-RoCE). Each cause is shown proven once, then unproven by each
+ * thing its proof rests on. */
 #include "common/rg_check.h"
 #include "judge/rg_judge.h"
 #include "triage/rg_triage.h"
@@ -161,18 +161,38 @@ START_TEST(test_uc_drop)
     /* The second receive was posted before the send had left: no proof of its being short. */
     uc_pair("uc", 1002.4, 1, NULL, NULL);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
-    /* ... nor within the clocks' error of it, ranks on two hosts. */
+    /* ... nor within a millisecond of its leaving (it may still have been on its way) ... */
+    uc_pair("uc", 1003.4, 1, NULL, NULL);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     {
+        /* ... nor within the two clocks' errors of that, ranks on two hosts: 0.3 ms each. */
         static rg_result r;
         rg_sig s;
-        uc_pair("uc", 1002.6, 1, NULL, NULL);
+        uc_pair("uc", 1003.7, 1, NULL, NULL);
         mk(&r, &s, RG_V_OK, RG_V_DEADLOCK, 1);
         ck_assert(rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
         r.clock_placed = true;
-        r.clock_err_ms = 0.5;
+        r.clock_err_ms = 0.3;
+        r.rank[0].clock.err_ms = r.rank[1].clock.err_ms = 0.3;
         memset(&c, 0, sizeof(c));
         ck_assert(!rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
+        /* Hosts whose clocks were never measured cannot be ordered at all. */
+        r.clock_placed = false;
+        snprintf(r.host, sizeof(r.host), "(several)");
+        ck_assert(!rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
+        ck_assert_ptr_nonnull(strstr(why, "clocks were not measured"));
+        /* A fault that fired: the trace shows the fault's doing, not the transport's alone. */
+        mk(&r, &s, RG_V_OK, RG_V_DEADLOCK, 1);
+        r.nrules = 1;
+        r.rule[0].fired = 1;
+        ck_assert(!rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
+        ck_assert_ptr_nonnull(strstr(why, "a fault fired in it (rule 1)"));
+        r.rule[0].counting = true; /* a count rule injects nothing */
+        ck_assert(rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)));
     }
+    /* A drop into rank 1 does not explain rank 0's own failure, when rank 0 did not wait. */
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
+    ck_assert(!cause(RG_V_SILENT_CORRUPTION, RG_V_OK, 0, &c, why));
     /* A trace that stopped at its limit, a line that cannot be read, a QP the shim could not
      * see one request at a time: nothing is proven from a hole. */
     uc_pair("uc", 1010.0, 1,
@@ -200,11 +220,23 @@ START_TEST(test_uc_drop)
             "{\"event\":\"trace_cqe\",\"rank\":1,\"pid\":101,\"mono_ms\":1500,\"dev\":\"rxe0\","
             "\"qp\":18,\"dir\":\"recv\",\"op\":\"?\",\"status\":12,\"cq\":0}\n");
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
-    /* A peer that is not the one the sender was pointed at. */
+    /* A peer that is not the one the sender was pointed at; one that points elsewhere. */
     uc_pair("uc", 1010.0, 1, NULL, NULL);
     FILE *b = events(1, "w");
     qp(b, 1, 0x13, 0x11, "uc");
     post(b, 1, 0x13, "recv", 1, 1000.0, "wire");
+    fclose(b);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
+    b = events(1, "w");
+    qp(b, 1, 0x12, 0x19, "uc");
+    post(b, 1, 0x12, "recv", 1, 1000.0, "wire");
+    fclose(b);
+    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    /* A QP number that served two QPs (moved to RTR again): neither lifetime is counted. */
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
+    b = events(1, "a");
+    qp(b, 1, 0x12, 0x11, "uc");
     fclose(b);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     clean();
@@ -213,7 +245,8 @@ END_TEST
 
 /*
  * Rank 1 hung: two receives on QP 0x12, one completed; rank 0 posted `sent` sends (fate
- * `fate`), `got` of which arrived; rank 1's CQ was polled `polls` times in all by the deadline.
+ * `fate`), `got` of which arrived; after it rank 1's CQ found nothing `polls` times in a row
+ * (the shim's trace_idle lines at 128, 256, ... up to polls, from 1500 ms on).
  */
 static void wait_pair(int sent, int got, const char *fate, int polls, bool own_send)
 {
@@ -230,10 +263,8 @@ static void wait_pair(int sent, int got, const char *fate, int polls, bool own_s
         cqe(b, 1, 0x12, "recv", 1001.6 + i, 0, 10 + i);
     if (own_send)
         post(b, 1, 0x12, "send", 1, 1003.0, "wire");
-    ev(b, 1, 4000,
-       "\"event\":\"cq\",\"why\":\"snapshot\",\"dev\":\"rxe0\",\"cq_ord\":0,"
-       "\"polls\":%d,\"cqe\":%d",
-       polls, got);
+    for (int n = 128, k = 0; n <= polls; n *= 2, k++)
+        ev(b, 1, 1500 + k, "\"event\":\"trace_idle\",\"dev\":\"rxe0\",\"cq\":0,\"idle\":%d", n);
     fclose(a);
     fclose(b);
 }
@@ -248,11 +279,12 @@ START_TEST(test_never_sent)
     ck_assert_msg(strstr(c.text,
                          "a wait for a message never sent: rank 1 hung to the deadline with "
                          "nothing of its own outstanding but receives, polling (CQ #0: "
-                         "4990 polls after its last completion); on QP 0x12 (rxe0) rank 0 "
-                         "posted 1 send(s) on QP 0x11 (rxe0) to it and all 1 arrived"),
+                         "4096 polls in a row found nothing after its last completion); on QP "
+                         "0x12 (rxe0) rank 0 posted 1 send(s) on QP 0x11 (rxe0) to it and all 1 "
+                         "arrived"),
                   "%s", c.text);
     ck_assert_str_eq(c.line[0], "rank1.events.jsonl:4: its last receive completion");
-    ck_assert_str_eq(c.line[1], "rank1.events.jsonl:5: its CQ's poll count after it");
+    ck_assert_str_eq(c.line[1], "rank1.events.jsonl:10: its CQ's empty polls counted");
     ck_assert_str_eq(c.line[2], "rank0.events.jsonl:2: the peer's last send posted");
     /* Only for the rank that hung: rank 0's failure is not explained by rank 1's wait. */
     ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 0, &c, why));
@@ -270,7 +302,7 @@ START_TEST(test_never_sent)
     ck_assert(!cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why));
 
     /* A rank that waited until its own timeout (at 2.9 s), then flushed its queues: only what
-     * came before its timeout counts, and the polls up to the flush. */
+     * came before its timeout counts, its empty polls too. */
     static rg_result r;
     rg_sig s;
     wait_pair(1, 1, "wire", 5000, false);
@@ -279,6 +311,7 @@ START_TEST(test_never_sent)
        "\"event\":\"trace_cqe\",\"dev\":\"rxe0\",\"qp\":18,\"dir\":\"?\","
        "\"op\":\"?\",\"status\":5,\"wr_id\":\"0x2\",\"bytes\":0,\"cq\":0,"
        "\"polls\":4000");
+    ev(b, 1, 3940, "\"event\":\"trace_idle\",\"dev\":\"rxe0\",\"cq\":0,\"idle\":8192");
     fclose(b);
     mk(&r, &s, RG_V_OK, RG_V_ERROR_WITHOUT_FAULT, 1);
     r.rank[1].status = RG_ERR_TIMEOUT;
@@ -286,7 +319,7 @@ START_TEST(test_never_sent)
     memset(&c, 0, sizeof(c));
     ck_assert_msg(rg_tri_qp_cause(&r, &s, &c, why, sizeof(why)), "%s", why);
     ck_assert_msg(strstr(c.text, "rank 1 waited until its timeout at 2900.000 ms with nothing of "
-                                 "its own outstanding but receives, polling (CQ #0: 3990 polls"),
+                                 "its own outstanding but receives, polling (CQ #0: 4096 polls"),
                   "%s", c.text);
     /* ... but not a rank whose call failed otherwise: nothing says it waited. */
     r.rank[1].status = RG_ERR_COMPLETION;
