@@ -393,6 +393,71 @@ START_TEST(test_count_summary)
 }
 END_TEST
 
+/*
+ * trace: the probe's two QPs, pointed at each other on one GID, each name the other at RTR;
+ * every post has its ordinal, fate and time, every completion its queue and status. Under
+ * lose, the send the fault kept off the wire is in the trace as posted, its fate "lost".
+ */
+START_TEST(test_trace)
+{
+    struct proc p;
+    size_t i;
+    json_t *o;
+    ck_assert_int_eq(probe(&p, "trace", ARGS("--qp", "uc", "--msgs", "5")), 0);
+    expect(&p, "recv_ok", 5);
+    json_t *qps = events("trace_qp"), *posts = events("trace_post"), *cqes = events("trace_cqe");
+    ck_assert_uint_eq(json_array_size(qps), 2);
+    json_t *a = json_array_get(qps, 0), *b = json_array_get(qps, 1);
+    ck_assert_int_eq(ev_int(a, "peer_qp"), ev_int(b, "qp"));
+    ck_assert_int_eq(ev_int(b, "peer_qp"), ev_int(a, "qp"));
+    ck_assert_str_eq(ev_str(a, "peer_gid"), ev_str(b, "gid"));
+    ck_assert_uint_eq(strlen(ev_str(a, "gid")), 32);
+    ck_assert_str_eq(ev_str(a, "type"), "uc");
+    ck_assert_str_eq(ev_str(a, "dev"), devs[0]);
+    int sends = 0, recvs = 0, sdone = 0, rdone = 0;
+    json_array_foreach(posts, i, o)
+    {
+        ck_assert_msg(json_is_real(json_object_get(o, "at_ms")), "no at_ms");
+        ck_assert_str_eq(ev_str(o, "fate"), "wire");
+        if (!strcmp(ev_str(o, "dir"), "send")) {
+            ck_assert_int_eq(ev_int(o, "n"), ++sends);
+            ck_assert_str_eq(ev_str(o, "op"), "send");
+        } else {
+            ck_assert_int_eq(ev_int(o, "n"), ++recvs);
+            ck_assert_str_eq(ev_str(o, "op"), "recv");
+        }
+    }
+    json_array_foreach(cqes, i, o)
+    {
+        ck_assert_int_eq(ev_int(o, "status"), 0);
+        sdone += !strcmp(ev_str(o, "dir"), "send");
+        rdone += !strcmp(ev_str(o, "dir"), "recv");
+    }
+    ck_assert_int_eq(sends, 5);
+    ck_assert_int_ge(recvs, 5);
+    ck_assert_int_eq(sdone, 5);
+    ck_assert_int_eq(rdone, 5);
+    json_decref(qps);
+    json_decref(posts);
+    json_decref(cqes);
+
+    ck_assert_int_eq(
+        probe(&p, "trace; lose op=send nth=2", ARGS("--qp", "uc", "--msgs", "3", "--timeout", "1")),
+        1);
+    posts = events("trace_post");
+    int lost = 0;
+    json_array_foreach(posts, i, o)
+    {
+        if (strcmp(ev_str(o, "dir"), "send"))
+            continue;
+        ck_assert_str_eq(ev_str(o, "fate"), ev_int(o, "n") == 2 ? "lost" : "wire");
+        lost += ev_int(o, "n") == 2;
+    }
+    ck_assert_int_eq(lost, 1);
+    json_decref(posts);
+}
+END_TEST
+
 /* A flush on the receiver's 2nd completion: the QP breaks, and every later receive flushes. */
 START_TEST(test_error_recv_flush)
 {
@@ -1118,6 +1183,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_control);
     tcase_add_test(t, test_restart);
     tcase_add_test(t, test_qp_ex);
+    tcase_add_test(t, test_trace);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
