@@ -120,8 +120,9 @@ static void take_qp(rg_ev_line *l, struct rd *d, json_t *o, rg_tr_qp *q)
         return;
     }
     /* The number again (a QP destroyed and its number reused, or one moved to RTR twice): two
-     * lifetimes' requests would be counted as one, so neither is. */
-    if (q->known || q->nposts || q->ncqes)
+     * lifetimes' requests would be counted as one, so neither is. (Receives posted before RTR
+     * are the usual prefill; a reused number's restarted ordinals are caught at its posts.) */
+    if (q->known)
         q->gap = true;
     q->known = true;
     q->line = l->no;

@@ -6,9 +6,10 @@
  *
  *   a UC send with no receive posted for it  a UC sender's k-th receive-taking send had
  *       completed (left its NIC) before the peer's end had posted k receives -- counting every
- *       receive posted before that instant plus the clocks' error -- and the peer took fewer
- *       receive completions there than the sends that completed: UC drops a message that finds
- *       no receive, and says nothing to either end
+ *       receive posted before that instant plus a flight allowance and the clocks' errors --
+ *       or, failing that, had been posted (handed to its NIC) before the k-th receive was; and
+ *       the peer took fewer receive completions there than the sends that completed: UC drops
+ *       a message that finds no receive, and says nothing to either end
  *   a wait for a message never sent  the failing rank hung to the deadline, or waited until
  *       its call timed out, polling (at least RG_TRI_POLLS_MIN polls of its receive CQ after
  *       its last completion: at the deadline's snapshot, or up to its next completion), with
@@ -168,21 +169,29 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
         return false;
     }
     send_done(A, done, dline);
-    int sent = 0, k = 0, hit = -1, avail = 0, next = -1;
+    int sent = 0, k = 0, hit = -1, avail = 0, next = -1, pass;
     for (int i = 0; i < A->nposts; i++)
         if (rg_tr_consumes(A->post[i].kind) && A->post[i].fate == RG_TR_WIRE && done[i] >= 0)
             sent++;
-    for (int i = 0; got < sent && hit < 0 && i < A->nposts; i++) {
-        if (!rg_tr_consumes(A->post[i].kind) || A->post[i].fate != RG_TR_WIRE)
-            continue;
-        k++;
-        if (done[i] < 0)
-            continue;
-        avail = recvs_before(x, b, B, aligned(x, a, done[i]) + margin(x, a, b) + RG_TRI_FLIGHT_MS,
-                             &next);
-        if (avail < k)
-            hit = i;
-    }
+    /*
+     * Pass 0: the k-th send had left its NIC (its completion, plus the flight allowance) before
+     * the k-th receive was posted. Pass 1: it had been handed to its NIC (posted) before the
+     * k-th receive was posted, the receiver given the clocks' error: the k-th message could
+     * find a receive only by waiting in the sender's queue for it.
+     */
+    for (pass = 0; got < sent && hit < 0 && pass < 2; pass++)
+        for (int i = 0, k0 = 0; hit < 0 && i < A->nposts; i++) {
+            if (!rg_tr_consumes(A->post[i].kind) || A->post[i].fate != RG_TR_WIRE)
+                continue;
+            k = ++k0;
+            if (done[i] < 0)
+                continue;
+            double t = pass ? aligned(x, a, A->post[i].at_ms) + margin(x, a, b)
+                            : aligned(x, a, done[i]) + margin(x, a, b) + RG_TRI_FLIGHT_MS;
+            avail = recvs_before(x, b, B, t, &next);
+            if (avail < k)
+                hit = i;
+        }
     if (hit >= 0) {
         char last[96] = "none before it", then[96] = "and never another";
         const rg_tr_op *s = &A->post[hit];
@@ -195,16 +204,22 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
         }
         if (next >= 0)
             snprintf(then, sizeof(then), "the next at %.3f ms", aligned(x, b, B->post[next].at_ms));
+        char when[96];
+        if (pass == 1) /* the loop's increment ran once after the hit */
+            snprintf(when, sizeof(when), "had left its NIC by %.3f ms (its completion)",
+                     aligned(x, a, done[hit]));
+        else
+            snprintf(when, sizeof(when), "was handed to its NIC at %.3f ms (posted)",
+                     aligned(x, a, s->at_ms));
         c->proven = true;
         snprintf(c->text, sizeof(c->text),
                  "a UC send with no receive posted for it: rank %d's send #%llu on QP 0x%x (%s) "
-                 "had left its NIC by %.3f ms (its completion), when rank %d had posted %d "
-                 "receive(s) on QP 0x%x (%s), the other end, for it and the %d before it (%s; "
-                 "%s). A UC message that finds no receive is dropped without a word to either "
-                 "end: rank %d took %d receive completion(s) there for the %d send(s) rank %d "
-                 "completed",
-                 a, (unsigned long long)s->n, A->qpn, A->dev, aligned(x, a, done[hit]), b, avail,
-                 B->qpn, B->dev, k - 1, last, then, b, got, sent, a);
+                 "%s, when rank %d had posted %d receive(s) on QP 0x%x (%s), the other end, for "
+                 "it and the %d before it (%s; %s). A UC message that finds no receive is "
+                 "dropped without a word to either end: rank %d took %d receive completion(s) "
+                 "there for the %d send(s) rank %d completed",
+                 a, (unsigned long long)s->n, A->qpn, A->dev, when, b, avail, B->qpn, B->dev, k - 1,
+                 last, then, b, got, sent, a);
         cite_line(c, a, s->line, "the send posted");
         cite_line(c, a, dline[hit], "its completion");
         if (next >= 0)

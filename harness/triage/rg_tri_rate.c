@@ -80,6 +80,9 @@ static int rerun_argv(const char *repro, const char *out, const char *scenario, 
  * could not start or ran past the limit (then it is killed). */
 static int run_bounded(char **argv, const char *log, double limit_s)
 {
+    /* What this process has buffered is its own: a child must not write it out again (its
+     * freopen flushes the stdout it inherited). */
+    fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
         return -1;

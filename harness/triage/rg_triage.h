@@ -13,7 +13,7 @@
  *   rg_tri_min.c    each group's case minimised, keeping its signature (and rate)
  *   rg_tri_why.c    the cause the evidence proves, with the lines it rests on, or none
  *   rg_tri_qp.c     the causes the ranks' verbs traces prove, QPs paired end to end
- *   rg_tri_trace.c  each group's smallest case run once more with the verbs trace on
+ *   rg_tri_trace.c  each group's smallest case run again with the verbs trace on
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
  */
 #ifndef RG_TRIAGE_H
@@ -118,11 +118,12 @@ int rg_tri_run_once(const char *repro, const char *scenario, const char *out, do
 int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen);
 #define RG_TRI_MIN_BUDGET 20
 /*
- * Runs group g's smallest case (its minimal scenario, else its representative) once more with
- * the verbs trace on (`trace: true`, written as RUN_DIR/triage/trace/NN-SLUG.yaml), into
- * RUN_DIR/triage/trace/NN-SLUG/K -- for a flaky group up to 5 times, until it fails alike --
- * and takes the cause that run proves when it proves one. What happened goes into the group's
- * traced note. 0, or -1 with err when a file cannot be written or the line run.
+ * Runs group g's minimal scenario, then (if that never fails alike) its representative, with
+ * the verbs trace on (`trace: true`, written as RUN_DIR/triage/trace/NN-SLUG-WHICH.yaml), into
+ * RUN_DIR/triage/trace/NN-SLUG-WHICH/K -- each up to 3 times, 5 for a flaky group, until it
+ * fails alike -- and takes the cause that run proves when it proves one. What happened goes
+ * into the group's traced note. 0, or -1 with err when a file cannot be written or the line
+ * run.
  */
 int rg_tri_traced(rg_tri_run *run, int g, double limit_s, char *err, size_t errlen);
 /* The cause r's evidence proves for its failure s, with the lines it rests on, or "none
