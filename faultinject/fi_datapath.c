@@ -84,7 +84,7 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
     }
     if (lp->trace) {
         if (got > 0)
-            fi_trace_cqes(cq, wc, got);
+            fi_trace_cqes(c, cq, wc, got);
         if (c)
             fi_trace_polled(c, got);
     }
@@ -99,6 +99,15 @@ int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(cq, ne, wc);
     return fi_poll_cq_slow(cq, ne, wc);
+}
+
+/* A delay fault holds a post ms before it is made: the trace cannot say when the program
+ * asked for it, so what it shows of that QP is no longer whole. */
+static void fi_held(struct fi_live *lp, struct fi_qp *q, uint64_t ms)
+{
+    if (lp->trace)
+        fi_trace_gap(q, "a delay fault held a post");
+    fi_sleep_ms(ms);
 }
 
 static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
@@ -117,9 +126,7 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
             char d[32];
             snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)lp->plan.rules[i].ms);
             fi_event_fault(lp, i, &s, nth, d);
-            if (lp->trace)
-                fi_trace_gap(q, "a delay fault held a post");
-            fi_sleep_ms(lp->plan.rules[i].ms);
+            fi_held(lp, q, lp->plan.rules[i].ms);
         }
     }
 }
@@ -198,9 +205,7 @@ static void send_fate_of(struct fi_live *lp, struct fi_qp *q, const struct fi_si
             char d[32];
             snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
             fi_event_fault(lp, i, s, nth, d);
-            if (lp->trace)
-                fi_trace_gap(q, "a delay fault held a post");
-            fi_sleep_ms(r->ms);
+            fi_held(lp, q, r->ms);
         } else if (r->kind == FI_LOSE && !f->drop) {
             char d[48];
             snprintf(d, sizeof(d), FI_EV_WR_ID, (uint64_t)w->wr_id);
@@ -329,9 +334,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
             char d[32];
             snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
             fi_event_fault(lp, i, &sv, nth, d);
-            if (lp->trace)
-                fi_trace_gap(q, "a delay fault held a post");
-            fi_sleep_ms(r->ms);
+            fi_held(lp, q, r->ms);
         }
     }
     for (struct ibv_recv_wr *w = wr; w; w = w->next)

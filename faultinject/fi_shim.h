@@ -387,7 +387,7 @@ void fi_trace_sends(struct fi_qp *q, const struct ibv_send_wr *wr, const struct 
                     double at_ms, const char *fate);
 void fi_trace_recvs(struct fi_qp *q, const struct ibv_recv_wr *wr, const struct ibv_recv_wr *end,
                     double at_ms, const char *fate);
-void fi_trace_cqes(struct ibv_cq *cq, const struct ibv_wc *wc, int n);
+void fi_trace_cqes(struct fi_cq *c, struct ibv_cq *cq, const struct ibv_wc *wc, int n);
 void fi_trace_cqe_ex(struct ibv_cq_ex *cq, const struct fi_qp *q);
 void fi_trace_gap(struct fi_qp *q, const char *why);
 void fi_trace_hole(const char *why);

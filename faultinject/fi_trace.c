@@ -133,41 +133,41 @@ void fi_trace_qp(struct ibv_qp *qp, const struct ibv_qp_attr *a, int mask)
              gid, cq_ord(qp->send_cq), cq_ord(qp->recv_cq), peer);
 }
 
+/* One posted request: its queue's next ordinal, and its event while there is room. False once
+ * there is none. */
+static bool post_event(struct fi_qp *q, int recv, const char *op, uint64_t wr_id,
+                       const struct ibv_sge *sg, int nsge, bool signaled, double at_ms,
+                       const char *fate)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < nsge; i++)
+        bytes += sg[i].length;
+    uint64_t n = atomic_fetch_add_explicit(&q->tr_n[recv], 1, memory_order_relaxed) + 1;
+    if (!room())
+        return false;
+    fi_event("trace_post",
+             "\"dev\":\"%s\",\"qp\":%u,\"dir\":\"%s\",\"op\":\"%s\",\"n\":%" PRIu64 "," FI_EV_WR_ID
+             ",\"bytes\":%" PRIu64 ",\"signaled\":%s,\"fate\":\"%s\",\"at_ms\":%.3f",
+             q->c ? q->c->dev : "?", q->qpn, recv ? "recv" : "send", op, n, wr_id, bytes,
+             signaled ? "true" : "false", fate, at_ms);
+    return true;
+}
+
 void fi_trace_sends(struct fi_qp *q, const struct ibv_send_wr *wr, const struct ibv_send_wr *end,
                     double at_ms, const char *fate)
 {
-    for (const struct ibv_send_wr *w = wr; w && w != end; w = w->next) {
-        uint64_t bytes = 0;
-        for (int i = 0; i < w->num_sge; i++)
-            bytes += w->sg_list[i].length;
-        uint64_t n = atomic_fetch_add_explicit(&q->tr_n[0], 1, memory_order_relaxed) + 1;
-        if (!room())
+    for (const struct ibv_send_wr *w = wr; w && w != end; w = w->next)
+        if (!post_event(q, 0, wr_name(w->opcode), w->wr_id, w->sg_list, w->num_sge,
+                        fi_signaled(q, w), at_ms, fate))
             return;
-        fi_event("trace_post",
-                 "\"dev\":\"%s\",\"qp\":%u,\"dir\":\"send\",\"op\":\"%s\",\"n\":%" PRIu64
-                 "," FI_EV_WR_ID ",\"bytes\":%" PRIu64 ",\"signaled\":%s,\"fate\":\"%s\","
-                 "\"at_ms\":%.3f",
-                 q->c ? q->c->dev : "?", q->qpn, wr_name(w->opcode), n, (uint64_t)w->wr_id, bytes,
-                 fi_signaled(q, w) ? "true" : "false", fate, at_ms);
-    }
 }
 
 void fi_trace_recvs(struct fi_qp *q, const struct ibv_recv_wr *wr, const struct ibv_recv_wr *end,
                     double at_ms, const char *fate)
 {
-    for (const struct ibv_recv_wr *w = wr; w && w != end; w = w->next) {
-        uint64_t bytes = 0;
-        for (int i = 0; i < w->num_sge; i++)
-            bytes += w->sg_list[i].length;
-        uint64_t n = atomic_fetch_add_explicit(&q->tr_n[1], 1, memory_order_relaxed) + 1;
-        if (!room())
+    for (const struct ibv_recv_wr *w = wr; w && w != end; w = w->next)
+        if (!post_event(q, 1, "recv", w->wr_id, w->sg_list, w->num_sge, true, at_ms, fate))
             return;
-        fi_event("trace_post",
-                 "\"dev\":\"%s\",\"qp\":%u,\"dir\":\"recv\",\"op\":\"recv\",\"n\":%" PRIu64
-                 "," FI_EV_WR_ID ",\"bytes\":%" PRIu64 ",\"signaled\":true,\"fate\":\"%s\","
-                 "\"at_ms\":%.3f",
-                 q->c ? q->c->dev : "?", q->qpn, n, (uint64_t)w->wr_id, bytes, fate, at_ms);
-    }
 }
 
 /* One completion as the program sees it; recv says which queue it came from (-1: unknown). */
@@ -199,9 +199,8 @@ static int recv_of(const struct fi_qp *q, const struct ibv_cq *cq, int status,
     return -1;
 }
 
-void fi_trace_cqes(struct ibv_cq *cq, const struct ibv_wc *wc, int n)
+void fi_trace_cqes(struct fi_cq *c, struct ibv_cq *cq, const struct ibv_wc *wc, int n)
 {
-    struct fi_cq *c = fi_cq_find(cq);
     for (int k = 0; k < n; k++) {
         const struct fi_qp *q = fi_qp_find(cq->context, wc[k].qp_num);
         trace_cqe(c, fi_dev_of(cq->context), wc[k].qp_num,

@@ -275,7 +275,7 @@ static int counting_run(const struct sweep_opts *o, const char *file, const rg_s
     snprintf(path, sizeof(path), "%s/count.yaml", o->out);
     snprintf(out, sizeof(out), "%s/count", o->out);
     snprintf(log, sizeof(log), "%s/count.log", o->out);
-    if (write_scenario(path, &pt, "railguard sweep: the counting run") != 0)
+    if (rg_scenario_save(path, &pt, "railguard sweep: the counting run") != 0)
         return sweep_bad("cannot write '%s'", path);
     if (run_one(o, path, out, log, limit) != 0) {
         struct outcome oc;
@@ -330,7 +330,7 @@ static int write_points(const struct sweep_opts *o, const char *file, const rg_s
         snprintf(comment, sizeof(comment), "railguard sweep point %d of %s: %s", i + 1, file,
                  p->rule);
         snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
-        if (write_scenario(path, &pt, comment) != 0)
+        if (rg_scenario_save(path, &pt, comment) != 0)
             return sweep_bad("cannot write '%s'", path);
     }
     return 0;

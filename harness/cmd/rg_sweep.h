@@ -68,8 +68,6 @@ struct sweep_state {
 /* railguard run on one scenario file into out, its output to log: its exit status. */
 int run_one(const struct sweep_opts *o, const char *scenario, const char *out, const char *log,
             double limit_s);
-/* A scenario written as a file of its own, comment on top. 0, or -1. */
-int write_scenario(const char *path, const rg_scenario *sc, const char *comment);
 /* The outcome of the run in scenario directory dir (init_only: swap_rails points). */
 void read_outcome(const char *dir, struct outcome *oc, bool init_only);
 /* A point the batch's run finished (the batch's callback); a failing one rechecked alone,

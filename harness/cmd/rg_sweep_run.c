@@ -184,15 +184,6 @@ int run_batch(const struct batch *b)
     return rc;
 }
 
-int write_scenario(const char *path, const rg_scenario *sc, const char *comment)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    int rc = rg_scenario_write(f, sc, comment);
-    return fclose(f) != 0 || rc ? -1 : 0;
-}
-
 /*
  * The outcome of the run in scenario directory dir. With init_only (swap_rails points), a rank
  * that detected the fault must have done so in init: crossed rails found by a later timeout
@@ -286,7 +277,7 @@ static bool try_candidate(struct sweep_state *ss, int i, int k, rg_scenario *can
     snprintf(path, sizeof(path), "%.4030s/points/%04d-shrink-%d.yaml", o->out, i + 1, k);
     snprintf(out, sizeof(out), "%.4030s/points/%04d-shrink-%d", o->out, i + 1, k);
     snprintf(log, sizeof(log), "%.4030s/points/%04d-shrink-%d.log", o->out, i + 1, k);
-    if (write_scenario(path, cand, "railguard sweep: a shrinking candidate") != 0)
+    if (rg_scenario_save(path, cand, "railguard sweep: a shrinking candidate") != 0)
         return false;
     run_one(o, path, out, log, limit);
     snprintf(dir, sizeof(dir), "%s/000-%s", out, cand->name);
@@ -327,7 +318,7 @@ static void shrink(struct sweep_state *ss, int i, rg_verdict worst, double limit
     }
     snprintf(cur.name, sizeof(cur.name), "point-%04d-shrunk", i + 1);
     snprintf(path, sizeof(path), "%.4030s/points/%04d-shrunk.yaml", o->out, i + 1);
-    if (write_scenario(path, &cur, "railguard sweep: the smallest program found that fails") != 0)
+    if (rg_scenario_save(path, &cur, "railguard sweep: the smallest program found that fails") != 0)
         return;
     size_t most = 0;
     for (int s = 0; s < cur.nops; s++)

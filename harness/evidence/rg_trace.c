@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One rank's verbs trace (rg_trace.h), read back from the shim's trace_* events and its CQ
- * summaries. Every field is checked as the shim writes it: a name that is not one of its
- * names, a QP number past 24 bits, a post without its time, each makes the line unreadable.
+ * One rank's verbs trace (rg_trace.h), read back from the shim's trace_* events. Every field is
+ * checked as the shim writes it: a name that is not one of its names, a QP number past 24 bits, a
+ * post without its time, each makes the line unreadable.
  */
 #include "evidence/rg_trace.h"
 #include "evidence/rg_ev_field.h"
@@ -204,27 +204,6 @@ static void take_cqe(rg_ev_line *l, struct rd *d, json_t *o, rg_tr_qp *q)
     (void)rg_ev_u64(l, o, "wr_id");
 }
 
-/* A CQ's summary: the last one of each CQ wins (destroy, snapshot or exit). */
-static void take_cq(rg_ev_line *l, struct rd *d, json_t *o)
-{
-    rg_trace *t = d->t;
-    long pid = pid_of(l, o);
-    int ord = cq_ord_of(l, o, "cq_ord");
-    rg_tr_cq *c = NULL;
-    for (int i = 0; i < t->ncqs && !c; i++)
-        if (t->cq[i].pid == pid && t->cq[i].ord == ord)
-            c = &t->cq[i];
-    if (!c && t->ncqs == RG_TR_CQS)
-        return; /* past the table: a cause needing it is not proven */
-    if (!c)
-        c = &t->cq[t->ncqs++];
-    c->pid = pid;
-    c->ord = ord;
-    c->polls = rg_ev_u64(l, o, "polls");
-    c->snapshot = !strcmp(rg_ev_str(l, o, "why"), "snapshot");
-    c->line = l->no;
-}
-
 static void take_idle(rg_ev_line *l, struct rd *d, json_t *o)
 {
     rg_trace *t = d->t;
@@ -252,10 +231,6 @@ static void take(rg_ev_line *l, json_t *o, void *arg)
 {
     struct rd *d = arg;
     const char *name = rg_ev_str(l, o, "event");
-    if (!strcmp(name, "cq")) {
-        take_cq(l, d, o);
-        return;
-    }
     if (strncmp(name, "trace_", 6))
         return; /* the rank's evidence reads the rest (rg_evidence.c) */
     d->t->any = true;
@@ -307,20 +282,4 @@ void rg_trace_free(rg_trace *t)
     free(t->qp);
     free(t->idle);
     memset(t, 0, sizeof(*t));
-}
-
-const rg_tr_qp *rg_trace_qp(const rg_trace *t, long pid, const char *dev, uint32_t qpn)
-{
-    for (int i = 0; i < t->nqps; i++)
-        if (t->qp[i].pid == pid && t->qp[i].qpn == qpn && !strcmp(t->qp[i].dev, dev))
-            return &t->qp[i];
-    return NULL;
-}
-
-const rg_tr_cq *rg_trace_cq(const rg_trace *t, long pid, int ord)
-{
-    for (int i = 0; i < t->ncqs; i++)
-        if (t->cq[i].pid == pid && t->cq[i].ord == ord)
-            return &t->cq[i];
-    return NULL;
 }

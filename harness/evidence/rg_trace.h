@@ -3,7 +3,8 @@
  * rg_trace.h - one rank's verbs trace, read back from its events file: what each QP did, when
  * (a scenario with `trace: true`; the shim's fi_trace.c writes it). Per QP, the peer it was
  * pointed at, every work request posted and every completion polled, each with the line of the
- * events file it came from so a cause can cite it; per CQ, its poll count at its last summary.
+ * events file it came from so a cause can cite it; per CQ, its runs of polls that found
+ * nothing (trace_idle).
  * Like the rank's evidence, a line that is not as the shim writes it is counted and named.
  */
 #ifndef RG_TRACE_H
@@ -62,15 +63,6 @@ typedef struct rg_tr_qp {
     int capp, capc;
 } rg_tr_qp;
 
-/* A CQ's last summary: its poll count then, and why it was written. */
-typedef struct rg_tr_cq {
-    long pid;
-    int ord;
-    uint64_t polls;
-    bool snapshot; /* the summary of a rank killed at the deadline */
-    int line;
-} rg_tr_cq;
-
 /* A CQ polled `idle` times in a row without a completion, by at_ms (trace_idle). */
 typedef struct rg_tr_idle {
     long pid;
@@ -80,7 +72,6 @@ typedef struct rg_tr_idle {
     int line;
 } rg_tr_idle;
 
-#define RG_TR_CQS 64
 typedef struct rg_trace {
     bool present; /* the events file was there */
     bool any;     /* it holds trace events */
@@ -89,8 +80,6 @@ typedef struct rg_trace {
     char unreadable[300];
     int nqps;
     rg_tr_qp *qp;
-    int ncqs;
-    rg_tr_cq cq[RG_TR_CQS];
     int nidle, capi;
     rg_tr_idle *idle;
 } rg_trace;
@@ -105,10 +94,5 @@ static inline bool rg_tr_consumes(int kind)
 {
     return kind == RG_TR_K_SEND || kind == RG_TR_K_SEND_IMM || kind == RG_TR_K_WRITE_IMM;
 }
-
-/* The QP of process pid on dev with number qpn, or NULL. */
-const rg_tr_qp *rg_trace_qp(const rg_trace *t, long pid, const char *dev, uint32_t qpn);
-/* Process pid's CQ ord's last summary, or NULL. */
-const rg_tr_cq *rg_trace_cq(const rg_trace *t, long pid, int ord);
 
 #endif

@@ -110,3 +110,12 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
                                  sizeof(want)));
     return ferror(f) ? -1 : 0;
 }
+
+int rg_scenario_save(const char *path, const rg_scenario *sc, const char *comment)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = rg_scenario_write(f, sc, comment);
+    return fclose(f) != 0 || rc ? -1 : 0;
+}

@@ -267,6 +267,8 @@ int rg_known_load(const char *path, const char *transport, rg_scenario *const *s
  * error.
  */
 int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment);
+/* rg_scenario_write into the file at path (made or emptied). 0, or -1. */
+int rg_scenario_save(const char *path, const rg_scenario *sc, const char *comment);
 
 /* --- smaller scenarios (rg_sc_shrink.c): what a failure is minimised through -------------- */
 /* Every step's count halved (at least 1; barrier, create and destroy have none): 0, or -1 when

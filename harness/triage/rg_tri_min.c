@@ -43,15 +43,6 @@ static int alike(const rg_tri_run *run, const rg_tri_group *gr, int g, int k, co
     return same;
 }
 
-static int write_sc(const char *path, const rg_scenario *sc, const char *comment)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    int rc = rg_scenario_write(f, sc, comment);
-    return fclose(f) != 0 ? -1 : rc;
-}
-
 /* The reproduce line of the minimal case: the group's, its scenario replaced. */
 static void min_repro(const char *repro, const char *path, char *out, size_t len)
 {
@@ -90,7 +81,7 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
         int k = ++gr->min.tried;
         snprintf(cand.name, sizeof(cand.name), "%.100s-min-%d", rep->name, k);
         snprintf(path, sizeof(path), "%s/%d.yaml", dir, k);
-        if (write_sc(path, &cand, "railguard triage: a minimising candidate") != 0) {
+        if (rg_scenario_save(path, &cand, "railguard triage: a minimising candidate") != 0) {
             snprintf(err, errlen, "%s: cannot write it", path);
             return -1;
         }
@@ -126,9 +117,9 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
     snprintf(cur.name, sizeof(cur.name), "%.100s-min", rep->name);
     snprintf(gr->min.path, sizeof(gr->min.path), "%s/triage/%02d-%s.min.yaml", run->dir, g + 1,
              gr->slug);
-    if (write_sc(gr->min.path, &cur,
-                 "railguard triage: the smallest scenario found that fails "
-                 "with the group's signature") != 0) {
+    if (rg_scenario_save(gr->min.path, &cur,
+                         "railguard triage: the smallest scenario found that fails "
+                         "with the group's signature") != 0) {
         snprintf(err, errlen, "%s: cannot write it", gr->min.path);
         return -1;
     }

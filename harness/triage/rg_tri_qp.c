@@ -11,8 +11,8 @@
  *       the peer took fewer receive completions there than the sends that completed: UC drops
  *       a message that finds no receive, and says nothing to either end
  *   a wait for a message never sent  the failing rank hung to the deadline, or waited until
- *       its call timed out, polling (at least RG_TRI_POLLS_MIN polls of its receive CQ after
- *       its last completion: at the deadline's snapshot, or up to its next completion), with
+ *       its call timed out, polling (the shim's trace_idle: at least RG_TRI_POLLS_MIN polls in
+ *       a row of its receive CQ found nothing after its last completion, before the cut), with
  *       nothing of its own outstanding but receives; on each QP with receives outstanding
  *       every send the peer's end had posted by then had arrived: none was posted for them
  *
@@ -169,7 +169,8 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
         return false;
     }
     send_done(A, done, dline);
-    int sent = 0, k = 0, hit = -1, avail = 0, next = -1, pass;
+    int sent = 0, k = 0, hit = -1, avail = 0, next = -1;
+    bool left = false; /* the hit rests on its completion (left its NIC), not on its post */
     for (int i = 0; i < A->nposts; i++)
         if (rg_tr_consumes(A->post[i].kind) && A->post[i].fate == RG_TR_WIRE && done[i] >= 0)
             sent++;
@@ -179,7 +180,7 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
      * k-th receive was posted, the receiver given the clocks' error: the k-th message could
      * find a receive only by waiting in the sender's queue for it.
      */
-    for (pass = 0; got < sent && hit < 0 && pass < 2; pass++)
+    for (int pass = 0; got < sent && hit < 0 && pass < 2; pass++)
         for (int i = 0, k0 = 0; hit < 0 && i < A->nposts; i++) {
             if (!rg_tr_consumes(A->post[i].kind) || A->post[i].fate != RG_TR_WIRE)
                 continue;
@@ -189,8 +190,10 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
             double t = pass ? aligned(x, a, A->post[i].at_ms) + margin(x, a, b)
                             : aligned(x, a, done[i]) + margin(x, a, b) + RG_TRI_FLIGHT_MS;
             avail = recvs_before(x, b, B, t, &next);
-            if (avail < k)
+            if (avail < k) {
                 hit = i;
+                left = pass == 0;
+            }
         }
     if (hit >= 0) {
         char last[96] = "none before it", then[96] = "and never another";
@@ -205,7 +208,7 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
         if (next >= 0)
             snprintf(then, sizeof(then), "the next at %.3f ms", aligned(x, b, B->post[next].at_ms));
         char when[96];
-        if (pass == 1) /* the loop's increment ran once after the hit */
+        if (left)
             snprintf(when, sizeof(when), "had left its NIC by %.3f ms (its completion)",
                      aligned(x, a, done[hit]));
         else

@@ -11,15 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int write_sc(const char *path, const rg_scenario *sc)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    int rc = rg_scenario_write(f, sc, "railguard triage: the group's smallest case, traced");
-    return fclose(f) != 0 ? -1 : rc;
-}
-
 /* One traced scenario (from) run by the group's line up to `tries` times, until it fails
  * alike: 1 with the cause taken when it proves one, 0 when it never failed alike, -1. */
 static int traced_runs(rg_tri_run *run, int g, const char *from, const char *what, int tries,
@@ -43,7 +34,8 @@ static int traced_runs(rg_tri_run *run, int g, const char *from, const char *wha
     snprintf(path, sizeof(path), "%s/triage/trace/%02d-%s-%s.yaml", run->dir, g + 1, gr->slug,
              what);
     snprintf(out, sizeof(out), "%s/triage/trace", run->dir);
-    if (rg_mkdirs(out) != 0 || write_sc(path, &sc) != 0) {
+    if (rg_mkdirs(out) != 0 ||
+        rg_scenario_save(path, &sc, "railguard triage: the group's smallest case, traced") != 0) {
         snprintf(err, errlen, "%s: cannot write it", path);
         return -1;
     }

@@ -19,8 +19,8 @@ static const char *const good =
     "\"signaled\":false,\"fate\":\"lost\",\"at_ms\":2.5}\n"
     "{\"event\":\"trace_cqe\",\"rank\":0,\"pid\":7,\"mono_ms\":4.0,\"dev\":\"rxe1\",\"qp\":18,"
     "\"dir\":\"?\",\"op\":\"?\",\"status\":5,\"wr_id\":\"0x1\",\"bytes\":0,\"cq\":1,\"polls\":12}\n"
-    "{\"event\":\"cq\",\"rank\":0,\"pid\":7,\"why\":\"snapshot\",\"dev\":\"rxe1\",\"cq_ord\":1,"
-    "\"polls\":99,\"cqe\":1}\n";
+    "{\"event\":\"trace_idle\",\"rank\":0,\"pid\":7,\"mono_ms\":5.0,\"dev\":\"rxe1\",\"cq\":1,"
+    "\"idle\":256}\n";
 
 static char g_path[64];
 
@@ -44,8 +44,8 @@ START_TEST(test_trace_read)
     ck_assert(t.present && t.any && !t.full);
     ck_assert_int_eq(t.bad_lines, 0);
     ck_assert_int_eq(t.nqps, 1);
-    const rg_tr_qp *q = rg_trace_qp(&t, 7, "rxe1", 18);
-    ck_assert_ptr_nonnull(q);
+    const rg_tr_qp *q = &t.qp[0];
+    ck_assert(q->pid == 7 && q->qpn == 18 && !strcmp(q->dev, "rxe1"));
     ck_assert(q->known && !q->srq && !q->gap);
     ck_assert_str_eq(q->type, "uc");
     ck_assert_str_eq(q->peer_gid, "fe800000000000000000000000000002");
@@ -61,10 +61,10 @@ START_TEST(test_trace_read)
     ck_assert_int_eq(q->cqe[0].dir, RG_TR_UNKNOWN);
     ck_assert_int_eq(q->cqe[0].status, 5);
     ck_assert_uint_eq(q->cqe[0].n, 12);
-    const rg_tr_cq *c = rg_trace_cq(&t, 7, 1);
-    ck_assert_ptr_nonnull(c);
-    ck_assert(c->snapshot);
-    ck_assert_uint_eq(c->polls, 99);
+    ck_assert_int_eq(t.nidle, 1);
+    ck_assert(t.idle[0].pid == 7 && t.idle[0].cq == 1 && t.idle[0].line == 5);
+    ck_assert_uint_eq(t.idle[0].idle, 256);
+    ck_assert_double_eq(t.idle[0].at_ms, 5.0);
     rg_trace_free(&t);
 
     /* Each field not as the shim writes it makes its line unreadable, and the first is named. */

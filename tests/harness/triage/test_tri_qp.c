@@ -226,21 +226,18 @@ START_TEST(test_uc_drop)
             "\"qp\":18,\"dir\":\"recv\",\"op\":\"?\",\"status\":12,\"cq\":0}\n");
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
     /* A peer that is not the one the sender was pointed at; one that points elsewhere. */
-    uc_pair("uc", 1010.0, 1, NULL, NULL);
-    FILE *b = events(1, "w");
-    qp(b, 1, 0x13, 0x11, "uc");
-    post(b, 1, 0x13, "recv", 1, 1000.0, "wire");
-    fclose(b);
-    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
-    uc_pair("uc", 1010.0, 1, NULL, NULL);
-    b = events(1, "w");
-    qp(b, 1, 0x12, 0x19, "uc");
-    post(b, 1, 0x12, "recv", 1, 1000.0, "wire");
-    fclose(b);
-    ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    static const unsigned ends[2][2] = {{0x13, 0x11}, {0x12, 0x19}};
+    for (int e = 0; e < 2; e++) {
+        uc_pair("uc", 1010.0, 1, NULL, NULL);
+        FILE *b = events(1, "w");
+        qp(b, 1, ends[e][0], ends[e][1], "uc");
+        post(b, 1, ends[e][0], "recv", 1, 1000.0, "wire");
+        fclose(b);
+        ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
+    }
     /* A QP number that served two QPs (moved to RTR again): neither lifetime is counted. */
     uc_pair("uc", 1010.0, 1, NULL, NULL);
-    b = events(1, "a");
+    FILE *b = events(1, "a");
     qp(b, 1, 0x12, 0x11, "uc");
     fclose(b);
     ck_assert(!cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why));
