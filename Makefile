@@ -46,7 +46,7 @@ FI_OWN_SRC    := faultinject/fi_own.c
 HARNESS_PARTS    := base data scenario evidence result rank launch judge report triage cmd
 HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base data scenario \
                         evidence result judge report triage)))) \
-                    harness/launch/rg_proc.c harness/launch/rg_clock.c \
+                    harness/launch/rg_proc.c harness/launch/rg_symbolize.c harness/launch/rg_clock.c \
                     harness/launch/rg_slow_measure.c harness/rank/rg_transport.c \
                     harness/rank/rg_bench_spec.c harness/cmd/rg_sweep_plan.c \
                     harness/cmd/rg_report_cmd.c

@@ -7,13 +7,13 @@
 int main(void)
 {
     static Suite *(*const suites[])(void) = {
-        rg_suite_status,        rg_suite_reduce,   rg_suite_config,  rg_suite_verbs_gid,
-        rg_suite_vpair_pattern, rg_suite_plan,     rg_suite_fi_plan, rg_suite_fi_own,
-        rg_suite_scenario,      rg_suite_data,     rg_suite_report,  rg_suite_judge,
-        rg_suite_sweep,         rg_suite_sidechan, rg_suite_parse,   rg_suite_paths,
-        rg_suite_bench,         rg_suite_timeline, rg_suite_clock,   rg_suite_slow,
-        rg_suite_measure,       rg_suite_opt,      rg_suite_triage,  rg_suite_signature,
-        rg_suite_trace,         rg_suite_tri_qp,
+        rg_suite_status,        rg_suite_reduce,   rg_suite_config,    rg_suite_verbs_gid,
+        rg_suite_vpair_pattern, rg_suite_plan,     rg_suite_fi_plan,   rg_suite_fi_own,
+        rg_suite_scenario,      rg_suite_data,     rg_suite_report,    rg_suite_judge,
+        rg_suite_sweep,         rg_suite_sidechan, rg_suite_parse,     rg_suite_paths,
+        rg_suite_bench,         rg_suite_timeline, rg_suite_clock,     rg_suite_slow,
+        rg_suite_measure,       rg_suite_opt,      rg_suite_triage,    rg_suite_signature,
+        rg_suite_trace,         rg_suite_tri_qp,   rg_suite_symbolize,
     };
     const char *label = getenv("RG_TEST_LABEL");
     return rg_check_main(label && *label ? label : "unit", suites,

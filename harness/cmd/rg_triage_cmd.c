@@ -28,10 +28,12 @@ static const rg_opt triage_table[] = {
     {.name = "minimise",
      .kind = RG_OPT_INT,
      .arg = "N",
-     .help = "Minimises each group's smallest scenario through at most N candidates (a rank, "
-             "a rail, a step or a fault fewer, counts halved), each run by the group's "
-             "reproduce line and kept when it fails with the group's signature, as often as "
-             "its rate says for a flaky one (default 20; 0: none).",
+     .help = "Minimises each group's smallest scenario through at most N candidates (its "
+             "faults cut, then a rank, a rail, a step or a fault fewer, counts halved), each "
+             "run by the group's reproduce line and kept when it fails with the group's "
+             "signature (or the same with fewer faults fired), as often as its rate says for a "
+             "flaky one; then merges the groups whose minimal cases fail alike (default 20; 0: "
+             "none).",
      .off = offsetof(struct triage_opts, minimise),
      .len = sizeof(int),
      .lo = 0,
@@ -67,15 +69,22 @@ static void summary(const rg_tri_run *run)
                run->groups[g].title, run->dir, g + 1, run->groups[g].slug);
 }
 
-/* Every group's rate, its re-runs bounded by four times the first run's length (at least ten
- * minutes): each re-run has the scenario's own deadlines, this only keeps a stuck one from
- * holding the triage. 0, or -1 after one line. */
+/* A group's re-runs are bounded by four times the first run's length (at least ten minutes):
+ * each has the scenario's own deadlines, this only keeps a stuck one from holding the triage. */
+static double limit_of(const rg_tri_run *run, int g)
+{
+    const rg_result *rep = run->cases[run->groups[g].rep].res;
+    return rep->seconds * 4 > 600 ? rep->seconds * 4 : 600;
+}
+
+/* Every group's rate and minimal case; the groups whose minimal cases fail alike merged; then
+ * every group's traced run. 0, or -1 after one line. */
 static int rates(rg_tri_run *run, int n, int budget)
 {
     char err[1400], said[200];
     for (int g = 0; (n || budget) && g < run->ngroups; g++) {
         const rg_result *rep = run->cases[run->groups[g].rep].res;
-        double limit = rep->seconds * 4 > 600 ? rep->seconds * 4 : 600;
+        double limit = limit_of(run, g);
         printf("railguard triage: group %d: %s, %d re-run(s), minimised through at most %d "
                "candidate(s)\n",
                g + 1, rep->name, n, budget);
@@ -94,7 +103,18 @@ static int rates(rg_tri_run *run, int n, int budget)
         if (budget)
             printf("railguard triage: group %d: %s%s%s\n", g + 1, run->groups[g].min.note,
                    run->groups[g].min.steps[0] ? ": " : "", run->groups[g].min.steps);
-        if (rg_tri_traced(run, g, limit, err, sizeof(err)) != 0) {
+    }
+    int before = run->ngroups, merged = budget ? rg_tri_merge(run, err, sizeof(err)) : 0;
+    if (merged < 0) {
+        fprintf(stderr, "railguard triage: %s\n", err);
+        return -1;
+    }
+    if (merged)
+        printf("railguard triage: %d group(s) became %d: minimal cases that fail alike are one "
+               "bug\n",
+               before, run->ngroups);
+    for (int g = 0; (n || budget) && g < run->ngroups; g++) {
+        if (rg_tri_traced(run, g, limit_of(run, g), err, sizeof(err)) != 0) {
             fprintf(stderr, "railguard triage: %s\n", err);
             return -1;
         }

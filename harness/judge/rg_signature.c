@@ -139,6 +139,11 @@ static bool parse_frame(const char *line, char *fn, size_t fnlen, char *obj, siz
 int rg_sig_frames(const char *text, char frames[][96], int max)
 {
     int n = 0;
+    /* Frames named from debug information (launch/rg_symbolize.c) say what the raw dump
+     * above them said, better: read only them. */
+    const char *named = strstr(text, RG_BT_NAMED_MARK);
+    if (named)
+        text = named;
     bool found = false; /* this thread's (or this dump's) frame is taken */
     for (const char *line = text; line && *line;) {
         const char *end = strchr(line, '\n');

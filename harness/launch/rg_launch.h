@@ -3,8 +3,9 @@
  * rg_launch.h - starting a scenario's processes and watching them: each process's state
  * (rg_proc.c: the shim's environment and plan, a hung one's summary and backtrace, one that
  * ended early), ranks forked from a server (rg_forksrv.c), the checks before anything runs
- * (rg_preflight.c), one clock for an external launch (rg_clock.c), and what the machine takes
- * from the ranks while they run (rg_slow_measure.c).
+ * (rg_preflight.c), one clock for an external launch (rg_clock.c), what the machine takes
+ * from the ranks while they run (rg_slow_measure.c), and a hung rank's frames named from debug
+ * information (rg_symbolize.c).
  */
 #ifndef RG_LAUNCH_H
 #define RG_LAUNCH_H
@@ -137,6 +138,19 @@ int rg_proc_backtrace_signal(void);
 /* Every process lo..hi-1 still running: summary, backtrace (gdb where it gave none), killed.
  * `inproc`: the process writes its own backtrace on rg_proc_backtrace_signal (a worker). */
 void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inproc);
+
+/* --- a hung rank's backtrace named (rg_symbolize.c) ---------------------------------------- */
+/* The line that starts each dump's named frames, appended below the raw ones. */
+#define RG_BT_NAMED_MARK "--- named by addr2line"
+/*
+ * Appends to the backtrace file at path its dumps' frames named by addr2line from each object's
+ * debug information (once: a file that has the marker is left alone; gdb's dumps, already
+ * named, too). 0, or -1 with why when an object could not be named (the frames it could name
+ * are written all the same, the marker line saying why).
+ */
+int rg_bt_symbolize(const char *path, char *why, size_t whylen);
+/* A demangled C++ name as a frame's name: "void ns::C::f<int>(int*) const" is "ns::C::f". */
+void rg_sym_norm(const char *full, char *out, size_t len);
 /* A process stopped (by its stop fault, or not) is ended by the runner: killed, reaped, and
  * its end (said->left_t_s) the moment it stopped. Whether p was such a process. */
 bool rg_proc_end_stopped(struct rg_proc *p, rg_rank_result *said);

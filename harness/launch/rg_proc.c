@@ -144,6 +144,12 @@ void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inp
             continue;
         kill(p->pid, SIGKILL);
         waitpid(p->pid, &p->status, 0);
+        /* Named once the rank is gone: addr2line reads the objects, not the process. */
+        char why[700];
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
+        if (rg_bt_symbolize(path, why, sizeof(why)) != 0)
+            fprintf(stderr, "railguard: rank %d's backtrace (%s): not every frame named: %s\n", r,
+                    path, why[0] ? why : "cannot append to it");
     }
 }
 

@@ -133,27 +133,38 @@ static bool parses(const rg_scenario *sc)
 
 int rg_sc_shrink_next(const rg_scenario *cur, int *cursor, rg_scenario *out, char *what, size_t len)
 {
-    /* Cursor: 0 ranks, 1 rails, 2 counts, then 3 + i a step (last first), then 3 + nops + i a
-     * fault (last first). */
+    /* Cursor: 0 every fault at once, 1 ranks, 2 rails, 3 counts, then 4 + i a step (last
+     * first), then 4 + nops + i one fault (last first; only when there are two or more, one
+     * alone is what 0 cut). Every fault first: a failure that shows without any is not theirs,
+     * and whether it is decides what the rest of the case is minimised around. */
     for (;;) {
         int k = (*cursor)++, rc;
-        if (k == 0)
+        int nf = cur->nfaults > 1 ? cur->nfaults : 0;
+        if (k == 0) {
+            rc = cur->nfaults ? 0 : -1;
+            if (!rc) {
+                *out = *cur;
+                out->nfaults = 0;
+                faults_text(out);
+                snprintf(what, len, "without faults");
+            }
+        } else if (k == 1)
             rc = fewer_ranks(cur, out, what, len);
-        else if (k == 1) {
+        else if (k == 2) {
             rc = cur->rails > 1 ? 0 : -1;
             if (!rc) {
                 *out = *cur;
                 out->rails = cur->rails - 1;
                 snprintf(what, len, "%d rail(s)", out->rails);
             }
-        } else if (k == 2) {
+        } else if (k == 3) {
             rc = rg_sc_halve_counts(cur, out);
             if (!rc)
                 snprintf(what, len, "counts halved");
-        } else if (k < 3 + cur->nops) {
-            rc = without_step(cur, cur->nops - 1 - (k - 3), out, what, len);
-        } else if (k < 3 + cur->nops + cur->nfaults) {
-            rc = without_fault(cur, cur->nfaults - 1 - (k - 3 - cur->nops), out, what, len);
+        } else if (k < 4 + cur->nops) {
+            rc = without_step(cur, cur->nops - 1 - (k - 4), out, what, len);
+        } else if (k < 4 + cur->nops + nf) {
+            rc = without_fault(cur, cur->nfaults - 1 - (k - 4 - cur->nops), out, what, len);
         } else {
             return -1;
         }

@@ -276,9 +276,9 @@ int rg_scenario_save(const char *path, const rg_scenario *sc, const char *commen
 int rg_sc_halve_counts(const rg_scenario *in, rg_scenario *out);
 /*
  * The next smaller candidate after *cursor (start at 0; after taking a candidate, start again
- * at 0 from it): one rank fewer, one rail fewer, counts halved, a step cut (its faults and
- * expectations renumbered), a fault cut -- each only where the scenario stays one the runner
- * takes (it is written and parsed back). 0 with out and what ("2 ranks", "without step 1
+ * at 0 from it): every fault cut, one rank fewer, one rail fewer, counts halved, a step cut
+ * (its faults and expectations renumbered), one fault cut -- each only where the scenario stays one
+ * the runner takes (it is written and parsed back). 0 with out and what ("2 ranks", "without step 1
  * (broadcast)"), or -1 when there are no more.
  */
 int rg_sc_shrink_next(const rg_scenario *cur, int *cursor, rg_scenario *out, char *what,

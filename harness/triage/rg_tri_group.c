@@ -19,6 +19,24 @@ static void note_unread(rg_tri_run *run, const char *why)
     run->nunread++;
 }
 
+/* A run from before the runner named hung ranks' frames is named here, so that its signatures
+ * are the ones a new run of the same bug gets (launch/rg_symbolize.c). What cannot be named is
+ * said, and the raw frames stand. */
+static void name_hung(rg_tri_run *run, const rg_result *r)
+{
+    for (int i = 0; i < r->ranks; i++) {
+        if (rg_rank_judged(r, i) != RG_V_DEADLOCK)
+            continue;
+        char path[1200], why[700], note[2000];
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", r->dir, i);
+        if (rg_bt_symbolize(path, why, sizeof(why)) != 0) {
+            snprintf(note, sizeof(note), "%s: not every frame named: %s", path,
+                     why[0] ? why : "cannot append to it");
+            note_unread(run, note);
+        }
+    }
+}
+
 int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
 {
     char **names = NULL;
@@ -56,6 +74,7 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
             else if (!r->passed) {
                 rg_tri_case *c = &run->cases[run->nfail++];
                 c->res = r;
+                name_hung(run, r);
                 rg_signature(r, &c->sig);
             }
         }
@@ -147,6 +166,14 @@ int rg_tri_group_cases(rg_tri_run *run)
         rg_tri_diagnose(run->cases[run->groups[g].rep].res, &run->groups[g].sig,
                         &run->groups[g].cause);
     return 0;
+}
+
+void rg_tri_group_drop(rg_tri_run *run, int g)
+{
+    free(run->groups[g].cases);
+    memmove(&run->groups[g], &run->groups[g + 1],
+            sizeof(run->groups[0]) * (size_t)(run->ngroups - g - 1));
+    run->ngroups--;
 }
 
 void rg_tri_free(rg_tri_run *run)

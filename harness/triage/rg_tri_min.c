@@ -22,9 +22,10 @@ static int needed(const rg_tri_rate *r, int tries)
     return k < 1 ? 1 : k;
 }
 
-/* Runs candidate path `tries` times; how many failed with key. */
+/* Runs candidate path `tries` times; how many failed alike (rg_tri_alike with the minimal
+ * case's signature so far), the first such one's signature into got. */
 static int alike(const rg_tri_run *run, const rg_tri_group *gr, int g, int k, const char *path,
-                 int tries, double limit_s, char *err, size_t errlen)
+                 int tries, double limit_s, rg_sig *got, char *err, size_t errlen)
 {
     const rg_result *rep = run->cases[gr->rep].res;
     int same = 0;
@@ -35,12 +36,55 @@ static int alike(const rg_tri_run *run, const rg_tri_group *gr, int g, int k, co
         int st = rg_tri_run_once(rep->repro, path, out, limit_s, &again, err, errlen);
         if (st < 0)
             return -1;
-        if (st == 0 && !again.nslow && again.nfail && !strcmp(again.cases[0].sig.key, gr->sig.key))
+        if (st == 0 && !again.nslow && again.nfail &&
+            rg_tri_alike(&gr->min.sig, &again.cases[0].sig)) {
+            if (!same)
+                *got = again.cases[0].sig;
             same++;
+        }
         if (st == 0)
             rg_tri_free(&again);
     }
     return same;
+}
+
+/* The words of a signature's faults ("delay+stall"): how many, into w. */
+static int fault_words(const char *faults, char w[][48], int max)
+{
+    int n = 0;
+    for (const char *p = faults; *p && n < max;) {
+        size_t k = strcspn(p, "+");
+        snprintf(w[n++], 48, "%.*s", (int)(k < 47 ? k : 47), p);
+        p += k + (p[k] == '+');
+    }
+    return n;
+}
+
+bool rg_tri_alike(const rg_sig *want, const rg_sig *got)
+{
+    if (!strcmp(want->key, got->key))
+        return true;
+    /* Every field but the faults. */
+    if (strcmp(want->first, got->first) || strcmp(want->cls, got->cls) ||
+        strcmp(want->op, got->op) || strcmp(want->algo, got->algo) ||
+        strcmp(want->others, got->others) || want->nframes != got->nframes)
+        return false;
+    for (int i = 0; i < want->nframes; i++)
+        if (strcmp(want->frames[i], got->frames[i]))
+            return false;
+    char a[FI_MAX_RULES][48], b[FI_MAX_RULES][48];
+    int na = fault_words(want->faults, a, FI_MAX_RULES),
+        nb = fault_words(got->faults, b, FI_MAX_RULES);
+    if (nb >= na)
+        return false;
+    for (int j = 0; j < nb; j++) {
+        bool in = false;
+        for (int i = 0; i < na; i++)
+            in |= !strcmp(a[i], b[j]);
+        if (!in)
+            return false;
+    }
+    return true;
 }
 
 /* The reproduce line of the minimal case: the group's, its scenario replaced. */
@@ -62,6 +106,7 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
     const rg_result *rep = run->cases[gr->rep].res;
     char dir[1200], path[1400], what[300], why[600];
     gr->min.tried = gr->min.kept = 0;
+    gr->min.sig = gr->sig;
     if (rg_scenario_load(rep->path, &cur, why, sizeof(why)) != 0) {
         snprintf(gr->min.note, sizeof(gr->min.note), "not minimised: %s", why);
         return 0;
@@ -85,11 +130,14 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
             snprintf(err, errlen, "%s: cannot write it", path);
             return -1;
         }
-        int same = alike(run, gr, g, k, path, tries, limit_s, err, errlen);
+        static rg_sig got;
+        int same = alike(run, gr, g, k, path, tries, limit_s, &got, err, errlen);
         if (same < 0)
             return -1;
         if (same < need)
             continue;
+        /* From here on the case must fail as this candidate did: without the faults it cut. */
+        gr->min.sig = got;
         cur = cand;
         cursor = 0;
         gr->min.kept++;

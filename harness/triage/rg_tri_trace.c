@@ -47,7 +47,9 @@ static int traced_runs(rg_tri_run *run, int g, const char *from, const char *wha
             return -1;
         if (st > 0)
             continue;
-        bool alike = !again.nslow && again.nfail && !strcmp(again.cases[0].sig.key, gr->sig.key);
+        /* The group's failure, or the same with fewer faults: what its minimal case fails with
+         * when minimising cut them. */
+        bool alike = !again.nslow && again.nfail && rg_tri_alike(&gr->sig, &again.cases[0].sig);
         if (alike) {
             rg_tri_cause c;
             rg_tri_diagnose(again.cases[0].res, &again.cases[0].sig, &c);

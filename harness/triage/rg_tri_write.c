@@ -26,13 +26,23 @@ static void cell(FILE *f, const char *s, size_t max)
 }
 
 /* Up to max_lines of a file, fenced; false when it cannot be read. */
-static bool fenced_file(FILE *f, const char *path, const char *lang, int max_lines)
+static bool fenced_file_from(FILE *f, const char *path, const char *lang, int max_lines,
+                             const char *from)
 {
     FILE *in = fopen(path, "r");
     if (!in)
         return false;
     char line[1024];
     int n = 0;
+    /* From the first line that starts with `from`, when one does. */
+    long start = 0;
+    while (from && fgets(line, sizeof(line), in)) {
+        if (!strncmp(line, from, strlen(from))) {
+            start = ftell(in) - (long)strlen(line);
+            break;
+        }
+    }
+    fseek(in, start, SEEK_SET);
     fprintf(f, "```%s\n", lang);
     while (fgets(line, sizeof(line), in)) {
         if (n++ == max_lines) {
@@ -46,6 +56,11 @@ static bool fenced_file(FILE *f, const char *path, const char *lang, int max_lin
     fprintf(f, "```\n");
     fclose(in);
     return true;
+}
+
+static bool fenced_file(FILE *f, const char *path, const char *lang, int max_lines)
+{
+    return fenced_file_from(f, path, lang, max_lines, NULL);
 }
 
 static void signature_md(FILE *f, const rg_sig *s)
@@ -92,6 +107,14 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     rg_tri_rate_said(&gr->rate, rate, sizeof(rate));
     fprintf(f, "- **Rate**: %s\n", rate);
     signature_md(f, &gr->sig);
+    if (gr->min.path[0] && strcmp(gr->min.sig.faults, gr->sig.faults) != 0)
+        fprintf(f,
+                "- **Without the faults**: the minimal case fails the same way with %s%s "
+                "fired: the faults are not this bug's cause\n",
+                gr->min.sig.faults[0] ? "only " : "none", gr->min.sig.faults);
+    if (gr->merged[0])
+        fprintf(f, "- **Merged into this group**: %s -- their minimal cases fail alike\n",
+                gr->merged);
     fprintf(f, "- **Cause**: %s\n", gr->cause.text);
     if (gr->cause.nlines)
         fprintf(f, "  (the files cited are in `%s`)\n", gr->cause.from);
@@ -129,8 +152,9 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
         if (rg_rank_judged(rep, i) != RG_V_DEADLOCK)
             continue;
         snprintf(path, sizeof(path), "%s/rank%d.backtrace", rep->dir, i);
+        /* Its frames as addr2line named them, when it could: the raw dump is in the file. */
         fprintf(f, "\n## Rank %d's backtrace (hung at the deadline)\n\n", i);
-        if (!fenced_file(f, path, "", 80))
+        if (!fenced_file_from(f, path, "", 80, RG_BT_NAMED_MARK))
             fprintf(f, "(none taken: %s is missing)\n", path);
     }
     fprintf(f, "\n## Every scenario in this group\n\n");
@@ -171,18 +195,19 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *rate =
         json_pack("{s:i,s:i,s:i,s:i,s:i,s:s}", "reruns", t->n, "same", t->same, "passed", t->passed,
                   "other", t->other, "unjudged", t->unjudged, "other_key", t->other_key);
-    json_t *min = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s}", "tried", gr->min.tried, "kept",
+    json_t *min = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:s}", "tried", gr->min.tried, "kept",
                             gr->min.kept, "path", gr->min.path, "steps", gr->min.steps, "repro",
-                            gr->min.repro, "note", gr->min.note);
+                            gr->min.repro, "note", gr->min.note, "faults", gr->min.sig.faults);
     json_t *lines = json_array();
     for (int i = 0; i < gr->cause.nlines; i++)
         json_array_append_new(lines, json_string(gr->cause.line[i]));
     json_t *cause =
         json_pack("{s:b,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text", gr->cause.text,
                   "from", gr->cause.from, "evidence", lines, "traced", gr->traced);
-    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o}", "title", gr->title, "file", file,
+    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:s}", "title", gr->title, "file", file,
                      "signature", sig_json(&gr->sig), "representative", rep->name, "repro",
-                     rep->repro, "rate", rate, "minimal", min, "cause", cause, "cases", cases);
+                     rep->repro, "rate", rate, "minimal", min, "cause", cause, "cases", cases,
+                     "merged", gr->merged);
 }
 
 /* A YAML double-quoted scalar: what any bytes of a title or frame need to read back as is. */
@@ -226,8 +251,15 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
     yq(f, s->algo);
     fprintf(f, "\n    others: ");
     yq(f, s->others);
-    fprintf(f, "\n    faults: ");
-    yq(f, s->faults);
+    /* Faults only when every failure of the group had the same: one that showed without them
+     * (merged, or its minimal case) is the same bug under any. */
+    bool one = !gr->merged[0] && (!gr->min.sig.key[0] || !strcmp(gr->min.sig.faults, s->faults));
+    for (int c = 0; one && c < gr->ncases; c++)
+        one = !strcmp(run->cases[gr->cases[c]].sig.faults, s->faults);
+    if (one) {
+        fprintf(f, "\n    faults: ");
+        yq(f, s->faults);
+    }
     fprintf(f, "\n    frames: [");
     for (int i = 0; i < s->nframes; i++) {
         fprintf(f, "%s", i ? ", " : "");

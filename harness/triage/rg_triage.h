@@ -11,6 +11,7 @@
  *   rg_tri_group.c  a run directory's results read, and its failures grouped
  *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
  *   rg_tri_min.c    each group's case minimised, keeping its signature (and rate)
+ *   rg_tri_merge.c  groups whose minimal cases fail alike merged: one bug
  *   rg_tri_why.c    the cause the evidence proves, with the lines it rests on, or none
  *   rg_tri_qp.c     the causes the ranks' verbs traces prove, QPs paired end to end
  *   rg_tri_trace.c  each group's smallest case run again with the verbs trace on
@@ -60,6 +61,8 @@ typedef struct rg_tri_min {
     char steps[600];  /* what was cut, in order ("2 ranks, counts halved, ...") */
     char repro[4400]; /* the group's reproduce line with the minimal scenario */
     char note[700];   /* how it went, or why it was not minimised */
+    rg_sig sig;       /* the minimal case's signature: the group's, or with fewer faults fired
+                         when it failed alike without them (rg_tri_alike) */
 } rg_tri_min;
 
 typedef struct rg_tri_group {
@@ -68,6 +71,7 @@ typedef struct rg_tri_group {
     rg_tri_min min;
     rg_tri_cause cause;
     char traced[800]; /* how the traced re-run went (rg_tri_trace.c), "" when none was made */
+    char merged[800]; /* the groups merged into this one (rg_tri_merge.c), "" none */
     int ncases;
     int *cases; /* indexes into the run's cases */
     int rep;    /* the representative: the fewest ranks, then the fewest seconds */
@@ -92,6 +96,8 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen);
 /* Groups run->cases by signature key; the groups' titles, slugs and representatives. */
 int rg_tri_group_cases(rg_tri_run *run);
 void rg_tri_free(rg_tri_run *run);
+/* Group g out of run->groups (its cases array freed), the later ones moved up. */
+void rg_tri_group_drop(rg_tri_run *run, int g);
 
 /*
  * Runs group g's representative n times by its reproduce line (a `railguard run`), each into
@@ -117,6 +123,19 @@ int rg_tri_run_once(const char *repro, const char *scenario, const char *out, do
  */
 int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen);
 #define RG_TRI_MIN_BUDGET 20
+/*
+ * Whether got is the failure want is: the same signature, or the same but for fewer of want's
+ * faults having fired -- a failure that shows without a fault is the same bug, not the
+ * fault's. (Every other field equal; got's faults a proper subset of want's.)
+ */
+bool rg_tri_alike(const rg_sig *want, const rg_sig *got);
+/*
+ * Merges the groups whose minimal cases have one signature (after rg_tri_minimise: a fault
+ * cut can make two groups' failures one): the later into the earlier, its scenarios added and
+ * said in the earlier's merged note; the minimal scenarios' files renamed to the groups' new
+ * numbers. The number of groups merged away, or -1 with err when a file cannot be renamed.
+ */
+int rg_tri_merge(rg_tri_run *run, char *err, size_t errlen);
 /*
  * Runs group g's minimal scenario, then (if that never fails alike) its representative, with
  * the verbs trace on (`trace: true`, written as RUN_DIR/triage/trace/NN-SLUG-WHICH.yaml), into

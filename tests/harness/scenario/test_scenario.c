@@ -1681,6 +1681,7 @@ START_TEST(test_shrink_candidates)
              "faults:\n  - stall rank=1 step=2 nth=1 ms=10\n  - error rank=0 nth=3\n",
              &sc);
     static const char *const want[] = {
+        "without faults",
         "1 rail(s)",
         "counts halved",
         "without step 1 (broadcast)",
@@ -1693,12 +1694,14 @@ START_TEST(test_shrink_candidates)
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
         ck_assert_str_eq(what, want[i]);
-        if (i == 2) {
+        if (i == 0)
+            ck_assert(cand.nfaults == 0 && !cand.faults[0]);
+        if (i == 3) {
             ck_assert_int_eq(cand.nops, 2);
             ck_assert_str_eq(cand.fault[0].rule, "stall rank=1 step=1 nth=1 ms=10");
             ck_assert_str_eq(cand.faults, "stall rank=1 step=1 nth=1 ms=10\nerror rank=0 nth=3");
         }
-        if (i == 1)
+        if (i == 2)
             ck_assert_uint_eq(cand.ops[1].count, 3);
     }
     ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), -1);
@@ -1708,6 +1711,12 @@ START_TEST(test_shrink_candidates)
     ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
     ck_assert_str_eq(what, "2 ranks");
     ck_assert_int_eq(cand.ranks, 2);
+    /* One fault alone is cut once, by the first candidate. */
+    parse_ok("ranks: 2\nprogram:\n  - {op: barrier}\nfaults:\n  - error nth=1\n", &sc);
+    cursor = 0;
+    ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
+    ck_assert_str_eq(what, "without faults");
+    ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), -1);
     /* Nothing smaller than one rank pair, one rail, count 1, one step and no fault. */
     parse_ok("ranks: 2\nprogram:\n  - {op: barrier}\n", &sc);
     cursor = 0;

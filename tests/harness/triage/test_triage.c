@@ -321,6 +321,115 @@ START_TEST(test_minimise)
 }
 END_TEST
 
+/*
+ * Two groups that differ only in the fault that fired (a stall, a delay), where the stand-in
+ * fails alike without any: each minimal case drops its fault first, the two minimal cases have
+ * one signature, and the groups merge into one, its known-failures entry naming no faults.
+ */
+static void with_fault(rg_result *r, const char *rule)
+{
+    r->nrules = 1;
+    snprintf(r->rule[0].rule, sizeof(r->rule[0].rule), "%s", rule);
+    r->rule[0].fired = 1;
+    r->rule[0].fired_by[0] = 1;
+}
+
+START_TEST(test_merge)
+{
+    static rg_result st, de, none;
+    static rg_tri_run run;
+    char dir[] = "/tmp/rg-merge-XXXXXX", err[600], path[700], script[700], cmd[1500];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *const yaml[] = {"stalled", "delayed"};
+    const char *const rule[] = {"stall ms=10 nth=1", "delay ms=5 nth=1"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s.yaml", dir, yaml[i]);
+        FILE *f = fopen(path, "w");
+        fprintf(f, "ranks: 2\nprogram:\n  - {op: all_reduce, count: 8}\nfaults:\n  - %s\n",
+                rule[i]);
+        fclose(f);
+    }
+    mk(&st, "stalled", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_reduce float32", 0);
+    mk(&de, "delayed", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_reduce float32", 0);
+    mk(&none, "x", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_reduce float32", 0);
+    with_fault(&st, rule[0]);
+    with_fault(&de, rule[1]);
+    snprintf(st.path, sizeof(st.path), "%s/stalled.yaml", dir);
+    snprintf(de.path, sizeof(de.path), "%s/delayed.yaml", dir);
+    save(dir, "000-stalled", &st);
+    save(dir, "001-delayed", &de);
+    snprintf(path, sizeof(path), "%s/none.json", dir);
+    ck_assert_int_eq(rg_result_save(&none, path, err, sizeof(err)), 0);
+    /* The stand-in: the same deadlock, with whichever fault the scenario has firing. */
+    snprintf(script, sizeof(script), "%s/fake-railguard", dir);
+    FILE *f = fopen(script, "w");
+    fprintf(
+        f,
+        "#!/bin/sh\n"
+        "for a; do last=$a; done\n"
+        "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+        "mkdir -p \"$out/000-x\"\n"
+        "if grep -q '^  - stall' \"$last\"; then cp %s/000-stalled/result.json \"$out/000-x/\";\n"
+        "elif grep -q '^  - delay' \"$last\"; then cp %s/001-delayed/result.json \"$out/000-x/\";\n"
+        "else cp %s/none.json \"$out/000-x/result.json\"; fi\n",
+        dir, dir, dir);
+    fclose(f);
+    ck_assert_int_eq(chmod(script, 0755), 0);
+    rg_result *both[] = {&st, &de};
+    const char *const sub[] = {"000-stalled", "001-delayed"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(both[i]->repro, sizeof(both[i]->repro), "%s run --out %s/repro %s/%s.yaml", script,
+                 dir, dir, yaml[i]);
+        snprintf(path, sizeof(path), "%s/%s/result.json", dir, sub[i]);
+        ck_assert_int_eq(rg_result_save(both[i], path, err, sizeof(err)), 0);
+    }
+    ck_assert_int_eq(rg_tri_load(dir, &run, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    ck_assert_int_eq(run.ngroups, 2);
+    /* The faults alone tell them apart. */
+    ck_assert(!rg_tri_alike(&run.groups[0].sig, &run.groups[1].sig));
+    ck_assert(!rg_tri_alike(&run.groups[1].sig, &run.groups[0].sig));
+    for (int g = 0; g < 2; g++) {
+        ck_assert_int_eq(rg_tri_minimise(&run, g, 3, 60, err, sizeof(err)), 0);
+        ck_assert_msg(strstr(run.groups[g].min.steps, "without faults") == run.groups[g].min.steps,
+                      "%s", run.groups[g].min.steps);
+        ck_assert_str_eq(run.groups[g].min.sig.faults, "");
+        /* The group's failure, and the same with fewer faults; never the reverse. */
+        ck_assert(rg_tri_alike(&run.groups[g].sig, &run.groups[g].min.sig));
+        ck_assert(!rg_tri_alike(&run.groups[g].min.sig, &run.groups[g].sig));
+    }
+    char second_min[1200];
+    snprintf(second_min, sizeof(second_min), "%s", run.groups[1].min.path);
+    ck_assert_int_eq(rg_tri_merge(&run, err, sizeof(err)), 1);
+    ck_assert_int_eq(run.ngroups, 1);
+    rg_tri_group *gr = &run.groups[0];
+    ck_assert_int_eq(gr->ncases, 2);
+    ck_assert_msg(strstr(gr->merged, "(1 scenario(s), its minimal case triage/min/"), "%s",
+                  gr->merged);
+    /* The merged group's minimal file went beside the candidates; the survivor's is 01-. */
+    ck_assert_int_ne(access(second_min, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/triage/01-%s.min.yaml", dir, gr->slug);
+    ck_assert_str_eq(gr->min.path, path);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", dir);
+    char *known = slurp(path);
+    ck_assert_ptr_null(strstr(known, "faults:"));
+    ck_assert_ptr_nonnull(strstr(known, "first: DEADLOCK"));
+    free(known);
+    snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, gr->slug);
+    char *md = slurp(path);
+    ck_assert_ptr_nonnull(strstr(md,
+                                 "- **Without the faults**: the minimal case fails the same way "
+                                 "with none fired"));
+    ck_assert_ptr_nonnull(strstr(md, "- **Merged into this group**: "));
+    free(md);
+    rg_tri_free(&run);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Writes text to dir/name. */
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -404,6 +513,7 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_rate_said);
     tcase_add_test(t, test_rerun);
     tcase_add_test(t, test_minimise);
+    tcase_add_test(t, test_merge);
     tcase_add_test(t, test_diagnose);
     suite_add_tcase(s, t);
     return s;

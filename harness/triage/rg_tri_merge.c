@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Groups merged after minimising (rg_triage.h). A signature keeps the faults that fired, so a
+ * transport that fails the same way with and without them -- a deadlock in its data path that
+ * every fault scenario runs into before its fault matters -- shows as one group per fault.
+ * Minimising tries the case without its faults first; when it still fails alike, the fault
+ * was not the cause, and groups whose minimal cases now fail with one signature are one bug,
+ * as crash de-duplication groups by the minimised test case's crash state.
+ */
+#include "triage/rg_triage.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The groups' minimal files under their new numbers; repro's last word is the file. */
+static int renumber(rg_tri_run *run, char *err, size_t errlen)
+{
+    for (int g = 0; g < run->ngroups; g++) {
+        rg_tri_group *gr = &run->groups[g];
+        char want[1200];
+        if (!gr->min.path[0])
+            continue;
+        snprintf(want, sizeof(want), "%s/triage/%02d-%s.min.yaml", run->dir, g + 1, gr->slug);
+        if (!strcmp(want, gr->min.path))
+            continue;
+        if (rename(gr->min.path, want) != 0) {
+            snprintf(err, errlen, "%s: cannot rename it to %s", gr->min.path, want);
+            return -1;
+        }
+        char *at = strstr(gr->min.repro, gr->min.path);
+        if (at &&
+            strlen(gr->min.repro) - strlen(gr->min.path) + strlen(want) < sizeof(gr->min.repro)) {
+            char tail[sizeof(gr->min.repro)];
+            snprintf(tail, sizeof(tail), "%s", at + strlen(gr->min.path));
+            snprintf(at, sizeof(gr->min.repro) - (size_t)(at - gr->min.repro), "%s%s", want, tail);
+        }
+        snprintf(gr->min.path, sizeof(gr->min.path), "%s", want);
+    }
+    return 0;
+}
+
+int rg_tri_merge(rg_tri_run *run, char *err, size_t errlen)
+{
+    int merged = 0;
+    for (int a = 0; a < run->ngroups; a++) {
+        rg_tri_group *ga = &run->groups[a];
+        for (int b = a + 1; b < run->ngroups;) {
+            rg_tri_group *gb = &run->groups[b];
+            if (!ga->min.sig.key[0] || strcmp(ga->min.sig.key, gb->min.sig.key) != 0) {
+                b++;
+                continue;
+            }
+            /* b's own minimal file is kept beside the candidates, named in the note. */
+            char kept[1300] = "";
+            if (gb->min.path[0]) {
+                snprintf(kept, sizeof(kept), "%s/triage/min/%s.min.yaml", run->dir, gb->slug);
+                if (rename(gb->min.path, kept) != 0) {
+                    snprintf(err, errlen, "%s: cannot rename it to %s", gb->min.path, kept);
+                    return -1;
+                }
+            }
+            size_t used = strlen(ga->merged);
+            snprintf(ga->merged + used, sizeof(ga->merged) - used, "%s\"%s\" (%d scenario(s)%s%s)",
+                     used ? "; " : "", gb->title, gb->ncases, kept[0] ? ", its minimal case " : "",
+                     kept[0] ? kept + strlen(run->dir) + 1 : "");
+            for (int c = 0; c < gb->ncases && ga->ncases < run->nfail; c++)
+                ga->cases[ga->ncases++] = gb->cases[c];
+            rg_tri_group_drop(run, b);
+            merged++;
+        }
+    }
+    return renumber(run, err, errlen) != 0 ? -1 : merged;
+}
