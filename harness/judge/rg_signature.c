@@ -220,13 +220,19 @@ static void algos(const char *calls, char *out, size_t len)
     join_sorted(w, n, out, len);
 }
 
-/* The hung ranks' wait frames, from DIR/rankR.backtrace. */
+/*
+ * The hung ranks' wait frames, from DIR/rankR.backtrace. When the first failure is itself a
+ * hang, its rank's frames alone: where the others happened to be when the deadline came is
+ * the run's doing (in a job stuck on one lost message each rank waits wherever it got to),
+ * and a set of them would make one bug a group per timing.
+ */
 static void hung_frames(const rg_result *r, rg_sig *s)
 {
     char all[RG_MAX_RANKS * 2][96];
     int n = 0;
+    bool origin_hung = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK;
     for (int i = 0; i < r->ranks && n < RG_MAX_RANKS; i++) {
-        if (rg_rank_judged(r, i) != RG_V_DEADLOCK)
+        if (rg_rank_judged(r, i) != RG_V_DEADLOCK || (origin_hung && i != s->origin))
             continue;
         char path[1100];
         snprintf(path, sizeof(path), "%s/rank%d.backtrace", r->dir, i);
@@ -260,11 +266,21 @@ void rg_signature(const rg_result *r, rg_sig *s)
     else
         snprintf(s->op, sizeof(s->op), "end");
     algos(k->calls, s->algo, sizeof(s->algo));
+    /* How the rest of the job took it: the other failed ranks' verdicts besides the first's own
+     * -- whether a second rank of four also went wrong the first's way is the run's doing --
+     * or the first's own when they all failed that way (all hung is not one hung alone). */
     char w[RG_MAX_RANKS][48];
-    int n = 0;
-    for (int i = 0; i < r->ranks; i++)
-        if (i != o && !rg_rank_acceptable(r, i))
+    int n = 0, same = 0;
+    for (int i = 0; i < r->ranks; i++) {
+        if (i == o || rg_rank_acceptable(r, i))
+            continue;
+        if (rg_rank_judged(r, i) == rg_rank_judged(r, o))
+            same++;
+        else
             snprintf(w[n++], sizeof(w[0]), "%s", rg_verdict_name(rg_rank_judged(r, i)));
+    }
+    if (!n && same)
+        snprintf(w[n++], sizeof(w[0]), "%s", s->first);
     join_sorted(w, n, s->others, sizeof(s->others));
     char f[FI_MAX_RULES][48];
     int nf = 0;

@@ -122,6 +122,24 @@ START_TEST(test_signature)
     rg_signature(&d, &sd);
     ck_assert_str_ne(sd.cls, "");
     ck_assert_str_eq(sd.others, "detected");
+    /* How many others went wrong the first's way is the run's: of four ranks, one corrupt and
+     * three hung is two corrupt and two hung; all hung is not one hung alone. */
+    static rg_result e, f;
+    rg_sig se, sf;
+    fail_case(&e, "e", 4, 0, RG_V_SILENT_CORRUPTION, RG_V_DEADLOCK, "all_reduce f32", 0);
+    e.rank[1].verdict = RG_V_SILENT_CORRUPTION;
+    rg_judge(&e);
+    fail_case(&f, "f", 2, 1, RG_V_SILENT_CORRUPTION, RG_V_DEADLOCK, "all_reduce f32", 0);
+    rg_signature(&e, &se);
+    rg_signature(&f, &sf);
+    ck_assert_str_eq(se.others, "DEADLOCK");
+    ck_assert_str_eq(se.key, sf.key);
+    fail_case(&e, "e", 3, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_reduce f32", -2);
+    fail_case(&f, "f", 3, 0, RG_V_DEADLOCK, RG_V_OK, "all_reduce f32", -2);
+    rg_signature(&e, &se);
+    rg_signature(&f, &sf);
+    ck_assert_str_eq(se.others, "DEADLOCK");
+    ck_assert_str_eq(sf.others, "");
     /* A program's rank (railguard exec) says its scenario's name as its step: "exec". */
     snprintf(a.rank[0].where, sizeof(a.rank[0].where), "%s", a.name);
     rg_signature(&a, &sa);
@@ -130,6 +148,42 @@ START_TEST(test_signature)
     a.rank[0].step = -1;
     rg_signature(&a, &sa);
     ck_assert_str_eq(sa.op, "init");
+}
+END_TEST
+
+/* Where hung ranks wait: the first failure's own frames when it hung itself, else every hung
+ * rank's. */
+START_TEST(test_signature_frames)
+{
+    static rg_result r;
+    char dir[] = "/tmp/rg-sigframes-XXXXXX", path[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static const char *const fn[] = {"wait_a", "wait_b", "wait_c"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, i);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "/x/libt.so(%s+0x1)[0x1]\n", fn[i]);
+        fclose(f);
+    }
+    rg_sig s;
+    fail_case(&r, "all-hung", 3, 1, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_reduce f32", -2);
+    snprintf(r.dir, sizeof(r.dir), "%s", dir);
+    rg_signature(&r, &s);
+    ck_assert_int_eq(s.origin, 1);
+    ck_assert_int_eq(s.nframes, 1);
+    ck_assert_str_eq(s.frames[0], "wait_b");
+    fail_case(&r, "one-wrong", 3, 2, RG_V_SILENT_CORRUPTION, RG_V_DEADLOCK, "all_reduce f32", 0);
+    snprintf(r.dir, sizeof(r.dir), "%s", dir);
+    rg_signature(&r, &s);
+    ck_assert_int_eq(s.nframes, 2);
+    ck_assert_str_eq(s.frames[0], "wait_a");
+    ck_assert_str_eq(s.frames[1], "wait_b");
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, i);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 END_TEST
 
@@ -235,6 +289,7 @@ Suite *rg_suite_signature(void)
     TCase *t = tcase_create("signature");
     tcase_add_test(t, test_frames);
     tcase_add_test(t, test_signature);
+    tcase_add_test(t, test_signature_frames);
     tcase_add_test(t, test_known_signature);
     suite_add_tcase(s, t);
     return s;
