@@ -111,7 +111,8 @@ static void fail_line(char *out, size_t len, const rg_result *r, int i)
  * A failure is a rank whose verdict is not what the scenario expects. The one named is the one
  * that explains the rest: a failure of the rank's own before one a peer's abort told it of
  * (RG_ERR_PEER_ABORT is a consequence by its meaning, and the aborting rank tells its peers
- * before it says its own verdict, so the consequence can be stamped first); then the first in
+ * before it says its own verdict, so the consequence can be stamped first); of two timeouts
+ * in different steps, the one in the earlier step (the others waited for it); then the first in
  * time (a rank whose time is unknown comes after those that have one), ties going to a rank
  * that is no service (a server still running at the deadline because its client never ended
  * is the consequence, not the cause), then the higher verdict, then the lower rank.
@@ -121,6 +122,11 @@ static bool explains_before(const rg_rank_result *k, const rg_rank_result *f)
     bool told_k = k->status == RG_ERR_PEER_ABORT, told_f = f->status == RG_ERR_PEER_ABORT;
     if (told_k != told_f)
         return told_f;
+    /* Two ranks that ran out of time in different steps: the one behind is what the one ahead
+     * waited for (a rank in finalize waits on a peer still stuck in the last step). Their
+     * times are a photo finish of two equal timeouts, and would name either. */
+    if (k->status == RG_ERR_TIMEOUT && f->status == RG_ERR_TIMEOUT && k->step != f->step)
+        return k->step < f->step;
     double tk = k->t_s < 0 ? 1e300 : k->t_s, tf = f->t_s < 0 ? 1e300 : f->t_s;
     return tk < tf || (tk == tf && f->service && !k->service) ||
            (tk == tf && f->service == k->service && k->verdict > f->verdict);

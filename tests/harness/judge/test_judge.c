@@ -131,6 +131,21 @@ START_TEST(test_first_failure_in_time)
     g_r.rank[0].status = g_r.rank[1].status = RG_ERR_PEER_ABORT;
     ck_assert(!rg_judge(&g_r));
     ck_assert_int_eq(g_r.first_rank, 2);
+    /* Seen in triage's own test: rank 1 stuck in step 0 ran out of time 10 ms after rank 0,
+     * which had finished the program and ran out waiting for it in finalize. The rank behind
+     * explains the rank ahead, whichever timeout came first. */
+    setup_case(2, NULL, 0);
+    for (int k = 0; k < 2; k++)
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = k ? 0 : 1};
+    rg_rank_find(&g_r.rank[0], RG_V_ERROR_WITHOUT_FAULT, 3.49, "finalize: RG_ERR_TIMEOUT");
+    rg_rank_find(&g_r.rank[1], RG_V_ERROR_WITHOUT_FAULT, 3.50, "sendrecv: RG_ERR_TIMEOUT");
+    g_r.rank[0].status = g_r.rank[1].status = RG_ERR_TIMEOUT;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 1);
+    /* In one step, time decides. */
+    g_r.rank[0].step = 0;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_int_eq(g_r.first_rank, 0);
 }
 END_TEST
 
