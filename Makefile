@@ -496,13 +496,19 @@ check: deps
 	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
+	 echo "== two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
+	 $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- \
+	     ci/nodes-check $(abspath $(TALLY)) || st=1; \
+	 $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --cross --timeout 600 -- \
+	     ci/nodes-check $(abspath $(TALLY)) || st=1; \
 	 echo "== the conformance run's page in headless chromium"; \
 	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
 	 echo "== every documented make target, bounded (ci/targets-check)"; \
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll page soak targets \
+	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll nodes nodes-crossed \
+	     page soak targets \
 	     || st=1; \
 	 exit $$st
 
