@@ -50,10 +50,13 @@ int rg_tri_merge(rg_tri_run *run, char *err, size_t errlen)
                 b++;
                 continue;
             }
-            /* b's own minimal file is kept beside the candidates, named in the note. */
+            /* b's own minimal file is kept beside the candidates, named in the note, under the
+             * name it was written with: its number then is unique, its slug is not. */
             char kept[1300] = "";
             if (gb->min.path[0]) {
-                snprintf(kept, sizeof(kept), "%s/triage/min/%s.min.yaml", run->dir, gb->slug);
+                const char *base = strrchr(gb->min.path, '/');
+                snprintf(kept, sizeof(kept), "%.1000s/triage/min/%.200s", run->dir,
+                         base ? base + 1 : gb->min.path);
                 if (rename(gb->min.path, kept) != 0) {
                     snprintf(err, errlen, "%s: cannot rename it to %s", gb->min.path, kept);
                     return -1;

@@ -404,8 +404,10 @@ START_TEST(test_merge)
     ck_assert_int_eq(run.ngroups, 1);
     rg_tri_group *gr = &run.groups[0];
     ck_assert_int_eq(gr->ncases, 2);
-    ck_assert_msg(strstr(gr->merged, "(1 scenario(s), its minimal case triage/min/"), "%s",
+    ck_assert_msg(strstr(gr->merged, "(1 scenario(s), its minimal case triage/min/02-"), "%s",
                   gr->merged);
+    snprintf(path, sizeof(path), "%s/triage/min/%s", dir, strrchr(second_min, '/') + 1);
+    ck_assert_int_eq(access(path, R_OK), 0);
     /* The merged group's minimal file went beside the candidates; the survivor's is 01-. */
     ck_assert_int_ne(access(second_min, F_OK), 0);
     snprintf(path, sizeof(path), "%s/triage/01-%s.min.yaml", dir, gr->slug);
