@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The groups' minimal files under their new numbers; repro's last word is the file. */
+/* The groups' minimal files under their new numbers, and their reproduce lines with them. */
 static int renumber(rg_tri_run *run, char *err, size_t errlen)
 {
     for (int g = 0; g < run->ngroups; g++) {
@@ -27,14 +27,9 @@ static int renumber(rg_tri_run *run, char *err, size_t errlen)
             snprintf(err, errlen, "%s: cannot rename it to %s", gr->min.path, want);
             return -1;
         }
-        char *at = strstr(gr->min.repro, gr->min.path);
-        if (at &&
-            strlen(gr->min.repro) - strlen(gr->min.path) + strlen(want) < sizeof(gr->min.repro)) {
-            char tail[sizeof(gr->min.repro)];
-            snprintf(tail, sizeof(tail), "%s", at + strlen(gr->min.path));
-            snprintf(at, sizeof(gr->min.repro) - (size_t)(at - gr->min.repro), "%s%s", want, tail);
-        }
         snprintf(gr->min.path, sizeof(gr->min.path), "%s", want);
+        rg_tri_min_repro(run->cases[gr->rep].res->repro, gr->min.path, gr->min.repro,
+                         sizeof(gr->min.repro));
     }
     return 0;
 }

@@ -88,7 +88,7 @@ bool rg_tri_alike(const rg_sig *want, const rg_sig *got)
 }
 
 /* The reproduce line of the minimal case: the group's, its scenario replaced. */
-static void min_repro(const char *repro, const char *path, char *out, size_t len)
+void rg_tri_min_repro(const char *repro, const char *path, char *out, size_t len)
 {
     char *argv[64], buf[4200];
     int n = rg_tri_words(repro, argv, 64, buf, sizeof(buf));
@@ -171,7 +171,7 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
         snprintf(err, errlen, "%s: cannot write it", gr->min.path);
         return -1;
     }
-    min_repro(rep->repro, gr->min.path, gr->min.repro, sizeof(gr->min.repro));
+    rg_tri_min_repro(rep->repro, gr->min.path, gr->min.repro, sizeof(gr->min.repro));
     snprintf(gr->min.note, sizeof(gr->min.note),
              "minimised from %s in %d of %d candidate(s), each failing alike in at least %d of %d "
              "run(s)",

@@ -123,6 +123,8 @@ int rg_tri_run_once(const char *repro, const char *scenario, const char *out, do
  */
 int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *err, size_t errlen);
 #define RG_TRI_MIN_BUDGET 20
+/* A group's reproduce line with its scenario (the last word) replaced by path, into out. */
+void rg_tri_min_repro(const char *repro, const char *path, char *out, size_t len);
 /*
  * Whether got is the failure want is: the same signature, or the same but for fewer of want's
  * faults having fired -- a failure that shows without a fault is the same bug, not the
