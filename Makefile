@@ -480,7 +480,7 @@ TALLY = $(BUILD)/tally
 
 check: deps
 	@$(MAKE) --no-print-directory build-rel build-asan mutants
-	@rm -f $(TALLY) && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
+	@rm -f $(TALLY) $(TALLY).why && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
 	@st=0; \
 	 echo "== the include arrows (make arrows: its recipe, not a sub-make, so make -n stays a dry run)"; \
 	 { ci/arrows --self-test && ci/arrows $(abspath $(TALLY)); } || st=1; \
