@@ -105,7 +105,7 @@ static void bt_install(const char *path)
     }
 }
 
-/* Counts what the call that just succeeded ran, when the transport can say. */
+/* Counts what the call that just returned ran, when the transport can say. */
 static void note_call(struct worker *w)
 {
     rg_algo a;
@@ -358,8 +358,10 @@ static int run_program(struct worker *w, const rg_worker_args *wa, struct first_
                     i = worker_skip_rest(w, i);
                 break;
             }
-            if (rc == 0) {
+            /* A call that returned wrong data still ran: its algorithm is the signature's. */
+            if (rc == 0 || rc == 2)
                 note_call(w);
+            if (rc == 0) {
                 /* The step before this one had a whole step to show a late read or write. */
                 rc = worker_release(w, &w->held, true, err, errlen);
                 w->held = w->fresh;

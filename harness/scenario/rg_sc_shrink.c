@@ -101,6 +101,18 @@ static int without_step(const rg_scenario *in, int s, rg_scenario *out, char *wh
     return 0;
 }
 
+/* What the file expected was of its faults: without any, every rank is held to the one
+ * default a fault-free run has (ok), or a fault-free candidate of a rank expected `detected`
+ * would fail for passing. */
+static void without_expectations(rg_scenario *sc)
+{
+    for (int r = 0; r < RG_MAX_RANKS; r++)
+        sc->expect_named[r] = false;
+    sc->expect_at_max = RG_SC_AT_ANY;
+    sc->expect_at_line = sc->expect_cls_line = 0;
+    rg_sc_expect_defaults(sc);
+}
+
 static int without_fault(const rg_scenario *in, int f, rg_scenario *out, char *what, size_t len)
 {
     *out = *in;
@@ -146,6 +158,7 @@ int rg_sc_shrink_next(const rg_scenario *cur, int *cursor, rg_scenario *out, cha
                 *out = *cur;
                 out->nfaults = 0;
                 faults_text(out);
+                without_expectations(out);
                 snprintf(what, len, "without faults");
             }
         } else if (k == 1)

@@ -755,6 +755,22 @@ START_TEST(test_subset_transport)
     res = slurp("%s/000-recovers/rank1.log", out2);
     ck_assert_msg(strstr(res, "declares RG_CAP_RECOVERS: going on after step 0's error"), "%s",
                   res);
+    /* Wrong data from a call that ran: the rank is SILENT_CORRUPTION, and what the call ran
+     * is still counted (a signature tells corruptions apart by algorithm). */
+    char *wrong = write_file("wrong.yaml", "ranks: 2\nqp: uc\nprogram:\n"
+                                           "  - {op: all_reduce, count: 10}\n");
+    setenv("RG_SUBSET_WRONG", "1", 1);
+    char out4[PATH_MAX + 48];
+    snprintf(out4, sizeof(out4), "%s/subset-wrong", g_tmp);
+    const char *wargs[] = {"run",   "--transport", subset, "--devices", g_devs,
+                           "--out", out4,          wrong,  NULL};
+    int wst = railguard(NULL, wargs, 120);
+    unsetenv("RG_SUBSET_WRONG");
+    ck_assert_msg(wst == 1, "status %d:\n%s", wst, g_out);
+    expect_in("SILENT_CORRUPTION,SILENT_CORRUPTION");
+    res = slurp("%s/000-wrong/result.json", out4);
+    ck_assert_msg(strstr(res, "\"calls\": \"") && strstr(res, "ring/1:1"), "%s", res);
+    free(wrong);
     /* A create refused in mid-program: the steps after it are skipped and named (there is no
      * communicator for them), not run into errors; the scenario reads SKIP. */
     char *again = write_file("again.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n"

@@ -11,7 +11,8 @@
  * And at the call: all_gather of int64 returns RG_ERR_UNSUPPORTED (a limit found only then),
  * which the runner must skip too, with the handle still usable. RG_SUBSET_RECOVERS=1 adds
  * RG_CAP_RECOVERS. RG_SUBSET_INITS=N: init returns RG_ERR_UNSUPPORTED after its first N calls
- * in a process (a create in mid-program refused).
+ * in a process (a create in mid-program refused). RG_SUBSET_WRONG=1: all_reduce succeeds with
+ * its first output byte flipped (wrong data from a call that ran, for its algorithm's count).
  */
 #include "railguard/plugin.h"
 
@@ -58,7 +59,11 @@ static rg_status sub_init(const rg_plugin_args *a, void **h, char *err, size_t e
 
 static rg_status sub_all_reduce(void *h, const void *s, void *r, size_t n, rg_dtype dt, rg_redop op)
 {
-    return inner()->all_reduce(h, s, r, n, dt, op);
+    rg_status st = inner()->all_reduce(h, s, r, n, dt, op);
+    const char *wrong = getenv("RG_SUBSET_WRONG");
+    if (st == RG_OK && n && wrong && !strcmp(wrong, "1"))
+        *(unsigned char *)r ^= 0x40;
+    return st;
 }
 
 static rg_status sub_all_gather(void *h, const void *s, void *r, size_t n, rg_dtype dt)

@@ -1711,11 +1711,20 @@ START_TEST(test_shrink_candidates)
     ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
     ck_assert_str_eq(what, "2 ranks");
     ck_assert_int_eq(cand.ranks, 2);
-    /* One fault alone is cut once, by the first candidate. */
-    parse_ok("ranks: 2\nprogram:\n  - {op: barrier}\nfaults:\n  - error nth=1\n", &sc);
+    /* One fault alone is cut once, by the first candidate, and with it what the file
+     * expected of it: without faults every rank is held to ok. */
+    parse_ok("ranks: 2\nprogram:\n  - {op: barrier}\nfaults:\n  - error nth=1\n"
+             "expect:\n  0: detected@0:completion\n  1: detected\n",
+             &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_DETECTED);
     cursor = 0;
     ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), 0);
     ck_assert_str_eq(what, "without faults");
+    for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(cand.expect[r], RG_SC_EXPECT_OK);
+        ck_assert_int_eq(cand.expect_at[r], RG_SC_AT_ANY);
+        ck_assert_uint_eq(cand.expect_cls[r], 0);
+    }
     ck_assert_int_eq(rg_sc_shrink_next(&sc, &cursor, &cand, what, sizeof(what)), -1);
     /* Nothing smaller than one rank pair, one rail, count 1, one step and no fault. */
     parse_ok("ranks: 2\nprogram:\n  - {op: barrier}\n", &sc);
