@@ -55,6 +55,16 @@ void rg_beside(char *out, size_t len, const char *self, const char *name);
  * source tree's scenarios/ (SELF in build/FLAVOUR/bin); -1 and "" when neither is there. */
 int rg_stock_scenarios(char *out, size_t len, const char *self);
 
+/* --- helper programs (rg_capture.c) --------------------------------------------------------- */
+/*
+ * Runs argv (looked up on PATH, no shell; its stdin and stderr /dev/null) until it exits or
+ * limit_s passes, its standard output into out (NUL-terminated; past outlen - 1 bytes the rest
+ * is read and dropped). 0 with its wait status in *status; -1 with why when it could not start,
+ * is not installed (exit 127) or ran out of time (then killed).
+ */
+int rg_capture(char *const argv[], double limit_s, char *out, size_t outlen, int *status, char *why,
+               size_t whylen);
+
 /* --- loopback ports (rg_ports.c) ----------------------------------------------------------- */
 /* A TCP port on loopback free a moment ago, or -1; whether something listens on one now. */
 int rg_free_port(void);
@@ -68,6 +78,11 @@ int rg_devices_parse(const char *cmd, const char *list, const char *from, char (
 /* A JACCL devices file: every pair of the `ranks` ranks joined by devices[0..rails). 0, or
  * -1 with errno. */
 int rg_devices_write(const char *path, int ranks, int rails, const char (*devices)[64]);
+/* Rank `rank`'s rail devices from such a file (JACCL's format: [rank][peer] = the rank's
+ * devices toward that peer, null for itself; each row names the rank's own): 0, or -1 with err
+ * naming the file. */
+int rg_devices_of_rank(const char *path, int rank, char (*devices)[64], int *n, char *err,
+                       size_t errlen);
 
 /* --- text for other readers (rg_text.c) ---------------------------------------------------- */
 /* "0.3 (git 968ae2c)": the release and the commit it was built from. */

@@ -167,72 +167,19 @@ static int name_object(const char *obj, int *idx, int n, char *why, size_t whyle
         argv[a++] = addrs[i];
     }
     argv[a] = NULL;
-    int fds[2];
-    if (pipe(fds) != 0) {
-        snprintf(why, whylen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        snprintf(why, whylen, "fork: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(fds[1], 1);
-        if (nul >= 0) {
-            dup2(nul, 0);
-            dup2(nul, 2);
-        }
-        close(fds[0]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
     char *out = malloc(SYM_OUT_MAX + 1);
-    size_t len = 0;
-    double until = rg_now_s() + SYM_DEADLINE_S;
-    bool late = false;
-    while (out) {
-        double left = until - rg_now_s();
-        if (left <= 0) {
-            late = true;
-            break;
-        }
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            continue;
-        ssize_t got = read(fds[0], out + len, SYM_OUT_MAX - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0 || (len += (size_t)got) == SYM_OUT_MAX)
-            break;
-    }
-    close(fds[0]);
-    if (late || !out)
-        kill(pid, SIGKILL);
-    int st = 0;
-    waitpid(pid, &st, 0);
     if (!out) {
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    out[len] = '\0';
-    int rc = 0;
-    if (late) {
-        snprintf(why, whylen, "addr2line on %.400s took over %.0f s: killed", obj, SYM_DEADLINE_S);
-        rc = -1;
-    } else if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-        snprintf(why, whylen, "addr2line is not installed (Debian: binutils)");
-        rc = -1;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    int st = 0, rc = rg_capture(argv, SYM_DEADLINE_S, out, SYM_OUT_MAX + 1, &st, why, whylen);
+    if (rc == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
         snprintf(why, whylen, "addr2line failed on %.400s", obj);
         rc = -1;
+    } else if (rc != 0 && strstr(why, "not installed")) {
+        snprintf(why, whylen, "addr2line is not installed (Debian: binutils)");
+    } else if (rc != 0 && strstr(why, "killed")) {
+        snprintf(why, whylen, "addr2line on %.400s took over %.0f s: killed", obj, SYM_DEADLINE_S);
     }
     /* "0xADDR\nFUNC\nFILE:LINE\n[FUNC\nFILE:LINE\n]..." per address, the innermost (inlined)
      * function first. No function or file name starts "0x": such a line is the next address. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 START_TEST(test_command_words)
@@ -67,12 +68,82 @@ START_TEST(test_mkdirs)
 }
 END_TEST
 
+/*
+ * A helper program to its end or its deadline: its output kept (and the rest drained, so a
+ * chatty one never blocks), its status, a missing one named, a slow one killed on time.
+ */
+START_TEST(test_capture)
+{
+    char out[16], why[200] = "";
+    int st = -1;
+    ck_assert_int_eq(
+        rg_capture((char *[]){"printf", "hello", NULL}, 5, out, sizeof(out), &st, why, sizeof(why)),
+        0);
+    ck_assert_str_eq(out, "hello");
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert_int_eq(rg_capture((char *[]){"sh", "-c", "seq 100000; exit 3", NULL}, 10, out,
+                                sizeof(out), &st, why, sizeof(why)),
+                     0);
+    ck_assert_str_eq(out, "1\n2\n3\n4\n5\n6\n7\n8");
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    ck_assert_int_eq(rg_capture((char *[]){"rg-no-such-program", NULL}, 5, out, sizeof(out), &st,
+                                why, sizeof(why)),
+                     -1);
+    ck_assert_str_eq(why, "rg-no-such-program is not installed");
+    double t0 = rg_now_s();
+    ck_assert_int_eq(
+        rg_capture((char *[]){"sleep", "30", NULL}, 0.3, out, sizeof(out), &st, why, sizeof(why)),
+        -1);
+    ck_assert_msg(rg_now_s() - t0 < 10, "waited %.1f s", rg_now_s() - t0);
+    ck_assert_str_eq(why, "sleep took over 0.3 s: killed");
+}
+END_TEST
+
+/* A rank's own rails from a JACCL devices file: lists, a single name, the file's faults named. */
+START_TEST(test_devices_of_rank)
+{
+    static const struct {
+        const char *text;
+        int rank, n;
+        const char *first, *err;
+    } cases[] = {
+        {"[[null, [\"rxe0\", \"rxe1\"]], [[\"rxe2\", \"rxe3\"], null]]", 1, 2, "rxe2", ""},
+        {"[[null, \"rxe0\"], [\"rxe0\", null]]", 0, 1, "rxe0", ""},
+        {"[[null, \"rxe0\"]]", 1, 0, NULL, "no row of rails for rank 1"},
+        {"[[null, [\"rxe0\", 7]]]", 0, 0, NULL, "rank 0: rail 1 is not a device name"},
+        {"[[null,", 0, 0, NULL, ":1: "},
+    };
+    char path[] = "/tmp/rg-devices-XXXXXX", devs[RG_MAX_RAILS][64], err[300];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        FILE *f = fopen(path, "w");
+        fputs(cases[i].text, f);
+        fclose(f);
+        int n = -1;
+        err[0] = '\0';
+        int rc = rg_devices_of_rank(path, cases[i].rank, devs, &n, err, sizeof(err));
+        ck_assert_msg(rc == (cases[i].first ? 0 : -1), "%zu: %d %s", i, rc, err);
+        if (cases[i].first) {
+            ck_assert_int_eq(n, cases[i].n);
+            ck_assert_str_eq(devs[0], cases[i].first);
+        } else {
+            ck_assert_msg(strstr(err, cases[i].err) && strstr(err, path), "%zu: %s", i, err);
+        }
+    }
+    unlink(path);
+}
+END_TEST
+
 Suite *rg_suite_paths(void)
 {
     Suite *s = suite_create("paths");
     TCase *t = tcase_create("words");
     tcase_add_test(t, test_command_words);
     tcase_add_test(t, test_mkdirs);
+    tcase_add_test(t, test_capture);
+    tcase_add_test(t, test_devices_of_rank);
     suite_add_tcase(s, t);
     return s;
 }
