@@ -30,6 +30,7 @@ static int key_index(const char *t, size_t len)
 #define FILTERS                                                                                    \
     (B(K_RANK) | B(K_DEV) | B(K_QP) | B(K_CQ) | B(K_OP) | B(K_AFTER) | B(K_BEFORE) | B(K_STEP) |   \
      B(K_REP))
+#define WIRE_WHERE (B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_BEFORE))
 #define TRIGGERS (B(K_NTH) | B(K_EVERY) | B(K_PROB) | B(K_SEED) | B(K_COUNT))
 
 /*
@@ -42,6 +43,8 @@ static int key_index(const char *t, size_t len)
  *                (a filter would read as narrowing the counts, which it cannot).
  *   ownership    the same for the sanitizer: it watches every QP of the process or none.
  *   trace        the same for the verbs trace.
+ *   link_down    down at after= and up again up= later: before= would be a second way to say
+ *   partition    when it comes up; a partition is of a rank's every rail, so no rail= either.
  */
 static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS),
@@ -60,6 +63,11 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_EXIT] = FILTERS | TRIGGERS | B(K_CODE),
     [FI_OWNERSHIP] = 0,
     [FI_TRACE] = 0,
+    /* The wire has no QPs, ops, steps or events to count: a rank's device, a rail, a window. */
+    [FI_WIRE] = WIRE_WHERE | B(K_LOSS) | B(K_DELAY) | B(K_JITTER) | B(K_REORDER) | B(K_DUPLICATE) |
+                B(K_CORRUPT),
+    [FI_LINK_DOWN] = B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_UP),
+    [FI_PARTITION] = B(K_RANK) | B(K_AFTER) | B(K_UP),
 };
 
 /* --- messages ------------------------------------------------------------------------------ */
@@ -109,6 +117,7 @@ static void rule_init(struct fi_rule *r, enum fi_kind kind, int line)
     r->status = IBV_WC_WR_FLUSH_ERR;
     r->ret = -1;
     r->bit = -1;
+    r->rail = -1;
     r->line = line;
 }
 
@@ -159,6 +168,18 @@ static int finish_rule(const struct fi__ctx *c, struct fi_rule *r, unsigned seen
         (seen & (B(K_OP) | B(K_QP))))
         return fi__plan_fail(c, "%s counts polls, which have no op or qp: add per=cqe",
                              fi_kind_name(r->kind));
+    if (r->kind == FI_WIRE) {
+        if (!(seen & (B(K_LOSS) | B(K_DELAY) | B(K_REORDER) | B(K_DUPLICATE) | B(K_CORRUPT))))
+            return fi__plan_fail(c, "wire needs loss=, delay=, reorder=, duplicate= or corrupt=");
+        /* netem's jitter varies the delay, and it reorders by sending some packets at once,
+         * ahead of the delayed: without a delay either would do nothing. */
+        if ((seen & (B(K_JITTER) | B(K_REORDER))) && !(seen & B(K_DELAY)))
+            return fi__plan_fail(
+                c, "wire %s needs delay=", (seen & B(K_JITTER)) ? "jitter=" : "reorder=");
+        if (r->jitter_ms > r->delay_ms)
+            return fi__plan_fail(c, "wire jitter=%" PRIu64 " is more than its delay=%" PRIu64,
+                                 r->jitter_ms, r->delay_ms);
+    }
     /* The delay the tests need most is a late receive (RNR); a send delay is asked for. */
     if (r->kind == FI_DELAY && !(seen & B(K_OP)))
         r->op = FI_OP_RECV;

@@ -61,6 +61,17 @@
  *                                  polls, one event each (fi_trace.c), for the causes triage
  *                                  proves from cross-rank evidence; at most FI_TRACE_MAX events
  *                                  a process, then one "trace_full"
+ * Wire faults: not verbs calls but the wire under them, applied by the runner (never the shim,
+ * which passes them by) to the network device under a rank's rail, and proven by that
+ * device's own counters. rank=R whose device (default: every rank's), rail=K which of its
+ * rails (default: every one); after=/before= count from the program's start:
+ *   wire    loss=P% delay=MS jitter=MS reorder=P% duplicate=P% corrupt=P%
+ *                                  sch_netem on the device's egress, at least one of them;
+ *                                  jitter and reorder need delay (netem reorders by sending
+ *                                  some packets without it)
+ *   link_down up=MS                the device taken down at after= (default: the start) and up
+ *                                  again up= ms later (default: at the program's end)
+ *   partition up=MS                every rail of the rank down at once: the rank cut off
  */
 #ifndef RG_FI_PLAN_H
 #define RG_FI_PLAN_H
@@ -94,6 +105,9 @@ enum fi_kind {
     FI_EXIT,
     FI_OWNERSHIP,
     FI_TRACE,
+    FI_WIRE,
+    FI_LINK_DOWN,
+    FI_PARTITION,
     FI_KIND_MAX
 };
 
@@ -138,7 +152,11 @@ struct fi_rule {
     int bit;      /* FI_CORRUPT: -1 = chosen from the seed */
     int perm[FI_MAX_DEVS];
     int nperm; /* FI_SWAP_RAILS: 0 = reverse the list */
-    int line;  /* where the rule was written (1-based), for events and errors */
+    /* Wire faults (FI_WIRE, FI_LINK_DOWN, FI_PARTITION); rates are fractions, 0: unset. */
+    int rail; /* -1: every rail */
+    double loss, reorder, duplicate, corrupt_rate;
+    uint64_t delay_ms, jitter_ms, up_ms; /* up_ms 0: down to the program's end */
+    int line; /* where the rule was written (1-based), for events and errors */
     /* Its bytes in the plan text, from its fault word to the end of its last parameter: a
      * caller can name each rule as it was written (railguard exec's report). */
     uint32_t src_off, src_len;
@@ -168,6 +186,13 @@ bool fi_rule_fires(const struct fi_rule *r, int idx, uint64_t n, uint64_t fired)
 static inline bool fi_kind_injects(enum fi_kind k)
 {
     return k != FI_COUNT && k != FI_OWNERSHIP && k != FI_TRACE;
+}
+
+/* Whether a kind acts on the wire under the verbs (the runner's to apply and prove), not on a
+ * verbs call (the shim's). */
+static inline bool fi_kind_wire(enum fi_kind k)
+{
+    return k == FI_WIRE || k == FI_LINK_DOWN || k == FI_PARTITION;
 }
 
 /* The names the grammar uses, for events and messages. */

@@ -35,7 +35,9 @@
     X(RANK, rank), X(DEV, dev), X(QP, qp), X(CQ, cq), X(OP, op), X(AFTER, after),                  \
         X(BEFORE, before), X(VERB, verb), X(NTH, nth), X(EVERY, every), X(PROB, prob),             \
         X(SEED, seed), X(COUNT, count), X(STATUS, status), X(RET, ret), X(MS, ms), X(BIT, bit),    \
-        X(PERM, perm), X(STEP, step), X(REP, rep), X(PER, per), X(CODE, code)
+        X(PERM, perm), X(STEP, step), X(REP, rep), X(PER, per), X(CODE, code), X(RAIL, rail),      \
+        X(LOSS, loss), X(DELAY, delay), X(JITTER, jitter), X(REORDER, reorder),                    \
+        X(DUPLICATE, duplicate), X(CORRUPT, corrupt), X(UP, up)
 #define FI__KEY_ENUM(k, name) K_##k
 #define FI__KEY_NAME(k, name) [K_##k] = #name
 enum fi__key { FI__KEYS(FI__KEY_ENUM), K__N };

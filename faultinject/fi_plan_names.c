@@ -26,6 +26,9 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_EXIT] = "exit",
     [FI_OWNERSHIP] = "ownership",
     [FI_TRACE] = "trace",
+    [FI_WIRE] = "wire",
+    [FI_LINK_DOWN] = "link_down",
+    [FI_PARTITION] = "partition",
 };
 
 static const char *const op_names[] = {

@@ -252,6 +252,44 @@ static int parse_per(const struct fi__ctx *c, struct fi_rule *r, const char *v, 
     return 0;
 }
 
+/* A wire rate: "1%", "0.5%" or "100%", as netem's own tc spells it, into a fraction in
+ * (0, 1]. The percent sign is required, so "loss=1" cannot mean 1 % to one reader and all to
+ * another. */
+static int parse_percent(const struct fi__ctx *c, const char *key, const char *v, size_t n,
+                         double *out)
+{
+    uint64_t whole = 0, frac = 0, scale = 1;
+    int digits = 0, dot = 0;
+    if (n < 2 || v[n - 1] != '%')
+        return fi__plan_fail(c, "%s is a percentage like 1%% or 0.5%% '%s'", key,
+                             fi__plan_show(v, n).s);
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (v[i] == '.' && !dot) {
+            dot = 1;
+            continue;
+        }
+        if (!is_digit(v[i]))
+            return fi__plan_fail(c, "%s is a percentage like 1%% or 0.5%% '%s'", key,
+                                 fi__plan_show(v, n).s);
+        unsigned d = (unsigned)(v[i] - '0');
+        digits++;
+        if (!dot)
+            whole = whole > 100 ? 101 : whole * 10 + d;
+        else if (scale < 1000000) {
+            frac = frac * 10 + d;
+            scale *= 10;
+        } else if (d)
+            return fi__plan_fail(c, "%s has more decimals than netem keeps '%s'", key,
+                                 fi__plan_show(v, n).s);
+    }
+    double pct = (double)whole + (double)frac / (double)scale;
+    if (!digits || !(pct > 0.0) || pct > 100.0)
+        return fi__plan_fail(c, "%s must be more than 0%% and at most 100%% '%s'", key,
+                             fi__plan_show(v, n).s);
+    *out = pct / 100.0;
+    return 0;
+}
+
 int fi__plan_value(const struct fi__ctx *c, struct fi_rule *r, enum fi__key k, const char *v,
                    size_t vn)
 {
@@ -312,6 +350,22 @@ int fi__plan_value(const struct fi__ctx *c, struct fi_rule *r, enum fi__key k, c
         return num_int(c, "code", v, vn, 0, 0, 255, &r->code);
     case K_PER:
         return parse_per(c, r, v, vn);
+    case K_RAIL:
+        return num_int(c, "rail", v, vn, 0, 0, FI_MAX_DEVS - 1, &r->rail);
+    case K_LOSS:
+        return parse_percent(c, "loss", v, vn, &r->loss);
+    case K_REORDER:
+        return parse_percent(c, "reorder", v, vn, &r->reorder);
+    case K_DUPLICATE:
+        return parse_percent(c, "duplicate", v, vn, &r->duplicate);
+    case K_CORRUPT:
+        return parse_percent(c, "corrupt", v, vn, &r->corrupt_rate);
+    case K_DELAY:
+        return num(c, "delay", v, vn, 0, 1, FI__MS_MAX, &r->delay_ms);
+    case K_JITTER:
+        return num(c, "jitter", v, vn, 0, 1, FI__MS_MAX, &r->jitter_ms);
+    case K_UP:
+        return num(c, "up", v, vn, 0, 1, FI__MS_MAX, &r->up_ms);
     case K__N:
         break;
     }

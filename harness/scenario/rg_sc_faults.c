@@ -219,6 +219,12 @@ rg_sc_expect rg_sc_expect_default(const rg_scenario *sc)
         case FI_OWNERSHIP:
         case FI_TRACE:
             break;
+        case FI_WIRE:
+            /* RC retransmits what the wire lost, duplicated, reordered or corrupted (the
+             * receiver drops a packet whose checksum fails); UC has no retry. */
+            if (sc->qp != RG_QPT_RC)
+                return RG_SC_EXPECT_ANY;
+            break;
         default:
             return RG_SC_EXPECT_ANY;
         }

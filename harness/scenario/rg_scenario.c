@@ -167,6 +167,17 @@ static int check_whole(const struct ctx *c, const yaml_node_t *root, yaml_node_t
         return sc_bad(c, vals[T_TIMEOUT], "timeout must be less than the deadline (default %.0f)",
                       sc->deadline_s);
     }
+    /* A wire fault on a rail the program does not have would act on no device. */
+    for (int i = 0; i < sc->nfaults && !sc->exec.on; i++) {
+        struct fi_plan one;
+        if (!fi_kind_wire((enum fi_kind)sc->fault[i].kind) ||
+            fi_plan_parse(sc->fault[i].rule, "", &one, NULL, 0) != 0 || one.nrules != 1)
+            continue;
+        if (one.rules[0].rail >= sc->rails)
+            return sc_fail(c, (size_t)sc->fault[i].line,
+                           "faults item %d: rail=%d names no rail (the program has %d, from 0)",
+                           i + 1, one.rules[0].rail, sc->rails);
+    }
     /* The runner adds the sanitizer's rule and the trace's to the plan it hands the ranks. */
     if (sc->nfaults + sc->ownership + sc->trace > FI_MAX_RULES)
         return sc_bad(c, vals[T_FAULTS],

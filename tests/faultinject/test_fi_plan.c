@@ -313,6 +313,53 @@ START_TEST(test_count)
 }
 END_TEST
 
+/*
+ * Wire faults: netem's rates as percentages into fractions, the delay with its jitter, a link
+ * down with its way back up, a partition. Not the shim's: they never inject a verbs event.
+ */
+START_TEST(test_wire)
+{
+    struct fi_rule r = one_rule("wire loss=1% rank=1 rail=0 after=200 before=900");
+    ck_assert_int_eq(r.kind, FI_WIRE);
+    ck_assert(fi_kind_wire(r.kind));
+    ck_assert_double_eq_tol(r.loss, 0.01, 1e-12);
+    ck_assert_int_eq(r.rank, 1);
+    ck_assert_int_eq(r.rail, 0);
+    ck_assert_uint_eq(r.after_ms, 200);
+    ck_assert_uint_eq(r.before_ms, 900);
+    ck_assert(r.reorder == 0 && r.duplicate == 0 && r.corrupt_rate == 0 && r.delay_ms == 0);
+    r = one_rule("wire delay=10 jitter=3 reorder=25% duplicate=0.5% corrupt=100%");
+    ck_assert_uint_eq(r.delay_ms, 10);
+    ck_assert_uint_eq(r.jitter_ms, 3);
+    ck_assert_double_eq_tol(r.reorder, 0.25, 1e-12);
+    ck_assert_double_eq_tol(r.duplicate, 0.005, 1e-12);
+    ck_assert_double_eq_tol(r.corrupt_rate, 1.0, 1e-12);
+    ck_assert_int_eq(r.rail, -1); /* every rail */
+    ck_assert_int_eq(r.rank, -1); /* every rank's */
+    r = one_rule("wire loss=0.000001%");
+    ck_assert_double_eq_tol(r.loss, 1e-8, 1e-15);
+    r = one_rule("link_down rail=1 after=500 up=300");
+    ck_assert_int_eq(r.kind, FI_LINK_DOWN);
+    ck_assert_int_eq(r.rail, 1);
+    ck_assert_uint_eq(r.after_ms, 500);
+    ck_assert_uint_eq(r.up_ms, 300);
+    ck_assert_uint_eq(r.before_ms, UINT64_MAX);
+    r = one_rule("partition rank=0 after=1000");
+    ck_assert_int_eq(r.kind, FI_PARTITION);
+    ck_assert_int_eq(r.rail, -1);
+    ck_assert_uint_eq(r.up_ms, 0); /* down to the program's end */
+    ck_assert(fi_kind_wire(FI_LINK_DOWN) && fi_kind_wire(FI_PARTITION));
+    ck_assert(!fi_kind_wire(FI_LOSE) && !fi_kind_wire(FI_CORRUPT) && !fi_kind_wire(FI_ERROR));
+    /* Beside verbs faults in one plan, each keeping its own place. */
+    struct fi_plan p;
+    parse_ok("lose nth=2\nwire loss=2% rail=1\ncorrupt bit=3", &p);
+    ck_assert_int_eq(p.nrules, 3);
+    ck_assert_int_eq(p.rules[1].kind, FI_WIRE);
+    ck_assert_int_eq(p.rules[2].kind, FI_CORRUPT);
+    ck_assert_int_eq(p.rules[2].bit, 3);
+}
+END_TEST
+
 /* --- filters and triggers ------------------------------------------------------------------ */
 
 START_TEST(test_filters)
@@ -572,6 +619,29 @@ static const struct {
     {"swap_rails perm=1,x", "RG_FI_PLAN:1: bad number in perm '1,x'"},
     {"swap_rails perm=0,1,2,3,4,5,6,7,8",
      "RG_FI_PLAN:1: perm has more than 8 entries '0,1,2,3,4,5,6,7,8'"},
+    /* wire faults */
+    {"wire rail=0", "RG_FI_PLAN:1: wire needs loss=, delay=, reorder=, duplicate= or corrupt="},
+    {"wire loss=1", "RG_FI_PLAN:1: loss is a percentage like 1% or 0.5% '1'"},
+    {"wire loss=%", "RG_FI_PLAN:1: loss is a percentage like 1% or 0.5% '%'"},
+    {"wire loss=0%", "RG_FI_PLAN:1: loss must be more than 0% and at most 100% '0%'"},
+    {"wire loss=100.5%", "RG_FI_PLAN:1: loss must be more than 0% and at most 100% '100.5%'"},
+    {"wire loss=1e2%", "RG_FI_PLAN:1: loss is a percentage like 1% or 0.5% '1e2%'"},
+    {"wire loss=-1%", "RG_FI_PLAN:1: loss is a percentage like 1% or 0.5% '-1%'"},
+    {"wire duplicate=0.0000001%",
+     "RG_FI_PLAN:1: duplicate has more decimals than netem keeps '0.0000001%'"},
+    {"wire reorder=25%", "RG_FI_PLAN:1: wire reorder= needs delay="},
+    {"wire loss=1% jitter=5", "RG_FI_PLAN:1: wire jitter= needs delay="},
+    {"wire delay=5 jitter=6", "RG_FI_PLAN:1: wire jitter=6 is more than its delay=5"},
+    {"wire delay=0", "RG_FI_PLAN:1: delay must be 1..3600000 '0'"},
+    {"wire loss=1% rail=8", "RG_FI_PLAN:1: rail must be 0..7 '8'"},
+    {"wire loss=1% nth=3", "RG_FI_PLAN:1: wire does not take key 'nth'"},
+    {"wire loss=1% step=2", "RG_FI_PLAN:1: wire does not take key 'step'"},
+    {"wire loss=1% qp=#0", "RG_FI_PLAN:1: wire does not take key 'qp'"},
+    {"error loss=1%", "RG_FI_PLAN:1: error does not take key 'loss'"},
+    {"link_down rail=0 before=100", "RG_FI_PLAN:1: link_down does not take key 'before'"},
+    {"link_down up=0", "RG_FI_PLAN:1: up must be 1..3600000 '0'"},
+    {"partition rail=1", "RG_FI_PLAN:1: partition does not take key 'rail'"},
+    {"partition loss=1%", "RG_FI_PLAN:1: partition does not take key 'loss'"},
     /* the first error wins, at its own line */
     {"count\ncount\n\nerror nth=1 nth=x\nflsh", "RG_FI_PLAN:4: duplicate key 'nth'"},
 };
@@ -681,8 +751,9 @@ END_TEST
 START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
-        "error",      "negpoll", "stall", "delay", "delay_first", "lose", "nomem",     "corrupt",
-        "swap_rails", "count",   "late",  "kill",  "stop",        "exit", "ownership", "trace",
+        "error",     "negpoll",    "stall", "delay",     "delay_first", "lose", "nomem",
+        "corrupt",   "swap_rails", "count", "late",      "kill",        "stop", "exit",
+        "ownership", "trace",      "wire",  "link_down", "partition",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);
@@ -690,6 +761,7 @@ START_TEST(test_kind_names_round_trip)
         const char *extra = k == FI_STALL || k == FI_DELAY || k == FI_DELAY_FIRST || k == FI_LATE
                                 ? " ms=1"
                             : k == FI_NOMEM ? " verb=reg_mr"
+                            : k == FI_WIRE  ? " loss=1%"
                                             : "";
         snprintf(text, sizeof(text), "%s%s", want[k], extra);
         ck_assert_int_eq(one_rule(text).kind, k);
@@ -909,6 +981,7 @@ Suite *rg_suite_fi_plan(void)
     tcase_add_test(tc, test_late);
     tcase_add_test(tc, test_kill_stop);
     tcase_add_test(tc, test_exit);
+    tcase_add_test(tc, test_wire);
     tcase_add_test(tc, test_phase_filters);
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_trigger_keys);

@@ -778,6 +778,17 @@ START_TEST(test_expect_default)
         parse_ok(text, &sc);
         ck_assert_msg(sc.expect[0] == RG_SC_EXPECT_ANY, "%s: expect %d", reported[i], sc.expect[0]);
     }
+    /* The wire: RC rides out a lossy, reordering, duplicating or corrupting wire (it
+     * retransmits); UC may report it; a link down may be reported on either. */
+    parse_ok("ranks: 2\nqp: rc\nprogram: [{op: barrier}]\nfaults:\n"
+             "  - wire loss=1% delay=5 jitter=1 reorder=10% duplicate=1% corrupt=1%\n",
+             &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_OK);
+    parse_ok("ranks: 2\nqp: uc\nprogram: [{op: barrier}]\nfaults: ['wire loss=1%']\n", &sc);
+    ck_assert_int_eq(sc.expect[0], RG_SC_EXPECT_ANY);
+    parse_ok("ranks: 2\nqp: rc\nprogram: [{op: barrier}]\nfaults: [link_down rail=0 up=100]\n",
+             &sc);
+    ck_assert_int_eq(sc.expect[1], RG_SC_EXPECT_ANY);
 }
 END_TEST
 
@@ -1296,6 +1307,10 @@ static const struct bad_case {
     {R "expect: {0: detected@1}" P,
      "x.yaml:2: expect: detected@1 names no step (the program has 1, from 0)"},
     {R "expect: {2: ok}" P, "x.yaml:2: expect rank must be 0..1 '2'"},
+    {R "rails: 2\nfaults:\n  - wire loss=1%\n  - link_down rail=2" P,
+     "x.yaml:5: faults item 2: rail=2 names no rail (the program has 2, from 0)"},
+    {R "faults: ['wire loss=1']" P,
+     "x.yaml:2: faults item 1: loss is a percentage like 1% or 0.5% '1'"},
     {R "expect: {foo: ok}" P, "x.yaml:2: unknown key 'foo'"},
     {R "expect: {01: ok}" P, "x.yaml:2: unknown key '01'"},
     {R "expect: {-1: ok}" P, "x.yaml:2: unknown key '-1'"},
