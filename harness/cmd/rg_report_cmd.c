@@ -70,7 +70,7 @@ static int merge_views(const char *dir, const rg_result *views, int n, rg_result
 {
     static rg_evidence ev[RG_MAX_RANKS];
     static rg_scenario sc;
-    char err[1024], path[PATH_MAX + 64];
+    char err[1024];
     for (int i = 1; i < n; i++) {
         if (strcmp(views[i].path, views[0].path) != 0) {
             fprintf(stderr, "railguard report: %s: results of two scenarios (%s, %s)\n", dir,
@@ -83,8 +83,7 @@ static int merge_views(const char *dir, const rg_result *views, int n, rg_result
         return -1;
     }
     for (int r = 0; r < sc.ranks; r++) {
-        snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", dir, r);
-        if (rg_evidence_read(path, &ev[r], err, sizeof(err)) != 0) {
+        if (rg_evidence_read_rank(dir, r, &ev[r], err, sizeof(err)) != 0) {
             fprintf(stderr, "railguard report: %s\n", err);
             return -1;
         }

@@ -30,6 +30,19 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
                   int hi, const char *coord, const char *devfile, const char *planfile, bool whole)
 {
     static rg_launched l;
+    /* The rails under the ranks here, for wire faults: the run's devices, or an external
+     * rank's own row of the site's devices file. */
+    static char devs[RG_MAX_RAILS][64];
+    int ndev = 0;
+    if (!whole && devfile) {
+        char err[600];
+        if (rg_devices_of_rank(devfile, lo, devs, &ndev, err, sizeof(err)) != 0)
+            ndev = 0; /* the transport says what is wrong with it; wire faults say none given */
+    } else {
+        for (int k = 0; k < o->ndevices && k < RG_MAX_RAILS; k++)
+            snprintf(devs[k], sizeof(devs[k]), "%s", o->devices[k]);
+        ndev = o->ndevices;
+    }
     const rg_worker_launch w = {.self = o->self,
                                 .shim = o->shim,
                                 .transport = o->transport,
@@ -45,7 +58,9 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
                                 .seed = rg_run_seed(o, &e->sc),
                                 .fork_server = o->fork_server,
                                 .wrap = o->wrap,
-                                .nwrap = o->nwrap};
+                                .nwrap = o->nwrap,
+                                .devices = (const char(*)[64])devs,
+                                .ndev = ndev};
     rg_launch_workers(&w, &l);
     rg_judge_workers(res, &e->sc, &l, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
 }

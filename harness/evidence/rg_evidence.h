@@ -34,6 +34,8 @@ typedef struct rg_evidence {
      * is a finding of the rank (rg_evidence_apply), never a silent skip. */
     int bad_lines;
     char unreadable[300];
+    /* A wire fault the runner could not apply for this rank (wire/rg_wire.h): its why. */
+    char wire_failed[300];
     /* The ownership sanitizer: its last "owned" summary, and its first finding in full. */
     bool owned;
     uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
@@ -80,5 +82,20 @@ typedef struct rg_evidence {
 
 /* Reads one rank's events. A missing file is not an error (present stays false). */
 int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen);
+
+/*
+ * A rank's wire evidence (the runner's rankR.wire.jsonl, wire/rg_wire.h) added to ev, read
+ * before it by rg_evidence_read: each wire rule's packets through its netem (matched) and the
+ * ones it acted on (fired: dropped for a loss, else every one it passed), a link it took down
+ * (matched 1, fired 1 when the device said down), its first action into first_fault_mono_ms,
+ * the first action it could not do into wire_failed. A line that cannot be read is counted and
+ * named as the shim's are. No file: nothing (no wire rule acted for the rank). 0, or -1 with
+ * err when the file is there but cannot be read.
+ */
+int rg_evidence_read_wire(const char *path, rg_evidence *ev, char *err, size_t errlen);
+
+/* Rank r's whole evidence in dir: the shim's rankR.events.jsonl (rg_evidence_read), then the
+ * runner's rankR.wire.jsonl (rg_evidence_read_wire). 0, or -1 with err. */
+int rg_evidence_read_rank(const char *dir, int r, rg_evidence *ev, char *err, size_t errlen);
 
 #endif

@@ -277,8 +277,19 @@ static void not_exercised(const struct apply *a)
         const rg_rule_result *u = &r->rule[i];
         if (u->fired || u->optional || u->counting)
             continue;
-        char shown[96], matched[48];
-        if (u->matched >= 0)
+        char shown[96], matched[160];
+        enum fi_kind kind = (enum fi_kind)a->sc->fault[i].kind;
+        if (kind == FI_WIRE)
+            /* The wire's own counters: what crossed it under netem, and none acted on. */
+            snprintf(matched, sizeof(matched), "put %lld packet(s) through its netem%s",
+                     (long long)(u->matched < 0 ? 0 : u->matched),
+                     u->matched > 0 ? ""
+                                    : " (ranks on one soft-RoCE device never leave it, or the "
+                                      "run ended before its after=)");
+        else if (kind == FI_LINK_DOWN || kind == FI_PARTITION)
+            snprintf(matched, sizeof(matched), "took %lld link(s) down, none said it went down",
+                     (long long)(u->matched < 0 ? 0 : u->matched));
+        else if (u->matched >= 0)
             snprintf(matched, sizeof(matched), "matched %lld times", (long long)u->matched);
         else
             snprintf(matched, sizeof(matched), "matched an unknown number of times");

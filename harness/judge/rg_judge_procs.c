@@ -123,6 +123,15 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
     for (int r = lo; r < hi; r++) {
         if (l->rank[r].ev_err[0])
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", l->rank[r].ev_err);
+        /* A wire fault not done proves nothing either way: the run's failure, said as such. */
+        if (l->wire_err[0])
+            rg_rank_find(&res->rank[r], RG_V_ERROR, -1,
+                         "the runner could not apply the wire "
+                         "faults: %s",
+                         l->wire_err);
+        if (l->rank[r].ev.wire_failed[0])
+            rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "the runner could not do a wire fault: %s",
+                         l->rank[r].ev.wire_failed);
         rg_slow_check_scale(&res->rank[r], sc, &l->rank[r].ev);
         ev[r] = l->rank[r].ev;
     }

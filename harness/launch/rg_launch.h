@@ -15,6 +15,7 @@
 #include "rank/rg_rank.h"
 #include "result/rg_result.h"
 #include "scenario/rg_scenario.h"
+#include "wire/rg_wire.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -77,6 +78,8 @@ typedef struct rg_launched {
     double lag_s;   /* the runner's timed waits woke up at most this late */
     char host[64];
     rg_launched_rank rank[RG_MAX_RANKS];
+    rg_wire wire;       /* the scenario's wire faults, done on the ranks' clock */
+    char wire_err[600]; /* why they could not be planned ("" when they were, or none) */
 } rg_launched;
 
 /* A scenario's ranks as workers (rg_workers.c), as `railguard run` starts them. */
@@ -92,6 +95,8 @@ typedef struct rg_worker_launch {
     bool fork_server;  /* ranks forked from a server per slot, started at first need */
     char *const *wrap; /* a command each rank runs under, nwrap words */
     int nwrap;
+    const char (*devices)[64]; /* the ranks' rails, for wire faults; ndev 0: none known */
+    int ndev;
 } rg_worker_launch;
 /* Starts ranks lo..hi-1, follows their status lines and ends (released together once all are
  * ready), stops them at the deadline, and reads their evidence into l. */

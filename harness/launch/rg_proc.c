@@ -196,11 +196,12 @@ void rg_launched_evidence(rg_launched *l, int lo, int hi, const char *dir, doubl
 {
     for (int r = lo; r < hi; r++) {
         rg_launched_rank *lr = &l->rank[r];
-        char evp[1200];
-        snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
         lr->ev_err[0] = '\0';
-        if (rg_evidence_read(evp, &lr->ev, lr->ev_err, sizeof(lr->ev_err)) != 0 && !lr->ev_err[0])
-            snprintf(lr->ev_err, sizeof(lr->ev_err), "%.400s: cannot read", evp);
+        /* The shim's evidence, and the runner's own of the wire faults it did for the rank. */
+        if (rg_evidence_read_rank(dir, r, &lr->ev, lr->ev_err, sizeof(lr->ev_err)) != 0 &&
+            !lr->ev_err[0])
+            snprintf(lr->ev_err, sizeof(lr->ev_err), "%.400s: rank %d's evidence cannot be read",
+                     dir, r);
         rg_slow_started(&lr->said, &lr->proc, &lr->ev, ended_s);
     }
     l->host[0] = '\0';

@@ -332,6 +332,10 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
         if (leaving && ms > 2)
             ms = 2;
+        /* A wire fault due sooner wakes the loop for it. */
+        double wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0);
+        if (wire_next >= 0 && wire_next * 1000 < ms)
+            ms = (int)(wire_next * 1000) + 1;
         double want = rg_now_s() + ms / 1000.0;
         if (poll(pfds, (nfds_t)np, ms) == 0)
             rg_slow_lag(&l->lag_s, want, rg_now_s());
@@ -376,6 +380,8 @@ static void end_ranks(const rg_worker_launch *w, rg_launched *l, double deadline
         p->tl = -1;
     }
     l->seconds = rg_now_s() - l->t0;
+    /* The wire made whole before anything else runs on it, its counters read. */
+    rg_wire_end(&l->wire, rg_now_s() - l->t0);
     rg_launched_evidence(l, w->lo, w->hi, w->dir, deadline);
 }
 
@@ -393,6 +399,19 @@ void rg_launch_workers(const rg_worker_launch *w, rg_launched *l)
     if (w->whole && rg_job_secret(secret) != 0) /* the ranks then say they have no secret */
         fprintf(stderr, "railguard run: no random bytes for the side channel's secret: %s\n",
                 strerror(errno));
+    /* Wire faults from the start (after=0) are in place before any rank opens a device. */
+    l->wire_err[0] = '\0';
+    bool wired = false;
+    for (int i = 0; i < w->sc->nfaults; i++)
+        wired |= fi_kind_wire((enum fi_kind)w->sc->fault[i].kind);
+    if (rg_wire_plan(&l->wire, &rg_wire_sys_linux, w->sc, w->lo, w->hi, w->devices, w->ndev, w->dir,
+                     l->wire_err, sizeof(l->wire_err)) != 0)
+        l->wire.n = 0;
+    else if (wired && !w->ndev)
+        snprintf(l->wire_err, sizeof(l->wire_err),
+                 "wire faults need the ranks' devices, and none were given");
+    l->wire.t0 = l->t0;
+    rg_wire_tick(&l->wire, 0);
     start_ranks(w, l, secret, btsig);
     double deadline = l->t0 + w->sc->deadline_s;
     follow(w, l, deadline);
