@@ -30,7 +30,7 @@ static int key_index(const char *t, size_t len)
 #define FILTERS                                                                                    \
     (B(K_RANK) | B(K_DEV) | B(K_QP) | B(K_CQ) | B(K_OP) | B(K_AFTER) | B(K_BEFORE) | B(K_STEP) |   \
      B(K_REP))
-#define WIRE_WHERE (B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_BEFORE))
+#define WIRE_WHERE (B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_BEFORE) | B(K_STEP))
 #define TRIGGERS (B(K_NTH) | B(K_EVERY) | B(K_PROB) | B(K_SEED) | B(K_COUNT))
 
 /*
@@ -66,8 +66,8 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     /* The wire has no QPs, ops, steps or events to count: a rank's device, a rail, a window. */
     [FI_WIRE] = WIRE_WHERE | B(K_LOSS) | B(K_DELAY) | B(K_JITTER) | B(K_REORDER) | B(K_DUPLICATE) |
                 B(K_CORRUPT),
-    [FI_LINK_DOWN] = B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_UP),
-    [FI_PARTITION] = B(K_RANK) | B(K_AFTER) | B(K_UP),
+    [FI_LINK_DOWN] = B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_UP) | B(K_STEP),
+    [FI_PARTITION] = B(K_RANK) | B(K_AFTER) | B(K_UP) | B(K_STEP),
 };
 
 /* --- messages ------------------------------------------------------------------------------ */
@@ -168,6 +168,17 @@ static int finish_rule(const struct fi__ctx *c, struct fi_rule *r, unsigned seen
         (seen & (B(K_OP) | B(K_QP))))
         return fi__plan_fail(c, "%s counts polls, which have no op or qp: add per=cqe",
                              fi_kind_name(r->kind));
+    /* A wire fault starts at a time or when a rank's program starts step N: one of them. It
+     * ends by its up= (a link) or, for netem, at before= or the end; a window in time past a
+     * start that is a step would be a guess. */
+    if (fi_kind_wire(r->kind) && (seen & B(K_STEP))) {
+        if (r->step == FI_PHASE_INIT)
+            return fi__plan_fail(c, "%s step= is a step of the program, from 0, not init",
+                                 fi_kind_name(r->kind));
+        if (seen & (B(K_AFTER) | B(K_BEFORE)))
+            return fi__plan_fail(c, "%s starts at step= or after=, not both; before= needs after=",
+                                 fi_kind_name(r->kind));
+    }
     if (r->kind == FI_WIRE) {
         if (!(seen & (B(K_LOSS) | B(K_DELAY) | B(K_REORDER) | B(K_DUPLICATE) | B(K_CORRUPT))))
             return fi__plan_fail(c, "wire needs loss=, delay=, reorder=, duplicate= or corrupt=");

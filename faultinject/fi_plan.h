@@ -64,7 +64,8 @@
  * Wire faults: not verbs calls but the wire under them, applied by the runner (never the shim,
  * which passes them by) to the network device under a rank's rail, and proven by that
  * device's own counters. rank=R whose device (default: every rank's), rail=K which of its
- * rails (default: every one); after=/before= count from the program's start:
+ * rails (default: every one); after=/before= count from the program's start, or step=N starts
+ * it when the rank's program starts step N:
  *   wire    loss=P% delay=MS jitter=MS reorder=P% duplicate=P% corrupt=P%
  *                                  sch_netem on the device's egress, at least one of them;
  *                                  jitter and reorder need delay (netem reorders by sending

@@ -332,8 +332,12 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
         if (leaving && ms > 2)
             ms = 2;
-        /* A wire fault due sooner wakes the loop for it. */
-        double wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0);
+        /* A wire fault due sooner wakes the loop for it; one due at a step is done as soon as
+         * the rank's step line is read, below. */
+        int steps[RG_MAX_RANKS];
+        for (int r = 0; r < RG_MAX_RANKS; r++)
+            steps[r] = r >= w->lo && r < w->hi ? l->rank[r].said.step : -1; /* -1: init, or none */
+        double wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
         if (wire_next >= 0 && wire_next * 1000 < ms)
             ms = (int)(wire_next * 1000) + 1;
         double want = rg_now_s() + ms / 1000.0;
@@ -347,7 +351,9 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
         for (int r = w->lo; r < w->hi; r++) {
             drain(&l->rank[r].said, procs[r], t0_ms);
             reap(&l->rank[r], t0_ms);
+            steps[r] = l->rank[r].said.step;
         }
+        rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
         if (!released)
             released = release_ranks(l, w->lo, w->hi, false);
     }
@@ -411,7 +417,7 @@ void rg_launch_workers(const rg_worker_launch *w, rg_launched *l)
         snprintf(l->wire_err, sizeof(l->wire_err),
                  "wire faults need the ranks' devices, and none were given");
     l->wire.t0 = l->t0;
-    rg_wire_tick(&l->wire, 0);
+    rg_wire_tick(&l->wire, 0, NULL);
     start_ranks(w, l, secret, btsig);
     double deadline = l->t0 + w->sc->deadline_s;
     follow(w, l, deadline);

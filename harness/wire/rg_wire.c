@@ -77,15 +77,20 @@ static rg_wire_act *add(rg_wire *w, const struct fi_rule *fr, int rule, int kind
     a->rail = rail;
     a->on_s = on_s;
     a->off_s = off_s;
+    a->on_step = fr->step >= 0 ? fr->step : -1;
+    a->up_s = 0;
     a->at_on = (rg_wire_counts){.sent_pkts = -1, .dropped = -1, .carrier_changes = -1};
     if (kind == FI_WIRE)
         rg_wire_spec(fr, a->spec, sizeof(a->spec));
     return a;
 }
 
-/* Whether two actions' windows overlap (an open end runs to the end of the run). */
+/* Whether two actions' windows overlap (an open end runs to the end of the run; one that
+ * starts at a step may start any time). */
 static bool overlap(const rg_wire_act *a, const rg_wire_act *b)
 {
+    if (a->on_step >= 0 || b->on_step >= 0)
+        return true;
     double ae = a->off_s < 0 ? INFINITY : a->off_s, be = b->off_s < 0 ? INFINITY : b->off_s;
     return a->on_s < be && b->on_s < ae;
 }
@@ -113,6 +118,9 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
             off_s = (double)fr->before_ms * scale / 1000.0;
         if (fr->kind != FI_WIRE && fr->up_ms)
             off_s = on_s + (double)fr->up_ms * scale / 1000.0;
+        double up_s = fr->kind != FI_WIRE ? (double)fr->up_ms * scale / 1000.0 : 0;
+        if (fr->step >= 0)
+            on_s = off_s = -1; /* when its rank gets there */
         for (int r = lo; r < hi; r++) {
             if (fr->rank >= 0 && fr->rank != r)
                 continue;
@@ -134,6 +142,7 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
                 rg_wire_act *a = add(w, fr, i, kind, r, k, on_s, off_s, err, errlen);
                 if (!a)
                     return -1;
+                a->up_s = up_s;
                 snprintf(a->dev, sizeof(a->dev), "%s", devices[k]);
                 snprintf(a->netdev, sizeof(a->netdev), "%s", netdev);
             }
@@ -154,7 +163,7 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
     return 0;
 }
 
-/* One evidence line for the action's rank: {"ev":EV,"rule":..,...,"mono_ms":..} and extra's
+/* One evidence line for the action's rank: {"event":EV,"rule":..,...,"mono_ms":..} and extra's
  * fields (taken: extra is freed). Written by jansson, so every name and number reads back
  * exactly. */
 static void say(rg_wire *w, const rg_wire_act *a, const char *ev, double now_s, json_t *extra)
@@ -165,7 +174,7 @@ static void say(rg_wire *w, const rg_wire_act *a, const char *ev, double now_s, 
         snprintf(path, sizeof(path), "%s/rank%d.wire.jsonl", w->dir, a->rank);
         *f = fopen(path, "a");
     }
-    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:s,s:s,s:f,s:f}", "ev", ev, "rule", a->rule, "rank",
+    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:s,s:s,s:f,s:f}", "event", ev, "rule", a->rule, "rank",
                           a->rank, "rail", a->rail, "dev", a->dev, "netdev", a->netdev, "mono_ms",
                           (w->t0 + now_s) * 1000.0, "t_ms", now_s * 1000.0);
     if (o && extra)
@@ -245,16 +254,24 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
         json_pack("{s:s,s:I}", "state", "up", "carrier_changes", (json_int_t)c.carrier_changes));
 }
 
-double rg_wire_tick(rg_wire *w, double now_s)
+double rg_wire_tick(rg_wire *w, double now_s, const int *steps)
 {
     double next = -1;
     for (int i = 0; i < w->n; i++) {
         rg_wire_act *a = &w->act[i];
-        if (!a->on && now_s >= a->on_s)
+        if (!a->on && a->on_step >= 0 && steps && steps[a->rank] >= a->on_step) {
+            /* Its time is now: a link's way back up counts from here. */
+            a->on_s = now_s;
+            if (a->kind != FI_WIRE && a->up_s > 0)
+                a->off_s = now_s + a->up_s;
+        }
+        if (!a->on && (a->on_step < 0 || a->on_s >= 0) && now_s >= a->on_s)
             turn_on(w, a, now_s);
         if (a->on && !a->off && a->off_s >= 0 && now_s >= a->off_s)
             turn_off(w, a, now_s);
-        double t = !a->on ? a->on_s : !a->off && a->off_s >= 0 ? a->off_s : -1;
+        double t = !a->on                     ? (a->on_step >= 0 ? -1 : a->on_s)
+                   : !a->off && a->off_s >= 0 ? a->off_s
+                                              : -1;
         if (t >= 0 && (next < 0 || t - now_s < next))
             next = t - now_s > 0 ? t - now_s : 0;
     }

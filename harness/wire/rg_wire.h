@@ -58,6 +58,8 @@ typedef struct rg_wire_act {
     char netdev[32];    /* the network device under it */
     char spec[200];     /* netem's words ("loss 1% delay 5ms 1ms"), for FI_WIRE */
     double on_s, off_s; /* from the ranks' start; off_s < 0: at the end */
+    int on_step;        /* >= 0: on when its rank starts this step (on_s then set) */
+    double up_s;        /* a link's time down once on (0: to the end) */
     bool on, off;       /* done */
     rg_wire_counts at_on;
 } rg_wire_act;
@@ -79,9 +81,11 @@ typedef struct rg_wire {
  */
 int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int lo, int hi,
                  const char (*devices)[64], int ndev, const char *dir, char *err, size_t errlen);
-/* Does every action whose time (seconds from t0) has come; the seconds until the next, or -1
- * when none is left before the end. */
-double rg_wire_tick(rg_wire *w, double now_s);
+/* Does every action whose time (seconds from t0) or step has come -- steps[r] is the step rank
+ * r's program has started (-1 none yet), NULL when unknown; the seconds until the next timed
+ * one, or -1 when none is left (an action waiting for a step wakes nobody: the rank's step
+ * line does). */
+double rg_wire_tick(rg_wire *w, double now_s, const int *steps);
 /* Everything still on turned off (netem removed, links up), the evidence files closed. */
 void rg_wire_end(rg_wire *w, double now_s);
 

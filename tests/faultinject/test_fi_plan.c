@@ -344,6 +344,9 @@ START_TEST(test_wire)
     ck_assert_uint_eq(r.after_ms, 500);
     ck_assert_uint_eq(r.up_ms, 300);
     ck_assert_uint_eq(r.before_ms, UINT64_MAX);
+    r = one_rule("link_down rail=0 step=2 up=100");
+    ck_assert_int_eq(r.step, 2);
+    ck_assert_uint_eq(r.after_ms, 0);
     r = one_rule("partition rank=0 after=1000");
     ck_assert_int_eq(r.kind, FI_PARTITION);
     ck_assert_int_eq(r.rail, -1);
@@ -635,7 +638,12 @@ static const struct {
     {"wire delay=0", "RG_FI_PLAN:1: delay must be 1..3600000 '0'"},
     {"wire loss=1% rail=8", "RG_FI_PLAN:1: rail must be 0..7 '8'"},
     {"wire loss=1% nth=3", "RG_FI_PLAN:1: wire does not take key 'nth'"},
-    {"wire loss=1% step=2", "RG_FI_PLAN:1: wire does not take key 'step'"},
+    {"wire loss=1% step=2 rep=0", "RG_FI_PLAN:1: wire does not take key 'rep'"},
+    {"link_down step=init",
+     "RG_FI_PLAN:1: link_down step= is a step of the program, from 0, not init"},
+    {"wire loss=1% step=1 after=5",
+     "RG_FI_PLAN:1: wire starts at step= or after=, not both; before= needs after="},
+    {"partition step=1 before=5", "RG_FI_PLAN:1: partition does not take key 'before'"},
     {"wire loss=1% qp=#0", "RG_FI_PLAN:1: wire does not take key 'qp'"},
     {"error loss=1%", "RG_FI_PLAN:1: error does not take key 'loss'"},
     {"link_down rail=0 before=100", "RG_FI_PLAN:1: link_down does not take key 'before'"},

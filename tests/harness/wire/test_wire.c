@@ -175,7 +175,7 @@ START_TEST(test_plan)
     load("ranks: 2\nprogram: [{op: barrier}]\nfaults: ['lose nth=1']\n", &sc);
     ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), 0);
     ck_assert_int_eq(w.n, 0);
-    ck_assert_double_eq(rg_wire_tick(&w, 0), -1);
+    ck_assert_double_eq(rg_wire_tick(&w, 0, NULL), -1);
 }
 END_TEST
 
@@ -202,16 +202,16 @@ START_TEST(test_tick_and_evidence)
     g_calls[0] = '\0';
     g_counts = (rg_wire_counts){.sent_pkts = 0, .dropped = 0, .carrier_changes = 4, .up = true};
     g_fail_netem = false;
-    ck_assert_double_eq_tol(rg_wire_tick(&w, 0), 0.2, 1e-9);
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 0, NULL), 0.2, 1e-9);
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;");
-    ck_assert_double_eq_tol(rg_wire_tick(&w, 0.1), 0.1, 1e-9);
-    ck_assert_double_eq_tol(rg_wire_tick(&w, 0.25), 0.05, 1e-9);
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 0.1, NULL), 0.1, 1e-9);
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 0.25, NULL), 0.05, 1e-9);
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;");
     g_counts.sent_pkts = 10373;
     g_counts.dropped = 101;
-    rg_wire_tick(&w, 0.31);
+    rg_wire_tick(&w, 0.31, NULL);
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;");
-    ck_assert_double_eq_tol(rg_wire_tick(&w, 0.6), 0.4, 1e-9);
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 0.6, NULL), 0.4, 1e-9);
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;off eth-rxe0;");
     /* The third never came: the run ended first. */
     rg_wire_end(&w, 0.9);
@@ -238,7 +238,7 @@ START_TEST(test_tick_and_evidence)
     ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, dir, err, sizeof(err)), 0);
     g_fail_netem = true;
     g_calls[0] = '\0';
-    rg_wire_tick(&w, 0);
+    rg_wire_tick(&w, 0, NULL);
     rg_wire_end(&w, 1);
     ck_assert_str_eq(g_calls, "on eth-rxe0 delay 5ms;");
     snprintf(path, sizeof(path), "%s/rank0.events.jsonl", dir);
@@ -251,9 +251,10 @@ START_TEST(test_tick_and_evidence)
     ck_assert_uint_eq(ev.fired[0], 0);
     /* A line not as the runner writes it is counted and named. */
     FILE *f = fopen(path, "a");
-    fputs("{\"ev\":\"wire_off\",\"rule\":0,\"sent_pkts\":-3,\"dropped\":1}\n{\"ev\":\"bogus\","
-          "\"rule\":0}\n",
-          f);
+    fputs(
+        "{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":-3,\"dropped\":1}\n{\"event\":\"bogus\","
+        "\"rule\":0}\n",
+        f);
     fclose(f);
     snprintf(path, sizeof(path), "%s/rank0.events.jsonl", dir);
     rg_evidence_read(path, &ev, err, sizeof(err));
@@ -265,6 +266,39 @@ START_TEST(test_tick_and_evidence)
 }
 END_TEST
 
+/*
+ * A link taken down when its rank starts a step, up again up= later; nothing before the step,
+ * whatever the time; and a wire rule anchored to a step is held to overlap every other.
+ */
+START_TEST(test_step_anchored)
+{
+    static rg_scenario sc;
+    static rg_wire w;
+    char err[600];
+    load("ranks: 2\nqp: rc\nprogram: [{op: barrier}, {op: barrier}, {op: barrier}]\nfaults:\n"
+         "  - link_down rank=1 rail=0 step=2 up=150\n",
+         &sc);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, tmpdir(), err, sizeof(err)), 0);
+    ck_assert_int_eq(w.n, 1);
+    g_calls[0] = '\0';
+    g_counts = (rg_wire_counts){.sent_pkts = -1, .dropped = -1, .carrier_changes = 0, .up = true};
+    int steps[RG_MAX_RANKS] = {2, 1};
+    ck_assert_double_eq(rg_wire_tick(&w, 5.0, steps), -1); /* rank 1 is in step 1 */
+    ck_assert_str_eq(g_calls, "");
+    steps[1] = 2;
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 6.0, steps), 0.15, 1e-9);
+    ck_assert_str_eq(g_calls, "down eth-rxe0;");
+    rg_wire_tick(&w, 6.2, steps);
+    ck_assert_str_eq(g_calls, "down eth-rxe0;up eth-rxe0;");
+    rg_wire_end(&w, 7);
+    load("ranks: 2\nprogram: [{op: barrier}, {op: barrier}]\n"
+         "faults: ['wire loss=1% before=10', 'wire delay=3 step=1']\n",
+         &sc);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "faults items 1 and 2: two wire rules on rxe0"), "%s", err);
+}
+END_TEST
+
 Suite *rg_suite_wire(void)
 {
     Suite *s = suite_create("wire");
@@ -272,6 +306,7 @@ Suite *rg_suite_wire(void)
     tcase_add_test(t, test_spec);
     tcase_add_test(t, test_plan);
     tcase_add_test(t, test_tick_and_evidence);
+    tcase_add_test(t, test_step_anchored);
     suite_add_tcase(s, t);
     return s;
 }
