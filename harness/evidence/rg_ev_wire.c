@@ -39,7 +39,7 @@ static void matched(rg_evidence *ev, int rule, uint64_t n)
 static void take_wire(rg_ev_line *l, json_t *o, void *arg)
 {
     rg_evidence *ev = arg;
-    const char *what = rg_ev_str(l, o, "ev");
+    const char *what = rg_ev_str(l, o, "event");
     int rule = wire_rule(l, o);
     double at = rg_ev_ms(l, o, "mono_ms");
     if (rule < 0 || l->why[0])

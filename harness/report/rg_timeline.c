@@ -3,7 +3,8 @@
  * A scenario's timeline, from the evidence the runner and the shim already keep: each rank's
  * status lines as the runner received them (rankR.status: "<mono ms> step i rep label",
  * "<mono ms> verdict ..."), the shim's events (rankR.events.jsonl: fired faults, per-QP
- * summaries, every one stamped with CLOCK_MONOTONIC) and the judged result. Written as
+ * summaries, every one stamped with CLOCK_MONOTONIC), the runner's wire events
+ * (rankR.wire.jsonl: netem on and off, links down and up) and the judged result. Written as
  * trace.json in the Chrome Trace Event format (Perfetto and chrome://tracing open it as it
  * is) and read again by the run page for its picture. Every line of either file is checked
  * before use: a rank may have died mid-line, and the text is the transport's.
@@ -158,6 +159,60 @@ static void take_event(const rg_result *r, double base_ms, rg_tl_rank *t, struct
     }
 }
 
+/* One of the runner's wire events (rankR.wire.jsonl): a wire impaired or made whole, a link
+ * down or up, an action that could not be done -- marks beside the shim's faults. */
+static void take_wire(const rg_result *r, double base_ms, rg_tl_rank *t, json_t *o)
+{
+    const char *ev = json_string_value(json_object_get(o, "event"));
+    json_t *mono = json_object_get(o, "mono_ms"), *ri = json_object_get(o, "rule");
+    if (!ev || !json_is_number(mono) || !json_is_integer(ri))
+        return;
+    double at = (json_number_value(mono) - base_ms) / 1000.0;
+    long long i = json_integer_value(ri);
+    char text[sizeof(t->mark[0].text)], where[96];
+    snprintf(where, sizeof(where), "%s (rail %lld, %s)", str_or(o, "netdev"),
+             (long long)json_integer_value(json_object_get(o, "rail")), str_or(o, "dev"));
+    long long line = i >= 0 && i < r->nrules ? r->rule[i].line : 0;
+    if (!strcmp(ev, "wire_on"))
+        snprintf(text, sizeof(text), "wire: netem %s on %s (line %lld)", str_or(o, "spec"), where,
+                 line);
+    else if (!strcmp(ev, "wire_off"))
+        snprintf(text, sizeof(text), "wire: netem off %s: %lld packet(s) through, %lld dropped",
+                 where, (long long)json_integer_value(json_object_get(o, "sent_pkts")),
+                 (long long)json_integer_value(json_object_get(o, "dropped")));
+    else if (!strcmp(ev, "link"))
+        snprintf(text, sizeof(text), "wire: link %s %s (line %lld)", str_or(o, "state"), where,
+                 line);
+    else if (!strcmp(ev, "wire_error"))
+        snprintf(text, sizeof(text), "wire: could not %s on %s: %s", str_or(o, "what"), where,
+                 str_or(o, "why"));
+    else
+        return;
+    add_mark(t, at, text);
+}
+
+/* Each whole JSON object line of path to take (the wire's) or take_event (the shim's). */
+static bool read_events(const rg_result *r, double base, rg_tl_rank *t, struct reader *rd,
+                        const char *path, bool wire)
+{
+    char line[2048];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    while (fgets(line, sizeof(line), f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (json_is_object(o)) {
+            if (wire)
+                take_wire(r, base, t, o);
+            else
+                take_event(r, base, t, rd, o);
+        }
+        json_decref(o);
+    }
+    fclose(f);
+    return true;
+}
+
 int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
 {
     char path[1200], line[2048];
@@ -183,17 +238,9 @@ int rg_timeline_load(const rg_result *r, int rank, rg_tl_rank *t)
     double end = k->left_t_s >= 0 ? k->left_t_s : r->seconds;
     close_span(t, end, rg_verdict_name(k->verdict));
     snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", r->dir, rank);
-    f = fopen(path, "r");
-    if (f) {
-        t->have_events = true;
-        while (fgets(line, sizeof(line), f)) {
-            json_t *o = json_loads(line, 0, NULL);
-            if (json_is_object(o))
-                take_event(r, base, t, &rd, o);
-            json_decref(o);
-        }
-        fclose(f);
-    }
+    t->have_events = read_events(r, base, t, &rd, path, false);
+    snprintf(path, sizeof(path), "%s/rank%d.wire.jsonl", r->dir, rank);
+    t->have_events |= read_events(r, base, t, &rd, path, true);
     return t->have_status || t->have_events ? 0 : -1;
 }
 

@@ -78,6 +78,18 @@ START_TEST(test_timeline_from_files)
     ck_assert_msg(strstr(t->mark[0].text, "kill op=recv rank=1 nth=2 (line 9)"), "%s",
                   t->mark[0].text);
     ck_assert(t->span[1].t1_s == 1.5);
+    /* The runner's wire events beside the shim's: a link down and up, a netem on and off. */
+    put("rank1.wire.jsonl",
+        "{\"event\":\"link\",\"rule\":0,\"rank\":1,\"rail\":1,\"dev\":\"rxe1\","
+        "\"netdev\":\"rg1\",\"mono_ms\":2500,\"state\":\"down\",\"down\":true}\n"
+        "{\"event\":\"wire_off\",\"rule\":0,\"rank\":1,\"rail\":0,\"dev\":\"rxe0\","
+        "\"netdev\":\"rg0\",\"mono_ms\":2600,\"sent_pkts\":3779,\"dropped\":41}\n");
+    ck_assert_int_eq(rg_timeline_load(&g_r, 1, t), 0);
+    ck_assert_int_eq(t->nmarks, 3);
+    ck_assert_str_eq(t->mark[1].text, "wire: link down rg1 (rail 1, rxe1) (line 9)");
+    ck_assert(t->mark[1].t_s > 1.4999 && t->mark[1].t_s < 1.5001);
+    ck_assert_str_eq(t->mark[2].text,
+                     "wire: netem off rg0 (rail 0, rxe0): 3779 packet(s) through, 41 dropped");
     free(t);
 }
 END_TEST
