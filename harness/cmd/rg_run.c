@@ -278,6 +278,16 @@ static int load_all(struct run *u, int argc, char **argv, int first)
             fprintf(stderr, "%s:%d: %s\n", path, e->sc.exec.line, err);
             return -1;
         }
+        /* Two scenarios at once would share the devices' wire: netem holds one qdisc a device,
+         * and one scenario's impaired wire would be the other's too. */
+        for (int f = 0; f < e->sc.nfaults && o->jobs > 1; f++)
+            if (fi_kind_wire((enum fi_kind)e->sc.fault[f].kind)) {
+                fprintf(stderr,
+                        "%s:%d: faults item %d: a wire fault needs the devices to itself: run "
+                        "it with -j 1\n",
+                        path, e->sc.fault[f].line, f + 1);
+                return -1;
+            }
         /* External runs take their rails from the site's devices file. */
         if (!o->external && e->sc.rails > o->ndevices) {
             fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", path,

@@ -328,6 +328,33 @@ START_TEST(test_too_slow)
 }
 END_TEST
 
+/*
+ * A wire fault where no wire is: the ranks share each rail's soft-RoCE device, whose traffic
+ * never leaves it, so netem on the device under it passes nothing and the rule proves nothing
+ * -- NOT_EXERCISED, said why; the netem was really put in place and taken away (its evidence),
+ * and the device is left as it was.
+ */
+START_TEST(test_wire_on_one_device)
+{
+    char *sc = write_file("wire1.yaml", "ranks: 2\nqp: rc\nfaults:\n  - wire loss=1% rail=0\n"
+                                        "program:\n  - {op: all_reduce, count: 100000}\n");
+    char out[PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/wire1", g_tmp);
+    const char *args[] = {"run", "--devices", g_devs, "--out", out, sc, NULL};
+    ck_assert_int_eq(railguard(NULL, args, 120), 1);
+    expect_in("NOT_EXERCISED,NOT_EXERCISED");
+    expect_in("faults item 1 'wire loss=1% rail=0' (line 4) put ");
+    const char *ev = slurp("%s/000-wire1/rank0.wire.jsonl", out);
+    ck_assert_msg(strstr(ev, "\"event\":\"wire_on\"") && strstr(ev, "\"spec\":\"loss 1%\"") &&
+                      strstr(ev, "\"event\":\"wire_off\""),
+                  "%s", ev);
+    /* Undone: a second run puts its netem on the same device again. */
+    ck_assert_int_eq(railguard(NULL, args, 120), 1);
+    ck_assert_msg(!strstr(g_out, "could not"), "%s", g_out);
+    free(sc);
+}
+END_TEST
+
 START_TEST(test_bad_input_stops_the_run)
 {
     char *good = write_file("good.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n");
@@ -348,6 +375,14 @@ START_TEST(test_bad_input_stops_the_run)
     const char *a3[] = {"run", "--devices", g_devs, "-j", "0", good, NULL};
     ck_assert_int_eq(railguard(NULL, a3, 60), 2);
     expect_in("-j: must be 1..64 '0'");
+    /* Two scenarios at once would share the wire under the devices. */
+    char *wire = write_file("wire.yaml", "ranks: 2\nfaults:\n  - wire loss=1%\nprogram:\n"
+                                         "  - {op: barrier}\n");
+    const char *a3b[] = {"run", "--devices", g_devs, "-j", "2", "--out", out, good, wire, NULL};
+    ck_assert_int_eq(railguard(NULL, a3b, 60), 2);
+    expect_in("wire.yaml:3: faults item 1: a wire fault needs the devices to itself: run it with "
+              "-j 1\n");
+    free(wire);
     const char *a4[] = {"run", "--devices", g_devs, "--bogus", good, NULL};
     ck_assert_int_eq(railguard(NULL, a4, 60), 2);
     expect_in("railguard run: unknown option '--bogus'\n");
@@ -682,6 +717,20 @@ START_TEST(test_fork_server_requests)
 }
 END_TEST
 
+/* The subset plugin run on one scenario with its environment switch ENV=1 set for the run:
+ * railguard's status, its logs in g_tmp/subset-NAME (out). */
+static int subset_with(const char *subset, const char *env, const char *name, const char *path,
+                       char *out, size_t outlen)
+{
+    setenv(env, "1", 1);
+    snprintf(out, outlen, "%s/subset-%s", g_tmp, name);
+    const char *args[] = {"run",   "--transport", subset, "--devices", g_devs,
+                          "--out", out,           path,   NULL};
+    int st = railguard(NULL, args, 120);
+    unsetenv(env);
+    return st;
+}
+
 /*
  * A transport that declares part of what railguard asks (tests/harness/subset_plugin.c, a v2
  * adapter over the reference): stock scenarios run on it without a failure -- what it declared
@@ -743,13 +792,8 @@ START_TEST(test_subset_transport)
                                     "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=2\n"
                                     "program:\n  - {op: all_reduce, count: 10, repeat: 3}\n"
                                     "  - {op: barrier}\nexpect:\n  all: any\n  1: detected\n");
-    setenv("RG_SUBSET_RECOVERS", "1", 1);
     char out2[PATH_MAX + 48];
-    snprintf(out2, sizeof(out2), "%s/subset-recovers", g_tmp);
-    const char *rargs[] = {"run",   "--transport", subset, "--devices", g_devs,
-                           "--out", out2,          rec,    NULL};
-    int rst = railguard(NULL, rargs, 120);
-    unsetenv("RG_SUBSET_RECOVERS");
+    int rst = subset_with(subset, "RG_SUBSET_RECOVERS", "recovers", rec, out2, sizeof(out2));
     ck_assert_msg(rst == 0, "status %d:\n%s", rst, g_out);
     expect_in("PASS  recovers");
     res = slurp("%s/000-recovers/rank1.log", out2);
@@ -759,13 +803,8 @@ START_TEST(test_subset_transport)
      * is still counted (a signature tells corruptions apart by algorithm). */
     char *wrong = write_file("wrong.yaml", "ranks: 2\nqp: uc\nprogram:\n"
                                            "  - {op: all_reduce, count: 10}\n");
-    setenv("RG_SUBSET_WRONG", "1", 1);
     char out4[PATH_MAX + 48];
-    snprintf(out4, sizeof(out4), "%s/subset-wrong", g_tmp);
-    const char *wargs[] = {"run",   "--transport", subset, "--devices", g_devs,
-                           "--out", out4,          wrong,  NULL};
-    int wst = railguard(NULL, wargs, 120);
-    unsetenv("RG_SUBSET_WRONG");
+    int wst = subset_with(subset, "RG_SUBSET_WRONG", "wrong", wrong, out4, sizeof(out4));
     ck_assert_msg(wst == 1, "status %d:\n%s", wst, g_out);
     expect_in("SILENT_CORRUPTION,SILENT_CORRUPTION");
     res = slurp("%s/000-wrong/result.json", out4);
@@ -776,13 +815,8 @@ START_TEST(test_subset_transport)
     char *again = write_file("again.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n"
                                            "  - {op: destroy}\n  - {op: create}\n"
                                            "  - {op: all_reduce, count: 10}\n");
-    setenv("RG_SUBSET_INITS", "1", 1);
     char out3[PATH_MAX + 48];
-    snprintf(out3, sizeof(out3), "%s/subset-again", g_tmp);
-    const char *aargs[] = {"run",   "--transport", subset, "--devices", g_devs,
-                           "--out", out3,          again,  NULL};
-    int ast = railguard(NULL, aargs, 120);
-    unsetenv("RG_SUBSET_INITS");
+    int ast = subset_with(subset, "RG_SUBSET_INITS", "again", again, out3, sizeof(out3));
     ck_assert_msg(ast == 0, "status %d:\n%s", ast, g_out);
     expect_in("SKIP  again");
     expect_in("  unsupported,unsupported  ");
@@ -894,6 +928,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_first_failure_named);
     tcase_add_test(t, test_cli_refusals);
     tcase_add_test(t, test_bad_input_stops_the_run);
+    tcase_add_test(t, test_wire_on_one_device);
     tcase_add_test(t, test_too_slow);
     tcase_add_test(t, test_reference_transport);
     tcase_add_test(t, test_subset_transport);
