@@ -32,16 +32,14 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
     static rg_launched l;
     /* The rails under the ranks here, for wire faults: the run's devices, or an external
      * rank's own row of the site's devices file. */
-    static char devs[RG_MAX_RAILS][64];
-    int ndev = 0;
+    static char row[RG_MAX_RAILS][64];
+    const char(*devs)[64] = (const char(*)[64])o->devices;
+    int ndev = o->ndevices;
     if (!whole && devfile) {
         char err[600];
-        if (rg_devices_of_rank(devfile, lo, devs, &ndev, err, sizeof(err)) != 0)
+        devs = (const char(*)[64])row;
+        if (rg_devices_of_rank(devfile, lo, row, &ndev, err, sizeof(err)) != 0)
             ndev = 0; /* the transport says what is wrong with it; wire faults say none given */
-    } else {
-        for (int k = 0; k < o->ndevices && k < RG_MAX_RAILS; k++)
-            snprintf(devs[k], sizeof(devs[k]), "%s", o->devices[k]);
-        ndev = o->ndevices;
     }
     const rg_worker_launch w = {.self = o->self,
                                 .shim = o->shim,
@@ -59,7 +57,7 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
                                 .fork_server = o->fork_server,
                                 .wrap = o->wrap,
                                 .nwrap = o->nwrap,
-                                .devices = (const char(*)[64])devs,
+                                .devices = devs,
                                 .ndev = ndev};
     rg_launch_workers(&w, &l);
     rg_judge_workers(res, &e->sc, &l, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);

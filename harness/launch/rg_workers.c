@@ -311,6 +311,11 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
     double t0_ms = l->t0 * 1000.0, sampled = 0;
     bool released = false;
     struct rg_proc *procs[RG_MAX_RANKS];
+    /* Each rank's step for the wire (-1: init, or none yet), and its next timed action. */
+    int steps[RG_MAX_RANKS];
+    for (int r = 0; r < RG_MAX_RANKS; r++)
+        steps[r] = -1;
+    double wire_next = l->wire.n ? rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps) : -1;
     for (int r = w->lo; r < w->hi; r++)
         procs[r] = &l->rank[r].proc;
     for (;;) {
@@ -332,12 +337,7 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
         if (leaving && ms > 2)
             ms = 2;
-        /* A wire fault due sooner wakes the loop for it; one due at a step is done as soon as
-         * the rank's step line is read, below. */
-        int steps[RG_MAX_RANKS];
-        for (int r = 0; r < RG_MAX_RANKS; r++)
-            steps[r] = r >= w->lo && r < w->hi ? l->rank[r].said.step : -1; /* -1: init, or none */
-        double wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
+        /* A wire fault due sooner wakes the loop for it. */
         if (wire_next >= 0 && wire_next * 1000 < ms)
             ms = (int)(wire_next * 1000) + 1;
         double want = rg_now_s() + ms / 1000.0;
@@ -353,7 +353,9 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
             reap(&l->rank[r], t0_ms);
             steps[r] = l->rank[r].said.step;
         }
-        rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
+        /* Once a wake: what is due by now, and one due at a step as soon as its line is read. */
+        if (l->wire.n)
+            wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
         if (!released)
             released = release_ranks(l, w->lo, w->hi, false);
     }
@@ -407,15 +409,9 @@ void rg_launch_workers(const rg_worker_launch *w, rg_launched *l)
                 strerror(errno));
     /* Wire faults from the start (after=0) are in place before any rank opens a device. */
     l->wire_err[0] = '\0';
-    bool wired = false;
-    for (int i = 0; i < w->sc->nfaults; i++)
-        wired |= fi_kind_wire((enum fi_kind)w->sc->fault[i].kind);
     if (rg_wire_plan(&l->wire, &rg_wire_sys_linux, w->sc, w->lo, w->hi, w->devices, w->ndev, w->dir,
                      l->wire_err, sizeof(l->wire_err)) != 0)
         l->wire.n = 0;
-    else if (wired && !w->ndev)
-        snprintf(l->wire_err, sizeof(l->wire_err),
-                 "wire faults need the ranks' devices, and none were given");
     l->wire.t0 = l->t0;
     rg_wire_tick(&l->wire, 0, NULL);
     start_ranks(w, l, secret, btsig);

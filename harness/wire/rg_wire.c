@@ -78,7 +78,6 @@ static rg_wire_act *add(rg_wire *w, const struct fi_rule *fr, int rule, int kind
     a->on_s = on_s;
     a->off_s = off_s;
     a->on_step = fr->step >= 0 ? fr->step : -1;
-    a->up_s = 0;
     a->at_on = (rg_wire_counts){.sent_pkts = -1, .dropped = -1, .carrier_changes = -1};
     if (kind == FI_WIRE)
         rg_wire_spec(fr, a->spec, sizeof(a->spec));
@@ -105,6 +104,10 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
     for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
         if (!fi_kind_wire((enum fi_kind)sc->fault[i].kind))
             continue;
+        if (!ndev) {
+            snprintf(err, errlen, "wire faults need the ranks' devices, and none were given");
+            return -1;
+        }
         struct fi_plan one;
         char why[320];
         if (fi_plan_parse(sc->fault[i].rule, "", &one, why, sizeof(why)) != 0 || one.nrules != 1) {

@@ -75,9 +75,9 @@ typedef struct rg_wire {
 
 /*
  * The scenario's wire rules for ranks lo..hi-1, whose rail k is devices[k], into w's actions.
- * 0 (w->n may be 0: no wire rule); -1 with one line in err: a device with no network device
- * under it, more actions than RG_WIRE_MAX, or two netem rules on one device at once (netem
- * holds one root qdisc a device).
+ * 0 (w->n may be 0: no wire rule); -1 with one line in err: no devices given (ndev 0) for
+ * a wire rule, a device with no network device under it, more actions than RG_WIRE_MAX, or two
+ * netem rules on one device at once (netem holds one root qdisc a device).
  */
 int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int lo, int hi,
                  const char (*devices)[64], int ndev, const char *dir, char *err, size_t errlen);
