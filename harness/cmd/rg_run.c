@@ -118,6 +118,7 @@ static void result_init(rg_result *res, const struct run_opts *o, const struct s
     res->self_rank = -1;
     res->time_scale = e->sc.time_scale > 1 ? e->sc.time_scale : 1;
     res->attempts = 1;
+    res->deadline_cut_s = e->deadline_cut;
     memcpy(res->expect, e->sc.expect, sizeof(res->expect));
     memcpy(res->expect_at, e->sc.expect_at, sizeof(res->expect_at));
     memcpy(res->expect_cls, e->sc.expect_cls, sizeof(res->expect_cls));
@@ -267,6 +268,7 @@ static int load_all(struct run *u, int argc, char **argv, int first)
         }
         if (o->no_ownership)
             e->sc.ownership = false;
+        e->deadline_cut = rg_scenario_cut_deadline(&e->sc, o->deadline_cut);
         if (e->sc.exec.on && o->external) {
             fprintf(stderr,
                     "railguard run: %s: an exec scenario runs its own processes, not under "
@@ -468,7 +470,7 @@ int rg_run_main(int argc, char **argv)
     st = run_status(&u);
     /* The run's verdict stands: triage reads it back and groups it, it does not judge. */
     if (u.o.triage && st == 1)
-        rg_triage_dir(u.o.out, u.o.triage_rerun, u.o.triage_rerun ? RG_TRI_MIN_BUDGET : 0);
+        rg_triage_dir(u.o.out, u.o.triage_rerun, u.o.triage_rerun ? RG_TRI_MIN_BUDGET : 0, 0);
 out:
     for (int i = 0; i < u.n; i++)
         free(u.paths[i]);

@@ -47,6 +47,9 @@ struct run_opts {
     /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
      * again with every time multiplied by this (judge/rg_slow.c); 1: never */
     int slow_scale;
+    /* --deadline: every scenario's deadline cut to this, or to twice its timeout when that is
+     * more (rg_scenario_cut_deadline); 0: their own */
+    double deadline_cut;
     /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
     char wrap_arg[1024]; /* as given, for the reproduce line */
     char wrap_buf[1024];
@@ -58,6 +61,7 @@ struct run_opts {
 struct sc_entry {
     char path[1024];
     rg_scenario sc;
+    double deadline_cut; /* what --deadline cut its deadline to, 0: its own */
 };
 
 /* What one file calls in another. */

@@ -12,6 +12,7 @@
 
 struct triage_opts {
     int rerun, minimise;
+    double deadline;
 };
 
 static const rg_opt triage_table[] = {
@@ -38,6 +39,17 @@ static const rg_opt triage_table[] = {
      .len = sizeof(int),
      .lo = 0,
      .hi = 1000},
+    {.name = "deadline",
+     .kind = RG_OPT_SECONDS,
+     .arg = "S",
+     .help = "Runs every re-run, candidate and traced run with railguard run --deadline S: a "
+             "scenario's deadline cut to S seconds or twice its timeout, whichever is more, so a "
+             "hang costs that rather than the scenario's whole deadline (default: their own). "
+             "The reports' reproduce lines keep the scenarios' own deadlines.",
+     .off = offsetof(struct triage_opts, deadline),
+     .len = sizeof(double),
+     .lo = 1,
+     .hi = 86400},
 };
 
 const rg_cli rg_triage_cli = {
@@ -123,7 +135,7 @@ static int rates(rg_tri_run *run, int n, int budget)
     return 0;
 }
 
-int rg_triage_dir(const char *dir, int rerun, int minimise)
+int rg_triage_dir(const char *dir, int rerun, int minimise, double deadline)
 {
     static rg_tri_run run;
     char err[1400] = "";
@@ -139,6 +151,7 @@ int rg_triage_dir(const char *dir, int rerun, int minimise)
         return 2;
     }
     int rc = 0;
+    run.deadline_s = deadline;
     if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun, minimise) != 0 ||
         rg_tri_write(&run, err, sizeof(err)) != 0) {
         if (!run.groups)
@@ -171,5 +184,5 @@ int rg_triage_main(int argc, char **argv)
                               : "one RUN_DIR, not several");
         return 2;
     }
-    return rg_triage_dir(argv[first], o.rerun, o.minimise);
+    return rg_triage_dir(argv[first], o.rerun, o.minimise, o.deadline);
 }

@@ -138,6 +138,8 @@ typedef struct rg_result {
      * (not passed, and not its failure: "SLOW"). */
     double lag_s;
     int time_scale, attempts;
+    /* `run --deadline`: the deadline the scenario's was cut to (before time_scale), 0: its own */
+    double deadline_cut_s;
     char slow_note[700];
     bool too_slow;
 } rg_result;

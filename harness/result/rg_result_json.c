@@ -99,6 +99,8 @@ json_t *rg_result_json(const rg_result *r)
         json_object_set_new(j, "attempts", json_integer(r->attempts > 1 ? r->attempts : 1)) == 0 &&
         json_object_set_new(j, "slow_note", json_string(r->slow_note)) == 0 &&
         json_object_set_new(j, "too_slow", json_boolean(r->too_slow)) == 0 &&
+        (!(r->deadline_cut_s > 0) ||
+         json_object_set_new(j, "deadline_cut_s", json_real(r->deadline_cut_s)) == 0) &&
         (!r->clock_placed ||
          (json_object_set_new(j, "clock_placed", json_true()) == 0 &&
           json_object_set_new(j, "clock_err_ms", json_real(r->clock_err_ms)) == 0)))
@@ -203,9 +205,12 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
     r->attempts = (int)num_or(j, "attempts", 1);
     copy_str(r->slow_note, sizeof(r->slow_note), j, "slow_note");
     r->too_slow = json_is_true(json_object_get(j, "too_slow"));
+    r->deadline_cut_s = num_or(j, "deadline_cut_s", 0);
     if (!(r->lag_s >= 0 && r->lag_s < 1e9) || r->time_scale < 1 || r->time_scale > 100 ||
-        r->attempts < 1 || r->attempts > 2) {
-        snprintf(err, errlen, "%s: lag_s, time_scale or attempts out of range", path);
+        r->attempts < 1 || r->attempts > 2 ||
+        !(r->deadline_cut_s >= 0 && r->deadline_cut_s < 1e9)) {
+        snprintf(err, errlen, "%s: lag_s, time_scale, attempts or deadline_cut_s out of range",
+                 path);
         return -1;
     }
     copy_str(r->known_why, sizeof(r->known_why), j, "known_why");

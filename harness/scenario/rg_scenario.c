@@ -433,6 +433,15 @@ int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen
     return rc;
 }
 
+double rg_scenario_cut_deadline(rg_scenario *sc, double s)
+{
+    double to = s > 2 * sc->timeout_s ? s : 2 * sc->timeout_s;
+    if (s <= 0 || sc->timeout_s >= sc->deadline_s || to >= sc->deadline_s)
+        return 0;
+    sc->deadline_s = to;
+    return to;
+}
+
 void rg_scenario_scale(rg_scenario *sc, int f)
 {
     sc->time_scale = f;

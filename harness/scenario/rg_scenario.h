@@ -310,5 +310,13 @@ int rg_sc_class_of(const char *s, size_t len);
  * start and a service's grace -- and the shim told to scale its plan's (time_scale): a second
  * attempt on a machine too slow to judge the first (judge/rg_slow.c). */
 void rg_scenario_scale(rg_scenario *sc, int f);
+/*
+ * The runner's deadline cut to s seconds, or to twice the timeout when that is more, never
+ * lengthened (`run --deadline`, for triage's re-runs): a transport given T s to report a
+ * failure has had 2T, so a rank still in its call then hangs, and costs s seconds rather than
+ * the whole deadline. An exec scenario without a timeout keeps its deadline. The deadline as
+ * cut, or 0 when it was not.
+ */
+double rg_scenario_cut_deadline(rg_scenario *sc, double s);
 
 #endif

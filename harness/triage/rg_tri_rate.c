@@ -58,22 +58,36 @@ int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len)
     return n;
 }
 
-/* The command of a reproduce line, its --out set to out and, given one, its scenario (the
- * line's last word) to scenario: argc, or -1 when it is not a railguard run. */
-static int rerun_argv(const char *repro, const char *out, const char *scenario, char **argv,
-                      int max, char *buf, size_t len)
+/* The command of a reproduce line, its --out set to out, given one its scenario (the line's
+ * last word) to scenario, and given a deadline (its text) its --deadline to that: argc, or -1
+ * when it is not a railguard run. */
+static int rerun_argv(const char *repro, const char *out, const char *scenario,
+                      const char *deadline, char **argv, int max, char *buf, size_t len)
 {
-    int n = rg_tri_words(repro, argv, max, buf, len);
+    int n = rg_tri_words(repro, argv, max, buf, len), at_out = -1;
     if (n < 4 || strcmp(argv[1], "run") != 0)
         return -1;
     if (scenario)
         argv[n - 1] = (char *)scenario;
     for (int i = 2; i + 2 < n; i++)
-        if (!strcmp(argv[i], "--out")) {
-            argv[i + 1] = (char *)out;
-            return n;
+        if (!strcmp(argv[i], "--out"))
+            at_out = i;
+        else if (deadline && !strcmp(argv[i], "--deadline")) {
+            argv[i + 1] = (char *)deadline;
+            deadline = NULL;
         }
-    return -1;
+    if (at_out < 0)
+        return -1;
+    argv[at_out + 1] = (char *)out;
+    if (deadline) { /* before the scenario, the last word */
+        if (n + 3 > max)
+            return -1;
+        argv[n + 1] = argv[n - 1];
+        argv[n - 1] = "--deadline";
+        argv[n] = (char *)deadline;
+        argv[n += 2] = NULL;
+    }
+    return n;
 }
 
 /* Runs argv with its output into log, for at most limit_s: its exit status, or -1 when it
@@ -126,10 +140,12 @@ void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len)
 }
 
 int rg_tri_run_once(const char *repro, const char *scenario, const char *out, double limit_s,
-                    rg_tri_run *again, char *err, size_t errlen)
+                    double deadline_s, rg_tri_run *again, char *err, size_t errlen)
 {
-    char log[1400], buf[4200], *argv[64], why[1400];
-    if (rerun_argv(repro, out, scenario, argv, 64, buf, sizeof(buf)) < 0) {
+    char log[1400], buf[4200], *argv[64], why[1400], cut[32];
+    snprintf(cut, sizeof(cut), "%.17g", deadline_s);
+    if (rerun_argv(repro, out, scenario, deadline_s > 0 ? cut : NULL, argv, 64, buf, sizeof(buf)) <
+        0) {
         snprintf(err, errlen, "its reproduce line is not one railguard run: %.200s", repro);
         return -1;
     }
@@ -157,7 +173,8 @@ int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rat
         static rg_tri_run again;
         char out[1300], why[1400];
         snprintf(out, sizeof(out), "%s/triage/rerun/%02d-%s/%d", run->dir, g + 1, gr->slug, k);
-        int st = rg_tri_run_once(rep->repro, NULL, out, limit_s, &again, why, sizeof(why));
+        int st = rg_tri_run_once(rep->repro, NULL, out, limit_s, run->deadline_s, &again, why,
+                                 sizeof(why));
         if (st < 0) {
             snprintf(err, errlen, "%s: %s", rep->name, why);
             return -1;

@@ -63,7 +63,8 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
     if (k->step_t_s < 0 || rg_scenario_load(r->path, &sc, err, sizeof(err)) != 0)
         return false;
     double scale = r->time_scale > 1 ? r->time_scale : 1;
-    double timeout = sc.timeout_s * scale, deadline = sc.deadline_s * scale;
+    double cut = r->deadline_cut_s > 0 ? r->deadline_cut_s : sc.deadline_s;
+    double timeout = sc.timeout_s * scale, deadline = cut * scale;
     double waited = deadline - k->step_t_s;
     if (sc.exec.on || timeout <= 0 || waited <= timeout)
         return false;

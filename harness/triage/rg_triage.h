@@ -81,7 +81,8 @@ typedef struct rg_tri_group {
 
 typedef struct rg_tri_run {
     char dir[1024];
-    int nresults; /* every scenario read */
+    double deadline_s; /* the re-runs' `run --deadline`; 0: the scenarios' own deadlines */
+    int nresults;      /* every scenario read */
     rg_result *results;
     int nfail, nxpass, nslow, nunread;
     char unread[8][600]; /* the first results that could not be read, each one line */
@@ -108,12 +109,13 @@ int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rat
                  size_t errlen);
 /*
  * One run of a reproduce line (a `railguard run`) into out, its scenario replaced by
- * `scenario` unless NULL, its output in out.log, for at most limit_s; its one result loaded
+ * `scenario` unless NULL, with `--deadline deadline_s` unless 0 (the run's own --deadline
+ * replaced), its output in out.log, for at most limit_s; its one result loaded
  * into again (rg_tri_free it). 0; 1 when it left no result (killed at the limit, or failed to
  * start: see the log); -1 with err when the line is not one it can run.
  */
 int rg_tri_run_once(const char *repro, const char *scenario, const char *out, double limit_s,
-                    rg_tri_run *again, char *err, size_t errlen);
+                    double deadline_s, rg_tri_run *again, char *err, size_t errlen);
 /*
  * Minimises group g's smallest scenario: at most `budget` candidates (rg_sc_shrink_next), each
  * run by the group's reproduce line (into RUN_DIR/triage/min/NN-SLUG/K-T) and kept when it

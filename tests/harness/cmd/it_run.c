@@ -260,6 +260,39 @@ START_TEST(test_bad_transport_verdicts)
 }
 END_TEST
 
+/*
+ * --deadline: a hang judged at the cut deadline, not the scenario's 60 s; the cut kept in the
+ * result and in the reproduce line; a scenario whose timeout leaves no room (2 x 20 s is more
+ * than its 30 s) keeps its own.
+ */
+START_TEST(test_deadline_cut)
+{
+    char *path = write_file("cut.yaml", "ranks: 2\ntimeout: 1\nprogram:\n"
+                                        "  - {op: all_reduce, count: 10}\n");
+    char out[PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/cut", g_tmp);
+    const char *args[] = {"run",   "--transport", g_bad,        "--devices", g_devs,
+                          "--out", out,           "--deadline", "4",         "--slow-scale",
+                          "1",     path,          NULL};
+    ck_assert_int_eq(railguard("hang", args, 120), 1);
+    ck_assert_str_eq(json_verdicts(out), "DEADLOCK,DEADLOCK");
+    expect_in("still running after the 4 s deadline");
+    expect_in(" --deadline 4 ");
+    const char *res = slurp("%s/000-cut/result.json", out);
+    ck_assert_msg(strstr(res, "\"deadline_cut_s\": 4"), "%s", res);
+    free(path);
+    path = write_file("nocut.yaml", "ranks: 2\ntimeout: 20\ndeadline: 30\nprogram:\n"
+                                    "  - {op: barrier}\n");
+    snprintf(out, sizeof(out), "%s/nocut", g_tmp);
+    args[6] = out;
+    args[11] = path;
+    ck_assert_int_eq(railguard(NULL, args, 120), 0);
+    res = slurp("%s/000-nocut/result.json", out);
+    ck_assert_msg(!strstr(res, "deadline_cut_s"), "%s", res);
+    free(path);
+}
+END_TEST
+
 /* Rank 1 returns wrong data and leaves; rank 0 hangs. The first failure is rank 1's, and the
  * hang says it began after rank 1 left. */
 START_TEST(test_first_failure_named)
@@ -578,6 +611,9 @@ START_TEST(test_cli_refusals)
          "railguard run: --fork-server runs one scenario at a time in ranks it forks itself: not "
          "with -j above 1"},
         {{"run", "--fork-server", "--rank-wrapper", "env", "x.yaml"}, "not with --rank-wrapper"},
+        {{"run", "--external", "--deadline", "5", "x.yaml"},
+         "railguard run: --deadline is for a local run, not with --external"},
+        {{"run", "--deadline", "0.5", "x.yaml"}, "railguard run: --deadline: "},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *args[9] = {NULL};
@@ -935,6 +971,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_known_file);
     tcase_add_test(t, test_triage);
     tcase_add_test(t, test_external_launch);
+    tcase_add_test(t, test_deadline_cut);
     tcase_add_test(t, test_fork_server);
     tcase_add_test(t, test_fork_server_requests);
     suite_add_tcase(s, t);

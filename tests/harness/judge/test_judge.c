@@ -875,6 +875,30 @@ START_TEST(test_result_round_trip)
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
     ck_assert(back.leak_ok);
     ck_assert(back.rank[0].service && !back.rank[1].service);
+    ck_assert(back.deadline_cut_s == 0);
+    /* run --deadline's cut deadline, which triage's causes read, exactly as it was. */
+    g_r.deadline_cut_s = 10.000000000000002;
+    ck_assert_int_eq(rg_result_save(&g_r, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
+    ck_assert(back.deadline_cut_s == g_r.deadline_cut_s);
+    /* Out of range reads as a bad file, named, never as a deadline. */
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 17], edited[(1 << 17) + 64];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *at = strstr(text, "\"deadline_cut_s\"");
+    ck_assert_ptr_nonnull(at);
+    snprintf(edited, sizeof(edited), "%.*s\"deadline_cut_s\": -5, \"ignored\"%s", (int)(at - text),
+             text, at + strlen("\"deadline_cut_s\""));
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(edited, f);
+    fclose(f);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "deadline_cut_s out of range"));
+    g_r.deadline_cut_s = 0;
     unlink(path);
 }
 END_TEST

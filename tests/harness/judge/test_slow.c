@@ -154,6 +154,26 @@ START_TEST(test_scale)
 }
 END_TEST
 
+/* run --deadline: cut to S or twice the timeout, whichever is more; never lengthened; an exec
+ * scenario without a timeout (its timeout is its deadline) keeps its own. */
+START_TEST(test_cut_deadline)
+{
+    failed(RG_V_OK, 0); /* timeout 3, deadline 15 */
+    ck_assert(rg_scenario_cut_deadline(&g_sc, 0) == 0 && g_sc.deadline_s == 15);
+    ck_assert(rg_scenario_cut_deadline(&g_sc, 10) == 10 && g_sc.deadline_s == 10);
+    ck_assert(rg_scenario_cut_deadline(&g_sc, 30) == 0 && g_sc.deadline_s == 10);
+    ck_assert(rg_scenario_cut_deadline(&g_sc, 1) == 6 && g_sc.deadline_s == 6);
+    ck_assert(rg_scenario_cut_deadline(&g_sc, 1) == 0 && g_sc.deadline_s == 6);
+    g_sc.timeout_s = g_sc.deadline_s = 40;
+    ck_assert(rg_scenario_cut_deadline(&g_sc, 5) == 0 && g_sc.deadline_s == 40);
+    /* A second attempt scales the cut deadline like any other. */
+    failed(RG_V_OK, 0);
+    rg_scenario_cut_deadline(&g_sc, 8);
+    rg_scenario_scale(&g_sc, 4);
+    ck_assert(g_sc.deadline_s == 32 && g_sc.timeout_s == 12);
+}
+END_TEST
+
 /* The second attempt settled: SLOW only with strong evidence; a pass past the deadline as
  * written (what the machine took given back) is the program's DEADLOCK, not a pass. */
 /* A first attempt that failed so (or passed), the scenario as written kept in orig, and its
@@ -273,6 +293,7 @@ Suite *rg_suite_slow(void)
     tcase_add_test(t, test_time_bound);
     tcase_add_test(t, test_not_time_bound);
     tcase_add_test(t, test_scale);
+    tcase_add_test(t, test_cut_deadline);
     tcase_add_test(t, test_scale_evidence);
     tcase_add_test(t, test_keep_attempt);
     tcase_add_test(t, test_settle);

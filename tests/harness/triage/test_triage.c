@@ -213,12 +213,13 @@ START_TEST(test_rerun)
     FILE *f = fopen(script, "w");
     fprintf(f,
             "#!/bin/sh\n"
+            "echo \"$*\" > %s/args\n"
             "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
             "n=$(cat %s/calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n > %s/calls\n"
             "mkdir -p \"$out/000-flaky\"\n"
             "if [ $((n %% 2)) = 1 ]; then cp %s/000-flaky/result.json \"$out/000-flaky/\";\n"
             "else cp %s/good.json \"$out/000-flaky/result.json\"; fi\n",
-            dir, dir, dir, dir);
+            dir, dir, dir, dir, dir);
     fclose(f);
     ck_assert_int_eq(chmod(script, 0755), 0);
     /* The run's own reproduce line names the stand-in. */
@@ -238,6 +239,33 @@ START_TEST(test_rerun)
     snprintf(path, sizeof(path), "%s/triage/rerun/01-%s/3/000-flaky/result.json", dir,
              run.groups[0].slug);
     ck_assert_int_eq(access(path, R_OK), 0);
+    /* The line as it was, but for its --out. */
+    char *args;
+    snprintf(path, sizeof(path), "%s/args", dir);
+    snprintf(cmd, sizeof(cmd), "run --seed 1 --out %s/triage/rerun/01-%s/4 flaky.yaml\n", dir,
+             run.groups[0].slug);
+    args = slurp(path);
+    ck_assert_str_eq(args, cmd);
+    free(args);
+    /* triage --deadline: added before the scenario, or in place of the line's own. */
+    run.deadline_s = 12.5;
+    ck_assert_int_eq(rg_tri_rerun(&run, 0, 1, 60, rate, err, sizeof(err)), 0);
+    snprintf(cmd, sizeof(cmd),
+             "run --seed 1 --out %s/triage/rerun/01-%s/1 --deadline 12.5 flaky.yaml\n", dir,
+             run.groups[0].slug);
+    args = slurp(path);
+    ck_assert_str_eq(args, cmd);
+    free(args);
+    snprintf(run.cases[0].res->repro, sizeof(run.cases[0].res->repro),
+             "%s run --deadline 40 --seed 1 --out x flaky.yaml", script);
+    ck_assert_int_eq(rg_tri_rerun(&run, 0, 1, 60, rate, err, sizeof(err)), 0);
+    snprintf(cmd, sizeof(cmd),
+             "run --deadline 12.5 --seed 1 --out %s/triage/rerun/01-%s/1 flaky.yaml\n", dir,
+             run.groups[0].slug);
+    args = slurp(path);
+    ck_assert_str_eq(args, cmd);
+    free(args);
+    run.deadline_s = 0;
     /* A line that is not a railguard run is refused, not run. */
     snprintf(bad.repro, sizeof(bad.repro), "%s exec -- ls", script);
     run.cases[0].res->repro[0] = '\0';
