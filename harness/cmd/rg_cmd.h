@@ -109,6 +109,7 @@ extern const rg_cli rg_triage_cli;
 int rg_triage_main(int argc, char **argv);
 /* The same on dir with `rerun` re-runs and at most `minimise` minimising candidates per group
  * (run --triage): its exit status. */
-int rg_triage_dir(const char *dir, int rerun, int minimise, double deadline);
+struct rg_tri_with;
+int rg_triage_dir(const char *dir, int rerun, int minimise, const struct rg_tri_with *with);
 
 #endif

@@ -470,7 +470,7 @@ int rg_run_main(int argc, char **argv)
     st = run_status(&u);
     /* The run's verdict stands: triage reads it back and groups it, it does not judge. */
     if (u.o.triage && st == 1)
-        rg_triage_dir(u.o.out, u.o.triage_rerun, u.o.triage_rerun ? RG_TRI_MIN_BUDGET : 0, 0);
+        rg_triage_dir(u.o.out, u.o.triage_rerun, u.o.triage_rerun ? RG_TRI_MIN_BUDGET : 0, NULL);
 out:
     for (int i = 0; i < u.n; i++)
         free(u.paths[i]);

@@ -12,7 +12,7 @@
 
 struct triage_opts {
     int rerun, minimise;
-    double deadline;
+    rg_tri_with with;
 };
 
 static const rg_opt triage_table[] = {
@@ -46,10 +46,21 @@ static const rg_opt triage_table[] = {
              "scenario's deadline cut to S seconds or twice its timeout, whichever is more, so a "
              "hang costs that rather than the scenario's whole deadline (default: their own). "
              "The reports' reproduce lines keep the scenarios' own deadlines.",
-     .off = offsetof(struct triage_opts, deadline),
+     .off = offsetof(struct triage_opts, with.deadline_s),
      .len = sizeof(double),
      .lo = 1,
      .hi = 86400},
+    {.name = "slow-scale",
+     .kind = RG_OPT_INT,
+     .arg = "F",
+     .help = "Runs them with railguard run --slow-scale F: a run that ran out of time on a "
+             "machine that held it back is run once more with its times F times, not the "
+             "line's own (default 4). A transport whose ranks spin while they wait earns that "
+             "second attempt on a busy machine at almost every hang; 2 halves its cost.",
+     .off = offsetof(struct triage_opts, with.slow_scale),
+     .len = sizeof(int),
+     .lo = 1,
+     .hi = 100},
 };
 
 const rg_cli rg_triage_cli = {
@@ -135,7 +146,7 @@ static int rates(rg_tri_run *run, int n, int budget)
     return 0;
 }
 
-int rg_triage_dir(const char *dir, int rerun, int minimise, double deadline)
+int rg_triage_dir(const char *dir, int rerun, int minimise, const rg_tri_with *with)
 {
     static rg_tri_run run;
     char err[1400] = "";
@@ -151,7 +162,8 @@ int rg_triage_dir(const char *dir, int rerun, int minimise, double deadline)
         return 2;
     }
     int rc = 0;
-    run.deadline_s = deadline;
+    if (with)
+        run.with = *with;
     if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun, minimise) != 0 ||
         rg_tri_write(&run, err, sizeof(err)) != 0) {
         if (!run.groups)
@@ -184,5 +196,5 @@ int rg_triage_main(int argc, char **argv)
                               : "one RUN_DIR, not several");
         return 2;
     }
-    return rg_triage_dir(argv[first], o.rerun, o.minimise, o.deadline);
+    return rg_triage_dir(argv[first], o.rerun, o.minimise, &o.with);
 }

@@ -33,8 +33,7 @@ static int alike(const rg_tri_run *run, const rg_tri_group *gr, int g, int k, co
         static rg_tri_run again;
         char out[1400];
         snprintf(out, sizeof(out), "%s/triage/min/%02d-%s/%d-%d", run->dir, g + 1, gr->slug, k, t);
-        int st =
-            rg_tri_run_once(rep->repro, path, out, limit_s, run->deadline_s, &again, err, errlen);
+        int st = rg_tri_run_once(rep->repro, path, out, limit_s, &run->with, &again, err, errlen);
         if (st < 0)
             return -1;
         if (st == 0 && !again.nslow && again.nfail &&

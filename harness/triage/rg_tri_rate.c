@@ -58,34 +58,49 @@ int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len)
     return n;
 }
 
+/* Sets option opt (its value val) in argv[0..n): in place of its value when it is there, else
+ * before the last word, the scenario. The new argc, or -1 when argv is full. */
+static int set_opt(char **argv, int n, int max, const char *opt, char *val)
+{
+    for (int i = 2; i + 2 < n; i++)
+        if (!strcmp(argv[i], opt)) {
+            argv[i + 1] = val;
+            return n;
+        }
+    if (n + 3 > max)
+        return -1;
+    argv[n + 1] = argv[n - 1];
+    argv[n - 1] = (char *)opt;
+    argv[n] = val;
+    argv[n + 2] = NULL;
+    return n + 2;
+}
+
 /* The command of a reproduce line, its --out set to out, given one its scenario (the line's
- * last word) to scenario, and given a deadline (its text) its --deadline to that: argc, or -1
- * when it is not a railguard run. */
+ * last word) to scenario, and what `with` sets set (their texts in vals): argc, or -1 when it
+ * is not a railguard run. */
 static int rerun_argv(const char *repro, const char *out, const char *scenario,
-                      const char *deadline, char **argv, int max, char *buf, size_t len)
+                      const rg_tri_with *with, char vals[2][32], char **argv, int max, char *buf,
+                      size_t len)
 {
     int n = rg_tri_words(repro, argv, max, buf, len), at_out = -1;
     if (n < 4 || strcmp(argv[1], "run") != 0)
         return -1;
     if (scenario)
         argv[n - 1] = (char *)scenario;
-    for (int i = 2; i + 2 < n; i++)
+    for (int i = 2; i + 2 < n && at_out < 0; i++)
         if (!strcmp(argv[i], "--out"))
             at_out = i;
-        else if (deadline && !strcmp(argv[i], "--deadline")) {
-            argv[i + 1] = (char *)deadline;
-            deadline = NULL;
-        }
     if (at_out < 0)
         return -1;
     argv[at_out + 1] = (char *)out;
-    if (deadline) { /* before the scenario, the last word */
-        if (n + 3 > max)
-            return -1;
-        argv[n + 1] = argv[n - 1];
-        argv[n - 1] = "--deadline";
-        argv[n] = (char *)deadline;
-        argv[n += 2] = NULL;
+    if (with && with->deadline_s > 0) {
+        snprintf(vals[0], 32, "%.17g", with->deadline_s);
+        n = set_opt(argv, n, max, "--deadline", vals[0]);
+    }
+    if (n > 0 && with && with->slow_scale > 0) {
+        snprintf(vals[1], 32, "%d", with->slow_scale);
+        n = set_opt(argv, n, max, "--slow-scale", vals[1]);
     }
     return n;
 }
@@ -140,12 +155,10 @@ void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len)
 }
 
 int rg_tri_run_once(const char *repro, const char *scenario, const char *out, double limit_s,
-                    double deadline_s, rg_tri_run *again, char *err, size_t errlen)
+                    const rg_tri_with *with, rg_tri_run *again, char *err, size_t errlen)
 {
-    char log[1400], buf[4200], *argv[64], why[1400], cut[32];
-    snprintf(cut, sizeof(cut), "%.17g", deadline_s);
-    if (rerun_argv(repro, out, scenario, deadline_s > 0 ? cut : NULL, argv, 64, buf, sizeof(buf)) <
-        0) {
+    char log[1400], buf[4200], *argv[64], why[1400], vals[2][32];
+    if (rerun_argv(repro, out, scenario, with, vals, argv, 64, buf, sizeof(buf)) < 0) {
         snprintf(err, errlen, "its reproduce line is not one railguard run: %.200s", repro);
         return -1;
     }
@@ -173,8 +186,8 @@ int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rat
         static rg_tri_run again;
         char out[1300], why[1400];
         snprintf(out, sizeof(out), "%s/triage/rerun/%02d-%s/%d", run->dir, g + 1, gr->slug, k);
-        int st = rg_tri_run_once(rep->repro, NULL, out, limit_s, run->deadline_s, &again, why,
-                                 sizeof(why));
+        int st =
+            rg_tri_run_once(rep->repro, NULL, out, limit_s, &run->with, &again, why, sizeof(why));
         if (st < 0) {
             snprintf(err, errlen, "%s: %s", rep->name, why);
             return -1;

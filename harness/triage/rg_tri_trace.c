@@ -42,8 +42,7 @@ static int traced_runs(rg_tri_run *run, int g, const char *from, const char *wha
     for (int t = 1; t <= tries; t++) {
         snprintf(out, sizeof(out), "%s/triage/trace/%02d-%s-%s/%d", run->dir, g + 1, gr->slug, what,
                  t);
-        int st =
-            rg_tri_run_once(rep->repro, path, out, limit_s, run->deadline_s, &again, err, errlen);
+        int st = rg_tri_run_once(rep->repro, path, out, limit_s, &run->with, &again, err, errlen);
         if (st < 0)
             return -1;
         if (st > 0)

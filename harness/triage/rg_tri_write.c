@@ -106,9 +106,9 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     char rate[200];
     rg_tri_rate_said(&gr->rate, rate, sizeof(rate));
     fprintf(f, "- **Rate**: %s", rate);
-    if (gr->rate.n && run->deadline_s > 0)
+    if (gr->rate.n && run->with.deadline_s > 0)
         fprintf(f, " (re-run with `--deadline %g`: a hang judged at %g s or twice the timeout)",
-                run->deadline_s, run->deadline_s);
+                run->with.deadline_s, run->with.deadline_s);
     fprintf(f, "\n");
     signature_md(f, &gr->sig);
     if (gr->min.path[0] && strcmp(gr->min.sig.faults, gr->sig.faults) != 0)
@@ -198,7 +198,7 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     const rg_tri_rate *t = &gr->rate;
     json_t *rate = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:f}", "reruns", t->n, "same", t->same,
                              "passed", t->passed, "other", t->other, "unjudged", t->unjudged,
-                             "other_key", t->other_key, "deadline_s", run->deadline_s);
+                             "other_key", t->other_key, "deadline_s", run->with.deadline_s);
     json_t *min = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:s}", "tried", gr->min.tried, "kept",
                             gr->min.kept, "path", gr->min.path, "steps", gr->min.steps, "repro",
                             gr->min.repro, "note", gr->min.note, "faults", gr->min.sig.faults);

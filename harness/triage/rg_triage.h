@@ -79,10 +79,17 @@ typedef struct rg_tri_group {
     char slug[64];
 } rg_tri_group;
 
+/* What triage sets in every reproduce line it runs again (triage --deadline, --slow-scale),
+ * in place of the line's own; 0 keeps the line's. */
+typedef struct rg_tri_with {
+    double deadline_s;
+    int slow_scale;
+} rg_tri_with;
+
 typedef struct rg_tri_run {
     char dir[1024];
-    double deadline_s; /* the re-runs' `run --deadline`; 0: the scenarios' own deadlines */
-    int nresults;      /* every scenario read */
+    rg_tri_with with; /* the re-runs' run options */
+    int nresults;     /* every scenario read */
     rg_result *results;
     int nfail, nxpass, nslow, nunread;
     char unread[8][600]; /* the first results that could not be read, each one line */
@@ -109,13 +116,13 @@ int rg_tri_rerun(const rg_tri_run *run, int g, int n, double limit_s, rg_tri_rat
                  size_t errlen);
 /*
  * One run of a reproduce line (a `railguard run`) into out, its scenario replaced by
- * `scenario` unless NULL, with `--deadline deadline_s` unless 0 (the run's own --deadline
+ * `scenario` unless NULL, with what `with` sets (the line's own --deadline or --slow-scale
  * replaced), its output in out.log, for at most limit_s; its one result loaded
  * into again (rg_tri_free it). 0; 1 when it left no result (killed at the limit, or failed to
  * start: see the log); -1 with err when the line is not one it can run.
  */
 int rg_tri_run_once(const char *repro, const char *scenario, const char *out, double limit_s,
-                    double deadline_s, rg_tri_run *again, char *err, size_t errlen);
+                    const rg_tri_with *with, rg_tri_run *again, char *err, size_t errlen);
 /*
  * Minimises group g's smallest scenario: at most `budget` candidates (rg_sc_shrink_next), each
  * run by the group's reproduce line (into RUN_DIR/triage/min/NN-SLUG/K-T) and kept when it

@@ -248,24 +248,26 @@ START_TEST(test_rerun)
     ck_assert_str_eq(args, cmd);
     free(args);
     /* triage --deadline: added before the scenario, or in place of the line's own. */
-    run.deadline_s = 12.5;
+    run.with = (rg_tri_with){.deadline_s = 12.5, .slow_scale = 2};
     ck_assert_int_eq(rg_tri_rerun(&run, 0, 1, 60, rate, err, sizeof(err)), 0);
     snprintf(cmd, sizeof(cmd),
-             "run --seed 1 --out %s/triage/rerun/01-%s/1 --deadline 12.5 flaky.yaml\n", dir,
-             run.groups[0].slug);
+             "run --seed 1 --out %s/triage/rerun/01-%s/1 --deadline 12.5 --slow-scale 2 "
+             "flaky.yaml\n",
+             dir, run.groups[0].slug);
     args = slurp(path);
     ck_assert_str_eq(args, cmd);
     free(args);
     snprintf(run.cases[0].res->repro, sizeof(run.cases[0].res->repro),
-             "%s run --deadline 40 --seed 1 --out x flaky.yaml", script);
+             "%s run --deadline 40 --seed 1 --slow-scale 3 --out x flaky.yaml", script);
     ck_assert_int_eq(rg_tri_rerun(&run, 0, 1, 60, rate, err, sizeof(err)), 0);
     snprintf(cmd, sizeof(cmd),
-             "run --deadline 12.5 --seed 1 --out %s/triage/rerun/01-%s/1 flaky.yaml\n", dir,
-             run.groups[0].slug);
+             "run --deadline 12.5 --seed 1 --slow-scale 2 --out %s/triage/rerun/01-%s/1 "
+             "flaky.yaml\n",
+             dir, run.groups[0].slug);
     args = slurp(path);
     ck_assert_str_eq(args, cmd);
     free(args);
-    run.deadline_s = 0;
+    run.with = (rg_tri_with){0};
     /* A line that is not a railguard run is refused, not run. */
     snprintf(bad.repro, sizeof(bad.repro), "%s exec -- ls", script);
     run.cases[0].res->repro[0] = '\0';
