@@ -160,7 +160,7 @@ typedef struct rg_sig {
 } rg_sig;
 
 /* A known-failures file's signature entry: the fields it names must equal a failure's. */
-#define RG_SC_KSIG_MAX 16
+#define RG_SC_KSIG_MAX 32
 #define RG_SC_KSIG_SEEN 8
 enum {
     RG_SIG_HAS_CLS = 1,

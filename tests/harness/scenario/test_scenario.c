@@ -728,6 +728,24 @@ START_TEST(test_known_file)
                   "%s", err);
     ck_assert_str_eq(scs[0]->ksig[0].sig.first, "ok");
     ck_assert_str_eq(scs[0]->ksig[0].seen[0], "a, b: c");
+    /* RG_SC_KSIG_MAX signatures read (upstream JACCL's triage has 21 groups); one more is
+     * refused at its line. */
+    static char many[(RG_SC_KSIG_MAX + 1) * 48 + 16];
+    size_t at = (size_t)snprintf(many, sizeof(many), "signatures:\n");
+    for (int i = 0; i <= RG_SC_KSIG_MAX; i++)
+        at +=
+            (size_t)snprintf(many + at, sizeof(many) - at, "  - {why: bug %d, first: CRASH}\n", i);
+    char *last = strrchr(many, '-') - 2;
+    rg_check_write_temp(path, many, (size_t)(last - many));
+    ck_assert_msg(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(scs[0]->nksig, RG_SC_KSIG_MAX);
+    ck_assert_int_ge(RG_SC_KSIG_MAX, 32);
+    rg_check_write_temp(path, many, strlen(many));
+    ck_assert_int_eq(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)), -1);
+    snprintf(want, sizeof(want), "%s:%d: signatures: at most %d; one too many", path,
+             RG_SC_KSIG_MAX + 2, RG_SC_KSIG_MAX);
+    ck_assert_msg(strstr(err, want) == err, "%s", err);
     ck_assert_int_eq(
         rg_known_load("/nonexistent/k.yaml", NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)),
         -1);
