@@ -102,6 +102,9 @@ int rg_bench_main(int argc, char **argv);
 extern const rg_cli rg_bench_cli, rg_sweep_cli, rg_report_cli;
 /* `railguard report DIR`: rg_merge over DIR's rankR.result.json and events, with reports. */
 int rg_report_main(int argc, char **argv);
+/* The same on one launch's directory (run --hosts): its line and table on stdout; 0 passed, 1
+ * failed, 2 when its rank results cannot be read or merged (said on stderr). */
+int rg_report_launch(const char *dir);
 
 /* --- railguard triage (rg_triage_cmd.c) ----------------------------------------------------- */
 extern const rg_cli rg_triage_cli;

@@ -133,11 +133,24 @@ static void write_merged(const char *dir, rg_result *merged, bool ordered)
                "clock\n");
 }
 
+/* A launch's rank views judged together: its line, its files, its table; 0 passed, 1 failed, 2
+ * when they cannot be merged (said). */
+static int launch_judged(const char *dir, const rg_result *views, int n)
+{
+    static rg_result merged;
+    bool ordered;
+    if (merge_views(dir, views, n, &merged, &ordered) != 0)
+        return 2;
+    rg_report_line(stdout, &merged);
+    write_merged(dir, &merged, ordered);
+    rg_report_table(stdout, &merged, 1, merged.seconds);
+    return merged.passed ? 0 : 1;
+}
+
 int rg_report_main(int argc, char **argv)
 {
-    static rg_result views[RG_MAX_RANKS], merged;
+    static rg_result views[RG_MAX_RANKS];
     char path[PATH_MAX + 64];
-    bool ordered;
     int first, rc = rg_cli_parse(&rg_report_cli, argc, argv, NULL, &first);
     if (rc)
         return rc == 1 ? 0 : rc;
@@ -163,10 +176,17 @@ int rg_report_main(int argc, char **argv)
                 dir);
         return 2;
     }
-    if (merge_views(dir, views, n, &merged, &ordered) != 0)
+    return launch_judged(dir, views, n);
+}
+
+int rg_report_launch(const char *dir)
+{
+    static rg_result views[RG_MAX_RANKS];
+    int n = read_views(dir, views);
+    if (n <= 0) {
+        if (!n)
+            fprintf(stderr, "railguard report: %s: no rankR.result.json\n", dir);
         return 2;
-    rg_report_line(stdout, &merged);
-    write_merged(dir, &merged, ordered);
-    rg_report_table(stdout, &merged, 1, merged.seconds);
-    return merged.passed ? 0 : 1;
+    }
+    return launch_judged(dir, views, n);
 }

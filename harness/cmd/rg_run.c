@@ -269,11 +269,11 @@ static int load_all(struct run *u, int argc, char **argv, int first)
         if (o->no_ownership)
             e->sc.ownership = false;
         e->deadline_cut = rg_scenario_cut_deadline(&e->sc, o->deadline_cut);
-        if (e->sc.exec.on && o->external) {
+        if (e->sc.exec.on && (o->external || o->nhosts)) {
             fprintf(stderr,
                     "railguard run: %s: an exec scenario runs its own processes, not under "
-                    "--external\n",
-                    path);
+                    "%s\n",
+                    path, o->external ? "--external" : "--hosts");
             return -1;
         }
         if (e->sc.exec.on && rg_exec_check(&e->sc, err, sizeof(err)) != 0) {
@@ -291,7 +291,7 @@ static int load_all(struct run *u, int argc, char **argv, int first)
                 return -1;
             }
         /* External runs take their rails from the site's devices file. */
-        if (!o->external && e->sc.rails > o->ndevices) {
+        if (!o->external && !o->nhosts && e->sc.rails > o->ndevices) {
             fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", path,
                     e->sc.rails, o->ndevices, o->devlist);
             return -1;
@@ -312,8 +312,8 @@ static int prepare(struct run *u)
 {
     struct run_opts *o = &u->o;
     char err[1024];
-    if (rg_preflight(o->shim, o->transport, o->devices, o->external ? 0 : o->ndevices, &u->info,
-                     err, sizeof(err)) != 0 ||
+    if (rg_preflight(o->shim, o->transport, o->devices, o->external || o->nhosts ? 0 : o->ndevices,
+                     &u->info, err, sizeof(err)) != 0 ||
         rg_preflight_memlock(registered_bytes(u->entries, u->n), err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard run: preflight: %s\n", err);
         return -1;
@@ -458,6 +458,10 @@ int rg_run_main(int argc, char **argv)
         goto out;
     if (u.o.external) {
         st = rg_run_external(&u.o, &u.entries[0]);
+        goto out;
+    }
+    if (u.o.nhosts) {
+        st = rg_run_hosts(&u.o, u.entries, u.n);
         goto out;
     }
     printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", u.n,

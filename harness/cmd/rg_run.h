@@ -42,6 +42,11 @@ struct run_opts {
     bool external;
     char coordinator[256];
     char devices_file[PATH_MAX];
+    /* --hosts: this process launches the ranks itself, rank r on host[r % nhosts] over ssh,
+     * each an --external run (rg_run_hosts.c) */
+    char hosts_arg[1024];
+    char host[RG_MAX_RANKS][128];
+    int nhosts;
     bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
     bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
     /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
@@ -63,6 +68,10 @@ struct sc_entry {
     rg_scenario sc;
     double deadline_cut; /* what --deadline cut its deadline to, 0: its own */
 };
+
+/* run --hosts: every scenario in turn, its ranks started over ssh on the hosts, their results
+ * brought together and judged as railguard report does. The run's exit status. */
+int rg_run_hosts(const struct run_opts *o, const struct sc_entry *e, int n);
 
 /* What one file calls in another. */
 /* rg_run_opts.c */

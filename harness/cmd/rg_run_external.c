@@ -24,10 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The launcher's rank and size: Open MPI, PMI (MPICH, srun --mpi=pmi2), then Slurm. */
+/* The launcher's rank and size: railguard's own (run --hosts), Open MPI, PMI (MPICH, srun
+ * --mpi=pmi2), then Slurm. */
 static int launcher_rank(int *rank, int *size, const char **from)
 {
-    static const char *const vars[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    static const char *const vars[][2] = {{"RG_RANK", "RG_SIZE"},
+                                          {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
                                           {"PMI_RANK", "PMI_SIZE"},
                                           {"SLURM_PROCID", "SLURM_NTASKS"}};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
@@ -51,8 +53,8 @@ static int launcher_rank(int *rank, int *size, const char **from)
         *size = (int)nv;
         return 0;
     }
-    fprintf(stderr, "railguard run: --external: no launcher rank (OMPI_COMM_WORLD_RANK, "
-                    "PMI_RANK or SLURM_PROCID); start it with mpirun or srun\n");
+    fprintf(stderr, "railguard run: --external: no launcher rank (RG_RANK, OMPI_COMM_WORLD_RANK, "
+                    "PMI_RANK or SLURM_PROCID); start it with mpirun, srun or run --hosts\n");
     return -1;
 }
 

@@ -148,6 +148,34 @@ static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *wh
 }
 
 /* Decimal ("010" is ten) or 0x hex; no blanks or signs (" -1" once wrapped). */
+/*
+ * --hosts a,b,...: host names as ssh takes them ([user@]host), each one word that cannot be
+ * read as an option or by the remote shell; a name may repeat (two ranks on one host).
+ */
+static int take_hosts(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct run_opts *o = opts;
+    (void)opt;
+    snprintf(o->hosts_arg, sizeof(o->hosts_arg), "%s", val);
+    o->nhosts = 0;
+    for (const char *p = val;;) {
+        size_t n = strcspn(p, ",");
+        if (!n || n >= sizeof(o->host[0]) || p[0] == '-' ||
+            strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]") <
+                n) {
+            snprintf(why, len, "host %d '%.*s': not a host name ([user@]host, no blanks)",
+                     o->nhosts + 1, (int)(n < 64 ? n : 64), p);
+            return -1;
+        }
+        if (o->nhosts == RG_MAX_RANKS)
+            return snprintf(why, len, "more than %d hosts", RG_MAX_RANKS), -1;
+        snprintf(o->host[o->nhosts++], sizeof(o->host[0]), "%.*s", (int)n, p);
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
 static int take_seed(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
 {
     struct run_opts *o = opts;
@@ -245,16 +273,26 @@ static const rg_opt run_table[] = {
      .help =
          "This process is one rank of a launch (mpirun, srun): it runs and judges that rank alone.",
      .off = RO(external)},
+    {.name = "hosts",
+     .kind = RG_OPT_CALL,
+     .arg = "HOST,...",
+     .help = "Launches the ranks itself, without mpirun: rank r on the r-th host (round robin), "
+             "started over ssh (BatchMode) as an --external run of this railguard, transport "
+             "and shim at the same paths there; the ranks' results are brought back where the "
+             "hosts do not share --out, and judged together as railguard report does. Needs "
+             "--coordinator and --devices-file.",
+     .call = take_hosts},
     {.name = "coordinator",
      .kind = RG_OPT_PATH,
      .arg = "HOST:PORT",
-     .help = "With --external: rank 0's address.",
+     .help = "With --external or --hosts: rank 0's address.",
      .off = RO(coordinator),
      .len = RL(coordinator)},
     {.name = "devices-file",
      .kind = RG_OPT_PATH,
      .arg = "FILE",
-     .help = "With --external: the site's JACCL devices file, the same on every rank.",
+     .help = "With --external or --hosts: the site's JACCL devices file, the same on every "
+             "rank.",
      .off = RO(devices_file),
      .len = RL(devices_file)},
     {.name = "rank-wrapper",
@@ -343,16 +381,28 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                             : "-j above 1");
         return 2;
     }
-    if (o->external && o->deadline_cut > 0) {
+    const char *launch = o->external ? "--external" : "--hosts";
+    if ((o->external || o->nhosts) && o->deadline_cut > 0) {
         /* railguard report judges the ranks by the scenario's file, whose deadline is its own. */
-        fprintf(stderr, "railguard run: --deadline is for a local run, not with --external\n");
+        fprintf(stderr, "railguard run: --deadline is for a local run, not with %s\n", launch);
         return 2;
     }
-    if (o->external) {
+    if (o->nhosts && (o->external || o->jobs > 1 || o->fork_server)) {
+        fprintf(stderr,
+                "railguard run: --hosts starts its ranks on the hosts one scenario at a "
+                "time: not with %s\n",
+                o->external   ? "--external"
+                : o->jobs > 1 ? "-j above 1"
+                              : "--fork-server");
+        return 2;
+    }
+    if (o->external || o->nhosts) {
         /* The devices file is the site's: every rank must name the same links. */
         if (!o->coordinator[0] || !o->devices_file[0]) {
-            fprintf(stderr, "railguard run: --external needs --coordinator HOST:PORT (rank 0's "
-                            "address) and --devices-file FILE\n");
+            fprintf(stderr,
+                    "railguard run: %s needs --coordinator HOST:PORT (rank 0's "
+                    "address) and --devices-file FILE\n",
+                    launch);
             return 2;
         }
         const char *why = rg_parse_hostport_problem(o->coordinator);
@@ -368,9 +418,10 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
             return 2;
         }
         snprintf(o->devlist, sizeof(o->devlist), "(devices file)");
+        make_abs(o->devices_file, sizeof(o->devices_file)); /* the ranks' command names it */
     } else if (o->coordinator[0] || o->devices_file[0]) {
-        fprintf(stderr, "railguard run: --coordinator and --devices-file are for --external; "
-                        "a local run makes its own\n");
+        fprintf(stderr, "railguard run: --coordinator and --devices-file are for --external or "
+                        "--hosts; a local run makes its own\n");
         return 2;
     } else if (!devs || !*devs) {
         fprintf(stderr, "railguard run: no devices: pass --devices rxe0,rxe1 or set "

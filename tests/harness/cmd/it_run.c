@@ -293,6 +293,85 @@ START_TEST(test_deadline_cut)
 }
 END_TEST
 
+/*
+ * run --hosts: railguard as its own launcher. A stand-in ssh on PATH runs each command here and
+ * logs it; host "far" says it does not see the token, so its results are brought back with tar
+ * (here, into the same directory), host "down" cannot be reached. Both scenarios judged as
+ * report judges; the secret travels on stdin, never on a command line.
+ */
+START_TEST(test_hosts_launch)
+{
+    char bin[PATH_MAX + 32], sshlog[PATH_MAX + 32], path[PATH_MAX * 2], coord[64];
+    char out[PATH_MAX + 32];
+    snprintf(bin, sizeof(bin), "%s/fakebin", g_tmp);
+    snprintf(sshlog, sizeof(sshlog), "%s/ssh.log", g_tmp);
+    ck_assert_int_eq(mkdir(bin, 0755) == 0 || errno == EEXIST, 1);
+    char script[PATH_MAX * 2];
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\n"
+             "while [ $# -gt 2 ]; do shift; done\n"
+             "echo \"$1: $2\" >> %s\n"
+             "case \"$1:$2\" in down:*) exit 255;; far:test\\ -e*) exit 1;; esac\n"
+             "exec sh -c \"$2\"\n",
+             sshlog);
+    snprintf(path, sizeof(path), "%s/ssh", bin);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(script, f);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, 0755), 0);
+    char *devs = write_file("hosts-devices.json", "[[null, \"rxe0\"], [\"rxe0\", null]]\n");
+    char *clean = write_file("hosts-clean.yaml", "ranks: 2\nprogram:\n"
+                                                 "  - {op: all_reduce, count: 1021}\n");
+    char *flush =
+        write_file("hosts-flush.yaml", "ranks: 2\ntimeout: 3\nfaults:\n"
+                                       "  - error status=WR_FLUSH_ERR op=recv rank=1 nth=2\n"
+                                       "program:\n  - {op: all_reduce, count: 20000, repeat: 3}\n"
+                                       "expect:\n  all: any\n  1: detected\n");
+    const char *old_path = getenv("PATH");
+    char *saved = strdup(old_path ? old_path : "/usr/bin:/bin");
+    snprintf(path, sizeof(path), "%s:%s", bin, saved);
+    setenv("PATH", path, 1);
+    snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+    snprintf(out, sizeof(out), "%s/hosts", g_tmp);
+    const char *args[] = {"run", "--hosts", "near,far", "--coordinator", coord, "--devices-file",
+                          devs,  "--out",   out,        clean,           flush, NULL};
+    int st = railguard(NULL, args, 300);
+    ck_assert_msg(st == 0, "exit %d:\n%s", st, g_out);
+    expect_in("PASS  hosts-clean");
+    expect_in("PASS  hosts-flush");
+    ck_assert_str_eq(last_line(), "2 passed, 0 failed");
+    const char *log = slurp("%s", sshlog);
+    ck_assert_msg(strstr(log, "near: read -r RG_SECRET && export RG_SECRET RG_RANK=0 RG_SIZE=2 && "
+                              "exec ") &&
+                      strstr(log, "far: read -r RG_SECRET && export RG_SECRET RG_RANK=1 "
+                                  "RG_SIZE=2 && exec ") &&
+                      strstr(log, " run --external --coordinator ") &&
+                      strstr(log, "near: test -e ") && strstr(log, "far: tar -C "),
+                  "%s", log);
+    ck_assert_msg(!strstr(log, "RG_SECRET="), "the secret on a command line:\n%s", log);
+    slurp("%s/hosts-flush/rank1.result.json", out);
+    const char *res = slurp("%s/hosts-flush/result.json", out);
+    ck_assert_msg(strstr(res, "\"passed\": true"), "%s", res);
+    /* A host that cannot be reached: said, named, and the scenario not judged. */
+    char *quick = write_file("hosts-quick.yaml", "ranks: 2\ntimeout: 2\ndeadline: 5\nprogram:\n"
+                                                 "  - {op: barrier}\n");
+    const char *down[] = {"run", "--hosts", "near,down", "--coordinator", coord, "--devices-file",
+                          devs,  "--out",   out,         quick,           NULL};
+    snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
+    st = railguard(NULL, down, 300);
+    setenv("PATH", saved, 1);
+    ck_assert_msg(st == 2, "exit %d:\n%s", st, g_out);
+    expect_in("hosts-quick: rank 1 on down: did not run to a verdict (exit 255)");
+    expect_in("0 passed, 0 failed, 1 not judged");
+    free(saved);
+    free(devs);
+    free(clean);
+    free(flush);
+    free(quick);
+}
+END_TEST
+
 /* Rank 1 returns wrong data and leaves; rank 0 hangs. The first failure is rank 1's, and the
  * hang says it began after rank 1 left. */
 START_TEST(test_first_failure_named)
@@ -971,6 +1050,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_known_file);
     tcase_add_test(t, test_triage);
     tcase_add_test(t, test_external_launch);
+    tcase_add_test(t, test_hosts_launch);
     tcase_add_test(t, test_deadline_cut);
     tcase_add_test(t, test_fork_server);
     tcase_add_test(t, test_fork_server_requests);
