@@ -3,14 +3,18 @@
  * `railguard run --hosts a,b,...` (rg_run.h): railguard as its own launcher, where there is no
  * mpirun. Each rank is an --external run of this same railguard started on its host over ssh,
  * exactly as mpirun would start it (the launcher's rank in RG_RANK/RG_SIZE, the job's secret
- * on its standard input, never on a command line another user could read). Then the ranks'
- * results are brought to one directory -- unless the hosts share --out, which a token file
- * written here and looked for there tells -- and judged together by the code of `railguard
- * report`. Every wait is bounded: a host that never answers is killed at the scenario's
- * deadline, scaled as a second attempt would be, plus two minutes.
+ * on its standard input, never on a command line another user could read), run by `sh -c`
+ * whatever the login shell is. Then the ranks' results are brought to one directory -- unless
+ * the hosts share --out, which a token file written here and looked for there tells -- and
+ * judged together by the code of `railguard report`. A rank's old files are removed before it
+ * starts, here and there, and only ranks that ran to a verdict are judged: nothing left by an
+ * earlier launch into the same --out is ever read as this one's. Every wait is bounded: a
+ * host that never answers is killed at the scenario's deadline, scaled as a second attempt
+ * would be, plus two minutes.
  */
 #include "rg_run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,23 +28,23 @@
 #include <unistd.h>
 
 #define HOSTS_SECRET_BYTES 32
+#define HOSTS_CMD_MAX 6000
 
 /* ssh without a terminal or a password prompt: a host that would ask fails at once. */
 static const char *const ssh_argv[] = {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20"};
 #define SSH_ARGC ((int)(sizeof(ssh_argv) / sizeof(ssh_argv[0])))
 
-/* Starts `ssh HOST CMD` with stdin from in_fd (-1: /dev/null) and stdout and stderr into log
- * (NULL: out_fd). Its pid, or -1. */
-static pid_t start_ssh(const char *host, const char *cmd, int in_fd, const char *log, int out_fd)
+/* Starts `ssh HOST CMD`, its stdin from in_fd (-1: /dev/null), stdout to out_fd and stderr to
+ * err_fd. Its pid, or -1. */
+static pid_t start_ssh(const char *host, const char *cmd, int in_fd, int out_fd, int err_fd)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : out_fd;
     int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || nul < 0 || dup2(in_fd >= 0 ? in_fd : nul, 0) < 0 || dup2(fd, 1) < 0 ||
-        dup2(log ? fd : 2, 2) < 0)
+    if (nul < 0 || dup2(in_fd >= 0 ? in_fd : nul, 0) < 0 || dup2(out_fd, 1) < 0 ||
+        dup2(err_fd, 2) < 0)
         _exit(127);
     const char *argv[SSH_ARGC + 3];
     for (int i = 0; i < SSH_ARGC; i++)
@@ -83,10 +87,36 @@ static int wait_all(pid_t *pids, int *st, int n, double limit)
     return killed;
 }
 
+/* `sh -c 'INNER'` into out, so the remote login shell, whatever it is, runs a POSIX one. 0, or
+ * -1 when it does not fit. */
+static int as_sh(char *out, size_t len, const char *inner)
+{
+    out[0] = '\0';
+    if (rg_shell_word(out, len, "sh") || rg_shell_word(out, len, "-c") ||
+        rg_shell_word(out, len, inner))
+        return -1;
+    memmove(out, out + 1, strlen(out)); /* rg_shell_word's leading blank */
+    return 0;
+}
+
+/* A shell-quoted word of at most len - 1 bytes into out: 0, or -1 when it does not fit. */
+static int quoted(char *out, size_t len, const char *word)
+{
+    out[0] = '\0';
+    if (rg_shell_word(out, len, word))
+        return -1;
+    memmove(out, out + 1, strlen(out));
+    return 0;
+}
+
 /* One ssh command on host, its output into log, bounded by limit_s: its exit status, or -1. */
 static int ssh_once(const char *host, const char *cmd, const char *log, double limit_s)
 {
-    pid_t pid = start_ssh(host, cmd, -1, log, -1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    pid_t pid = start_ssh(host, cmd, -1, fd, fd);
+    close(fd);
     int st;
     if (pid < 0)
         return -1;
@@ -95,31 +125,41 @@ static int ssh_once(const char *host, const char *cmd, const char *log, double l
 }
 
 /*
- * The ranks' files from a host that does not share dir: `ssh HOST tar -C DIR -cf - .` read into
- * `tar -C DIR -xf -` here, both bounded. 0, or -1 after one line.
+ * The files of the ranks placed on host (which does not share dir) brought here: `ssh HOST sh
+ * -c 'cd DIR && tar -cf - rankR.* ...'` read into `tar -C DIR -xf -`, both bounded, both
+ * writing their complaints into log. 0, or -1 after one line.
  */
-static int bring_back(const char *host, const char *dir, const char *log, double limit_s)
+static int bring_back(const char *host, const char *dir, const char *ranks, const char *log,
+                      double limit_s)
 {
-    char cmd[PATH_MAX + 64] = "";
-    int p[2];
-    rg_shell_word(cmd, sizeof(cmd), "tar");
-    rg_shell_word(cmd, sizeof(cmd), "-C");
-    rg_shell_word(cmd, sizeof(cmd), dir);
-    strncat(cmd, " -cf - .", sizeof(cmd) - strlen(cmd) - 1);
-    if (pipe2(p, O_CLOEXEC) != 0)
+    char qdir[PATH_MAX + 300], inner[HOSTS_CMD_MAX], cmd[HOSTS_CMD_MAX + 600];
+    int p[2], fd = -1;
+    if (quoted(qdir, sizeof(qdir), dir) ||
+        snprintf(inner, sizeof(inner), "cd %s && tar -cf - %s", qdir, ranks) >=
+            (int)sizeof(inner) ||
+        as_sh(cmd, sizeof(cmd), inner)) {
+        fprintf(stderr, "railguard run: --hosts: %s: too long for a command\n", dir);
         return -1;
+    }
+    if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
+        pipe2(p, O_CLOEXEC) != 0) {
+        fprintf(stderr, "railguard run: --hosts: %s: %s\n", log, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
     pid_t pids[2];
-    pids[0] = start_ssh(host, cmd + 1, -1, NULL, p[1]);
-    fflush(NULL);
+    pids[0] = start_ssh(host, cmd, -1, p[1], fd);
     pids[1] = fork();
     if (pids[1] == 0) {
-        if (dup2(p[0], 0) < 0)
+        if (dup2(p[0], 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
             _exit(127);
         execlp("tar", "tar", "-C", dir, "-xf", "-", (char *)NULL);
         _exit(127);
     }
     close(p[0]);
     close(p[1]);
+    close(fd);
     int st[2];
     wait_all(pids, st, 2, rg_now_s() + limit_s);
     if (st[0] != 0 || st[1] != 0) {
@@ -144,14 +184,65 @@ static int make_secret(char *out, size_t len)
     return 0;
 }
 
+/* A rank's files (rankR.*) and the merged ones an earlier launch left in dir, removed. */
+static void clear_old(const char *dir)
+{
+    static const char *const merged[] = {"result.json", "report.json", "junit.xml", "trace.json",
+                                         "index.html"};
+    DIR *d = opendir(dir);
+    char path[2 * PATH_MAX];
+    for (struct dirent *de; d && (de = readdir(d));) {
+        int r, at = 0;
+        bool old = sscanf(de->d_name, "rank%d.%n", &r, &at) == 1 && at > 0;
+        for (size_t i = 0; i < sizeof(merged) / sizeof(merged[0]); i++)
+            old |= !strcmp(de->d_name, merged[i]);
+        if (!old)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Rank r's command: its old files removed there, the secret read, then the --external run.
+ * 0, or -1 when it does not fit. */
+static int rank_command(char *out, size_t len, const char *qdir, int r, int n, const char *line)
+{
+    char inner[HOSTS_CMD_MAX];
+    int k = snprintf(inner, sizeof(inner),
+                     "rm -f %s/rank%d.* && read -r RG_SECRET && export RG_SECRET RG_RANK=%d "
+                     "RG_SIZE=%d && exec %s",
+                     qdir, r, r, n, line);
+    return k < 0 || k >= (int)sizeof(inner) ? -1 : as_sh(out, len, inner);
+}
+
+/* The secret and its newline in a pipe, before any child exists (no SIGPIPE can come of it):
+ * the read end into fd, or -1. */
+static int secret_pipe(const char *secret, int *fd)
+{
+    int p[2];
+    size_t n = strlen(secret);
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    bool ok = write(p[1], secret, n) == (ssize_t)n && write(p[1], "\n", 1) == 1;
+    close(p[1]);
+    if (!ok) {
+        close(p[0]);
+        return -1;
+    }
+    *fd = p[0];
+    return 0;
+}
+
 /* One scenario's launch: its ranks started, waited for, brought together and judged. The
- * judgement's status (0 passed, 1 failed), or 2 when it could not be judged. */
+ * judgement's status (0 passed, 1 failed), or 2 when it could not be judged (said). */
 static int launch(const struct run_opts *o, const struct sc_entry *e)
 {
-    static char cmd[RG_MAX_RANKS][5000];
-    char dir[PATH_MAX + 256], token[PATH_MAX + 320], log[PATH_MAX + 320], secret[80], tok[80];
-    char line[4400], env[96];
-    int n = e->sc.ranks, st[RG_MAX_RANKS], in[RG_MAX_RANKS][2];
+    static char cmd[RG_MAX_RANKS][HOSTS_CMD_MAX + 600];
+    char dir[PATH_MAX + 256], qdir[PATH_MAX + 300], token[PATH_MAX + 320], log[PATH_MAX + 320],
+        secret[80], tok[80], line[4400];
+    int n = e->sc.ranks, st[RG_MAX_RANKS];
     pid_t pid[RG_MAX_RANKS];
     rg_run_fmt(dir, sizeof(dir), "%s/%s", o->out, e->sc.name);
     if (rg_mkdirs(dir) != 0 || make_secret(secret, sizeof(secret)) != 0 ||
@@ -159,6 +250,7 @@ static int launch(const struct run_opts *o, const struct sc_entry *e)
         fprintf(stderr, "railguard run: --hosts: %s: cannot make it, or no random secret\n", dir);
         return 2;
     }
+    clear_old(dir);
     /* Written here, looked for on each host: a host that sees it shares --out. */
     rg_run_fmt(token, sizeof(token), "%s/.rg-hosts-%.16s", dir, tok);
     FILE *tf = fopen(token, "w");
@@ -170,57 +262,75 @@ static int launch(const struct run_opts *o, const struct sc_entry *e)
                       (const char *const[]){"--external", "--coordinator", o->coordinator,
                                             "--devices-file", o->devices_file, NULL},
                       o->out, &e->sc, e->path);
+    bool fits = strlen(line) + 1 < sizeof(line) && !quoted(qdir, sizeof(qdir), dir);
+    for (int r = 0; r < n && fits; r++)
+        fits = !rank_command(cmd[r], sizeof(cmd[r]), qdir, r, n, line);
+    if (!fits) {
+        fprintf(stderr, "railguard run: --hosts: %s: a rank's command is too long (its paths)\n",
+                e->path);
+        unlink(token);
+        return 2;
+    }
     printf("railguard run: %s: %d rank(s) on %s over ssh\n", e->sc.name, n, o->hosts_arg);
     fflush(stdout);
-    for (int r = 0; r < n; r++)
-        pid[r] = -1;
     for (int r = 0; r < n; r++) {
-        /* The secret is the command's first line of input, exported before the run. */
-        snprintf(env, sizeof(env), "RG_RANK=%d RG_SIZE=%d", r, n);
-        rg_run_fmt(cmd[r], sizeof(cmd[r]), "read -r RG_SECRET && export RG_SECRET %s && exec %s",
-                   env, line);
+        int in = -1, fd;
+        pid[r] = -1;
         rg_run_fmt(log, sizeof(log), "%s/hosts-rank%d.log", dir, r);
-        if (pipe2(in[r], O_CLOEXEC) != 0)
-            break;
-        pid[r] = start_ssh(o->host[r % o->nhosts], cmd[r], in[r][0], log, -1);
-        close(in[r][0]);
-        if (pid[r] > 0)
-            dprintf(in[r][1], "%s\n", secret);
-        close(in[r][1]);
+        if (secret_pipe(secret, &in) != 0 ||
+            (fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+            if (in >= 0)
+                close(in);
+            continue; /* said below: it did not run to a verdict */
+        }
+        pid[r] = start_ssh(o->host[r % o->nhosts], cmd[r], in, fd, fd);
+        close(in);
+        close(fd);
     }
     explicit_bzero(secret, sizeof(secret));
     double limit = rg_now_s() + e->sc.deadline_s * (o->slow_scale + 1) + 120;
-    int killed = wait_all(pid, st, n, limit);
-    for (int r = 0; r < n; r++) {
-        if (st[r] < 0 || st[r] > 1)
+    int killed = wait_all(pid, st, n, limit), rc = 0;
+    for (int r = 0; r < n; r++)
+        if (st[r] < 0 || st[r] > 1) {
             printf("railguard run: %s: rank %d on %s: %s (exit %d); its output: "
                    "%s/hosts-rank%d.log\n",
                    e->sc.name, r, o->host[r % o->nhosts],
                    killed && st[r] < 0 ? "killed at the launch's limit"
                                        : "did not run to a verdict",
                    st[r], dir, r);
-    }
-    /* Each host once: where it wrote, brought here unless it is here already. */
-    int rc = 0;
+            rc = 2;
+        }
+    /* Each host once: the files of its ranks brought here unless it writes here already. */
     for (int h = 0; h < o->nhosts && h < n && !rc; h++) {
         bool seen = false;
         for (int k = 0; k < h; k++)
             seen |= !strcmp(o->host[k], o->host[h]);
         if (seen)
             continue;
-        char test[PATH_MAX + 340] = "";
-        rg_shell_word(test, sizeof(test), "test");
-        rg_shell_word(test, sizeof(test), "-e");
-        rg_shell_word(test, sizeof(test), token);
+        char test[PATH_MAX + 400], inner[PATH_MAX + 360], globs[HOSTS_CMD_MAX] = "";
+        size_t used = 0;
+        for (int r = 0; r < n; r++)
+            if (!strcmp(o->host[r % o->nhosts], o->host[h]))
+                used += (size_t)snprintf(globs + used, sizeof(globs) - used, " rank%d.*", r);
+        if (used >= sizeof(globs) ||
+            snprintf(inner, sizeof(inner), "test -e %s/%s", qdir, strrchr(token, '/') + 1) >=
+                (int)sizeof(inner) ||
+            as_sh(test, sizeof(test), inner)) {
+            rc = 2;
+            break;
+        }
         rg_run_fmt(log, sizeof(log), "%s/hosts-%d-share.log", dir, h);
-        if (ssh_once(o->host[h], test + 1, log, 60) == 0)
+        if (ssh_once(o->host[h], test, log, 60) == 0)
             continue;
         rg_run_fmt(log, sizeof(log), "%s/hosts-%d-copy.log", dir, h);
-        rc = bring_back(o->host[h], dir, log, 300);
+        if (bring_back(o->host[h], dir, globs + 1, log, 300) != 0)
+            rc = 2;
     }
     unlink(token);
-    if (rc)
+    if (rc) {
+        printf("railguard run: %s: not judged: not every rank's result is here\n", e->sc.name);
         return 2;
+    }
     fflush(stdout);
     return rg_report_launch(dir);
 }

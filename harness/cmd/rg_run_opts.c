@@ -327,7 +327,7 @@ static const rg_opt run_table[] = {
      .help = "Every scenario's deadline cut to S seconds, or to twice its timeout when that is "
              "more (never lengthened): a rank still in its call then is a DEADLOCK at S, not at "
              "the scenario's own 30-120 s. For quick looks and triage's re-runs; a transport "
-             "given T seconds to report a failure has had 2T. Not with --external.",
+             "given T seconds to report a failure has had 2T. Not with --external or --hosts.",
      .off = RO(deadline_cut),
      .lo = 1,
      .hi = 86400},
@@ -394,6 +394,17 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                 o->external   ? "--external"
                 : o->jobs > 1 ? "-j above 1"
                               : "--fork-server");
+        return 2;
+    }
+    /* Each launch's reports are its own directory's, written as report writes them. */
+    if (o->nhosts && (o->junit[0] || o->json[0] || o->tally[0] || o->triage)) {
+        fprintf(stderr,
+                "railguard run: --hosts writes each scenario's reports into OUT/<name>: not "
+                "with %s\n",
+                o->junit[0]   ? "--junit"
+                : o->json[0]  ? "--json"
+                : o->tally[0] ? "--tally"
+                              : "--triage");
         return 2;
     }
     if (o->external || o->nhosts) {

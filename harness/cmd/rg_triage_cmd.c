@@ -54,8 +54,9 @@ static const rg_opt triage_table[] = {
      .kind = RG_OPT_INT,
      .arg = "F",
      .help = "Runs them with railguard run --slow-scale F: a run that ran out of time on a "
-             "machine that held it back is run once more with its times F times, not the "
-             "line's own (default 4). A transport whose ranks spin while they wait earns that "
+             "machine that held it back is run once more with its times F times (default: "
+             "the line's own, 4 unless its run set another). A transport whose ranks spin while "
+             "they wait earns that "
              "second attempt on a busy machine at almost every hang; 2 halves its cost.",
      .off = offsetof(struct triage_opts, with.slow_scale),
      .len = sizeof(int),
@@ -97,7 +98,11 @@ static void summary(const rg_tri_run *run)
 static double limit_of(const rg_tri_run *run, int g)
 {
     const rg_result *rep = run->cases[run->groups[g].rep].res;
-    return rep->seconds * 4 > 600 ? rep->seconds * 4 : 600;
+    double limit = rep->seconds * 4 > 600 ? rep->seconds * 4 : 600;
+    /* A larger --slow-scale than the run's own makes a second attempt that much longer. */
+    if (run->with.slow_scale > 4)
+        limit *= (run->with.slow_scale + 1) / 5.0;
+    return limit;
 }
 
 /* Every group's rate and minimal case; the groups whose minimal cases fail alike merged; then

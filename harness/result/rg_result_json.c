@@ -206,11 +206,13 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
     copy_str(r->slow_note, sizeof(r->slow_note), j, "slow_note");
     r->too_slow = json_is_true(json_object_get(j, "too_slow"));
     r->deadline_cut_s = num_or(j, "deadline_cut_s", 0);
-    if (!(r->lag_s >= 0 && r->lag_s < 1e9) || r->time_scale < 1 || r->time_scale > 100 ||
-        r->attempts < 1 || r->attempts > 2 ||
-        !(r->deadline_cut_s >= 0 && r->deadline_cut_s < 1e9)) {
-        snprintf(err, errlen, "%s: lag_s, time_scale, attempts or deadline_cut_s out of range",
-                 path);
+    const char *bad = !(r->lag_s >= 0 && r->lag_s < 1e9)                     ? "lag_s"
+                      : r->time_scale < 1 || r->time_scale > 100             ? "time_scale"
+                      : r->attempts < 1 || r->attempts > 2                   ? "attempts"
+                      : !(r->deadline_cut_s >= 0 && r->deadline_cut_s < 1e9) ? "deadline_cut_s"
+                                                                             : NULL;
+    if (bad) {
+        snprintf(err, errlen, "%s: %s out of range", path, bad);
         return -1;
     }
     copy_str(r->known_why, sizeof(r->known_why), j, "known_why");

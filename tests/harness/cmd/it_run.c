@@ -295,9 +295,11 @@ END_TEST
 
 /*
  * run --hosts: railguard as its own launcher. A stand-in ssh on PATH runs each command here and
- * logs it; host "far" says it does not see the token, so its results are brought back with tar
- * (here, into the same directory), host "down" cannot be reached. Both scenarios judged as
- * report judges; the secret travels on stdin, never on a command line.
+ * logs it; host "far" writes into a tree of its own (its --out rewritten), so it does not see
+ * the token and its rank's files must be brought back; host "down" cannot be reached. Both
+ * scenarios judged as report judges; the secret travels on stdin, never on a command line, and
+ * reaches both ranks (their clocks are measured through it); an earlier launch's rank result
+ * is never judged as a later one's.
  */
 START_TEST(test_hosts_launch)
 {
@@ -305,15 +307,18 @@ START_TEST(test_hosts_launch)
     char out[PATH_MAX + 32];
     snprintf(bin, sizeof(bin), "%s/fakebin", g_tmp);
     snprintf(sshlog, sizeof(sshlog), "%s/ssh.log", g_tmp);
+    snprintf(out, sizeof(out), "%s/hosts", g_tmp);
     ck_assert_int_eq(mkdir(bin, 0755) == 0 || errno == EEXIST, 1);
-    char script[PATH_MAX * 2];
+    char script[PATH_MAX * 4];
     snprintf(script, sizeof(script),
              "#!/bin/sh\n"
              "while [ $# -gt 2 ]; do shift; done\n"
-             "echo \"$1: $2\" >> %s\n"
-             "case \"$1:$2\" in down:*) exit 255;; far:test\\ -e*) exit 1;; esac\n"
-             "exec sh -c \"$2\"\n",
-             sshlog);
+             "c=$2\n"
+             "[ \"$1\" = far ] && c=$(printf '%%s' \"$2\" | sed \"s|%s\\([/ ']\\)|%s-far\\1|g\")\n"
+             "echo \"$1: $c\" >> %s\n"
+             "case \"$1\" in down) exit 255;; esac\n"
+             "exec sh -c \"$c\"\n",
+             out, out, sshlog);
     snprintf(path, sizeof(path), "%s/ssh", bin);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -333,7 +338,6 @@ START_TEST(test_hosts_launch)
     snprintf(path, sizeof(path), "%s:%s", bin, saved);
     setenv("PATH", path, 1);
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
-    snprintf(out, sizeof(out), "%s/hosts", g_tmp);
     const char *args[] = {"run", "--hosts", "near,far", "--coordinator", coord, "--devices-file",
                           devs,  "--out",   out,        clean,           flush, NULL};
     int st = railguard(NULL, args, 300);
@@ -342,33 +346,50 @@ START_TEST(test_hosts_launch)
     expect_in("PASS  hosts-flush");
     ck_assert_str_eq(last_line(), "2 passed, 0 failed");
     const char *log = slurp("%s", sshlog);
-    ck_assert_msg(strstr(log, "near: read -r RG_SECRET && export RG_SECRET RG_RANK=0 RG_SIZE=2 && "
-                              "exec ") &&
-                      strstr(log, "far: read -r RG_SECRET && export RG_SECRET RG_RANK=1 "
-                                  "RG_SIZE=2 && exec ") &&
+    ck_assert_msg(strstr(log, "near: sh -c 'rm -f ") &&
+                      strstr(log, "read -r RG_SECRET && export RG_SECRET RG_RANK=0 RG_SIZE=2 && "
+                                  "exec ") &&
+                      strstr(log, "read -r RG_SECRET && export RG_SECRET RG_RANK=1 RG_SIZE=2 && "
+                                  "exec ") &&
                       strstr(log, " run --external --coordinator ") &&
-                      strstr(log, "near: test -e ") && strstr(log, "far: tar -C "),
+                      strstr(log, "near: sh -c 'test -e ") && strstr(log, "far: sh -c 'cd ") &&
+                      strstr(log, " && tar -cf - rank1.*'"),
                   "%s", log);
     ck_assert_msg(!strstr(log, "RG_SECRET="), "the secret on a command line:\n%s", log);
+    /* Rank 1's files came back from far's own tree; its clock was measured with the secret. */
+    slurp("%s-far/hosts-flush/rank1.result.json", out);
     slurp("%s/hosts-flush/rank1.result.json", out);
     const char *res = slurp("%s/hosts-flush/result.json", out);
     ck_assert_msg(strstr(res, "\"passed\": true"), "%s", res);
-    /* A host that cannot be reached: said, named, and the scenario not judged. */
-    char *quick = write_file("hosts-quick.yaml", "ranks: 2\ntimeout: 2\ndeadline: 5\nprogram:\n"
-                                                 "  - {op: barrier}\n");
+    res = slurp("%s/hosts-flush/hosts-rank1.log", out);
+    ck_assert_msg(strstr(res, "rank 1: clock ") && !strstr(res, "not measured"), "%s", res);
+    /* A host that cannot be reached: said, named, and the scenario not judged -- though the
+     * first launch left a passing rank 1 result of the same name in the same --out. */
+    char qdir[PATH_MAX + 32], quick[PATH_MAX + 64];
+    snprintf(qdir, sizeof(qdir), "%s/quick", g_tmp);
+    ck_assert_int_eq(mkdir(qdir, 0755) == 0 || errno == EEXIST, 1);
+    snprintf(quick, sizeof(quick), "%s/hosts-clean.yaml", qdir);
+    f = fopen(quick, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("ranks: 2\ntimeout: 2\ndeadline: 5\nprogram:\n  - {op: barrier}\n", f);
+    fclose(f);
+    slurp("%s/hosts-clean/rank1.result.json", out);
     const char *down[] = {"run", "--hosts", "near,down", "--coordinator", coord, "--devices-file",
                           devs,  "--out",   out,         quick,           NULL};
     snprintf(coord, sizeof(coord), "127.0.0.1:%d", rg_check_free_port());
     st = railguard(NULL, down, 300);
     setenv("PATH", saved, 1);
     ck_assert_msg(st == 2, "exit %d:\n%s", st, g_out);
-    expect_in("hosts-quick: rank 1 on down: did not run to a verdict (exit 255)");
-    expect_in("0 passed, 0 failed, 1 not judged");
+    expect_in("hosts-clean: rank 1 on down: did not run to a verdict (exit 255)");
+    expect_in("hosts-clean: not judged");
+    ck_assert_str_eq(last_line(), "0 passed, 0 failed, 1 not judged (their ranks' results could "
+                                  "not be brought together)");
+    snprintf(path, sizeof(path), "%s/hosts-clean/rank1.result.json", out);
+    ck_assert_int_eq(access(path, F_OK), -1);
     free(saved);
     free(devs);
     free(clean);
     free(flush);
-    free(quick);
 }
 END_TEST
 
