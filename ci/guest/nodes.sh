@@ -62,12 +62,13 @@ node_script() { # node dir cmd...
     echo "export RG_SOFTROCE_RAILS=$rails RG_SOFTROCE_DEVICES='$(devices)' RG_SOFTROCE_MODE_USED=guest"
     echo "export RG_SOFTROCE_NODES='10.9.99.1 10.9.99.2' RG_SOFTROCE_NODE=$n RG_SOFTROCE_CROSSED=$cross"
     echo "$top/ci/rails nic $rails $mtu $n || { echo 97 >$d/status$n; exit 1; }"
+    # sshd as root on the control link only, the run's key the one way in: node 1 for node 0's
+    # mpirun, both for railguard's own launcher (run --hosts starts every rank over ssh).
+    echo "mkdir -p /run/sshd"
+    echo "/usr/sbin/sshd -f /dev/null -h /etc/ssh/ssh_host_ed25519_key -o ListenAddress=10.9.99.$((n + 1)) \\"
+    echo "  -o AuthorizedKeysFile=$d/id.pub -o StrictModes=no -o UsePAM=no -o PermitRootLogin=prohibit-password \\"
+    echo "  -o PidFile=/run/sshd.pid -o AcceptEnv='RG_* MLX_* JACCL_*' || { echo 96 >$d/status$n; exit 1; }"
     if [ "$n" = 1 ]; then
-        # sshd as root on the control link only, the run's key the one way in.
-        echo "mkdir -p /run/sshd"
-        echo "/usr/sbin/sshd -f /dev/null -h /etc/ssh/ssh_host_ed25519_key -o ListenAddress=10.9.99.2 \\"
-        echo "  -o AuthorizedKeysFile=$d/id.pub -o StrictModes=no -o UsePAM=no -o PermitRootLogin=prohibit-password \\"
-        echo "  -o PidFile=/run/sshd.pid -o AcceptEnv='RG_* MLX_* JACCL_*' || { echo 96 >$d/status1; exit 1; }"
         echo "echo up >$d/phase1"
         # Node 0's status, read over the share, is the end of the run.
         echo "while [ ! -s $d/status ]; do sleep 0.5; done"
