@@ -109,19 +109,19 @@ static int quoted(char *out, size_t len, const char *word)
     return 0;
 }
 
-/* One ssh command on host, its output into log, bounded by limit_s: its exit status, or -1. */
-static int ssh_once(const char *host, const char *cmd, const char *log, double limit_s)
+/* Whether host sees path: `ssh HOST sh -c 'test -e PATH'` exits 0 within 60 s (rg_capture). */
+static bool host_sees(const char *host, const char *cmd)
 {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    pid_t pid = start_ssh(host, cmd, -1, fd, fd);
-    close(fd);
-    int st;
-    if (pid < 0)
-        return -1;
-    wait_all(&pid, &st, 1, rg_now_s() + limit_s);
-    return st;
+    const char *argv[SSH_ARGC + 3];
+    char out[256], why[256];
+    int status;
+    for (int i = 0; i < SSH_ARGC; i++)
+        argv[i] = ssh_argv[i];
+    argv[SSH_ARGC] = host;
+    argv[SSH_ARGC + 1] = cmd;
+    argv[SSH_ARGC + 2] = NULL;
+    return rg_capture((char *const *)argv, 60, out, sizeof(out), &status, why, sizeof(why)) == 0 &&
+           WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /*
@@ -319,8 +319,7 @@ static int launch(const struct run_opts *o, const struct sc_entry *e)
             rc = 2;
             break;
         }
-        rg_run_fmt(log, sizeof(log), "%s/hosts-%d-share.log", dir, h);
-        if (ssh_once(o->host[h], test, log, 60) == 0)
+        if (host_sees(o->host[h], test))
             continue;
         rg_run_fmt(log, sizeof(log), "%s/hosts-%d-copy.log", dir, h);
         if (bring_back(o->host[h], dir, globs + 1, log, 300) != 0)
