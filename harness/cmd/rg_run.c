@@ -191,6 +191,7 @@ static int scenario_once(const struct run_opts *o, const struct sc_entry *e, int
     mkdir(dir, 0755);
     rg_run_scenario(o, e, &res);
     second_attempt(o, e, &res);
+    rg_run_prove_cause(&res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
     if (rg_result_save(&res, path, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard run: %s\n", err);
@@ -333,6 +334,7 @@ static int prepare(struct run *u)
             return -1;
         }
         fputs(notes, stdout);
+        rg_run_trace_for_causes(u->entries, u->n, stdout);
     }
     if (rg_mkdirs(o->out) != 0) {
         fprintf(stderr, "railguard run: --out %s: %s\n", o->out, strerror(errno));

@@ -69,6 +69,13 @@ struct sc_entry {
     double deadline_cut; /* what --deadline cut its deadline to, 0: its own */
 };
 
+/* Known failures by cause (rg_run_known.c): the verbs trace turned on in every scenario whose
+ * known-failures file names a cause only a trace proves (what was done said on out); and a
+ * judged failure no signature matched given the cause its files prove, if any, and judged
+ * again. */
+void rg_run_trace_for_causes(struct sc_entry *e, int n, FILE *out);
+void rg_run_prove_cause(rg_result *res);
+
 /* run --hosts: every scenario in turn, its ranks started over ssh on the hosts, their results
  * brought together and judged as railguard report does. The run's exit status. */
 int rg_run_hosts(const struct run_opts *o, const struct sc_entry *e, int n);

@@ -239,8 +239,8 @@ static const rg_opt run_table[] = {
      .kind = RG_OPT_PATH,
      .arg = "FILE",
      .help =
-         "The transport's known failures: such a scenario failing exactly so is xfail, one that "
-         "stops failing xpass.",
+         "The transport's known failures (per scenario, by signature, or by a cause the failure's "
+         "own files prove): a failure so known is xfail, a scenario that stops failing xpass.",
      .off = RO(known),
      .len = RL(known)},
     {.name = "triage",

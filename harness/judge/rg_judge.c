@@ -133,7 +133,8 @@ static bool explains_before(const rg_rank_result *k, const rg_rank_result *f)
 }
 
 /* A failure whose signature a known-failures entry names is xfail, whatever its scenario: the
- * first failure stays said in why, with the entry's line and reason. */
+ * first failure stays said in why, with the entry's line and reason. An entry by cause names
+ * the cause the failure's own files proved (r->cause), and whatever else it names. */
 static void known_by_signature(rg_result *r)
 {
     if (!r->nksig)
@@ -142,11 +143,15 @@ static void known_by_signature(rg_result *r)
     rg_signature(r, &s);
     for (int i = 0; i < r->nksig; i++) {
         const rg_sc_ksig *k = &r->ksig[i];
-        if (!rg_sig_matches(k, &s))
+        if ((k->cause && k->cause != r->cause) || !rg_sig_matches(k, &s))
             continue;
-        char why[sizeof(r->why) + sizeof(k->why) + 64];
-        snprintf(why, sizeof(why), "known failure (signature, line %d): %s; %s", k->line, k->why,
-                 r->why);
+        char why[sizeof(r->why) + sizeof(k->why) + 128];
+        if (k->cause)
+            snprintf(why, sizeof(why), "known failure (cause, line %d): %s; proven: %s; %s",
+                     k->line, k->why, rg_cause_title(k->cause), r->why);
+        else
+            snprintf(why, sizeof(why), "known failure (signature, line %d): %s; %s", k->line,
+                     k->why, r->why);
         rg_cut(r->why, sizeof(r->why), why);
         r->first[0] = '\0';
         r->first_rank = -1;
@@ -167,9 +172,9 @@ static void seen_passing(rg_result *r)
                 continue;
             r->known_state = RG_KNOWN_XPASS;
             snprintf(r->why, sizeof(r->why),
-                     "known failure did not happen this time (signature, line %d%s%s%s): %s",
-                     k->line, k->rate[0] ? "; seen in " : "", k->rate, k->rate[0] ? " re-runs" : "",
-                     k->why);
+                     "known failure did not happen this time (%s, line %d%s%s%s): %s",
+                     k->cause ? "cause" : "signature", k->line, k->rate[0] ? "; seen in " : "",
+                     k->rate, k->rate[0] ? " re-runs" : "", k->why);
             return;
         }
 }

@@ -37,7 +37,8 @@ void rg_signature(const rg_result *r, rg_sig *s);
  * object's name and "?" ("libfoo.so+?"). Distinct, at most max: their number.
  */
 int rg_sig_frames(const char *text, char frames[][96], int max);
-/* The known-failures entry k matches s: every field k names is equal (frames as sets). */
+/* The known-failures entry k matches s: every field k names is equal (frames as sets); an
+ * entry's cause is the judge's to compare (rg_result's cause). */
 bool rg_sig_matches(const rg_sc_ksig *k, const rg_sig *s);
 
 /*

@@ -299,7 +299,7 @@ void rg_signature(const rg_result *r, rg_sig *s)
 bool rg_sig_matches(const rg_sc_ksig *k, const rg_sig *s)
 {
     const rg_sig *w = &k->sig;
-    if (strcmp(w->first, s->first) != 0)
+    if (w->first[0] && strcmp(w->first, s->first) != 0) /* "": an entry by cause, unnamed */
         return false;
     if (((k->has & RG_SIG_HAS_CLS) && strcmp(w->cls, s->cls)) ||
         ((k->has & RG_SIG_HAS_OP) && strcmp(w->op, s->op)) ||

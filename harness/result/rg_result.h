@@ -128,6 +128,11 @@ typedef struct rg_result {
      * is xfail too, and a scenario one of them was seen in passing is xpass (rg_judge). */
     int nksig;
     rg_sc_ksig ksig[RG_SC_KSIG_MAX];
+    /* The cause the failure's own files proved (triage's diagnosis, made by `run` when the
+     * known-failures file names causes), and its sentence; RG_C_NONE when none was sought or
+     * proven. Kept so a judge from the files alone matches an entry by cause alike. */
+    rg_cause cause;
+    char cause_text[1000];
     /* Passed, but some rank skipped steps its transport lacks: neither a pass nor a failure. */
     bool skipped;
     /* Too slow to judge (rg_slow.c). lag_s: the runner's timed waits woke up at most this late;

@@ -92,6 +92,9 @@ json_t *rg_result_json(const rg_result *r)
         json_object_set_new(j, "known_state", json_string(states[r->known_state])) == 0 &&
         (!r->nksig ||
          json_object_set_new(j, "known_signatures", rg_ksig_json(r->ksig, r->nksig)) == 0) &&
+        (!r->cause || json_object_set_new(j, "cause",
+                                          json_pack("{s:s,s:s}", "name", rg_cause_name(r->cause),
+                                                    "text", r->cause_text)) == 0) &&
         json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0 &&
         json_object_set_new(j, "lag_s", json_real(r->lag_s)) == 0 &&
         json_object_set_new(j, "time_scale", json_integer(r->time_scale > 1 ? r->time_scale : 1)) ==
@@ -226,6 +229,18 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
         r->known[i] = v && rg_verdict_of(v) > RG_V_KILLED ? rg_verdict_of(v) : 0;
     }
     r->seconds = json_number_value(json_object_get(j, "seconds"));
+    json_t *cause = json_object_get(j, "cause");
+    if (cause) {
+        const char *name = json_string_value(json_object_get(cause, "name"));
+        const char *text = json_string_value(json_object_get(cause, "text"));
+        int c = rg_cause_of(name);
+        if (c < 0 || !text || strlen(text) >= sizeof(r->cause_text)) {
+            snprintf(err, errlen, "%s: cause is not one railguard writes (name, text)", path);
+            return -1;
+        }
+        r->cause = (rg_cause)c;
+        snprintf(r->cause_text, sizeof(r->cause_text), "%s", text);
+    }
     return rg_ksig_read(json_object_get(j, "known_signatures"), r->ksig, &r->nksig, path, err,
                         errlen);
 }

@@ -42,6 +42,8 @@ json_t *rg_ksig_json(const rg_sc_ksig *k, int n)
             if (k[i].has & fields[f].bit)
                 json_object_set_new(o, fields[f].key,
                                     json_string((const char *)&k[i].sig + fields[f].off));
+        if (o && k[i].cause)
+            json_object_set_new(o, "cause", json_string(rg_cause_name(k[i].cause)));
         if (o && (k[i].has & RG_SIG_HAS_FRAMES))
             json_object_set_new(
                 o, "frames",
@@ -87,8 +89,14 @@ static int one(json_t *o, rg_sc_ksig *k)
                   &k->nseen))
         return -1;
     k->line = (int)json_integer_value(line);
-    int v = rg_verdict_of(k->sig.first);
-    if (v < 0 || v == RG_V_UNSUPPORTED || k->line < 1)
+    json_t *cause = json_object_get(o, "cause");
+    int v = cause ? rg_cause_of(json_string_value(cause)) : 0;
+    if (v < 0)
+        return -1;
+    k->cause = (rg_cause)v;
+    /* first: a verdict, or "" in an entry by cause */
+    v = rg_verdict_of(k->sig.first);
+    if ((v < 0 && (k->sig.first[0] || !k->cause)) || v == RG_V_UNSUPPORTED || k->line < 1)
         return -1;
     for (int f = 0; f < NFIELDS; f++) {
         if (!json_object_get(o, fields[f].key))
@@ -121,7 +129,7 @@ int rg_ksig_read(json_t *a, rg_sc_ksig *k, int *n, const char *path, char *err, 
         if (one(json_array_get(a, i), &k[i])) {
             snprintf(err, errlen,
                      "%s: known_signatures entry %zu is not one railguard writes (why, first, "
-                     "rate, line, seen, and the fields it names)",
+                     "rate, line, seen, and the fields and cause it names)",
                      path, i + 1);
             return -1;
         }

@@ -2,16 +2,31 @@
 /*
  * A known-failures file's `signatures:` (rg_scenario.h): failures known by what they are, not
  * by the scenario they showed in, as railguard triage writes them. Every field is checked as
- * the judge will compare it, so an entry that could never match is refused, not kept.
+ * the judge will compare it, so an entry that could never match is refused, not kept. An entry
+ * by `cause:` (base/rg_base.h's table) matches a failure whose own evidence proves that cause,
+ * and needs no `first`: a race's one bug shows as a hang one run and a wrong sum the next.
  */
 #include "rg_sc_parse.h"
 
 #include <stdio.h>
 #include <string.h>
 
-enum { K_WHY, K_FIRST, K_CLASS, K_OP, K_ALGO, K_OTHERS, K_FAULTS, K_FRAMES, K_RATE, K_SEEN, K__N };
-static const char *const ksig_keys[K__N] = {"why",    "first",  "class",  "op",   "algo",
-                                            "others", "faults", "frames", "rate", "seen"};
+enum {
+    K_WHY,
+    K_FIRST,
+    K_CLASS,
+    K_OP,
+    K_ALGO,
+    K_OTHERS,
+    K_FAULTS,
+    K_FRAMES,
+    K_RATE,
+    K_SEEN,
+    K_CAUSE,
+    K__N
+};
+static const char *const ksig_keys[K__N] = {"why",    "first",  "class", "op",   "algo", "others",
+                                            "faults", "frames", "rate",  "seen", "cause"};
 
 /* A scalar of one printable line into out (len bytes), empty allowed when `empty`. */
 static int one_line(const struct ctx *c, const yaml_node_t *v, const char *what, char *out,
@@ -69,12 +84,24 @@ static int ksig_fields(const struct ctx *c, yaml_node_t **val, rg_sc_ksig *k)
 {
     rg_sig *s = &k->sig;
     int v;
-    if (one_line(c, val[K_WHY], "why", k->why, sizeof(k->why), false) ||
-        one_line(c, val[K_FIRST], "first", s->first, sizeof(s->first), false))
+    if (one_line(c, val[K_WHY], "why", k->why, sizeof(k->why), false))
         return -1;
+    if (val[K_CAUSE]) {
+        char name[32];
+        if (one_line(c, val[K_CAUSE], "cause", name, sizeof(name), false))
+            return -1;
+        if ((v = rg_cause_of(name)) < 0)
+            return sc_bad(c, val[K_CAUSE],
+                          "cause must be error-ignored, buffer-reused, uc-send-without-receive, "
+                          "wait-never-sent or wait-without-deadline, not");
+        k->cause = (rg_cause)v;
+    }
     /* Any verdict: the first rank to miss its expectation may have ended ok (a detection
-     * expected), detected (at the wrong step or class) or killed. */
-    if ((v = rg_verdict_of(s->first)) < 0 || v == RG_V_UNSUPPORTED)
+     * expected), detected (at the wrong step or class) or killed. An entry by cause may leave
+     * it out: the bug's first verdict is what a race decides. */
+    if (val[K_FIRST] && one_line(c, val[K_FIRST], "first", s->first, sizeof(s->first), false))
+        return -1;
+    if (val[K_FIRST] && ((v = rg_verdict_of(s->first)) < 0 || v == RG_V_UNSUPPORTED))
         return sc_bad(c, val[K_FIRST], "first must be a verdict (not unsupported), not");
     if (val[K_CLASS]) {
         k->has |= RG_SIG_HAS_CLS;
@@ -123,8 +150,8 @@ int sc_parse_ksigs(const struct ctx *c, const yaml_node_t *n, rg_sc_ksig *out, i
             return sc_bad(c, e, "a signature must be a mapping (why, first, ...), not");
         if (sc_collect(c, e, ksig_keys, K__N, key, val))
             return -1;
-        if (!val[K_WHY] || !val[K_FIRST])
-            return sc_fail(c, sc_line_of(e), "a signature needs why and first");
+        if (!val[K_WHY] || (!val[K_FIRST] && !val[K_CAUSE]))
+            return sc_fail(c, sc_line_of(e), "a signature needs why, and first or cause");
         rg_sc_ksig *k = &out[*nout];
         memset(k, 0, sizeof(*k));
         k->line = (int)sc_line_of(e);

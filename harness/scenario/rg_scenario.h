@@ -171,8 +171,12 @@ enum {
     RG_SIG_HAS_FRAMES = 32,
 };
 typedef struct rg_sc_ksig {
-    rg_sig sig;    /* first always; the rest as `has` says */
-    unsigned has;  /* RG_SIG_HAS_* */
+    rg_sig sig;   /* first always (but "" in an entry by cause); the rest as `has` says */
+    unsigned has; /* RG_SIG_HAS_* */
+    /* A cause the failure's own evidence must prove (rg_result's cause), RG_C_NONE for none:
+     * an entry by cause matches a failure of that cause whatever its signature fields but the
+     * ones it names -- the same bug met through another verdict, step or frame. */
+    rg_cause cause;
     char why[256]; /* what it is, for the xfail line */
     char rate[32]; /* how often triage saw it ("2 of 5"), "" unsaid */
     int nseen;     /* the scenarios triage saw it in: one of them passing says so (xpass) */

@@ -89,12 +89,14 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
     if (v == RG_V_ERROR_SWALLOWED &&
         cite(r, o, "fault", "\"status\"", c) + cite(r, o, "fault", "\"ret\"", c) > 0) {
         c->proven = true;
+        c->kind = RG_C_ERROR_IGNORED;
         said(c,
              "an error polled, then ignored: the shim handed rank %d the error completion(s) or "
              "negative poll(s) below, and every call it made returned success",
              o);
     } else if (v == RG_V_BUFFER_REWRITTEN_IN_FLIGHT && cite(r, o, "ownership", NULL, c) > 0) {
         c->proven = true;
+        c->kind = RG_C_BUFFER_REUSED;
         said(c,
              "a buffer reused in flight: rank %d changed the memory of a posted request before "
              "its completion was polled (the sanitizer's findings below)",
@@ -103,6 +105,7 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
         /* the trace's own words and lines */
     } else if (v == RG_V_DEADLOCK && no_deadline(r, o, c)) {
         c->proven = true;
+        c->kind = RG_C_NO_DEADLINE;
         for (int i = 0; i < s->nframes && c->nlines < RG_TRI_CITES; i++)
             snprintf(c->line[c->nlines++], sizeof(c->line[0]), "hung in %s (rank backtraces)",
                      s->frames[i]);

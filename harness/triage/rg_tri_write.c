@@ -280,25 +280,71 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
     fprintf(f, "]\n");
 }
 
+/*
+ * The entry by cause for every group whose cause was proven c: a failure whose own files
+ * prove c is that bug whatever it looked like this time (a race's other verdict, step or
+ * frame); one proven nothing, or with no trace to prove it from, falls to the signatures.
+ */
+static void cause_entry(FILE *f, const rg_tri_run *run, rg_cause c)
+{
+    char groups[200] = "", why[400];
+    int ng = 0, nseen = 0;
+    size_t used = 0;
+    for (int g = 0; g < run->ngroups; g++)
+        if (run->groups[g].cause.proven && run->groups[g].cause.kind == c && used < sizeof(groups))
+            used += (size_t)snprintf(groups + used, sizeof(groups) - used, "%s%d", ng++ ? ", " : "",
+                                     g + 1);
+    if (!ng)
+        return;
+    snprintf(why, sizeof(why), "%s (the cause triage proved for group%s %s)", rg_cause_title(c),
+             ng > 1 ? "s" : "", groups);
+    fprintf(f, "  - why: ");
+    yq(f, why);
+    fprintf(f, "\n    cause: %s\n    seen: [", rg_cause_name(c));
+    for (int g = 0; g < run->ngroups; g++) {
+        const rg_tri_group *gr = &run->groups[g];
+        if (!gr->cause.proven || gr->cause.kind != c)
+            continue;
+        for (int k = 0; k < gr->ncases && nseen < RG_SC_KSIG_SEEN; k++) {
+            fprintf(f, "%s", nseen++ ? ", " : "");
+            yq(f, run->cases[gr->cases[k]].res->name);
+        }
+    }
+    fprintf(f, "]\n");
+}
+
 int rg_tri_write_known(const rg_tri_run *run, FILE *f)
 {
     char transport[128];
     transport_of(run->dir, transport, sizeof(transport));
     fprintf(f,
-            "# Known failures by signature, written by railguard triage from %s.\n"
+            "# Known failures by signature and by cause, written by railguard triage from %s.\n"
             "# With railguard run --known FILE a failure of one of these signatures reads XFAIL\n"
             "# whatever its scenario, a new one still fails, and a scenario under seen: that\n"
-            "# passes reads XPASS (for a flaky bug, see its rate).\n",
+            "# passes reads XPASS (for a flaky bug, see its rate). An entry by cause matches a\n"
+            "# failure whose own files prove that cause (the run records the verbs trace when\n"
+            "# the cause needs it), whatever verdict or step it showed at this time.\n",
             run->dir);
     if (transport[0]) {
         fprintf(f, "transport: ");
         yq(f, transport);
         fprintf(f, "\n");
     }
-    int n = run->ngroups < RG_SC_KSIG_MAX ? run->ngroups : RG_SC_KSIG_MAX;
-    fprintf(f, "signatures:%s\n", n ? "" : " []");
+    int ncause = 0;
+    for (int c = RG_C_NONE + 1; c < RG_C_COUNT; c++)
+        for (int g = 0; g < run->ngroups; g++)
+            if (run->groups[g].cause.proven && run->groups[g].cause.kind == (rg_cause)c) {
+                ncause++;
+                break;
+            }
+    /* The causes first in room: each holds every group it was proven for, and more. */
+    int room = RG_SC_KSIG_MAX - ncause;
+    int n = run->ngroups < room ? run->ngroups : room;
+    fprintf(f, "signatures:%s\n", n + ncause ? "" : " []");
     for (int g = 0; g < n; g++)
         known_entry(f, run, &run->groups[g]);
+    for (int c = RG_C_NONE + 1; c < RG_C_COUNT; c++)
+        cause_entry(f, run, (rg_cause)c);
     return run->ngroups - n; /* groups left out: more than a file holds */
 }
 

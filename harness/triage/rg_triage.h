@@ -48,6 +48,7 @@ typedef struct rg_tri_rate {
 #define RG_TRI_CITES 4
 typedef struct rg_tri_cause {
     bool proven;
+    rg_cause kind;   /* which one (base/rg_base.h), RG_C_NONE when none is proven */
     char from[1024]; /* the run directory the cited files are in */
     char text[1000];
     int nlines;

@@ -370,6 +370,28 @@ START_TEST(test_run_exec_scenarios)
     rg_check_write_temp(sc, text, strlen(text));
     ck_assert_int_eq(railguard("run", dir, sizeof(dir), "%s", sc), 1);
     expect_in("ERROR_SWALLOWED");
+    /* Known by cause: the run proves the cause from its own files (the shim's fault events),
+     * keeps it in result.json, and railguard report judges the same from the files. */
+    char *kf = malloc(PATH_MAX);
+    static const char by_cause[] = "signatures:\n  - {why: the probe ignores errors, "
+                                   "cause: error-ignored}\n";
+    rg_check_write_temp(kf, by_cause, strlen(by_cause));
+    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "--known %s %s", kf, sc), 0);
+    expect_in("XFAIL  ");
+    expect_in("known failure (cause, line 2): the probe ignores errors; proven: an error polled, "
+              "then ignored; rank 0: ERROR_SWALLOWED");
+    char cmd[2 * PATH_MAX + 64];
+    snprintf(cmd, sizeof(cmd), "grep -q '\"name\": \"error-ignored\"' %s/000-*/result.json", dir);
+    ck_assert_msg(system(cmd) == 0, "no cause in %s/000-*/result.json", dir);
+    snprintf(cmd, sizeof(cmd), "%s report %s >/dev/null 2>&1", g_bin, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    /* A cause its files do not prove: still a failure; one only a trace proves turns it on. */
+    static const char other[] = "signatures:\n  - {why: x, cause: wait-never-sent}\n";
+    rg_check_write_temp(kf, other, strlen(other));
+    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "--known %s %s", kf, sc), 1);
+    expect_in("known failures by cause: the verbs trace is on in 1 scenario(s)");
+    expect_in("ERROR_SWALLOWED");
+    free(kf);
 
     /* No expect, an error fault: the one default (any) holds for a scenario file as for
      * railguard exec, so the client that reports the flush is right and the first failure

@@ -283,6 +283,81 @@ START_TEST(test_known_signature)
 }
 END_TEST
 
+/*
+ * An entry by cause: a failure whose own files proved that cause (r.cause) is xfail whatever
+ * its verdict; one with no cause proven, or another, still fails; what else the entry names
+ * must match too; result.json carries both, so a judge from the files says the same.
+ */
+START_TEST(test_known_cause)
+{
+    static rg_result r, back;
+    char err[600];
+    rg_sc_ksig k = entry("the UC race", "", 0, "", "");
+    k.cause = RG_C_UC_NO_RECV;
+    fail_case(&r, "any", 3, 1, RG_V_SILENT_CORRUPTION, RG_V_OK, "all_reduce bf16 sum count 5", 0);
+    r.ksig[0] = k;
+    r.nksig = 1;
+    ck_assert(!rg_judge(&r)); /* nothing proven */
+    r.cause = RG_C_NEVER_SENT;
+    ck_assert(!rg_judge(&r)); /* another cause */
+    r.cause = RG_C_UC_NO_RECV;
+    snprintf(r.cause_text, sizeof(r.cause_text), "a UC send with no receive posted for it: ...");
+    ck_assert(rg_judge(&r));
+    ck_assert_int_eq(r.known_state, RG_KNOWN_XFAIL);
+    ck_assert_msg(strstr(r.why, "known failure (cause, line 3): the UC race; proven: a UC send "
+                                "with no receive posted for it; rank 1: SILENT_CORRUPTION"),
+                  "%s", r.why);
+    /* The same cause met as a hang: the same bug. */
+    fail_case(&r, "other", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_gather float32 count 1", -2);
+    r.ksig[0] = k;
+    r.nksig = 1;
+    r.cause = RG_C_UC_NO_RECV;
+    ck_assert(rg_judge(&r));
+    /* An entry naming an op as well: another op's failure of that cause is not it. */
+    r.ksig[0].has = RG_SIG_HAS_OP;
+    snprintf(r.ksig[0].sig.op, sizeof(r.ksig[0].sig.op), "broadcast");
+    ck_assert(!rg_judge(&r));
+    r.ksig[0] = k;
+    ck_assert(rg_judge(&r));
+    /* Round trip: the cause and the entry back as they were, judged alike. */
+    char path[] = "/tmp/rg-kcause-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fail_case(&r, "other", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_gather float32 count 1", -2);
+    r.ksig[0] = k;
+    r.nksig = 1;
+    r.cause = RG_C_UC_NO_RECV;
+    snprintf(r.cause_text, sizeof(r.cause_text), "a UC send with no receive: \"rank 0\"");
+    ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
+    ck_assert_msg(rg_result_read(&back, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(back.cause, RG_C_UC_NO_RECV);
+    ck_assert_str_eq(back.cause_text, r.cause_text);
+    ck_assert_int_eq(memcmp(&back.ksig[0], &r.ksig[0], sizeof(back.ksig[0])), 0);
+    ck_assert(rg_judge(&back));
+    ck_assert_int_eq(back.known_state, RG_KNOWN_XFAIL);
+    /* A cause railguard does not know, in the result or an entry: refused, naming the file. */
+    static const char *const bad[] = {
+        "{\"ranks\": [], \"cause\": {\"name\": \"uc-drop\", \"text\": \"x\"}}",
+        "{\"ranks\": [], \"cause\": {\"name\": \"wait-never-sent\"}}",
+        "{\"ranks\": [], \"known_signatures\": [{\"why\": \"x\", \"first\": \"\", "
+        "\"rate\": \"\", \"line\": 1, \"seen\": []}]}",
+        "{\"ranks\": [], \"known_signatures\": [{\"why\": \"x\", \"first\": \"\", "
+        "\"cause\": \"uc-drop\", \"rate\": \"\", \"line\": 1, \"seen\": []}]}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+        ck_assert_msg(strstr(err, path) && (strstr(err, "cause is not one railguard writes") ||
+                                            strstr(err, "known_signatures entry 1")),
+                      "case %zu: %s", i, err);
+    }
+    unlink(path);
+}
+END_TEST
+
 Suite *rg_suite_signature(void)
 {
     Suite *s = suite_create("signature");
@@ -291,6 +366,7 @@ Suite *rg_suite_signature(void)
     tcase_add_test(t, test_signature);
     tcase_add_test(t, test_signature_frames);
     tcase_add_test(t, test_known_signature);
+    tcase_add_test(t, test_known_cause);
     suite_add_tcase(s, t);
     return s;
 }

@@ -671,7 +671,13 @@ START_TEST(test_known_file)
          ":2: unknown or repeated key (transport, known, signatures) 'transport'"},
         /* Signatures: each field checked as the judge compares it. */
         {"signatures: {why: x}\n", ":1: signatures must be a list"},
-        {"signatures:\n  - {first: DEADLOCK}\n", ":2: a signature needs why and first"},
+        {"signatures:\n  - {first: DEADLOCK}\n", ":2: a signature needs why, and first or cause"},
+        {"signatures:\n  - {why: x}\n", ":2: a signature needs why, and first or cause"},
+        {"signatures:\n  - {why: x, cause: uc-drop}\n",
+         ":2: cause must be error-ignored, buffer-reused, uc-send-without-receive, "
+         "wait-never-sent or wait-without-deadline, not 'uc-drop'"},
+        {"signatures:\n  - {why: x, cause: wait-never-sent, first: hung}\n",
+         ":2: first must be a verdict (not unsupported), not 'hung'"},
         {"signatures:\n  - {why: x, first: hung}\n",
          ":2: first must be a verdict (not unsupported), not 'hung'"},
         {"signatures:\n  - {why: x, first: unsupported}\n",
@@ -720,6 +726,20 @@ START_TEST(test_known_file)
         ck_assert_uint_eq(scs[i]->ksig[1].has, RG_SIG_HAS_OP);
         ck_assert_int_eq(scs[i]->ksig[1].line, 9);
     }
+    /* An entry by cause needs no first: a race's one bug shows as any verdict. */
+    static const char by_cause[] = "signatures:\n"
+                                   "  - {why: drops, cause: uc-send-without-receive, seen: [a]}\n"
+                                   "  - {why: hangs, cause: wait-without-deadline, op: barrier}\n";
+    rg_check_write_temp(path, by_cause, strlen(by_cause));
+    ck_assert_msg(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(scs[1]->nksig, 2);
+    ck_assert_int_eq(scs[1]->ksig[0].cause, RG_C_UC_NO_RECV);
+    ck_assert_str_eq(scs[1]->ksig[0].sig.first, "");
+    ck_assert_uint_eq(scs[1]->ksig[0].has, 0);
+    ck_assert_int_eq(scs[1]->ksig[1].cause, RG_C_NO_DEADLINE);
+    ck_assert_uint_eq(scs[1]->ksig[1].has, RG_SIG_HAS_OP);
+    ck_assert_int_eq(scs[1]->ksig[1].line, 3);
     /* The first rank to miss its expectation may have ended ok (a detection was expected),
      * and triage writes what it saw; a name that is no scenario name still reads, quoted. */
     static const char ok_first[] = "signatures:\n  - {why: y, first: ok, seen: [\"a, b: c\"]}\n";

@@ -138,6 +138,7 @@ START_TEST(test_uc_drop)
 
     uc_pair("uc", 1010.0, 1, NULL, NULL);
     ck_assert_msg(cause(RG_V_OK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
+    ck_assert_int_eq(c.kind, RG_C_UC_NO_RECV);
     ck_assert_msg(strstr(c.text, "a UC send with no receive posted for it: rank 0's send #2 on QP "
                                  "0x11 (rxe0) had left its NIC by 2.500 ms (its completion), when "
                                  "rank 1 had posted 1 receive(s) on QP 0x12 (rxe0), the other "
@@ -278,6 +279,7 @@ START_TEST(test_never_sent)
     ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
     wait_pair(1, 1, "wire", 5000, false);
     ck_assert_msg(cause(RG_V_DEADLOCK, RG_V_DEADLOCK, 1, &c, why), "%s", why);
+    ck_assert_int_eq(c.kind, RG_C_NEVER_SENT);
     ck_assert_msg(strstr(c.text,
                          "a wait for a message never sent: rank 1 hung to the deadline with "
                          "nothing of its own outstanding but receives, polling (CQ #0: "

@@ -100,6 +100,11 @@ START_TEST(test_run_dir)
     fputs("<html><body><h1>run</h1>\n</body></html>\n", f);
     fclose(f);
     snprintf(run.groups[1].title, sizeof(run.groups[1].title), "<b>corrupt</b>");
+    /* The hang's cause proven: an entry by cause beside the signatures. */
+    run.groups[0].cause.proven = true;
+    run.groups[0].cause.kind = RG_C_NO_DEADLINE;
+    snprintf(run.groups[0].cause.text, sizeof(run.groups[0].cause.text),
+             "a wait with no deadline: ...");
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
     ck_assert_msg(rg_tri_write(&run, err, sizeof(err)) == 0, "%s", err);
     char *page = slurp(path);
@@ -132,7 +137,11 @@ START_TEST(test_run_dir)
     snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", dir);
     ck_assert_msg(rg_known_load(path, NULL, scs, 1, notes, sizeof(notes), err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert_int_eq(sc.nksig, 2);
+    ck_assert_int_eq(sc.nksig, 3);
+    ck_assert_int_eq(sc.ksig[2].cause, RG_C_NO_DEADLINE);
+    ck_assert_str_eq(sc.ksig[2].why,
+                     "a wait with no deadline (the cause triage proved for group 1)");
+    ck_assert_int_eq(sc.ksig[2].nseen, 2);
     for (int i = 0; i < 4; i++) {
         r[i].nksig = sc.nksig;
         memcpy(r[i].ksig, sc.ksig, sizeof(sc.ksig));
@@ -144,6 +153,10 @@ START_TEST(test_run_dir)
     r[0].nksig = sc.nksig;
     memcpy(r[0].ksig, sc.ksig, sizeof(sc.ksig));
     ck_assert(!rg_judge(&r[0]));
+    /* ... unless its own files proved the cause an entry names: the same bug, another face. */
+    r[0].cause = RG_C_NO_DEADLINE;
+    ck_assert(rg_judge(&r[0]));
+    ck_assert_msg(strstr(r[0].why, "known failure (cause, line "), "%s", r[0].why);
     rg_tri_free(&run);
     /* Not a directory: one line, no crash. */
     ck_assert_int_eq(rg_tri_load("/nonexistent/run", &run, err, sizeof(err)), -1);
@@ -495,6 +508,7 @@ START_TEST(test_diagnose)
     rg_tri_diagnose(&r, &s, &c);
     ck_assert(c.proven);
     ck_assert_ptr_nonnull(strstr(c.text, "an error polled, then ignored"));
+    ck_assert_int_eq(c.kind, RG_C_ERROR_IGNORED);
     ck_assert_int_eq(c.nlines, 1);
     ck_assert_ptr_nonnull(strstr(c.line[0], "rank0.events.jsonl:2: {\"event\":\"fault\""));
     /* A send buffer changed in flight: the sanitizer's event. */
@@ -506,6 +520,7 @@ START_TEST(test_diagnose)
     rg_tri_diagnose(&r, &s, &c);
     ck_assert(c.proven);
     ck_assert_ptr_nonnull(strstr(c.text, "a buffer reused in flight: rank 1"));
+    ck_assert_int_eq(c.kind, RG_C_BUFFER_REUSED);
     ck_assert_ptr_nonnull(strstr(c.line[0], "rank1.events.jsonl:1:"));
     /* A hang past the timeout with no rank timing out: no deadline. */
     put(dir, "hang.yaml",
@@ -521,6 +536,7 @@ START_TEST(test_diagnose)
                                  "began at 0.40 s and was still running at the 3 s deadline, 2.6 "
                                  "s later, past the 1.0 s timeout"),
                   "%s", c.text);
+    ck_assert_int_eq(c.kind, RG_C_NO_DEADLINE);
     /* ... but not when some rank did time out: that transport has deadlines. */
     r.rank[1].status = RG_ERR_TIMEOUT;
     rg_tri_diagnose(&r, &s, &c);
@@ -531,6 +547,7 @@ START_TEST(test_diagnose)
     rg_tri_diagnose(&r, &s, &c);
     ck_assert(!c.proven);
     ck_assert_int_eq(c.nlines, 0);
+    ck_assert_int_eq(c.kind, RG_C_NONE);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
