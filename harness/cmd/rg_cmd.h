@@ -51,6 +51,8 @@ typedef struct rg_sweep_point {
     int step, rep; /* the phase it is anchored to (step -1: init), or FI_PHASE_ANY: whole run */
     uint64_t nth;  /* within the phase, or the whole run */
     char rule[160];
+    double cost; /* expected, in runs of the program: 1 + how far into its rank's events of
+                    the kind the point's event lies (0..1); what shards balance */
     bool fired, failed, flaky;
 } rg_sweep_point;
 
@@ -65,6 +67,15 @@ int rg_sweep_kind_of(const char *name);
  */
 int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
                   int cap, char *err, size_t errlen);
+/*
+ * Shard k of nshards (1-based) of a plan's n points: mine[i] says whether point i is this
+ * shard's. Balanced by expected cost (longest first, to the least loaded shard), the same on
+ * every machine for the same plan; every point is in exactly one shard. The number of this
+ * shard's points, or -1 when k/nshards or n is out of range.
+ */
+#define RG_SW_POINTS_MAX 4096
+#define RG_SW_SHARDS_MAX 256
+int rg_sweep_shard(const rg_sweep_point *pts, int n, int k, int nshards, bool *mine);
 /*
  * Shrinking a failing point, one candidate at a time; the driver keeps a candidate only if it
  * still fails the same way with its fault fired. Both are pure, for the unit tests.

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SW__POINTS_MAX 4096
+#define SW__POINTS_MAX RG_SW_POINTS_MAX
 #define RG_SW_SHRINK_TRIES 10
 
 struct sweep_opts {

@@ -134,9 +134,15 @@ static void point_rule(const rg_sweep_spec *sp, rg_sweep_point *p)
     }
 }
 
+/* Where a series lies in its rank's run, for its points' expected cost: `before` of the rank's
+ * `total` events of the kind come before the series' first. */
+struct span {
+    uint64_t before, total;
+};
+
 /* One series: every stride-th of `events` (at most max, spread out), appended at pts[*n]. */
 static int series(const rg_sweep_spec *sp, int r, enum fi_op op, int step, int rep, uint64_t events,
-                  rg_sweep_point *pts, int cap, int *n, char *err, size_t errlen)
+                  struct span at, rg_sweep_point *pts, int cap, int *n, char *err, size_t errlen)
 {
     uint64_t stride = sp->stride ? sp->stride : 1;
     if (sp->max && events / stride > sp->max)
@@ -149,7 +155,11 @@ static int series(const rg_sweep_spec *sp, int r, enum fi_op op, int step, int r
                      cap, (unsigned long long)events, r);
             return -1;
         }
-        pts[*n] = (rg_sweep_point){.rank = r, .op = op, .step = step, .rep = rep, .nth = k};
+        /* A point runs the program up to its event, then (fired) to wherever the fault ends
+         * it: its cost grows with how far in its event lies. One run is the unit. */
+        double cost = 1.0 + (double)(at.before + k) / (double)(at.total > 0 ? at.total : 1);
+        pts[*n] =
+            (rg_sweep_point){.rank = r, .op = op, .step = step, .rep = rep, .nth = k, .cost = cost};
         point_rule(sp, &pts[*n]);
         (*n)++;
     }
@@ -174,23 +184,61 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
             return -1;
         }
         for (int o = 0; o < nops; o++) {
+            struct counts all = {e->op_posts, e->op_cqe};
+            struct span at = {0, events_of(sp, ops[o], &all)};
             if (sp->whole || e->nphases == 0 || sp->kind == RG_SW_SWAP) {
-                struct counts c = {e->op_posts, e->op_cqe};
-                if (series(sp, r, ops[o], FI_PHASE_ANY, FI_PHASE_ANY, events_of(sp, ops[o], &c),
-                           pts, cap, &n, err, errlen))
+                if (series(sp, r, ops[o], FI_PHASE_ANY, FI_PHASE_ANY, at.total, at, pts, cap, &n,
+                           err, errlen))
                     return -1;
                 continue;
             }
             for (int f = 0; f < e->nphases; f++) {
                 const struct rg_ev_phase *ph = &e->phase[f];
                 struct counts c = {ph->posts, ph->cqe};
-                if (series(sp, r, ops[o], ph->step, ph->rep, events_of(sp, ops[o], &c), pts, cap,
-                           &n, err, errlen))
+                uint64_t events = events_of(sp, ops[o], &c);
+                if (series(sp, r, ops[o], ph->step, ph->rep, events, at, pts, cap, &n, err, errlen))
                     return -1;
+                at.before += events;
             }
         }
     }
     return n;
+}
+
+/* --- shards --------------------------------------------------------------------------------- */
+
+int rg_sweep_shard(const rg_sweep_point *pts, int n, int k, int nshards, bool *mine)
+{
+    if (nshards < 1 || k < 1 || k > nshards || n < 0 || n > RG_SW_POINTS_MAX)
+        return -1;
+    /* Longest expected cost first, each to the shard with the least so far (ties: the lower
+     * index, the lower shard): every shard computes the same split from the same plan, and
+     * no shard ends with more than one point's cost above another's. */
+    static int order[RG_SW_POINTS_MAX];
+    double load[RG_SW_SHARDS_MAX] = {0};
+    if (nshards > RG_SW_SHARDS_MAX)
+        return -1;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++) { /* insertion sort: stable, and n is at most a few thousand */
+        int x = order[i], j = i;
+        while (j > 0 && pts[order[j - 1]].cost < pts[x].cost) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    int mine_n = 0;
+    for (int i = 0; i < n; i++) {
+        int best = 0;
+        for (int s = 1; s < nshards; s++)
+            if (load[s] < load[best])
+                best = s;
+        load[best] += pts[order[i]].cost;
+        mine[order[i]] = best == k - 1;
+        mine_n += best == k - 1;
+    }
+    return mine_n;
 }
 
 /* --- shrinking ------------------------------------------------------------------------------ */

@@ -79,6 +79,11 @@ START_TEST(test_plan_phases)
     ck_assert_str_eq(p[5].rule, "error status=WR_FLUSH_ERR op=send rank=1 step=0 rep=0 nth=2");
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(fi_plan_parse(p[i].rule, "x", &plan, err, sizeof(err)), 0);
+    /* Expected cost: 1 + how far in the rank's 6 receive completions the event lies. */
+    ck_assert_double_eq_tol(p[0].cost, 1 + 1 / 6.0, 1e-12);
+    ck_assert_double_eq_tol(p[1].cost, 1 + 2 / 6.0, 1e-12); /* phase 1's first, after 1 */
+    ck_assert_double_eq_tol(p[3].cost, 1 + 4 / 6.0, 1e-12);
+    ck_assert_double_eq_tol(p[5].cost, 1 + 2 / 3.0, 1e-12); /* send: 2 of 3 */
     /* Phases the evidence could not hold are refused, not planned around; --whole still
      * plans from the run's totals. */
     e->phases_lost = 1;
@@ -195,6 +200,51 @@ START_TEST(test_plan_kinds)
 }
 END_TEST
 
+/* Shards: every point in exactly one, the same split every time, balanced by cost. */
+START_TEST(test_shard)
+{
+    static rg_sweep_point p[RG_SW_POINTS_MAX];
+    static bool mine[8][RG_SW_POINTS_MAX], again[RG_SW_POINTS_MAX];
+    int n = 1000;
+    for (int i = 0; i < n; i++)
+        p[i].cost = 1.0 + (double)((i * 7919) % 1000) / 1000.0;
+    for (int shards = 1; shards <= 8; shards++) {
+        double load[8] = {0}, most = 0, least = 1e300;
+        int total = 0;
+        for (int k = 1; k <= shards; k++) {
+            int got = rg_sweep_shard(p, n, k, shards, mine[k - 1]);
+            ck_assert_int_ge(got, n / shards - 2);
+            total += got;
+            for (int i = 0; i < n; i++)
+                load[k - 1] += mine[k - 1][i] ? p[i].cost : 0;
+            most = load[k - 1] > most ? load[k - 1] : most;
+            least = load[k - 1] < least ? load[k - 1] : least;
+        }
+        ck_assert_int_eq(total, n);
+        for (int i = 0; i < n; i++) {
+            int in = 0;
+            for (int k = 0; k < shards; k++)
+                in += mine[k][i];
+            ck_assert_int_eq(in, 1);
+        }
+        ck_assert_double_le(most - least, 2.0); /* at most one point's cost apart */
+        ck_assert_int_ge(rg_sweep_shard(p, n, shards, shards, again), 1); /* the same again */
+        ck_assert_int_eq(memcmp(again, mine[shards - 1], sizeof(again[0]) * (size_t)n), 0);
+    }
+    /* By cost, not by index: the costly half is split, not given to one shard. */
+    for (int i = 0; i < 10; i++)
+        p[i].cost = i < 5 ? 2.0 : 1.0;
+    ck_assert_int_eq(rg_sweep_shard(p, 10, 1, 2, mine[0]), 5);
+    int costly = 0;
+    for (int i = 0; i < 5; i++)
+        costly += mine[0][i];
+    ck_assert(costly == 2 || costly == 3);
+    ck_assert_int_eq(rg_sweep_shard(p, 10, 0, 2, mine[0]), -1);
+    ck_assert_int_eq(rg_sweep_shard(p, 10, 3, 2, mine[0]), -1);
+    ck_assert_int_eq(rg_sweep_shard(p, 10, 1, RG_SW_SHARDS_MAX + 1, mine[0]), -1);
+}
+END_TEST
+
 Suite *rg_suite_sweep(void)
 {
     Suite *s = suite_create("sweep");
@@ -202,6 +252,7 @@ Suite *rg_suite_sweep(void)
     tcase_add_test(t, test_plan_error);
     tcase_add_test(t, test_plan_kinds);
     tcase_add_test(t, test_plan_phases);
+    tcase_add_test(t, test_shard);
     tcase_add_test(t, test_shrink);
     suite_add_tcase(s, t);
     return s;
