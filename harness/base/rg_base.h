@@ -204,16 +204,19 @@ int rg_verdict_of(const char *name);
  * The one table of causes a failure's evidence can prove, so a known-failures file can name
  * one (`cause:`) and a result can carry the one its files proved. The name is what files
  * hold; the title what reports say; `trace` whether only the ranks' verbs trace proves it (a
- * run gated on such a cause records the trace).
+ * run gated on such a cause records the trace); `verdict` the first failure it is proven for
+ * (RG_V_COUNT: any), so an entry naming another can be refused.
  */
 #define RG_CAUSES(X)                                                                               \
-    X(ERROR_IGNORED, "error-ignored", "an error polled, then ignored", 0)                          \
-    X(BUFFER_REUSED, "buffer-reused", "a buffer reused in flight", 0)                              \
-    X(UC_NO_RECV, "uc-send-without-receive", "a UC send with no receive posted for it", 1)         \
-    X(NEVER_SENT, "wait-never-sent", "a wait for a message never sent", 1)                         \
-    X(NO_DEADLINE, "wait-without-deadline", "a wait with no deadline", 0)
+    X(ERROR_IGNORED, "error-ignored", "an error polled, then ignored", 0, RG_V_ERROR_SWALLOWED)    \
+    X(BUFFER_REUSED, "buffer-reused", "a buffer reused in flight", 0,                              \
+      RG_V_BUFFER_REWRITTEN_IN_FLIGHT)                                                             \
+    X(UC_NO_RECV, "uc-send-without-receive", "a UC send with no receive posted for it", 1,         \
+      RG_V_COUNT)                                                                                  \
+    X(NEVER_SENT, "wait-never-sent", "a wait for a message never sent", 1, RG_V_COUNT)             \
+    X(NO_DEADLINE, "wait-without-deadline", "a wait with no deadline", 0, RG_V_DEADLOCK)
 
-#define RG__CAUSE_ENUM(id, name, title, trace) RG_C_##id,
+#define RG__CAUSE_ENUM(id, name, title, trace, verdict) RG_C_##id,
 typedef enum { RG_C_NONE, RG_CAUSES(RG__CAUSE_ENUM) RG_C_COUNT } rg_cause;
 #undef RG__CAUSE_ENUM
 
@@ -223,6 +226,8 @@ const char *rg_cause_name(rg_cause c);
 const char *rg_cause_title(rg_cause c);
 /* Whether only a verbs trace proves it. */
 bool rg_cause_needs_trace(rg_cause c);
+/* The first failure's verdict it is proven for, or -1 for any. */
+int rg_cause_verdict(rg_cause c);
 /* The cause named (as rg_cause_name spells it, not none), or -1. */
 int rg_cause_of(const char *name);
 

@@ -27,12 +27,15 @@ int rg_verdict_of(const char *name)
     return -1;
 }
 
-#define RG__CAUSE_NAME(id, name, title, trace) [RG_C_##id] = name,
-#define RG__CAUSE_TITLE(id, name, title, trace) [RG_C_##id] = title,
-#define RG__CAUSE_TRACE(id, name, title, trace) [RG_C_##id] = trace,
+#define RG__CAUSE_NAME(id, name, title, trace, verdict) [RG_C_##id] = name,
+#define RG__CAUSE_TITLE(id, name, title, trace, verdict) [RG_C_##id] = title,
+#define RG__CAUSE_TRACE(id, name, title, trace, verdict) [RG_C_##id] = trace,
+#define RG__CAUSE_VERDICT(id, name, title, trace, verdict) [RG_C_##id] = verdict,
 static const char *const cause_names[RG_C_COUNT] = {[RG_C_NONE] = "", RG_CAUSES(RG__CAUSE_NAME)};
 static const char *const cause_titles[RG_C_COUNT] = {[RG_C_NONE] = "", RG_CAUSES(RG__CAUSE_TITLE)};
 static const bool cause_traced[RG_C_COUNT] = {RG_CAUSES(RG__CAUSE_TRACE)};
+static const rg_verdict cause_verdict[RG_C_COUNT] = {[RG_C_NONE] = RG_V_COUNT,
+                                                     RG_CAUSES(RG__CAUSE_VERDICT)};
 
 const char *rg_cause_name(rg_cause c)
 {
@@ -47,6 +50,11 @@ const char *rg_cause_title(rg_cause c)
 bool rg_cause_needs_trace(rg_cause c)
 {
     return (unsigned)c < RG_C_COUNT && cause_traced[c];
+}
+
+int rg_cause_verdict(rg_cause c)
+{
+    return (unsigned)c < RG_C_COUNT && cause_verdict[c] != RG_V_COUNT ? (int)cause_verdict[c] : -1;
 }
 
 int rg_cause_of(const char *name)

@@ -334,7 +334,7 @@ static int prepare(struct run *u)
             return -1;
         }
         fputs(notes, stdout);
-        rg_run_trace_for_causes(u->entries, u->n, stdout);
+        rg_run_trace_for_causes(u->entries, u->n, !(o->external || o->nhosts), stdout);
     }
     if (rg_mkdirs(o->out) != 0) {
         fprintf(stderr, "railguard run: --out %s: %s\n", o->out, strerror(errno));

@@ -69,11 +69,11 @@ struct sc_entry {
     double deadline_cut; /* what --deadline cut its deadline to, 0: its own */
 };
 
-/* Known failures by cause (rg_run_known.c): the verbs trace turned on in every scenario whose
- * known-failures file names a cause only a trace proves (what was done said on out); and a
- * judged failure no signature matched given the cause its files prove, if any, and judged
- * again. */
-void rg_run_trace_for_causes(struct sc_entry *e, int n, FILE *out);
+/* Known failures by cause (rg_run_known.c): the verbs trace turned on in every fault-free
+ * scenario whose known-failures file names a cause only a trace proves, when the run launches
+ * its ranks here (`here`; what was done said on out); and a judged failure no signature
+ * matched given the cause its files prove, if any, and judged again. */
+void rg_run_trace_for_causes(struct sc_entry *e, int n, bool here, FILE *out);
 void rg_run_prove_cause(rg_result *res);
 
 /* run --hosts: every scenario in turn, its ranks started over ssh on the hosts, their results

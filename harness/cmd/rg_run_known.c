@@ -23,29 +23,29 @@ static bool names_cause(const rg_sc_ksig *k, int n, bool traced)
     return false;
 }
 
-void rg_run_trace_for_causes(struct sc_entry *e, int n, FILE *out)
+void rg_run_trace_for_causes(struct sc_entry *e, int n, bool here, FILE *out)
 {
     int on = 0;
+    if (n > 0 && !here && names_cause(e[0].sc.ksig, e[0].sc.nksig, false)) {
+        /* Each rank is judged where it ran and the ranks merged later (rg_merge): no run holds
+         * every rank's files to diagnose from. */
+        fprintf(out, "known failures by cause: matched only in runs railguard launches itself "
+                     "(not --external or --hosts); here failures are known by signature\n");
+        return;
+    }
     for (int i = 0; i < n; i++) {
         rg_scenario *sc = &e[i].sc;
-        if (!names_cause(sc->ksig, sc->nksig, true) || sc->trace)
+        /* A trace proves nothing of a run where a fault fired (triage/rg_tri_qp.c): only the
+         * fault-free scenarios pay for it. */
+        if (!names_cause(sc->ksig, sc->nksig, true) || sc->trace || sc->nfaults)
             continue;
-        /* The trace is one more rule in the plan: a scenario whose own fill it is proves its
-         * causes from what else it has (its failures match by signature). */
-        if (sc->nfaults + sc->ownership + 1 > FI_MAX_RULES) {
-            fprintf(out,
-                    "known failures by cause: %s has no room for the verbs trace (%d fault "
-                    "rules): its failures are known by signature only\n",
-                    sc->name, sc->nfaults);
-            continue;
-        }
         sc->trace = true;
         on++;
     }
     if (on)
         fprintf(out,
-                "known failures by cause: the verbs trace is on in %d scenario(s), for the causes "
-                "only a trace proves\n",
+                "known failures by cause: the verbs trace is on in %d fault-free scenario(s), for "
+                "the causes only a trace proves\n",
                 on);
 }
 

@@ -83,7 +83,7 @@ static int scalars(const struct ctx *c, const yaml_node_t *v, const char *what, 
 static int ksig_fields(const struct ctx *c, yaml_node_t **val, rg_sc_ksig *k)
 {
     rg_sig *s = &k->sig;
-    int v;
+    int v = -1;
     if (one_line(c, val[K_WHY], "why", k->why, sizeof(k->why), false))
         return -1;
     if (val[K_CAUSE]) {
@@ -103,6 +103,11 @@ static int ksig_fields(const struct ctx *c, yaml_node_t **val, rg_sc_ksig *k)
         return -1;
     if (val[K_FIRST] && ((v = rg_verdict_of(s->first)) < 0 || v == RG_V_UNSUPPORTED))
         return sc_bad(c, val[K_FIRST], "first must be a verdict (not unsupported), not");
+    /* A cause is proven for one first failure (or any): an entry naming another never matches. */
+    int want = rg_cause_verdict(k->cause);
+    if (val[K_FIRST] && k->cause && want >= 0 && v != want)
+        return sc_bad(c, val[K_FIRST], "cause %s is proven only for first %s, not",
+                      rg_cause_name(k->cause), rg_verdict_name((rg_verdict)want));
     if (val[K_CLASS]) {
         k->has |= RG_SIG_HAS_CLS;
         if (one_line(c, val[K_CLASS], "class", s->cls, sizeof(s->cls), true))
@@ -122,6 +127,10 @@ static int ksig_fields(const struct ctx *c, yaml_node_t **val, rg_sc_ksig *k)
     if (val[K_FAULTS] && (k->has |= RG_SIG_HAS_FAULTS,
                           one_line(c, val[K_FAULTS], "faults", s->faults, sizeof(s->faults), true)))
         return -1;
+    /* A trace proves nothing of a run where a fault fired (rg_tri_qp.c). */
+    if (val[K_FAULTS] && s->faults[0] && rg_cause_needs_trace(k->cause))
+        return sc_bad(c, val[K_FAULTS], "cause %s is proven only where no fault fired, not",
+                      rg_cause_name(k->cause));
     if (val[K_FRAMES] &&
         (k->has |= RG_SIG_HAS_FRAMES, scalars(c, val[K_FRAMES], "frames", s->frames[0],
                                               sizeof(s->frames[0]), RG_SIG_FRAMES, &s->nframes)))

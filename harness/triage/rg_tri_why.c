@@ -60,7 +60,10 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
     static rg_scenario sc;
     char err[600];
     const rg_rank_result *k = &r->rank[o];
-    if (k->step_t_s < 0 || rg_scenario_load(r->path, &sc, err, sizeof(err)) != 0)
+    /* Still running at the deadline: a rank that ended late on a second attempt (rg_slow.c
+     * names that DEADLOCK too) waited with some deadline of its own. */
+    if (k->step_t_s < 0 || k->left_t_s >= 0 ||
+        rg_scenario_load(r->path, &sc, err, sizeof(err)) != 0)
         return false;
     double scale = r->time_scale > 1 ? r->time_scale : 1;
     double cut = r->deadline_cut_s > 0 ? r->deadline_cut_s : sc.deadline_s;

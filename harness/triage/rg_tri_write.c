@@ -287,15 +287,25 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
  */
 static void cause_entry(FILE *f, const rg_tri_run *run, rg_cause c)
 {
-    char groups[200] = "", why[400];
-    int ng = 0, nseen = 0;
+    /* why must fit the entry's (rg_sc_ksig's 255 characters): the groups past what fits are
+     * counted, not named. */
+    char groups[120] = "", why[sizeof(((rg_sc_ksig *)0)->why)];
+    int ng = 0, nseen = 0, more = 0;
     size_t used = 0;
-    for (int g = 0; g < run->ngroups; g++)
-        if (run->groups[g].cause.proven && run->groups[g].cause.kind == c && used < sizeof(groups))
-            used += (size_t)snprintf(groups + used, sizeof(groups) - used, "%s%d", ng++ ? ", " : "",
-                                     g + 1);
+    for (int g = 0; g < run->ngroups; g++) {
+        if (!run->groups[g].cause.proven || run->groups[g].cause.kind != c)
+            continue;
+        char one[16];
+        int w = snprintf(one, sizeof(one), "%s%d", ng++ ? ", " : "", g + 1);
+        if (!more && used + (size_t)w + 8 < sizeof(groups))
+            used += (size_t)snprintf(groups + used, sizeof(groups) - used, "%s", one);
+        else
+            more++;
+    }
     if (!ng)
         return;
+    if (more)
+        snprintf(groups + used, sizeof(groups) - used, " +%d", more);
     snprintf(why, sizeof(why), "%s (the cause triage proved for group%s %s)", rg_cause_title(c),
              ng > 1 ? "s" : "", groups);
     fprintf(f, "  - why: ");

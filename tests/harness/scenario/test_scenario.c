@@ -678,6 +678,14 @@ START_TEST(test_known_file)
          "wait-never-sent or wait-without-deadline, not 'uc-drop'"},
         {"signatures:\n  - {why: x, cause: wait-never-sent, first: hung}\n",
          ":2: first must be a verdict (not unsupported), not 'hung'"},
+        /* Entries that could never match: a cause proven only for another first failure, a
+         * trace's cause where a fault fired. */
+        {"signatures:\n  - {why: x, cause: error-ignored, first: DEADLOCK}\n",
+         ":2: cause error-ignored is proven only for first ERROR_SWALLOWED, not 'DEADLOCK'"},
+        {"signatures:\n  - {why: x, cause: wait-without-deadline, first: LEAK}\n",
+         ":2: cause wait-without-deadline is proven only for first DEADLOCK, not 'LEAK'"},
+        {"signatures:\n  - {why: x, cause: uc-send-without-receive, faults: error}\n",
+         ":2: cause uc-send-without-receive is proven only where no fault fired, not 'error'"},
         {"signatures:\n  - {why: x, first: hung}\n",
          ":2: first must be a verdict (not unsupported), not 'hung'"},
         {"signatures:\n  - {why: x, first: unsupported}\n",
@@ -727,13 +735,15 @@ START_TEST(test_known_file)
         ck_assert_int_eq(scs[i]->ksig[1].line, 9);
     }
     /* An entry by cause needs no first: a race's one bug shows as any verdict. */
-    static const char by_cause[] = "signatures:\n"
-                                   "  - {why: drops, cause: uc-send-without-receive, seen: [a]}\n"
-                                   "  - {why: hangs, cause: wait-without-deadline, op: barrier}\n";
+    static const char by_cause[] =
+        "signatures:\n"
+        "  - {why: drops, cause: uc-send-without-receive, seen: [a]}\n"
+        "  - {why: hangs, cause: wait-without-deadline, op: barrier}\n"
+        "  - {why: y, cause: wait-never-sent, first: LEAK, faults: ''}\n";
     rg_check_write_temp(path, by_cause, strlen(by_cause));
     ck_assert_msg(rg_known_load(path, NULL, scs, 2, notes, sizeof(notes), err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert_int_eq(scs[1]->nksig, 2);
+    ck_assert_int_eq(scs[1]->nksig, 3);
     ck_assert_int_eq(scs[1]->ksig[0].cause, RG_C_UC_NO_RECV);
     ck_assert_str_eq(scs[1]->ksig[0].sig.first, "");
     ck_assert_uint_eq(scs[1]->ksig[0].has, 0);

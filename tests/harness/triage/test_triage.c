@@ -529,7 +529,11 @@ START_TEST(test_diagnose)
     snprintf(r.dir, sizeof(r.dir), "%s", dir);
     snprintf(r.path, sizeof(r.path), "%s/hang.yaml", dir);
     r.rank[0].step_t_s = 0.4;
+    r.rank[0].left_t_s = 3.5; /* ended late (a second attempt's DEADLOCK): it had a deadline */
     rg_signature(&r, &s);
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert(!c.proven);
+    r.rank[0].left_t_s = -1; /* still running at the deadline */
     rg_tri_diagnose(&r, &s, &c);
     ck_assert_msg(c.proven, "%s", c.text);
     ck_assert_msg(strstr(c.text, "a wait with no deadline: rank 0's all_gather float32 count 5 "
@@ -553,6 +557,43 @@ START_TEST(test_diagnose)
 }
 END_TEST
 
+/* Sixty groups of one proven cause: the file keeps room for its entry by cause, names the
+ * groups that fit its why and counts the rest, and reads back. */
+START_TEST(test_known_many_groups)
+{
+    static rg_tri_run run;
+    static rg_tri_group groups[60];
+    static rg_scenario sc;
+    rg_scenario *scs[] = {&sc};
+    char path[] = "/tmp/rg-kmany-XXXXXX", notes[256], err[600];
+    memset(&run, 0, sizeof(run));
+    run.ngroups = 60;
+    run.groups = groups;
+    for (int g = 0; g < 60; g++) {
+        snprintf(groups[g].sig.first, sizeof(groups[g].sig.first), "DEADLOCK");
+        snprintf(groups[g].sig.op, sizeof(groups[g].sig.op), "all_reduce");
+        snprintf(groups[g].title, sizeof(groups[g].title), "hang %d", g);
+        groups[g].cause.proven = true;
+        groups[g].cause.kind = RG_C_NO_DEADLINE;
+    }
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_int_eq(rg_tri_write_known(&run, f), 60 - (RG_SC_KSIG_MAX - 1));
+    fclose(f);
+    ck_assert_msg(rg_known_load(path, NULL, scs, 1, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(sc.nksig, RG_SC_KSIG_MAX);
+    const rg_sc_ksig *k = &sc.ksig[RG_SC_KSIG_MAX - 1];
+    ck_assert_int_eq(k->cause, RG_C_NO_DEADLINE);
+    ck_assert_msg(strstr(k->why, "a wait with no deadline (the cause triage proved for groups 1, "
+                                 "2, 3") &&
+                      strstr(k->why, " +"),
+                  "%s", k->why);
+    unlink(path);
+}
+END_TEST
+
 Suite *rg_suite_triage(void)
 {
     Suite *s = suite_create("triage");
@@ -564,6 +605,7 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_minimise);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_diagnose);
+    tcase_add_test(t, test_known_many_groups);
     suite_add_tcase(s, t);
     return s;
 }
