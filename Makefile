@@ -43,13 +43,13 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # transport or the shim: it reaches them through dlopen, the plan file and the shim's events.
 # harness/ is in sub-parts (docs/architecture.md), each a folder with one header; the pure ones
 # and the pure files of the others are linked into the unit tests.
-HARNESS_PARTS    := base data scenario evidence result rank wire launch judge report triage cmd
+HARNESS_PARTS    := base data scenario evidence result rank wire launch judge report triage sweep cmd
 HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base data scenario \
-                        evidence result judge report triage)))) \
+                        evidence result judge report triage sweep)))) \
                     harness/wire/rg_wire.c \
                     harness/launch/rg_proc.c harness/launch/rg_symbolize.c harness/launch/rg_clock.c \
                     harness/launch/rg_slow_measure.c harness/rank/rg_transport.c \
-                    harness/rank/rg_bench_spec.c harness/cmd/rg_sweep_plan.c \
+                    harness/rank/rg_bench_spec.c \
                     harness/cmd/rg_report_cmd.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \

@@ -14,7 +14,7 @@
  * point is then run again alone, and a confirmed one shrunk to the smallest program that
  * still fails the same way.
  */
-#include "rg_sweep.h"
+#include "rg_sweep_cmd.h"
 
 #include <errno.h>
 #include <stddef.h>

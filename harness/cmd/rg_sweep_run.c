@@ -4,7 +4,7 @@
  * point's outcome as its result.json appears), a failing point run again alone, and a
  * confirmed failure shrunk to the smallest program that still fails the same way.
  */
-#include "rg_sweep.h"
+#include "rg_sweep_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>

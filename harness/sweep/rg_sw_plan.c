@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sweep's pure half: which points a counting run gives (rg_sweep_plan) and the candidates
- * a failing point is shrunk through (rg_sweep_shrink_step; counts are halved by
- * scenario/rg_sc_halve_counts). No process, no file: the unit tests (tests/harness/test_sweep.c)
- * drive it from made-up evidence. The driver that runs the points is rg_sweep.c.
+ * The sweep's pure half (rg_sweep.h): which points a counting run gives (rg_sweep_plan), how
+ * they split into shards (rg_sweep_shard) and the candidates a failing point is shrunk through
+ * (rg_sweep_shrink_step; counts are halved by scenario/rg_sc_halve_counts). No process, no
+ * file: the unit tests (tests/harness/sweep/test_sweep.c) drive it from made-up evidence. The
+ * driver that runs the points is cmd/rg_sweep.c.
  */
-#include "cmd/rg_cmd.h"
+#include "sweep/rg_sweep.h"
 
 #include <stdio.h>
 #include <string.h>

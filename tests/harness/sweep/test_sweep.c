@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The sweep's planner: points from a counting run's evidence, per rank and op, strides, caps. */
 #include "common/rg_check.h"
-#include "cmd/rg_cmd.h"
+#include "sweep/rg_sweep.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rg_sweep.h - railguard sweep's own insides (cmd/ only): its options, and the runs it drives.
- * rg_sweep.c is the command (its options, the counting run, the points' files, the batches);
- * rg_sweep_run.c runs `railguard run` on points, reads their outcomes, rechecks failures and
- * shrinks them; rg_sweep_plan.c (pure) plans the points.
+ * rg_sweep_cmd.h - railguard sweep's own insides (cmd/ only): its options, and the runs it
+ * drives. rg_sweep.c is the command (its options, the counting run, the points' files, the
+ * batches); rg_sweep_run.c runs `railguard run` on points, reads their outcomes, rechecks
+ * failures and shrinks them; sweep/ (pure) plans the points.
  */
-#ifndef RG_SWEEP_H
-#define RG_SWEEP_H
+#ifndef RG_SWEEP_CMD_H
+#define RG_SWEEP_CMD_H
 
 #include "cmd/rg_cmd.h"
 
