@@ -158,7 +158,8 @@ static int series(const rg_sweep_spec *sp, int r, enum fi_op op, int step, int r
         }
         /* A point runs the program up to its event, then (fired) to wherever the fault ends
          * it: its cost grows with how far in its event lies. One run is the unit. */
-        double cost = 1.0 + (double)(at.before + k) / (double)(at.total > 0 ? at.total : 1);
+        double far = (double)(at.before + k) / (double)(at.total > 0 ? at.total : 1);
+        double cost = 1.0 + (far < 1 ? far : 1); /* phases never hold more than the run */
         pts[*n] =
             (rg_sweep_point){.rank = r, .op = op, .step = step, .rep = rep, .nth = k, .cost = cost};
         point_rule(sp, &pts[*n]);

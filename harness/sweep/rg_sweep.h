@@ -4,7 +4,9 @@
  * counting run gives, how they split into shards, and the candidates a failing point is shrunk
  * through. No process, no file beyond what a function says: the unit tests
  * (tests/harness/sweep/) drive it from made-up evidence; `railguard sweep` (cmd/) runs it.
- *   rg_sw_plan.c  the points, their expected costs, the shards, the shrinking candidates
+ *   rg_sw_plan.c    the points, their expected costs, the shards, the shrinking candidates
+ *   rg_sw_result.c  what became of each point: sweep.json and back, shards merged
+ *   rg_sw_write.c   the table, JUnit and the page, from that alone
  */
 #ifndef RG_SWEEP_H
 #define RG_SWEEP_H
@@ -15,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum {
     RG_SW_ERROR,
@@ -85,4 +88,64 @@ int rg_sweep_shard(const rg_sweep_point *pts, int n, int k, int nshards, bool *m
  * out gets the candidate with the point's one rule as its faults and `expect: any` everywhere.
  */
 int rg_sweep_shrink_step(const rg_scenario *sc, const rg_sweep_point *p, rg_scenario *out);
+/* --- a sweep's result (rg_sw_result.c): OUT/sweep.json, written by a sweep or its shard ------ */
+/*
+ * What became of each point a sweep (or a shard of it) ran: the same record whether the points
+ * ran in one process, in N shards on N machines, or were merged back (rg_sw_merge), so a
+ * merged result is the unsharded one. Times are kept apart (seconds, per shard) and are not
+ * its content; every other value round-trips exactly.
+ */
+typedef enum {
+    RG_SW_PASSED,    /* the fault fired and every rank answered right (ok, detected, killed) */
+    RG_SW_NOT_FIRED, /* the fault never fired: proves nothing, counted apart */
+    RG_SW_FLAKY,     /* failed in its batch, passed when run again alone */
+    RG_SW_FAILED,    /* failed, and again alone (or left no result) */
+    RG_SW_STATES
+} rg_sw_state;
+const char *rg_sw_state_name(rg_sw_state s);
+
+typedef struct rg_sw_row {
+    int n; /* the point's number in the plan, 1-based */
+    rg_sweep_point p;
+    rg_sw_state state;
+    char verdicts[256]; /* per rank, "ok,detected"; "" when it left no result */
+    char first[1200];   /* a failure's first line, "" */
+    char shrunk[64];    /* a failure's smallest program, "points/NNNN-shrunk.yaml", "" none */
+} rg_sw_row;
+
+typedef struct rg_sw_result {
+    char scenario[1024];       /* the scenario file, as the sweep was given it */
+    char name[RG_SC_NAME_MAX]; /* its name */
+    rg_sw_kind kind;
+    int npoints;          /* the plan's, all shards together */
+    char digest[17];      /* of the plan: every point's rule, in order (rg_sweep_digest) */
+    int shard_k, shard_n; /* which shard this is; 0 and 0: the whole plan */
+    double seconds;       /* wall time (a merge: the longest shard's) */
+    int nrows;            /* the points run here, by n */
+    rg_sw_row *rows;
+} rg_sw_result;
+
+/* The plan's digest: FNV-1a 64 over every point's rule and a newline, as 16 hex digits. */
+void rg_sweep_digest(const rg_sweep_point *pts, int n, char out[17]);
+/* OUT/sweep.json, written whole or not at all. 0, or -1 with err. */
+int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen);
+/* A sweep.json back (rows allocated: rg_sw_free). 0, or -1 with one line naming the file and
+ * the field that is not what rg_sw_save writes. */
+int rg_sw_read(rg_sw_result *r, const char *path, char *err, size_t errlen);
+void rg_sw_free(rg_sw_result *r);
+/*
+ * Shards joined into one result (out's rows allocated): every part of one plan (scenario
+ * name, kind, point count and digest equal), shards k of one n, each once and all of them,
+ * every point in exactly one. 0, or -1 with err naming the part that does not fit.
+ */
+int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, size_t errlen);
+
+/* --- written (rg_sw_write.c): from the content alone, so a merge writes the unsharded files -- */
+/* The table: a summary line, then every failing and flaky point with its first failure, how to
+ * reproduce it (points/NNNN.yaml in the sweep's directory) and its shrunk program. */
+void rg_sw_table(FILE *f, const rg_sw_result *r);
+/* DIR/sweep.json, sweep.txt (the table), junit.xml (one test case a point) and index.html. 0,
+ * or -1 with err naming the file. */
+int rg_sw_write(const rg_sw_result *r, const char *dir, char *err, size_t errlen);
+
 #endif

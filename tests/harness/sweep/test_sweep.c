@@ -3,7 +3,9 @@
 #include "common/rg_check.h"
 #include "sweep/rg_sweep.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static rg_evidence g_ev[3];
 
@@ -245,6 +247,165 @@ START_TEST(test_shard)
 }
 END_TEST
 
+/* --- the result, and shards merged ---------------------------------------------------------- */
+
+/* A made-up plan of n points and its whole result: point i failing when i % 7 == 3. */
+static void made_up(rg_sw_result *r, int n, rg_sw_row *rows)
+{
+    static rg_sweep_point pts[64];
+    memset(r, 0, sizeof(*r));
+    for (int i = 0; i < n; i++) {
+        pts[i] = (rg_sweep_point){.rank = i % 2,
+                                  .op = i % 3 ? FI_OP_RECV : FI_OP_SEND,
+                                  .step = i % 4 - 1,
+                                  .rep = 0,
+                                  .nth = (uint64_t)i + 1,
+                                  .cost = 1 + i / 64.0};
+        snprintf(pts[i].rule, sizeof(pts[i].rule), "error op=recv rank=%d nth=%d", i % 2, i + 1);
+        rows[i] = (rg_sw_row){.n = i + 1, .p = pts[i], .state = RG_SW_PASSED};
+        snprintf(rows[i].verdicts, sizeof(rows[i].verdicts), "ok,detected");
+        if (i % 7 == 3) {
+            rows[i].state = RG_SW_FAILED;
+            snprintf(rows[i].verdicts, sizeof(rows[i].verdicts), "DEADLOCK,detected");
+            snprintf(rows[i].first, sizeof(rows[i].first), "first failure: rank 0: \"hung\"");
+            snprintf(rows[i].shrunk, sizeof(rows[i].shrunk), "points/%04d-shrunk.yaml", i + 1);
+        }
+        rows[i].p.fired = true;
+        rows[i].p.failed = rows[i].state == RG_SW_FAILED;
+    }
+    rows[5].state = RG_SW_NOT_FIRED;
+    rows[5].p.fired = false;
+    snprintf(r->scenario, sizeof(r->scenario), "scenarios/sweep/ring.yaml");
+    snprintf(r->name, sizeof(r->name), "ring");
+    r->kind = RG_SW_ERROR;
+    r->npoints = n;
+    rg_sweep_digest(pts, n, r->digest);
+    r->seconds = 12.5;
+    r->nrows = n;
+    r->rows = rows;
+}
+
+START_TEST(test_result_merge)
+{
+    static rg_sw_row rows[40], part_rows[3][40];
+    static rg_sw_result whole, back, parts[3], merged;
+    static bool mine[3][40];
+    char path[] = "/tmp/rg-sweep-XXXXXX", err[600];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    made_up(&whole, 40, rows);
+    /* Round trip: every value back exactly. */
+    ck_assert_msg(rg_sw_save(&whole, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(rg_sw_read(&back, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(back.nrows, 40);
+    ck_assert_int_eq(memcmp(back.rows, rows, sizeof(rows)), 0);
+    ck_assert_str_eq(back.digest, whole.digest);
+    ck_assert_int_eq(back.shard_n, 0);
+    rg_sw_free(&back);
+    /* Three shards, each its rows, through files: merged, the whole result again. */
+    static rg_sweep_point pts[40];
+    for (int i = 0; i < 40; i++)
+        pts[i] = rows[i].p;
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_ge(rg_sweep_shard(pts, 40, k + 1, 3, mine[k]), 1);
+        rg_sw_result s = whole;
+        s.rows = part_rows[k];
+        s.nrows = 0;
+        s.shard_k = k + 1;
+        s.shard_n = 3;
+        s.seconds = 4 + k;
+        for (int i = 0; i < 40; i++)
+            if (mine[k][i])
+                part_rows[k][s.nrows++] = rows[i];
+        ck_assert_int_eq(rg_sw_save(&s, path, err, sizeof(err)), 0);
+        ck_assert_msg(rg_sw_read(&parts[k], path, err, sizeof(err)) == 0, "%s", err);
+    }
+    ck_assert_msg(rg_sw_merge(parts, 3, &merged, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(merged.nrows, 40);
+    ck_assert_int_eq(memcmp(merged.rows, rows, sizeof(rows)), 0);
+    ck_assert_int_eq(merged.shard_n, 0);
+    ck_assert_double_eq(merged.seconds, 6);
+    /* Written, the merge's files are the whole sweep's: byte for byte, but for its time. */
+    char a[] = "/tmp/rg-sweep-a-XXXXXX", b[] = "/tmp/rg-sweep-b-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(a));
+    ck_assert_ptr_nonnull(mkdtemp(b));
+    ck_assert_msg(rg_sw_write(&whole, a, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(rg_sw_write(&merged, b, err, sizeof(err)) == 0, "%s", err);
+    static const char *const files[] = {"sweep.json", "sweep.txt", "junit.xml", "index.html"};
+    for (size_t i = 0; i < 4; i++) {
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "diff -I '^ \"seconds\": ' %s/%s %s/%s >/dev/null", a, files[i],
+                 b, files[i]);
+        ck_assert_msg(system(cmd) == 0, "%s differs", files[i]);
+    }
+    snprintf(err, sizeof(err), "%s/junit.xml", a);
+    FILE *jf = fopen(err, "r");
+    static char xml[64 * 1024];
+    size_t got = fread(xml, 1, sizeof(xml) - 1, jf);
+    xml[got] = '\0';
+    fclose(jf);
+    ck_assert_msg(strstr(xml, "tests=\"40\" failures=\"6\" errors=\"0\" skipped=\"1\"") &&
+                      strstr(xml, "name=\"point 4: error op=recv rank=1 nth=4\"><failure "
+                                  "message=\"DEADLOCK,detected\">first failure: rank 0: "
+                                  "&quot;hung&quot;</failure>"),
+                  "%s", xml);
+    snprintf(err, sizeof(err), "rm -rf '%s' '%s'", a, b);
+    ck_assert_int_eq(system(err), 0);
+    rg_sw_free(&merged);
+    /* What does not make one sweep is refused, naming why. */
+    ck_assert_int_eq(rg_sw_merge(parts, 2, &merged, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "shard 3/3 is missing: its points were never run");
+    rg_sw_result twice[3] = {parts[0], parts[1], parts[1]};
+    ck_assert_int_eq(rg_sw_merge(twice, 3, &merged, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "part 3: shard 2/3 given twice");
+    rg_sw_result other[3] = {parts[0], parts[1], parts[2]};
+    other[2].digest[0] = other[2].digest[0] == 'a' ? 'b' : 'a';
+    ck_assert_int_eq(rg_sw_merge(other, 3, &merged, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "part 3 (scenarios/sweep/ring.yaml): another plan (digest)"));
+    /* Shard 3 claiming one of shard 2's points: the count adds up, the point is twice. */
+    static rg_sw_row stolen[40];
+    memcpy(stolen, parts[2].rows, sizeof(stolen[0]) * (size_t)parts[2].nrows);
+    stolen[0] = parts[1].rows[0];
+    rg_sw_result overlap[3] = {parts[0], parts[1], parts[2]};
+    overlap[2].rows = stolen;
+    ck_assert_int_eq(rg_sw_merge(overlap, 3, &merged, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "is in two shards"), "%s", err);
+    rg_sw_result one[1] = {whole};
+    ck_assert_int_eq(rg_sw_merge(one, 1, &merged, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "is a whole sweep, not a shard"));
+    for (int k = 0; k < 3; k++)
+        rg_sw_free(&parts[k]);
+    /* A file railguard did not write: one line naming the file and the field. */
+    static const char *const bad[][2] = {
+        {"{", "expected"},
+        {"{\"scenario\": \"a\"}", "name is not what railguard sweep writes"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"boom\"}", "kind is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [3, 2], \"seconds\": 1, \"rows\": []}",
+         "shard is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": "
+         "[{\"n\": 3}]}",
+         "rows[0].n is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": "
+         "[{\"n\": 1, \"rule\": \"x\", \"rank\": 0, \"op\": \"recv\", \"step\": 0, "
+         "\"rep\": 0, \"nth\": 1, \"cost\": 1.5, \"state\": \"won\"}]}",
+         "rows[0].state is not"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i][0], f);
+        fclose(f);
+        ck_assert_int_eq(rg_sw_read(&back, path, err, sizeof(err)), -1);
+        ck_assert_msg(!strncmp(err, path, strlen(path)) && strstr(err, bad[i][1]), "case %zu: %s",
+                      i, err);
+    }
+    unlink(path);
+}
+END_TEST
+
 Suite *rg_suite_sweep(void)
 {
     Suite *s = suite_create("sweep");
@@ -253,6 +414,7 @@ Suite *rg_suite_sweep(void)
     tcase_add_test(t, test_plan_kinds);
     tcase_add_test(t, test_plan_phases);
     tcase_add_test(t, test_shard);
+    tcase_add_test(t, test_result_merge);
     tcase_add_test(t, test_shrink);
     suite_add_tcase(s, t);
     return s;

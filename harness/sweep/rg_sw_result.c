@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A sweep's result as sweep.json and back, and shards merged (rg_sweep.h). The file holds what
+ * a point is (its plan entry) and what became of it, one row a point run, so a merge is a
+ * union checked for one plan, and the merged file is the one an unsharded sweep writes. A
+ * file that is not one this writes is refused at its first bad field, never half-read.
+ */
+#include "sweep/rg_sweep.h"
+
+#include "result/rg_result.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_names[RG_SW_STATES] = {
+    [RG_SW_PASSED] = "pass",
+    [RG_SW_NOT_FIRED] = "not fired",
+    [RG_SW_FLAKY] = "flaky",
+    [RG_SW_FAILED] = "FAIL",
+};
+
+const char *rg_sw_state_name(rg_sw_state s)
+{
+    return (unsigned)s < RG_SW_STATES ? state_names[s] : "?";
+}
+
+void rg_sweep_digest(const rg_sweep_point *pts, int n, char out[17])
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < n; i++)
+        for (const char *c = pts[i].rule;; c++) {
+            h = (h ^ (unsigned char)(*c ? *c : '\n')) * 0x100000001b3ull;
+            if (!*c)
+                break;
+        }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+static json_t *row_json(const rg_sw_row *w)
+{
+    const rg_sweep_point *p = &w->p;
+    return json_pack("{s:i,s:s,s:i,s:s,s:i,s:i,s:I,s:f,s:s,s:s,s:s,s:s}", "n", w->n, "rule",
+                     p->rule, "rank", p->rank, "op", fi_op_name(p->op), "step", p->step, "rep",
+                     p->rep, "nth", (json_int_t)p->nth, "cost", p->cost, "state",
+                     rg_sw_state_name(w->state), "verdicts", w->verdicts, "first", w->first,
+                     "shrunk", w->shrunk);
+}
+
+int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen)
+{
+    json_t *rows = json_array();
+    for (int i = 0; i < r->nrows; i++)
+        json_array_append_new(rows, row_json(&r->rows[i]));
+    json_t *j =
+        json_pack("{s:s,s:s,s:s,s:i,s:s,s:[i,i],s:f,s:o}", "scenario", r->scenario, "name", r->name,
+                  "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest", r->digest,
+                  "shard", r->shard_k, r->shard_n, "seconds", r->seconds, "rows", rows);
+    return rg_json_write(j, path, err, errlen);
+}
+
+void rg_sw_free(rg_sw_result *r)
+{
+    free(r->rows);
+    r->rows = NULL;
+    r->nrows = 0;
+}
+
+/* A string field into dst (len bytes): 0, or -1 when absent, not a string or too long. */
+static int str(json_t *o, const char *key, char *dst, size_t len)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    if (!s || strlen(s) >= len)
+        return -1;
+    memcpy(dst, s, strlen(s) + 1);
+    return 0;
+}
+
+/* An integer field lo..hi: 0, or -1. */
+static int num(json_t *o, const char *key, long long lo, long long hi, long long *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return -1;
+    *out = json_integer_value(v);
+    return 0;
+}
+
+static int op_of(const char *name)
+{
+    for (int o = FI_OP_ANY; o <= FI_OP_ATOMIC; o++)
+        if (!strcmp(name, fi_op_name((enum fi_op)o)))
+            return o;
+    return -1;
+}
+
+/* Row i of a, into w: NULL, or the name of the first field that is not what row_json writes. */
+static const char *row_of(json_t *o, int npoints, rg_sw_row *w)
+{
+    long long n, rank, step, rep, nth;
+    char op[16], state[16];
+    memset(w, 0, sizeof(*w));
+    json_t *cost = json_object_get(o, "cost");
+    if (!json_is_object(o))
+        return "a row";
+    if (num(o, "n", 1, npoints, &n))
+        return "n";
+    if (str(o, "rule", w->p.rule, sizeof(w->p.rule)))
+        return "rule";
+    if (num(o, "rank", 0, RG_MAX_RANKS - 1, &rank))
+        return "rank";
+    if (str(o, "op", op, sizeof(op)) || op_of(op) < 0)
+        return "op";
+    if (num(o, "step", FI_PHASE_ANY, 1 << 30, &step) || num(o, "rep", FI_PHASE_ANY, 1 << 30, &rep))
+        return "step";
+    if (num(o, "nth", 1, (long long)1 << 62, &nth))
+        return "nth";
+    if (!json_is_real(cost) || !(json_real_value(cost) >= 1 && json_real_value(cost) <= 2))
+        return "cost";
+    if (str(o, "state", state, sizeof(state)))
+        return "state";
+    int s = 0;
+    while (s < RG_SW_STATES && strcmp(state, state_names[s]))
+        s++;
+    if (s == RG_SW_STATES)
+        return "state";
+    if (str(o, "verdicts", w->verdicts, sizeof(w->verdicts)))
+        return "verdicts";
+    if (str(o, "first", w->first, sizeof(w->first)))
+        return "first";
+    if (str(o, "shrunk", w->shrunk, sizeof(w->shrunk)))
+        return "shrunk";
+    w->n = (int)n;
+    w->p.rank = (int)rank;
+    w->p.op = (enum fi_op)op_of(op);
+    w->p.step = (int)step;
+    w->p.rep = (int)rep;
+    w->p.nth = (uint64_t)nth;
+    w->p.cost = json_real_value(cost);
+    w->state = (rg_sw_state)s;
+    w->p.fired = s != RG_SW_NOT_FIRED;
+    w->p.failed = s == RG_SW_FAILED;
+    w->p.flaky = s == RG_SW_FLAKY;
+    return NULL;
+}
+
+int rg_sw_read(rg_sw_result *r, const char *path, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) {
+        snprintf(err, errlen, "%s: %s", path, je.text);
+        return -1;
+    }
+    const char *bad = NULL;
+    char kind[32];
+    long long points = 0, k = 0, n = 0;
+    json_t *shard = json_object_get(j, "shard"), *rows = json_object_get(j, "rows");
+    json_t *secs = json_object_get(j, "seconds");
+    if (str(j, "scenario", r->scenario, sizeof(r->scenario)))
+        bad = "scenario";
+    else if (str(j, "name", r->name, sizeof(r->name)))
+        bad = "name";
+    else if (str(j, "kind", kind, sizeof(kind)) || rg_sweep_kind_of(kind) < 0)
+        bad = "kind";
+    else if (num(j, "points", 0, RG_SW_POINTS_MAX, &points))
+        bad = "points";
+    else if (str(j, "digest", r->digest, sizeof(r->digest)) || strlen(r->digest) != 16 ||
+             strspn(r->digest, "0123456789abcdef") != 16)
+        bad = "digest";
+    else if (!json_is_array(shard) || json_array_size(shard) != 2 ||
+             !json_is_integer(json_array_get(shard, 0)) ||
+             !json_is_integer(json_array_get(shard, 1)))
+        bad = "shard";
+    else if (!json_is_number(secs) || !(json_number_value(secs) >= 0))
+        bad = "seconds";
+    else if (!json_is_array(rows) || json_array_size(rows) > (size_t)points)
+        bad = "rows";
+    if (!bad) {
+        k = json_integer_value(json_array_get(shard, 0));
+        n = json_integer_value(json_array_get(shard, 1));
+        if (n < 0 || n > RG_SW_SHARDS_MAX || (n == 0 && k != 0) || (n > 0 && (k < 1 || k > n)))
+            bad = "shard";
+    }
+    if (!bad && json_array_size(rows)) {
+        r->rows = calloc(json_array_size(rows), sizeof(r->rows[0]));
+        if (!r->rows)
+            bad = "rows (out of memory)";
+    }
+    char where[48] = "";
+    for (size_t i = 0; !bad && i < json_array_size(rows); i++) {
+        bad = row_of(json_array_get(rows, i), (int)points, &r->rows[i]);
+        /* By n, each once: what a merge and a writer rely on. */
+        if (!bad && i > 0 && r->rows[i].n <= r->rows[i - 1].n)
+            bad = "n (not ascending)";
+        if (bad)
+            snprintf(where, sizeof(where), "rows[%zu].", i);
+        else
+            r->nrows++;
+    }
+    r->seconds = bad ? 0 : json_number_value(secs); /* before j, which holds it, goes */
+    json_decref(j);
+    if (bad) {
+        snprintf(err, errlen, "%s: %s%s is not what railguard sweep writes", path, where, bad);
+        rg_sw_free(r);
+        return -1;
+    }
+    r->kind = (rg_sw_kind)rg_sweep_kind_of(kind);
+    r->npoints = (int)points;
+    r->shard_k = (int)k;
+    r->shard_n = (int)n;
+    return 0;
+}
+
+int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    if (n < 1) {
+        snprintf(err, errlen, "no shards to merge");
+        return -1;
+    }
+    const rg_sw_result *a = &parts[0];
+    static bool have[RG_SW_SHARDS_MAX + 1];
+    memset(have, 0, sizeof(have));
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        const rg_sw_result *b = &parts[i];
+        const char *other = strcmp(b->name, a->name)       ? "scenario"
+                            : b->kind != a->kind           ? "fault kind"
+                            : b->npoints != a->npoints     ? "point count"
+                            : strcmp(b->digest, a->digest) ? "plan (digest)"
+                            : b->shard_n != a->shard_n     ? "shard count"
+                                                           : NULL;
+        if (other) {
+            snprintf(err, errlen, "part %d (%s): another %s than part 1's (%s): not one sweep",
+                     i + 1, b->scenario, other, a->scenario);
+            return -1;
+        }
+        if (b->shard_n == 0) {
+            snprintf(err, errlen, "part %d (%s) is a whole sweep, not a shard", i + 1, b->scenario);
+            return -1;
+        }
+        if (have[b->shard_k]) {
+            snprintf(err, errlen, "part %d: shard %d/%d given twice", i + 1, b->shard_k,
+                     b->shard_n);
+            return -1;
+        }
+        have[b->shard_k] = true;
+        total += b->nrows;
+    }
+    for (int k = 1; k <= a->shard_n; k++)
+        if (!have[k]) {
+            snprintf(err, errlen, "shard %d/%d is missing: its points were never run", k,
+                     a->shard_n);
+            return -1;
+        }
+    if (total != a->npoints) {
+        snprintf(err, errlen, "the shards hold %d rows for a plan of %d points", total, a->npoints);
+        return -1;
+    }
+    out->rows = calloc(total ? (size_t)total : 1, sizeof(out->rows[0]));
+    if (!out->rows) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* Each point once: placed at its number, a second claim is a broken shard. */
+    for (int i = 0; i < n; i++)
+        for (int w = 0; w < parts[i].nrows; w++) {
+            const rg_sw_row *row = &parts[i].rows[w];
+            if (out->rows[row->n - 1].n) {
+                snprintf(err, errlen, "point %d is in two shards (%d/%d and another)", row->n,
+                         parts[i].shard_k, parts[i].shard_n);
+                rg_sw_free(out);
+                return -1;
+            }
+            out->rows[row->n - 1] = *row;
+        }
+    snprintf(out->scenario, sizeof(out->scenario), "%s", a->scenario);
+    snprintf(out->name, sizeof(out->name), "%s", a->name);
+    snprintf(out->digest, sizeof(out->digest), "%s", a->digest);
+    out->kind = a->kind;
+    out->npoints = a->npoints;
+    out->nrows = total;
+    for (int i = 0; i < n; i++)
+        out->seconds = parts[i].seconds > out->seconds ? parts[i].seconds : out->seconds;
+    return 0;
+}
