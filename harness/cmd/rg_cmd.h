@@ -23,6 +23,9 @@
 
 /* --- the sweep (its points, shards and results: sweep/rg_sweep.h) ----------------------- */
 int rg_sweep_main(int argc, char **argv);
+/* `railguard merge`: a sweep's shards joined (rg_merge_cmd.c). */
+int rg_merge_main(int argc, char **argv);
+extern const rg_cli rg_merge_cli;
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
@@ -57,5 +60,8 @@ int rg_triage_main(int argc, char **argv);
  * (run --triage): its exit status. */
 struct rg_tri_with;
 int rg_triage_dir(const char *dir, int rerun, int minimise, const struct rg_tri_with *with);
+/* The same over several runs of one suite (rg_tri_load_runs): the first's triage/ written. */
+int rg_triage_runs(const char *const *dirs, int ndirs, int rerun, int minimise,
+                   const struct rg_tri_with *with);
 
 #endif

@@ -66,7 +66,7 @@ static const rg_opt triage_table[] = {
 
 const rg_cli rg_triage_cli = {
     .cmd = "triage",
-    .synopsis = "RUN_DIR",
+    .synopsis = "RUN_DIR [MORE_RUN_DIR...]",
     .about = "Groups a finished run's failures into distinct defects: failures with one "
              "signature (the first failure's verdict, error class and operation, the algorithm "
              "the transport ran, how the other ranks ended, the frames where hung ranks wait, "
@@ -74,7 +74,10 @@ const rg_cli rg_triage_cli = {
              "run again for its rate and minimised, and a cause is named only where the "
              "evidence proves one. Writes RUN_DIR/triage/NN-TITLE.md per group, ready for an "
              "issue tracker, triage.json, and known-failures.yaml for railguard run --known "
-             "(a failure of a known signature reads XFAIL in any scenario). Exit status 0 when "
+             "(a failure of a known signature reads XFAIL in any scenario). More run "
+             "directories (other runs of the same suite, up to 16) add their failures to the "
+             "groups, so the file holds every face a flaky bug showed; the first's triage/ is "
+             "written. Exit status 0 when "
              "every result was read, 1 when some could not be (each is named), 2 on bad usage "
              "or an unreadable RUN_DIR.",
     .opts = triage_table,
@@ -85,6 +88,8 @@ static void summary(const rg_tri_run *run)
 {
     printf("railguard triage: %s: %d failure(s) among %d scenario(s) in %d group(s)", run->dir,
            run->nfail, run->nresults, run->ngroups);
+    if (run->nruns > 1)
+        printf(" (%d runs read)", run->nruns);
     if (run->nxpass || run->nslow)
         printf("; besides them %d xpass, %d too slow to judge", run->nxpass, run->nslow);
     printf("\n");
@@ -153,9 +158,15 @@ static int rates(rg_tri_run *run, int n, int budget)
 
 int rg_triage_dir(const char *dir, int rerun, int minimise, const rg_tri_with *with)
 {
+    return rg_triage_runs(&dir, 1, rerun, minimise, with);
+}
+
+int rg_triage_runs(const char *const *dirs, int ndirs, int rerun, int minimise,
+                   const rg_tri_with *with)
+{
     static rg_tri_run run;
     char err[1400] = "";
-    if (rg_tri_load(dir, &run, err, sizeof(err)) != 0) {
+    if (rg_tri_load_runs(dirs, ndirs, &run, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard triage: %s\n", err);
         return 2;
     }
@@ -195,11 +206,12 @@ int rg_triage_main(int argc, char **argv)
     int first, rc = rg_cli_parse(&rg_triage_cli, argc, argv, &o, &first);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (first != argc - 1) {
+    if (first >= argc || argc - first > RG_TRI_RUNS_MAX) {
         fprintf(stderr, "railguard triage: %s\n",
                 first >= argc ? "no RUN_DIR: name one run's --out directory"
-                              : "one RUN_DIR, not several");
+                              : "at most 16 RUN_DIRs");
         return 2;
     }
-    return rg_triage_dir(argv[first], o.rerun, o.minimise, &o.with);
+    return rg_triage_runs((const char *const *)argv + first, argc - first, o.rerun, o.minimise,
+                          &o.with);
 }

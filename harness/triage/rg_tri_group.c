@@ -39,32 +39,47 @@ static void name_hung(rg_tri_run *run, const rg_result *r)
 
 int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
 {
-    char **names = NULL;
+    return rg_tri_load_runs(&dir, 1, run, err, errlen);
+}
+
+int rg_tri_load_runs(const char *const *dirs, int ndirs, rg_tri_run *run, char *err, size_t errlen)
+{
+    char **names[RG_TRI_RUNS_MAX] = {0};
+    int count[RG_TRI_RUNS_MAX] = {0}, total = 0, rc = -1;
     memset(run, 0, sizeof(*run));
-    snprintf(run->dir, sizeof(run->dir), "%s", dir);
-    int n = rg_result_dir_names(dir, &names);
-    if (n < 0) {
-        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+    if (ndirs < 1 || ndirs > RG_TRI_RUNS_MAX) {
+        snprintf(err, errlen, "%d run directories: 1 to %d", ndirs, RG_TRI_RUNS_MAX);
         return -1;
     }
-    run->results = calloc((size_t)(n ? n : 1), sizeof(rg_result));
-    run->cases = calloc((size_t)(n ? n : 1), sizeof(rg_tri_case));
+    snprintf(run->dir, sizeof(run->dir), "%s", dirs[0]);
+    run->nruns = ndirs;
+    for (int d = 0; d < ndirs; d++) {
+        count[d] = rg_result_dir_names(dirs[d], &names[d]);
+        if (count[d] < 0) {
+            snprintf(err, errlen, "%s: %s", dirs[d], strerror(errno));
+            count[d] = 0;
+            goto out;
+        }
+        total += count[d];
+    }
+    /* Every run's results in one array, allocated once: the cases point into it. */
+    run->results = calloc((size_t)(total ? total : 1), sizeof(rg_result));
+    run->cases = calloc((size_t)(total ? total : 1), sizeof(rg_tri_case));
     if (!run->results || !run->cases) {
-        snprintf(err, errlen, "%s: no memory for %d results", dir, n);
-        for (int i = 0; i < n; i++)
-            free(names[i]);
-        free(names);
-        return -1;
+        snprintf(err, errlen, "%s: no memory for %d results", dirs[0], total);
+        goto out;
     }
-    for (int i = 0; i < n; i++) {
-        char path[2200], why[2400];
-        rg_result *r = &run->results[run->nresults];
-        snprintf(path, sizeof(path), "%s/%s/result.json", dir, names[i]);
-        if (rg_result_read(r, path, why, sizeof(why)) != 0) {
-            note_unread(run, why);
-        } else {
+    for (int d = 0; d < ndirs; d++)
+        for (int i = 0; i < count[d]; i++) {
+            char path[2200], why[2400];
+            rg_result *r = &run->results[run->nresults];
+            snprintf(path, sizeof(path), "%s/%s/result.json", dirs[d], names[d][i]);
+            if (rg_result_read(r, path, why, sizeof(why)) != 0) {
+                note_unread(run, why);
+                continue;
+            }
             /* Where it is now: a run's directory moves (a CI artifact, a copy). */
-            snprintf(r->dir, sizeof(r->dir), "%s/%s", dir, names[i]);
+            snprintf(r->dir, sizeof(r->dir), "%s/%s", dirs[d], names[d][i]);
             rg_judge(r);
             run->nresults++;
             if (r->too_slow)
@@ -78,10 +93,14 @@ int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen)
                 rg_signature(r, &c->sig);
             }
         }
-        free(names[i]);
+    rc = 0;
+out:
+    for (int d = 0; d < ndirs; d++) {
+        for (int i = 0; i < count[d]; i++)
+            free(names[d][i]);
+        free(names[d]);
     }
-    free(names);
-    return 0;
+    return rc;
 }
 
 /* A title a maintainer can read in a list: the first failure, where, and how the rest took it. */

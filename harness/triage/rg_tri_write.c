@@ -242,6 +242,20 @@ static void transport_of(const char *dir, char *out, size_t len)
     json_decref(j);
 }
 
+/* A scenario's name into a seen: list, once (several runs fail in one scenario), at most
+ * RG_SC_KSIG_SEEN. */
+static void seen_once(FILE *f, const char *name, const char **seen, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(seen[i], name))
+            return;
+    if (*n == RG_SC_KSIG_SEEN)
+        return;
+    fprintf(f, "%s", *n ? ", " : "");
+    yq(f, name);
+    seen[(*n)++] = name;
+}
+
 static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
 {
     const rg_sig *s = &gr->sig;
@@ -273,10 +287,10 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
     if (gr->rate.n)
         fprintf(f, "    rate: \"%d of %d\"\n", gr->rate.same, gr->rate.n);
     fprintf(f, "    seen: [");
-    for (int c = 0; c < gr->ncases && c < RG_SC_KSIG_SEEN; c++) {
-        fprintf(f, "%s", c ? ", " : "");
-        yq(f, run->cases[gr->cases[c]].res->name);
-    }
+    const char *seen[RG_SC_KSIG_SEEN];
+    int nseen = 0;
+    for (int c = 0; c < gr->ncases; c++)
+        seen_once(f, run->cases[gr->cases[c]].res->name, seen, &nseen);
     fprintf(f, "]\n");
 }
 
@@ -291,6 +305,7 @@ static void cause_entry(FILE *f, const rg_tri_run *run, rg_cause c)
      * counted, not named. */
     char groups[120] = "", why[sizeof(((rg_sc_ksig *)0)->why)];
     int ng = 0, nseen = 0, more = 0;
+    const char *seen[RG_SC_KSIG_SEEN];
     size_t used = 0;
     for (int g = 0; g < run->ngroups; g++) {
         if (!run->groups[g].cause.proven || run->groups[g].cause.kind != c)
@@ -315,10 +330,8 @@ static void cause_entry(FILE *f, const rg_tri_run *run, rg_cause c)
         const rg_tri_group *gr = &run->groups[g];
         if (!gr->cause.proven || gr->cause.kind != c)
             continue;
-        for (int k = 0; k < gr->ncases && nseen < RG_SC_KSIG_SEEN; k++) {
-            fprintf(f, "%s", nseen++ ? ", " : "");
-            yq(f, run->cases[gr->cases[k]].res->name);
-        }
+        for (int k = 0; k < gr->ncases; k++)
+            seen_once(f, run->cases[gr->cases[k]].res->name, seen, &nseen);
     }
     fprintf(f, "]\n");
 }

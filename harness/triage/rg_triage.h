@@ -88,7 +88,8 @@ typedef struct rg_tri_with {
 } rg_tri_with;
 
 typedef struct rg_tri_run {
-    char dir[1024];
+    char dir[1024];   /* the (first) run's directory: its triage/ is written there */
+    int nruns;        /* the runs whose failures were read (rg_tri_load_runs) */
     rg_tri_with with; /* the re-runs' run options */
     int nresults;     /* every scenario read */
     rg_result *results;
@@ -102,6 +103,11 @@ typedef struct rg_tri_run {
 /* Reads every DIR/NAME/result.json (in name order) and groups the failures. 0, or -1 with err
  * when DIR itself cannot be read; results that cannot be read are counted and named. */
 int rg_tri_load(const char *dir, rg_tri_run *run, char *err, size_t errlen);
+/* The same over several runs of one suite, the first's directory the run's: a flaky transport
+ * shows another face of one bug in each run, and the groups (and the known-failures file) of
+ * them all hold every face seen. A failure known (XFAIL) in a later run is not read again. */
+#define RG_TRI_RUNS_MAX 16
+int rg_tri_load_runs(const char *const *dirs, int ndirs, rg_tri_run *run, char *err, size_t errlen);
 /* Groups run->cases by signature key; the groups' titles, slugs and representatives. */
 int rg_tri_group_cases(rg_tri_run *run);
 void rg_tri_free(rg_tri_run *run);

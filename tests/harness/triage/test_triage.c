@@ -167,6 +167,51 @@ START_TEST(test_run_dir)
 }
 END_TEST
 
+/* Two runs of one suite: their failures grouped together, a scenario that failed alike in both
+ * named once in its entry, the first run's directory the triage's. */
+START_TEST(test_runs)
+{
+    static rg_result r[3];
+    static rg_tri_run run;
+    char a[] = "/tmp/rg-triruns-a-XXXXXX", b[] = "/tmp/rg-triruns-b-XXXXXX", err[600], path[600];
+    ck_assert_ptr_nonnull(mkdtemp(a));
+    ck_assert_ptr_nonnull(mkdtemp(b));
+    mk(&r[0], "hang-2r", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_gather float32 count 9", -2);
+    mk(&r[1], "hang-2r", 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_gather float32 count 9", -2);
+    mk(&r[2], "corrupt", 3, 2, RG_V_SILENT_CORRUPTION, RG_V_OK, "all_reduce bf16 sum count 3", 0);
+    save(a, "000-hang-2r", &r[0]);
+    save(b, "000-hang-2r", &r[1]);
+    save(b, "001-corrupt", &r[2]);
+    const char *dirs[] = {a, b};
+    ck_assert_msg(rg_tri_load_runs(dirs, 2, &run, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(run.nruns, 2);
+    ck_assert_int_eq(run.nresults, 3);
+    ck_assert_int_eq(run.nfail, 3);
+    ck_assert_str_eq(run.dir, a);
+    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    ck_assert_int_eq(run.ngroups, 2);
+    ck_assert_int_eq(run.groups[0].ncases, 2);
+    ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", a);
+    char *known = slurp(path);
+    ck_assert_msg(strstr(known, "seen: [\"hang-2r\"]\n") && strstr(known, "seen: [\"corrupt\"]"),
+                  "%s", known);
+    free(known);
+    rg_tri_free(&run);
+    /* More runs than it reads, or none: one line. */
+    const char *many[RG_TRI_RUNS_MAX + 1];
+    for (int i = 0; i <= RG_TRI_RUNS_MAX; i++)
+        many[i] = a;
+    ck_assert_int_eq(rg_tri_load_runs(many, RG_TRI_RUNS_MAX + 1, &run, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "1 to 16"));
+    const char *gone[] = {a, "/nonexistent/run"};
+    ck_assert_int_eq(rg_tri_load_runs(gone, 2, &run, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/run"));
+    snprintf(path, sizeof(path), "rm -rf '%s' '%s'", a, b);
+    ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 /* --- re-runs --------------------------------------------------------------------------------- */
 
 START_TEST(test_words)
@@ -599,6 +644,7 @@ Suite *rg_suite_triage(void)
     Suite *s = suite_create("triage");
     TCase *t = tcase_create("triage");
     tcase_add_test(t, test_run_dir);
+    tcase_add_test(t, test_runs);
     tcase_add_test(t, test_words);
     tcase_add_test(t, test_rate_said);
     tcase_add_test(t, test_rerun);
