@@ -308,15 +308,20 @@ regression: deps
 # (make check runs a bounded one); expect it to take a while: one scenario run per point.
 # Then each mutant against the sweep of the fault kind that reaches its bug (sweep-mutants).
 # SWEEP_PROGRAMS (scenario files) and SWEEP_MUTANTS (names) narrow both halves: make check's
-# bounded run of this target uses them.
+# bounded run of this target uses them. SWEEP_SHARD=K/N runs shard K of N of every sweep into
+# BUILD/sweep and no mutants (a CI matrix: one machine a shard, `make sweep-mutants` its own
+# job); ci/sweep-merge BUILD OUT SHARD_DIR... joins them (.github/workflows/railguard.yml).
 SWEEP_KINDS ?= error negpoll delay
 SWEEP_PROGRAMS ?=
 SWEEP_MUTANTS ?=
+SWEEP_SHARD ?=
 sweep: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	RG_SWEEP_PROGRAMS='$(SWEEP_PROGRAMS)' RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
+	RG_SWEEP_SHARD='$(SWEEP_SHARD)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 7200 -- \
-	    sh -c 'st=0; ci/sweep-all $(BUILD) $(SWEEP_KINDS) || st=1; ci/sweep-mutants $(BUILD) || st=1; exit $$st'
+	    sh -c 'st=0; ci/sweep-all $(BUILD) $(SWEEP_KINDS) || st=1; \
+	           [ -n "$$RG_SWEEP_SHARD" ] || ci/sweep-mutants $(BUILD) || st=1; exit $$st'
 
 # Only the mutants' sweeps: every mutant must fail its sweep, the reference pass it.
 sweep-mutants: deps
@@ -508,7 +513,8 @@ check: deps
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll nodes nodes-crossed \
+	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll shards nodes \
+	     nodes-crossed \
 	     page soak targets \
 	     || st=1; \
 	 exit $$st

@@ -31,6 +31,7 @@ static const struct command {
     {"bench", rg_bench_main, &rg_bench_cli, "nccl-tests' table for any transport"},
     {"report", rg_report_main, &rg_report_cli, "judge an external launch's ranks together"},
     {"triage", rg_triage_main, &rg_triage_cli, "a run's failures as a short list of defects"},
+    {"merge", rg_merge_main, &rg_merge_cli, "a sweep's shards joined into the whole sweep"},
 };
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
 

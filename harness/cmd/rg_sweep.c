@@ -99,6 +99,22 @@ static int take_number(void *opts, const rg_opt *opt, const char *val, char *why
     return 0;
 }
 
+/* --shard K/N: 1 <= K <= N <= RG_SW_SHARDS_MAX. */
+static int take_shard(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
+{
+    struct sweep_opts *o = opts;
+    uint64_t k, n;
+    char ks[16], ns[16], extra;
+    (void)opt;
+    if (sscanf(val, "%15[0-9]/%15[0-9]%c", ks, ns, &extra) != 2 ||
+        parse_u64(ns, 1, RG_SW_SHARDS_MAX, &n) || parse_u64(ks, 1, n, &k))
+        return snprintf(why, len, "K/N with 1 <= K <= N <= %d, not '%s'", RG_SW_SHARDS_MAX, val),
+               -1;
+    o->shard_k = (int)k;
+    o->shard_n = (int)n;
+    return 0;
+}
+
 /* An option railguard run takes as it is: passed through to every run of the sweep. */
 static int take_pass(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
 {
@@ -182,6 +198,13 @@ static const rg_opt sweep_table[] = {
      .arg = "N",
      .help = "Points at once (default 1); passed to railguard run.",
      .call = take_pass},
+    {.name = "shard",
+     .kind = RG_OPT_CALL,
+     .arg = "K/N",
+     .help = "Run shard K of N: the points split N ways by expected cost, the same on every "
+             "machine; railguard merge joins the shards' directories into the whole sweep's "
+             "result.",
+     .call = take_shard},
     {.name = "list",
      .kind = RG_OPT_FLAG,
      .help = "Print the planned points after the counting run; run none.",
@@ -306,11 +329,12 @@ static int counting_run(const struct sweep_opts *o, const char *file, const rg_s
 
 /* Every point's file first: a batch's `railguard run` takes them all at once. 0, or 2. */
 static int write_points(const struct sweep_opts *o, const char *file, const rg_scenario *sc,
-                        const rg_sweep_point *pts, int n)
+                        const rg_sweep_point *pts, const int *idx, int nidx)
 {
     static rg_scenario pt;
     char path[2 * PATH_MAX];
-    for (int i = 0; i < n; i++) {
+    for (int j = 0; j < nidx; j++) {
+        int i = idx[j];
         const rg_sweep_point *p = &pts[i];
         pt = *sc;
         snprintf(pt.name, sizeof(pt.name), "point-%04d", i + 1);
@@ -336,29 +360,54 @@ static int write_points(const struct sweep_opts *o, const char *file, const rg_s
     return 0;
 }
 
-/* The points in batches, each batch's failures rechecked alone once it is over; the summary.
- * The exit status. */
+/* The points idx[0..nidx) (of a plan of n) in batches, each batch's failures rechecked alone
+ * once it is over; sweep.json and the files written from it; the summary. The exit status. */
 static int run_points(const struct sweep_opts *o, const char *file, const rg_scenario *sc,
-                      rg_sweep_point *pts, int n, double limit)
+                      rg_sweep_point *pts, int n, const int *idx, int nidx, double limit)
 {
     static struct sweep_state ss;
-    ss = (struct sweep_state){.o = o, .pts = pts, .n = n, .t0 = rg_now_s()};
-    for (int lo = 0; lo < n; lo += SW__BATCH) {
-        int hi = lo + SW__BATCH < n ? lo + SW__BATCH : n;
-        struct batch b = {o, lo, hi, (hi - lo) * (sc->deadline_s + 30) + 120, point_done, &ss};
+    static rg_sw_row rows[SW__POINTS_MAX];
+    memset(rows, 0, sizeof(rows[0]) * (size_t)n);
+    ss = (struct sweep_state){.o = o, .pts = pts, .rows = rows, .n = nidx, .t0 = rg_now_s()};
+    for (int lo = 0; lo < nidx; lo += SW__BATCH) {
+        int hi = lo + SW__BATCH < nidx ? lo + SW__BATCH : nidx;
+        struct batch b = {o,          idx + lo, hi - lo, (hi - lo) * (sc->deadline_s + 30) + 120,
+                          point_done, &ss};
         if (run_batch(&b) != 0)
             fprintf(stderr, "railguard sweep: the run of points %d..%d did not end by itself\n",
-                    lo + 1, hi);
-        for (int i = lo; i < hi; i++)
-            if (!ss.seen[i] || ss.suspect[i])
-                recheck(&ss, i, limit);
+                    idx[lo] + 1, idx[hi - 1] + 1);
+        for (int j = lo; j < hi; j++)
+            if (!ss.seen[idx[j]] || ss.suspect[idx[j]])
+                recheck(&ss, idx[j], limit);
     }
     double dt = rg_now_s() - ss.t0;
     printf("sweep: %s %s: %d points in %.1f s (%.2f points/s): %d fired, %d not fired, %d "
            "failing, %d flaky\n",
-           file, rg_sweep_kind_name(o->spec.kind), n, dt, n / (dt > 0 ? dt : 1), ss.fired,
-           n - ss.fired, ss.failed, ss.flaky);
-    printf("%d passed, %d failed, %d skipped\n", ss.passed, ss.failed, n - ss.passed - ss.failed);
+           file, rg_sweep_kind_name(o->spec.kind), nidx, dt, nidx / (dt > 0 ? dt : 1), ss.fired,
+           nidx - ss.fired, ss.failed, ss.flaky);
+    /* What became of each point, the way a merge of shards gives it too. */
+    static rg_sw_result res;
+    static rg_sw_row mine[SW__POINTS_MAX];
+    for (int j = 0; j < nidx; j++)
+        mine[j] = rows[idx[j]];
+    res = (rg_sw_result){.kind = o->spec.kind,
+                         .npoints = n,
+                         .shard_k = o->shard_k,
+                         .shard_n = o->shard_n,
+                         .seconds = dt,
+                         .nrows = nidx,
+                         .rows = mine};
+    snprintf(res.scenario, sizeof(res.scenario), "%s", file);
+    snprintf(res.name, sizeof(res.name), "%s", sc->name);
+    rg_sweep_digest(pts, n, res.digest);
+    char err[1024];
+    if (rg_sw_write(&res, o->out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard sweep: %s\n", err);
+        return 2;
+    }
+    printf("railguard sweep: %s/sweep.json (and sweep.txt, junit.xml, index.html)\n", o->out);
+    printf("%d passed, %d failed, %d skipped\n", ss.passed, ss.failed,
+           nidx - ss.passed - ss.failed);
     return ss.failed ? 1 : 0;
 }
 
@@ -402,16 +451,37 @@ int rg_sweep_main(int argc, char **argv)
                (unsigned long long)ev[r].op_cqe[FI_OP_RECV],
                (unsigned long long)ev[r].op_cqe[FI_OP_SEND], (unsigned long long)ev[r].polls);
     printf("\n");
+    /* This run's points: all of them, or its shard's (the same split on every machine). */
+    static int idx[SW__POINTS_MAX];
+    static bool mine[SW__POINTS_MAX];
+    int nidx = 0;
+    if (o.shard_n && rg_sweep_shard(pts, n, o.shard_k, o.shard_n, mine) < 0)
+        return sweep_bad("--shard %d/%d: cannot split %d points", o.shard_k, o.shard_n, n);
+    for (int i = 0; i < n; i++)
+        if (!o.shard_n || mine[i])
+            idx[nidx++] = i;
+    if (o.shard_n) {
+        double cost = 0, all = 0;
+        for (int i = 0; i < n; i++) {
+            all += pts[i].cost;
+            cost += mine[i] ? pts[i].cost : 0;
+        }
+        char digest[17];
+        rg_sweep_digest(pts, n, digest);
+        printf("railguard sweep: shard %d/%d: %d of the plan's %d points (expected cost %.1f of "
+               "%.1f; plan digest %s)\n",
+               o.shard_k, o.shard_n, nidx, n, cost, all, digest);
+    }
     if (o.list) {
         /* How big a sweep is, before it is paid for: one line a point, the rule it arms. */
-        for (int i = 0; i < n; i++)
-            printf("%5d  %s\n", i + 1, pts[i].rule);
+        for (int j = 0; j < nidx; j++)
+            printf("%5d  %s\n", idx[j] + 1, pts[idx[j]].rule);
         printf("sweep: %s %s: %d points planned, none run (--list)\n", file,
-               rg_sweep_kind_name(o.spec.kind), n);
+               rg_sweep_kind_name(o.spec.kind), nidx);
         return 0;
     }
     fflush(stdout);
-    if ((rc = write_points(&o, file, &sc, pts, n)))
+    if ((rc = write_points(&o, file, &sc, pts, idx, nidx)))
         return rc;
-    return run_points(&o, file, &sc, pts, n, limit);
+    return run_points(&o, file, &sc, pts, n, idx, nidx, limit);
 }

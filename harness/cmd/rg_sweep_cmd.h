@@ -26,21 +26,24 @@ struct sweep_opts {
     int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
     bool list;        /* --list: print the planned points after the counting run, run none */
     bool jobs;        /* -j above 1 or --exec-ranks: every rank exec'd, not forked from a server */
+    int shard_k, shard_n; /* --shard K/N; 0 and 0: every point */
 };
 
 /* One line "railguard sweep: ..." on stderr; 2. */
 int sweep_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * The points of one batch, [lo, hi), run by one `railguard run` over their files: its
- * preflight and start-up are paid once a batch, not once a point. Its live lines (one per
- * scenario as it ends) are read as they come, so each point is judged and printed at once.
- * Returns 0, or -1 when the run could not be started or outlived every deadline it had.
+ * The points of one batch (idx[0..n), the plan's indexes), run by one `railguard run` over
+ * their files: its preflight and start-up are paid once a batch, not once a point. Its live
+ * lines (one per scenario as it ends) are read as they come, so each point is judged and
+ * printed at once. Returns 0, or -1 when the run could not be started or outlived every
+ * deadline it had.
  */
 #define SW__BATCH 500
 struct batch {
     const struct sweep_opts *o;
-    int lo, hi;
+    const int *idx;
+    int n;
     double limit_s;
     void (*done)(void *arg, int point, const char *result_dir);
     void *arg;
@@ -55,10 +58,12 @@ struct outcome {
     char first[1200];
 };
 
-/* The sweep's progress, shared by the batch's callback and the rechecks. */
+/* The sweep's progress, shared by the batch's callback and the rechecks. rows[i] is what
+ * became of point i (sweep.json's row), for the points this sweep (or shard) runs. */
 struct sweep_state {
     const struct sweep_opts *o;
     rg_sweep_point *pts;
+    rg_sw_row *rows;
     int n, done, failed, fired, flaky, passed;
     double t0;
     bool seen[SW__POINTS_MAX];    /* the batch's run reported it */

@@ -87,15 +87,17 @@ static pid_t start_batch(const struct batch *b, const char *out, const char *log
     const struct sweep_opts *o = b->o;
     static char files[SW__BATCH][PATH_MAX + 32];
     const char *argv[SW__BATCH + 40];
+    if (b->n > SW__BATCH)
+        return -1;
     int fds[2];
     int a = run_args(o, out, argv);
     /* A batch's points share one program: ranks forked from a server started once per batch,
      * not exec'd per point. A failing point is rechecked and shrunk by run_one, fresh. */
     if (!o->jobs)
         argv[a++] = "--fork-server";
-    for (int i = b->lo; i < b->hi; i++) {
-        snprintf(files[i - b->lo], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, i + 1);
-        argv[a++] = files[i - b->lo];
+    for (int j = 0; j < b->n; j++) {
+        snprintf(files[j], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, b->idx[j] + 1);
+        argv[a++] = files[j];
     }
     argv[a] = NULL;
     if (pipe(fds) != 0)
@@ -120,16 +122,21 @@ static pid_t start_batch(const struct batch *b, const char *out, const char *log
     return pid;
 }
 
-/* One line of the batch's run: "PASS  point-0007   2 ranks ..." names a point that ended. */
+/* One line of the batch's run: "PASS  point-0007   2 ranks ..." names a point that ended; its
+ * directory is numbered by its place in the batch. */
 static void batch_line(const struct batch *b, const char *out, const char *line)
 {
     int point;
-    if ((!strncmp(line, "PASS  ", 6) || !strncmp(line, "FAIL  ", 6)) &&
-        sscanf(line + 6, "point-%d", &point) == 1 && point > b->lo && point <= b->hi) {
-        char dir[PATH_MAX + 128];
-        snprintf(dir, sizeof(dir), "%s/%03d-point-%04d", out, point - 1 - b->lo, point);
-        b->done(b->arg, point - 1, dir);
-    }
+    if ((strncmp(line, "PASS  ", 6) && strncmp(line, "FAIL  ", 6)) ||
+        sscanf(line + 6, "point-%d", &point) != 1)
+        return;
+    for (int j = 0; j < b->n; j++)
+        if (b->idx[j] == point - 1) {
+            char dir[PATH_MAX + 128];
+            snprintf(dir, sizeof(dir), "%s/%03d-point-%04d", out, j, point);
+            b->done(b->arg, point - 1, dir);
+            return;
+        }
 }
 
 int run_batch(const struct batch *b)
@@ -137,8 +144,8 @@ int run_batch(const struct batch *b)
     char out[PATH_MAX + 64], log[PATH_MAX + 64], buf[8192];
     int fd;
     /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
-    snprintf(out, sizeof(out), "%.4030s/run-%04d", b->o->out, b->lo + 1);
-    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", b->o->out, b->lo + 1);
+    snprintf(out, sizeof(out), "%.4030s/run-%04d", b->o->out, b->idx[0] + 1);
+    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", b->o->out, b->idx[0] + 1);
     pid_t pid = start_batch(b, out, log, &fd);
     if (pid < 0)
         return -1;
@@ -236,6 +243,18 @@ static void progress(struct sweep_state *ss)
     fflush(stdout);
 }
 
+/* Point i's row as it stands: its plan entry, state and what its run said. */
+static void keep_row(struct sweep_state *ss, int i, const struct outcome *oc, rg_sw_state st)
+{
+    rg_sw_row *w = &ss->rows[i];
+    w->n = i + 1;
+    w->p = ss->pts[i];
+    w->state = st;
+    snprintf(w->verdicts, sizeof(w->verdicts), "%s", oc->ran ? oc->verdicts : "");
+    snprintf(w->first, sizeof(w->first), "%s",
+             st == RG_SW_FAILED || st == RG_SW_FLAKY ? oc->first : "");
+}
+
 static void point_line(const rg_sweep_point *p, int i, const struct outcome *oc, const char *what)
 {
     printf("  %4d  %-48s %-40s %s\n", i + 1, p->rule, oc->ran ? oc->verdicts : "no result", what);
@@ -252,6 +271,7 @@ void point_done(void *arg, int i, const char *dir)
     p->fired = oc.fired;
     if (oc.ran && !oc.passed) {
         ss->suspect[i] = true;
+        snprintf(ss->rows[i].first, sizeof(ss->rows[i].first), "%s", oc.first);
         point_line(p, i, &oc, "failed: rechecked after this batch");
         fflush(stdout);
         return;
@@ -261,6 +281,7 @@ void point_done(void *arg, int i, const char *dir)
     p->failed = !oc.ran;
     ss->failed += p->failed;
     point_line(p, i, &oc, !oc.ran ? "FAIL" : oc.fired ? "pass" : "not fired");
+    keep_row(ss, i, &oc, !oc.ran ? RG_SW_FAILED : oc.fired ? RG_SW_PASSED : RG_SW_NOT_FIRED);
     if (!oc.ran)
         printf("        %s\n", oc.first);
     progress(ss);
@@ -320,6 +341,7 @@ static void shrink(struct sweep_state *ss, int i, rg_verdict worst, double limit
     snprintf(path, sizeof(path), "%.4030s/points/%04d-shrunk.yaml", o->out, i + 1);
     if (rg_scenario_save(path, &cur, "railguard sweep: the smallest program found that fails") != 0)
         return;
+    snprintf(ss->rows[i].shrunk, sizeof(ss->rows[i].shrunk), "points/%04d-shrunk.yaml", i + 1);
     size_t most = 0;
     for (int s = 0; s < cur.nops; s++)
         most = cur.ops[s].count > most ? cur.ops[s].count : most;
@@ -349,11 +371,20 @@ void recheck(struct sweep_state *ss, int i, double limit)
     ss->failed += p->failed;
     ss->flaky += p->flaky;
     ss->passed += p->fired && !p->failed;
+    static char batch_first[sizeof(ss->rows[0].first)];
+    memcpy(batch_first, ss->rows[i].first, sizeof(batch_first));
     point_line(p, i, &oc,
                p->failed  ? "FAIL"
                : p->flaky ? "flaky (passed when rechecked)"
                : p->fired ? "pass"
                           : "not fired");
+    keep_row(ss, i, &oc,
+             p->failed  ? RG_SW_FAILED
+             : p->flaky ? RG_SW_FLAKY
+             : p->fired ? RG_SW_PASSED
+                        : RG_SW_NOT_FIRED);
+    if (p->flaky) /* the batch's failure, which the run alone did not repeat */
+        snprintf(ss->rows[i].first, sizeof(ss->rows[i].first), "%s", batch_first);
     if (p->failed) {
         char cmd[3 * PATH_MAX], repro[PATH_MAX + 8];
         snprintf(repro, sizeof(repro), "%s/repro", o->out);
