@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct merge_opts {
     char out[PATH_MAX - 64];
@@ -60,28 +61,49 @@ static int copy(const char *src, const char *dst, char *err, size_t errlen)
     if (in)
         fclose(in);
     if (rc)
-        snprintf(err, errlen, "cannot copy %s to %s: %s", src, dst, strerror(errno));
+        snprintf(err, errlen, "cannot copy %.2000s to %.2000s: %s", src, dst, strerror(errno));
     return rc;
 }
 
-/* Every row's files from the shard that ran it. 0, or -1 with err. */
+/* Every row's files from the shard that ran it (only checked that they are there, with
+ * `check`: before anything is written). 0, or -1 with err. */
 static int copy_points(const rg_sw_result *parts, char *const *dirs, int n, const char *out,
-                       char *err, size_t errlen)
+                       bool check, char *err, size_t errlen)
 {
     char src[PATH_MAX + 64], dst[PATH_MAX + 64];
     for (int i = 0; i < n; i++)
         for (int w = 0; w < parts[i].nrows; w++) {
             const rg_sw_row *row = &parts[i].rows[w];
-            snprintf(src, sizeof(src), "%s/points/%04d.yaml", dirs[i], row->n);
-            snprintf(dst, sizeof(dst), "%s/points/%04d.yaml", out, row->n);
-            if (copy(src, dst, err, errlen))
-                return -1;
-            if (!row->shrunk[0])
-                continue;
-            snprintf(src, sizeof(src), "%s/%s", dirs[i], row->shrunk);
-            snprintf(dst, sizeof(dst), "%s/%s", out, row->shrunk);
-            if (copy(src, dst, err, errlen))
-                return -1;
+            for (int f = 0; f < 1 + !!row->shrunk[0]; f++) {
+                char name[64];
+                if (f)
+                    snprintf(name, sizeof(name), "%s", row->shrunk);
+                else
+                    snprintf(name, sizeof(name), "points/%04d.yaml", row->n);
+                snprintf(src, sizeof(src), "%s/%s", dirs[i], name);
+                snprintf(dst, sizeof(dst), "%s/%s", out, name);
+                if (check && access(src, R_OK) != 0) {
+                    snprintf(err, errlen, "%s: %s: its point's file is not in its shard", src,
+                             strerror(errno));
+                    return -1;
+                }
+                if (!check && copy(src, dst, err, errlen))
+                    return -1;
+            }
+        }
+    return 0;
+}
+
+/* --out must not be a shard's directory: its files would be copied onto themselves. */
+static int out_apart(const char *out, char *const *dirs, int n, char *err, size_t errlen)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    if (!realpath(out, a))
+        return 0; /* not there yet: no shard's */
+    for (int i = 0; i < n; i++)
+        if (realpath(dirs[i], b) && !strcmp(a, b)) {
+            snprintf(err, errlen, "--out %s is shard directory %s: name another", out, dirs[i]);
+            return -1;
         }
     return 0;
 }
@@ -114,12 +136,17 @@ int rg_merge_main(int argc, char **argv)
         fprintf(stderr, "railguard merge: %s\n", err);
         goto out;
     }
+    if (out_apart(o.out, argv + first, n, err, sizeof(err)) != 0 ||
+        copy_points(parts, argv + first, n, o.out, true, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard merge: %s\n", err);
+        goto out_whole;
+    }
     snprintf(path, sizeof(path), "%s/points", o.out);
     if (rg_mkdirs(path) != 0) {
         fprintf(stderr, "railguard merge: --out: cannot create '%s': %s\n", path, strerror(errno));
         goto out_whole;
     }
-    if (copy_points(parts, argv + first, n, o.out, err, sizeof(err)) != 0 ||
+    if (copy_points(parts, argv + first, n, o.out, false, err, sizeof(err)) != 0 ||
         rg_sw_write(&whole, o.out, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard merge: %s\n", err);
         goto out_whole;

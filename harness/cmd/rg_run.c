@@ -164,7 +164,7 @@ static void second_attempt(const struct run_opts *o, const struct sc_entry *e, r
  * running one holds, or -1: under -j two such scenarios would take each other's port, and
  * what failed would be the run, not the program.
  */
-static int next_startable(const struct sc_entry *e, int n, const bool *started, const int *slot_of,
+int rg_run_next_startable(const struct sc_entry *e, int n, const bool *started, const int *slot_of,
                           int inflight)
 {
     for (int i = 0; i < n; i++) {
@@ -181,7 +181,7 @@ static int next_startable(const struct sc_entry *e, int n, const bool *started, 
 
 /* The supervisor: one process per scenario, so -j scenarios never share anything. */
 /* One scenario, judged, into DIR/NNN-name/result.json. Returns 0, or 1 if it could not save. */
-static int scenario_once(const struct run_opts *o, const struct sc_entry *e, int index)
+int rg_run_scenario_once(const struct run_opts *o, const struct sc_entry *e, int index)
 {
     char dir[1024];
     rg_run_fmt(dir, sizeof(dir), "%s/%03d-%s", o->out, index, e->sc.name);
@@ -209,11 +209,11 @@ static pid_t start_scenario(const struct run_opts *o, const struct sc_entry *e, 
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    _exit(scenario_once(o, e, index));
+    _exit(rg_run_scenario_once(o, e, index));
 }
 
 /* A scenario's result as its supervisor saved it (or why there is none), and its line. */
-static void take_result(const struct run_opts *o, const struct sc_entry *e, int idx, rg_result *r)
+void rg_run_take_result(const struct run_opts *o, const struct sc_entry *e, int idx, rg_result *r)
 {
     char path[1200], err[512];
     rg_run_fmt(path, sizeof(path), "%s/%03d-%s/result.json", o->out, idx, e->sc.name);
@@ -346,25 +346,6 @@ static int prepare(struct run *u)
     return 0;
 }
 
-/* --fork-server: one scenario at a time in this process, a child subreaper, to which the
- * servers hand their ranks. 0, or -1 after one line. */
-static int run_served(struct run *u)
-{
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-        fprintf(stderr, "railguard run: --fork-server: cannot become a child subreaper: %s\n",
-                strerror(errno));
-        return -1;
-    }
-    for (int i = 0; i < u->n; i++) {
-        scenario_once(&u->o, &u->entries[i], i);
-        take_result(&u->o, &u->entries[i], i, &u->results[i]);
-    }
-    rg_launch_servers_stop();
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ; /* any rank a server handed over and a scenario left behind */
-    return 0;
-}
-
 /* Every scenario in a supervisor process of its own, up to -j at a time. 0, or -1. */
 static int run_jobs(struct run *u)
 {
@@ -372,8 +353,8 @@ static int run_jobs(struct run *u)
     int slot_of[64], done = 0, inflight = 0;
     while (done < u->n) {
         int pick;
-        while (inflight < u->o.jobs &&
-               (pick = next_startable(u->entries, u->n, u->started, slot_of, inflight)) >= 0) {
+        while (inflight < u->o.jobs && (pick = rg_run_next_startable(u->entries, u->n, u->started,
+                                                                     slot_of, inflight)) >= 0) {
             pid_t pid = start_scenario(&u->o, &u->entries[pick], pick);
             if (pid < 0) {
                 fprintf(stderr, "railguard run: fork: %s\n", strerror(errno));
@@ -391,7 +372,7 @@ static int run_jobs(struct run *u)
             if (running[k] != w)
                 continue;
             int idx = slot_of[k];
-            take_result(&u->o, &u->entries[idx], idx, &u->results[idx]);
+            rg_run_take_result(&u->o, &u->entries[idx], idx, &u->results[idx]);
             running[k] = running[inflight - 1];
             slot_of[k] = slot_of[inflight - 1];
             inflight--;
@@ -470,7 +451,8 @@ int rg_run_main(int argc, char **argv)
            u.o.transport, u.o.devlist, u.o.jobs, u.o.out);
     fflush(stdout);
     double t0 = rg_now_s();
-    if ((u.o.fork_server ? run_served(&u) : run_jobs(&u)) != 0)
+    if ((u.o.fork_server ? rg_run_served(&u.o, u.entries, u.n, u.results, u.started)
+                         : run_jobs(&u)) != 0)
         goto out;
     write_reports(&u, rg_now_s() - t0);
     st = run_status(&u);

@@ -69,6 +69,19 @@ struct sc_entry {
     double deadline_cut; /* what --deadline cut its deadline to, 0: its own */
 };
 
+/* The supervisor's pieces (rg_run.c), shared with the fork-server runs: one scenario run and
+ * judged into DIR/NNN-NAME/result.json (0, or 1 when it could not be saved); its result read
+ * back and its line printed; the first scenario not started whose exclusive resource none of
+ * the running ones (running[0..inflight)) holds, or -1. */
+int rg_run_scenario_once(const struct run_opts *o, const struct sc_entry *e, int index);
+void rg_run_take_result(const struct run_opts *o, const struct sc_entry *e, int idx, rg_result *r);
+int rg_run_next_startable(const struct sc_entry *e, int n, const bool *started, const int *running,
+                          int inflight);
+/* --fork-server (rg_run_served.c): every scenario with ranks forked by fork servers, -j of them
+ * at once in slots of their own. 0, or -1 after one line. */
+int rg_run_served(const struct run_opts *o, struct sc_entry *e, int n, rg_result *results,
+                  bool *started);
+
 /* Known failures by cause (rg_run_known.c): the verbs trace turned on in every fault-free
  * scenario whose known-failures file names a cause only a trace proves, when the run launches
  * its ranks here (`here`; what was done said on out); and a judged failure no signature

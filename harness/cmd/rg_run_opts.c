@@ -308,8 +308,8 @@ static const rg_opt run_table[] = {
      .off = RO(no_ownership)},
     {.name = "fork-server",
      .kind = RG_OPT_FLAG,
-     .help = "Ranks forked from a server per rank slot started once, not exec'd (one scenario at a "
-             "time).",
+     .help = "Ranks forked from a server per rank slot started once, not exec'd; with -j N, N "
+             "scenarios at once, each slot with servers of its own.",
      .off = RO(fork_server)},
     {.name = "slow-scale",
      .kind = RG_OPT_INT,
@@ -372,13 +372,11 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
         devs = o->devices_arg;
         devs_from = "--devices";
     }
-    if (o->fork_server && (o->external || o->nwrap || o->jobs > 1)) {
+    if (o->fork_server && (o->external || o->nwrap)) {
         fprintf(stderr,
-                "railguard run: --fork-server runs one scenario at a time in ranks it "
-                "forks itself: not with %s\n",
-                o->external ? "--external"
-                : o->nwrap  ? "--rank-wrapper"
-                            : "-j above 1");
+                "railguard run: --fork-server runs its scenarios in ranks it forks itself: not "
+                "with %s\n",
+                o->external ? "--external" : "--rank-wrapper");
         return 2;
     }
     const char *launch = o->external ? "--external" : "--hosts";

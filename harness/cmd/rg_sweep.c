@@ -120,11 +120,8 @@ static int take_pass(void *opts, const rg_opt *opt, const char *val, char *why, 
 {
     struct sweep_opts *o = opts;
     uint64_t x;
-    if (opt->letter == 'j') {
-        if (parse_u64(val, 1, 64, &x))
-            return snprintf(why, len, "1..64 points at once, not '%s'", val), -1;
-        o->jobs |= x > 1;
-    }
+    if (opt->letter == 'j' && parse_u64(val, 1, 64, &x))
+        return snprintf(why, len, "1..64 points at once, not '%s'", val), -1;
     if (o->npass + 2 > (int)(sizeof(o->pass) / sizeof(o->pass[0])))
         return snprintf(why, len, "too many options '%s'", val), -1;
     static char flags[8][24]; /* pass holds 8 pairs */
@@ -196,7 +193,8 @@ static const rg_opt sweep_table[] = {
      .letter = 'j',
      .kind = RG_OPT_CALL,
      .arg = "N",
-     .help = "Points at once (default 1); passed to railguard run.",
+     .help = "Points at once (default 1), each slot with fork servers of its own (railguard "
+             "run -j N --fork-server).",
      .call = take_pass},
     {.name = "shard",
      .kind = RG_OPT_CALL,
@@ -212,7 +210,7 @@ static const rg_opt sweep_table[] = {
     {.name = "exec-ranks",
      .kind = RG_OPT_FLAG,
      .help = "Every rank exec'd, as railguard run does, not forked from a server.",
-     .off = SO(jobs)},
+     .off = SO(exec_ranks)},
     {.name = "transport",
      .kind = RG_OPT_CALL,
      .arg = "SO",

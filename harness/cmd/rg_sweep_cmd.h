@@ -23,9 +23,9 @@ struct sweep_opts {
     int npass;
     char out[PATH_MAX];
     rg_sweep_spec spec;
-    int shrink_tries; /* candidates a failing point's shrinking may try (--shrink) */
-    bool list;        /* --list: print the planned points after the counting run, run none */
-    bool jobs;        /* -j above 1 or --exec-ranks: every rank exec'd, not forked from a server */
+    int shrink_tries;     /* candidates a failing point's shrinking may try (--shrink) */
+    bool list;            /* --list: print the planned points after the counting run, run none */
+    bool exec_ranks;      /* --exec-ranks: every rank exec'd, not forked from a server */
     int shard_k, shard_n; /* --shard K/N; 0 and 0: every point */
 };
 

@@ -91,9 +91,10 @@ static pid_t start_batch(const struct batch *b, const char *out, const char *log
         return -1;
     int fds[2];
     int a = run_args(o, out, argv);
-    /* A batch's points share one program: ranks forked from a server started once per batch,
-     * not exec'd per point. A failing point is rechecked and shrunk by run_one, fresh. */
-    if (!o->jobs)
+    /* A batch's points share one program: ranks forked from a server started once per batch
+     * (per -j slot), not exec'd per point. A failing point is rechecked and shrunk by run_one,
+     * fresh. */
+    if (!o->exec_ranks)
         argv[a++] = "--fork-server";
     for (int j = 0; j < b->n; j++) {
         snprintf(files[j], sizeof(files[0]), "%.4030s/points/%04d.yaml", o->out, b->idx[j] + 1);

@@ -26,16 +26,41 @@ const char *rg_sw_state_name(rg_sw_state s)
     return (unsigned)s < RG_SW_STATES ? state_names[s] : "?";
 }
 
-void rg_sweep_digest(const rg_sweep_point *pts, int n, char out[17])
+/* FNV-1a 64 over a string and a newline, into h. */
+static uint64_t fnv(uint64_t h, const char *c)
+{
+    for (;; c++) {
+        h = (h ^ (unsigned char)(*c ? *c : '\n')) * 0x100000001b3ull;
+        if (!*c)
+            return h;
+    }
+}
+
+/* The rules and their costs: the split is a function of both, so two plans with one digest
+ * split alike (a cost in hexadecimal is its exact bits). */
+static uint64_t digest_of(const rg_sweep_point *p, int n, size_t stride)
 {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < n; i++)
-        for (const char *c = pts[i].rule;; c++) {
-            h = (h ^ (unsigned char)(*c ? *c : '\n')) * 0x100000001b3ull;
-            if (!*c)
-                break;
-        }
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    for (int i = 0; i < n; i++, p = (const rg_sweep_point *)((const char *)p + stride)) {
+        char cost[40];
+        snprintf(cost, sizeof(cost), "%a", p->cost);
+        h = fnv(fnv(h, p->rule), cost);
+    }
+    return h;
+}
+
+void rg_sweep_digest(const rg_sweep_point *pts, int n, char out[17])
+{
+    snprintf(out, 17, "%016llx", (unsigned long long)digest_of(pts, n, sizeof(pts[0])));
+}
+
+/* A row's shrunk program is its own file in the sweep's points/, or none: a path from a file
+ * is never trusted further (a merge copies it). */
+static bool shrunk_ok(const rg_sw_row *w)
+{
+    char want[sizeof(w->shrunk)];
+    snprintf(want, sizeof(want), "points/%04d-shrunk.yaml", w->n);
+    return !w->shrunk[0] || !strcmp(w->shrunk, want);
 }
 
 static json_t *row_json(const rg_sw_row *w)
@@ -52,7 +77,12 @@ int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen
 {
     json_t *rows = json_array();
     for (int i = 0; i < r->nrows; i++)
-        json_array_append_new(rows, row_json(&r->rows[i]));
+        if (json_array_append_new(rows, row_json(&r->rows[i])) != 0) {
+            json_decref(rows);
+            snprintf(err, errlen, "%s: point %d's row cannot be written (bad UTF-8?)", path,
+                     r->rows[i].n);
+            return -1;
+        }
     json_t *j =
         json_pack("{s:s,s:s,s:s,s:i,s:s,s:[i,i],s:f,s:o}", "scenario", r->scenario, "name", r->name,
                   "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest", r->digest,
@@ -129,9 +159,9 @@ static const char *row_of(json_t *o, int npoints, rg_sw_row *w)
         return "verdicts";
     if (str(o, "first", w->first, sizeof(w->first)))
         return "first";
-    if (str(o, "shrunk", w->shrunk, sizeof(w->shrunk)))
-        return "shrunk";
     w->n = (int)n;
+    if (str(o, "shrunk", w->shrunk, sizeof(w->shrunk)) || !shrunk_ok(w))
+        return "shrunk";
     w->p.rank = (int)rank;
     w->p.op = (enum fi_op)op_of(op);
     w->p.step = (int)step;
@@ -227,7 +257,8 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
     int total = 0;
     for (int i = 0; i < n; i++) {
         const rg_sw_result *b = &parts[i];
-        const char *other = strcmp(b->name, a->name)       ? "scenario"
+        const char *other = strcmp(b->name, a->name) || strcmp(b->scenario, a->scenario)
+                                ? "scenario"
                             : b->kind != a->kind           ? "fault kind"
                             : b->npoints != a->npoints     ? "point count"
                             : strcmp(b->digest, a->digest) ? "plan (digest)"
@@ -277,6 +308,18 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
             }
             out->rows[row->n - 1] = *row;
         }
+    /* The rows together must be the plan the parts name: their rules and costs, in order. */
+    char digest[17];
+    snprintf(digest, sizeof(digest), "%016llx",
+             (unsigned long long)digest_of(&out->rows[0].p, total, sizeof(out->rows[0])));
+    if (strcmp(digest, a->digest)) {
+        snprintf(err, errlen,
+                 "the shards' points together are another plan (digest %s) than they name (%s): "
+                 "their counting runs differed",
+                 digest, a->digest);
+        rg_sw_free(out);
+        return -1;
+    }
     snprintf(out->scenario, sizeof(out->scenario), "%s", a->scenario);
     snprintf(out->name, sizeof(out->name), "%s", a->name);
     snprintf(out->digest, sizeof(out->digest), "%s", a->digest);

@@ -707,9 +707,6 @@ START_TEST(test_cli_refusals)
         {{"run", "--external", "--coordinator", "nocolon", "--devices-file", "/dev/null", "x.yaml"},
          "railguard run: --coordinator 'nocolon': expected host:port"},
         {{"run", "--out", "FILE", "x.yaml"}, "exists and is not a directory"},
-        {{"run", "--fork-server", "-j", "2", "x.yaml"},
-         "railguard run: --fork-server runs one scenario at a time in ranks it forks itself: not "
-         "with -j above 1"},
         {{"run", "--fork-server", "--rank-wrapper", "env", "x.yaml"}, "not with --rank-wrapper"},
         {{"run", "--external", "--deadline", "5", "x.yaml"},
          "railguard run: --deadline is for a local run, not with --external"},
@@ -764,6 +761,17 @@ START_TEST(test_fork_server)
         ck_assert_int_gt(pids[r], 1);
     }
     ck_assert_int_ne(pids[0], pids[1]);
+    /* -j 2: two slots, each with servers of its own, judge alike. */
+    snprintf(out, sizeof(out), "%s/fs-j2", g_tmp);
+    const char *par[] = {"run", "--fork-server", "-j",  "2",   "--devices", g_devs, "--out",
+                         out,   sc[0],           sc[1], sc[2], sc[3],       NULL};
+    ck_assert_int_eq(railguard(NULL, par, 300), 0);
+    ck_assert_str_eq(last_line(), "4 passed, 0 failed");
+    expect_in("  ok,ok  fired -\n");
+    expect_in("  detected@0:peer_abort,detected@0:completion  fired 1\n");
+    expect_in("  detected@0:peer_abort,detected@0:peer_abort,killed  fired 1\n");
+    const char *ev = slurp("%s/001-fault-flush-recv/rank0.events.jsonl", out);
+    ck_assert_msg(strstr(ev, "{\"event\":\"load\",\"rank\":0,\"pid\":") == ev, "%.300s", ev);
 }
 END_TEST
 

@@ -371,6 +371,13 @@ START_TEST(test_result_merge)
     overlap[2].rows = stolen;
     ck_assert_int_eq(rg_sw_merge(overlap, 3, &merged, err, sizeof(err)), -1);
     ck_assert_msg(strstr(err, "is in two shards"), "%s", err);
+    /* Shards whose counting runs differed: the rows name a plan they are not. */
+    memcpy(stolen, parts[2].rows, sizeof(stolen[0]) * (size_t)parts[2].nrows);
+    stolen[0].p.cost += 0.25;
+    rg_sw_result drift[3] = {parts[0], parts[1], parts[2]};
+    drift[2].rows = stolen;
+    ck_assert_int_eq(rg_sw_merge(drift, 3, &merged, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "another plan (digest"), "%s", err);
     rg_sw_result one[1] = {whole};
     ck_assert_int_eq(rg_sw_merge(one, 1, &merged, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "is a whole sweep, not a shard"));
@@ -393,6 +400,13 @@ START_TEST(test_result_merge)
          "[{\"n\": 1, \"rule\": \"x\", \"rank\": 0, \"op\": \"recv\", \"step\": 0, "
          "\"rep\": 0, \"nth\": 1, \"cost\": 1.5, \"state\": \"won\"}]}",
          "rows[0].state is not"},
+        /* A shrunk program anywhere but the row's own file: never a path a merge would copy. */
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": "
+         "[{\"n\": 1, \"rule\": \"x\", \"rank\": 0, \"op\": \"recv\", \"step\": 0, "
+         "\"rep\": 0, \"nth\": 1, \"cost\": 1.5, \"state\": \"FAIL\", \"verdicts\": \"\", "
+         "\"first\": \"\", \"shrunk\": \"../../etc/x\"}]}",
+         "rows[0].shrunk is not"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         FILE *f = fopen(path, "w");
