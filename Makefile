@@ -80,6 +80,7 @@ all: build
 
 help:
 	@echo "make run            the conformance suite on soft-RoCE (installs what is missing)"
+	@echo "make run NODES=2    the two-node scenarios across two soft-RoCE nodes on a wire"
 	@echo "make check          unit tests (plain, ASan+UBSan) and integration tests on rxe"
 	@echo "make check-full     the full transport matrix on 4 rails (sizes to 64 MiB)"
 	@echo "make regression     the upstream regression suite: reference and mutants"
@@ -470,11 +471,21 @@ uninstall:
 # The conformance suite: every scenario under scenarios/ against the reference transport, each
 # rank under the fault-injection shim. Logs, events, JUnit and JSON reports land in build/run,
 # emptied first: the runner numbers its directories per run, so an old run's would mix in.
+# NODES=2: the two-node scenarios (scenarios/nodes/: wire faults across a real wire) on two
+# soft-RoCE nodes, one rank on each, started over ssh by railguard run --hosts (ci/run-nodes;
+# NODES_SCENARIOS narrows them); results in BUILD/run-nodes.
+NODES ?= 1
+NODES_SCENARIOS ?=
 run: deps
 	@$(MAKE) --no-print-directory build-rel
+ifeq ($(NODES),2)
+	RG_NODES_SCENARIOS='$(NODES_SCENARIOS)' \
+	$(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 2400 -- ci/run-nodes $(BUILD)
+else
 	rm -rf $(BUILD)/run
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- $(BUILD)/rel/bin/railguard run \
 	    --out $(BUILD)/run scenarios/ scenarios/exec/
+endif
 
 # --- tests ---------------------------------------------------------------------------------
 # Unit tests run on the host (no device needed; the guest is ~6x slower), twice: plain and
