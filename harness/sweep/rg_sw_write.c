@@ -59,13 +59,8 @@ void rg_sw_table(FILE *f, const rg_sw_result *r)
     }
 }
 
-static int junit(const rg_sw_result *r, const char *path, char *err, size_t errlen)
+static void junit(FILE *f, const rg_sw_result *r)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
     struct tally t = count(r);
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -96,20 +91,10 @@ static int junit(const rg_sw_result *r, const char *path, char *err, size_t errl
         fputs("</testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
-    if (fclose(f) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
 }
 
-static int page(const rg_sw_result *r, const char *path, char *err, size_t errlen)
+static void page(FILE *f, const rg_sw_result *r)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
     struct tally t = count(r);
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>railguard sweep ", f);
     rg_markup_text(f, r->name);
@@ -152,7 +137,18 @@ static int page(const rg_sw_result *r, const char *path, char *err, size_t errle
             fputs("</td></tr>\n", f);
         }
     fputs("</table>\n</body></html>\n", f);
-    if (fclose(f) != 0) {
+}
+
+/* DIR/NAME written by body: 0, or -1 with err naming the file. */
+static int write_file(const char *dir, const char *name, void (*body)(FILE *, const rg_sw_result *),
+                      const rg_sw_result *r, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f)
+        body(f, r);
+    if (!f || fclose(f) != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
@@ -163,22 +159,9 @@ int rg_sw_write(const rg_sw_result *r, const char *dir, char *err, size_t errlen
 {
     char path[4200];
     snprintf(path, sizeof(path), "%s/sweep.json", dir);
-    if (rg_sw_save(r, path, err, errlen) != 0)
+    if (rg_sw_save(r, path, err, errlen) != 0 ||
+        write_file(dir, "sweep.txt", rg_sw_table, r, err, errlen) != 0 ||
+        write_file(dir, "junit.xml", junit, r, err, errlen) != 0)
         return -1;
-    snprintf(path, sizeof(path), "%s/sweep.txt", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
-    rg_sw_table(f, r);
-    if (fclose(f) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
-    snprintf(path, sizeof(path), "%s/junit.xml", dir);
-    if (junit(r, path, err, errlen) != 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/index.html", dir);
-    return page(r, path, err, errlen);
+    return write_file(dir, "index.html", page, r, err, errlen);
 }
