@@ -385,12 +385,22 @@ START_TEST(test_run_exec_scenarios)
     ck_assert_msg(system(cmd) == 0, "no cause in %s/000-*/result.json", dir);
     snprintf(cmd, sizeof(cmd), "%s report %s >/dev/null 2>&1", g_bin, dir);
     ck_assert_int_eq(system(cmd), 0);
-    /* A cause its files do not prove: still a failure; one only a trace proves turns it on. */
+    /* A cause its files do not prove: still a failure. One only a trace proves turns the trace
+     * on, in the fault-free scenario only (a trace proves nothing where a fault fired). */
     static const char other[] = "signatures:\n  - {why: x, cause: wait-never-sent}\n";
     rg_check_write_temp(kf, other, strlen(other));
-    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "--known %s %s", kf, sc), 1);
-    expect_in("known failures by cause: the verbs trace is on in 1 scenario(s)");
+    char *clean = malloc(PATH_MAX);
+    snprintf(text, sizeof(text), "ranks: 1\ndeadline: 30\nexec: {command: '%s --msgs 3'}\n",
+             g_probe);
+    rg_check_write_temp(clean, text, strlen(text));
+    ck_assert_int_eq(railguard("run", dir, sizeof(dir), "--known %s %s %s", kf, sc, clean), 1);
+    expect_in("known failures by cause: the verbs trace is on in 1 fault-free scenario(s)");
     expect_in("ERROR_SWALLOWED");
+    snprintf(cmd, sizeof(cmd), "grep -q trace_post %s/001-*/rank0.events.jsonl", dir);
+    ck_assert_msg(system(cmd) == 0, "no trace in the fault-free scenario's events (%s)", dir);
+    snprintf(cmd, sizeof(cmd), "grep -q trace_post %s/000-*/rank0.events.jsonl", dir);
+    ck_assert_msg(system(cmd) != 0, "a trace in the faulted scenario's events (%s)", dir);
+    free(clean);
     free(kf);
 
     /* No expect, an error fault: the one default (any) holds for a scenario file as for
