@@ -96,6 +96,16 @@ static void slot_close(struct slot *s)
     s->to = s->from = -1;
 }
 
+/* A slot that died (its pipe broken or closed) reaped and started afresh; pid -1 when it
+ * cannot be. */
+static void slot_replace(struct slot *s, const struct run_opts *o, const struct sc_entry *e)
+{
+    waitpid(s->pid, NULL, 0);
+    slot_close(s);
+    if (slot_start(s, o, e) != 0)
+        s->pid = -1;
+}
+
 /* -j N: the pool. 0, or -1 after one line. */
 static int run_pool(const struct run_opts *o, struct sc_entry *e, int n, rg_result *results,
                     bool *started)
@@ -124,11 +134,18 @@ static int run_pool(const struct run_opts *o, struct sc_entry *e, int n, rg_resu
             if (s[j].running >= 0 || s[j].pid < 0 ||
                 (pick = rg_run_next_startable(e, n, started, running, inflight)) < 0)
                 continue;
-            if (write(s[j].to, &pick, sizeof(pick)) != (ssize_t)sizeof(pick))
-                continue; /* a dead slot: found below */
+            if (write(s[j].to, &pick, sizeof(pick)) != (ssize_t)sizeof(pick)) {
+                slot_replace(&s[j], o, e); /* died idle: its scenario goes to the next slot */
+                continue;
+            }
             started[pick] = true;
             s[j].running = pick;
             running[inflight++] = pick;
+        }
+        if (!inflight) { /* nothing running and nothing started: no slot left to wait for */
+            fprintf(stderr, "railguard run: --fork-server -j: no slot could take a scenario\n");
+            rc = -1;
+            break;
         }
         struct pollfd pf[64];
         for (int j = 0; j < nslots; j++)
@@ -148,11 +165,7 @@ static int run_pool(const struct run_opts *o, struct sc_entry *e, int n, rg_resu
             if (got != (int)sizeof(idx) || idx != was) {
                 /* The slot died with a scenario: its result says so (none saved); a new slot
                  * takes its place. */
-                waitpid(s[j].pid, NULL, 0);
-                slot_close(&s[j]);
-                s[j].pid = -1;
-                if (slot_start(&s[j], o, e) != 0)
-                    s[j].pid = -1;
+                slot_replace(&s[j], o, e);
             }
             rg_run_take_result(o, &e[was], was, &results[was]);
             done++;
