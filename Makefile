@@ -56,6 +56,7 @@ FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c fa
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
                  faultinject/fi_ring.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_trace.c faultinject/fi_verbs.c \
+                 faultinject/fi_caller.c \
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
@@ -524,7 +525,7 @@ check: deps
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll shards nodes \
+	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll sites shards nodes \
 	     nodes-crossed \
 	     page soak targets \
 	     || st=1; \

@@ -70,6 +70,8 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
     for (int i = 0; i < lp->plan.nrules; i++) {
         const struct fi_rule *r = &lp->plan.rules[i];
         uint32_t bit = 1u << i;
+        if (r->site_obj[0])
+            lp->m_site |= bit;
         switch (r->kind) {
         case FI_NEGPOLL:
         case FI_STALL:
@@ -114,6 +116,9 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
         case FI_TRACE:
             lp->trace = true;
             break;
+        case FI_SITES:
+            lp->sites = true;
+            break;
         case FI_COUNT:
         case FI_KIND_MAX:
             break;
@@ -152,6 +157,7 @@ static void fi_summary_why(const char *why)
                  why, i, lp->plan.rules[i].line, fi_kind_name(lp->plan.rules[i].kind),
                  (unsigned long long)atomic_load(&lp->matched[i]),
                  (unsigned long long)atomic_load(&lp->fired[i]));
+    fi_call_summary(why);
     int64_t qps = 0, cqs = 0;
     for (int i = 0; i < FI_MAX_QPS; i++)
         qps += atomic_load(&g_qp[i].state) == SLOT_LIVE;

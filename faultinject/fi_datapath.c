@@ -98,7 +98,10 @@ int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
     poll_fn one = atomic_load_explicit(&g_one.poll, memory_order_relaxed);
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(cq, ne, wc);
-    return fi_poll_cq_slow(cq, ne, wc);
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POLL);
+    int rc = fi_poll_cq_slow(cq, ne, wc);
+    fi_call_leave();
+    return rc;
 }
 
 /* A delay fault holds a post ms before it is made: the trace cannot say when the program
@@ -275,7 +278,10 @@ int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
     post_send_fn one = atomic_load_explicit(&g_one.post_send, memory_order_relaxed);
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(qp, wr, bad);
-    return fi_post_send_slow(qp, wr, bad);
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
+    int rc = fi_post_send_slow(qp, wr, bad);
+    fi_call_leave();
+    return rc;
 }
 
 __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct ibv_recv_wr *wr,
@@ -348,7 +354,10 @@ int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
     post_recv_fn one = atomic_load_explicit(&g_one.post_recv, memory_order_relaxed);
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(qp, wr, bad);
-    return fi_post_recv_slow(qp, wr, bad);
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_RECV);
+    int rc = fi_post_recv_slow(qp, wr, bad);
+    fi_call_leave();
+    return rc;
 }
 
 int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -399,7 +408,7 @@ static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)
     return rc;
 }
 
-int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+static int cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 {
     struct fi_cq *c = fi_cq_find(ibv_cq_ex_to_cq(cq));
     struct fi_live *lp = fi_live();
@@ -417,12 +426,23 @@ int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
     return fi_cqx_after(c, cq, c->start_poll(cq, attr));
 }
 
+int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POLL);
+    int rc = cqx_start(cq, attr);
+    fi_call_leave();
+    return rc;
+}
+
 int fi_cqx_next(struct ibv_cq_ex *cq)
 {
     struct fi_cq *c = fi_cq_find(ibv_cq_ex_to_cq(cq));
     if (!c)
         return ENOENT;
-    return fi_cqx_after(c, cq, c->next_poll(cq));
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POLL);
+    int rc = fi_cqx_after(c, cq, c->next_poll(cq));
+    fi_call_leave();
+    return rc;
 }
 
 static struct fi_qp *fi_qpx(struct ibv_qp_ex *qx)
@@ -457,8 +477,10 @@ static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
 void fi_qpx_send(struct ibv_qp_ex *qx)
 {
     struct fi_qp *q = fi_qpx(qx);
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
     if (q && fi_live())
         fi_qpx_untracked(q, FI_OP_SEND);
+    fi_call_leave();
     if (q)
         q->wr_send(qx);
 }
@@ -466,13 +488,15 @@ void fi_qpx_send(struct ibv_qp_ex *qx)
 void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
 {
     struct fi_qp *q = fi_qpx(qx);
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
     if (q && fi_live())
         fi_qpx_untracked(q, FI_OP_WRITE);
+    fi_call_leave();
     if (q)
         q->wr_rdma_write(qx, rkey, addr);
 }
 
-int fi_qpx_complete(struct ibv_qp_ex *qx)
+static int qpx_complete(struct ibv_qp_ex *qx)
 {
     struct fi_qp *q = fi_qpx(qx);
     if (!q)
@@ -493,4 +517,13 @@ int fi_qpx_complete(struct ibv_qp_ex *qx)
         }
     }
     return q->wr_complete(qx);
+}
+
+/* ibv_wr_complete is where an ibv_qp_ex send is posted: a nomem fails it at its site. */
+int fi_qpx_complete(struct ibv_qp_ex *qx)
+{
+    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
+    int rc = qpx_complete(qx);
+    fi_call_leave();
+    return rc;
 }

@@ -29,7 +29,7 @@ static int key_index(const char *t, size_t len)
 
 #define FILTERS                                                                                    \
     (B(K_RANK) | B(K_DEV) | B(K_QP) | B(K_CQ) | B(K_OP) | B(K_AFTER) | B(K_BEFORE) | B(K_STEP) |   \
-     B(K_REP))
+     B(K_REP) | B(K_SITE))
 #define WIRE_WHERE (B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_BEFORE) | B(K_STEP))
 #define TRIGGERS (B(K_NTH) | B(K_EVERY) | B(K_PROB) | B(K_SEED) | B(K_COUNT))
 
@@ -42,7 +42,8 @@ static int key_index(const char *t, size_t len)
  *   count        injects nothing and turns counting on for every QP and CQ: it takes no key
  *                (a filter would read as narrowing the counts, which it cannot).
  *   ownership    the same for the sanitizer: it watches every QP of the process or none.
- *   trace        the same for the verbs trace.
+ *   trace        the same for the verbs trace,
+ *   sites        and for the record of call sites.
  *   link_down    down at after= and up again up= later: before= would be a second way to say
  *   partition    when it comes up; a partition is of a rank's every rail, so no rail= either.
  */
@@ -63,6 +64,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_EXIT] = FILTERS | TRIGGERS | B(K_CODE),
     [FI_OWNERSHIP] = 0,
     [FI_TRACE] = 0,
+    [FI_SITES] = 0,
     /* The wire has no QPs, ops, steps or events to count: a rank's device, a rail, a window. */
     [FI_WIRE] = WIRE_WHERE | B(K_LOSS) | B(K_DELAY) | B(K_JITTER) | B(K_REORDER) | B(K_DUPLICATE) |
                 B(K_CORRUPT),

@@ -8,7 +8,7 @@
  *                                                of a word starts a comment to the line's end
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
- *          | swap_rails | count | late | kill | stop | exit | ownership | trace
+ *          | swap_rails | count | late | kill | stop | exit | ownership | trace | sites
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
  *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
@@ -19,6 +19,10 @@
  *   op=KIND         send | recv | write | read | atomic | any   (completion or work request kind)
  *   verb=V          nomem only: post_send | post_recv | reg_mr | create_qp | create_cq | alloc_pd
  *   after=MS, before=MS   time window, milliseconds since the shim was loaded
+ *   site=OBJ+0xOFF  only in the verbs calls made from that call site: the object's file name
+ *                   (a path is cut to it) and the return address's offset from the object's
+ *                   load address, as a sites rule's "caller" events and every fault event
+ *                   name it; n then counts that site's events alone
  *   step=N|init     only while the program says it is in step N (or its init), through the
  *                   control table's set_phase; with rep=R, only in that repetition. n then
  *                   counts the rule's events in those phases only: a point anchored to a
@@ -61,6 +65,10 @@
  *                                  polls, one event each (fi_trace.c), for the causes triage
  *                                  proves from cross-rank evidence; at most FI_TRACE_MAX events
  *                                  a process, then one "trace_full"
+ *   sites                          no fault, no keys: every verbs call site the program
+ *                                  calls from (fi_caller.c), with its calls and its posts or
+ *                                  completions by op, one "caller" event each at exit: the
+ *                                  sites a sweep's faults can reach
  * Wire faults: not verbs calls but the wire under them, applied by the runner (never the shim,
  * which passes them by) to the network device under a rank's rail, and proven by that
  * device's own counters. rank=R whose device (default: every rank's), rail=K which of its
@@ -87,6 +95,7 @@
 #define FI_PHASE_MAX 1000000
 #define FI_MAX_DEVS 8
 #define FI_DEVNAME_MAX 64
+#define FI_SITE_OBJ_MAX 128
 #define FI_TRACE_MAX 200000 /* trace events a process writes at most */
 
 enum fi_kind {
@@ -109,6 +118,7 @@ enum fi_kind {
     FI_WIRE,
     FI_LINK_DOWN,
     FI_PARTITION,
+    FI_SITES,
     FI_KIND_MAX
 };
 
@@ -134,10 +144,12 @@ struct fi_rule {
     int cq_ord;     /* cq=#K */
     enum fi_op op;
     enum fi_verb verb;
-    uint64_t after_ms;  /* 0: from the start */
-    uint64_t before_ms; /* UINT64_MAX: no end */
-    int step;           /* FI_PHASE_ANY, FI_PHASE_INIT or a step number */
-    int rep;            /* FI_PHASE_ANY or a repetition number */
+    uint64_t after_ms;              /* 0: from the start */
+    uint64_t before_ms;             /* UINT64_MAX: no end */
+    char site_obj[FI_SITE_OBJ_MAX]; /* site=: the object's file name, "" any */
+    uint64_t site_off;              /* and the call's return address's offset in it */
+    int step;                       /* FI_PHASE_ANY, FI_PHASE_INIT or a step number */
+    int rep;                        /* FI_PHASE_ANY or a repetition number */
     /* trigger; 0 means unset */
     uint64_t nth;
     uint64_t every;
@@ -186,7 +198,7 @@ bool fi_rule_fires(const struct fi_rule *r, int idx, uint64_t n, uint64_t fired)
  * and are never "not exercised". */
 static inline bool fi_kind_injects(enum fi_kind k)
 {
-    return k != FI_COUNT && k != FI_OWNERSHIP && k != FI_TRACE;
+    return k != FI_COUNT && k != FI_OWNERSHIP && k != FI_TRACE && k != FI_SITES;
 }
 
 /* Whether a kind acts on the wire under the verbs (the runner's to apply and prove), not on a

@@ -26,6 +26,7 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_EXIT] = "exit",
     [FI_OWNERSHIP] = "ownership",
     [FI_TRACE] = "trace",
+    [FI_SITES] = "sites",
     [FI_WIRE] = "wire",
     [FI_LINK_DOWN] = "link_down",
     [FI_PARTITION] = "partition",

@@ -290,6 +290,45 @@ static int parse_percent(const struct fi__ctx *c, const char *key, const char *v
     return 0;
 }
 
+/* site=OBJ+0xOFF: a call site as the evidence names it; a path is cut to its file name, so a
+ * plan written on one machine names the same site on another. */
+static int parse_site(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    const char *plus = NULL;
+    for (size_t i = 0; i + 2 < vn; i++)
+        if (v[i] == '+' && v[i + 1] == '0' && (v[i + 2] == 'x' || v[i + 2] == 'X'))
+            plus = v + i;
+    if (!plus)
+        return fi__plan_fail(c, "site needs OBJECT+0xOFFSET '%s'", fi__plan_show(v, vn).s);
+    const char *obj = v;
+    for (const char *p = v; p < plus; p++)
+        if (*p == '/')
+            obj = p + 1;
+    size_t on = (size_t)(plus - obj);
+    if (on == 0 || on >= FI_SITE_OBJ_MAX)
+        return fi__plan_fail(c, "site's object name is %s '%s'", on ? "too long" : "empty",
+                             fi__plan_show(v, vn).s);
+    const char *hex = plus + 3, *end = v + vn;
+    if (hex == end || end - hex > 16)
+        return fi__plan_fail(c, "site's offset is not a 64-bit hex number '%s'",
+                             fi__plan_show(v, vn).s);
+    uint64_t off = 0;
+    for (const char *p = hex; p < end; p++) {
+        int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                         : -1;
+        if (d < 0)
+            return fi__plan_fail(c, "site's offset is not a 64-bit hex number '%s'",
+                                 fi__plan_show(v, vn).s);
+        off = off << 4 | (uint64_t)d;
+    }
+    memcpy(r->site_obj, obj, on);
+    r->site_obj[on] = '\0';
+    r->site_off = off;
+    return 0;
+}
+
 int fi__plan_value(const struct fi__ctx *c, struct fi_rule *r, enum fi__key k, const char *v,
                    size_t vn)
 {
@@ -366,6 +405,8 @@ int fi__plan_value(const struct fi__ctx *c, struct fi_rule *r, enum fi__key k, c
         return num(c, "jitter", v, vn, 0, 1, FI__MS_MAX, &r->jitter_ms);
     case K_UP:
         return num(c, "up", v, vn, 0, 1, FI__MS_MAX, &r->up_ms);
+    case K_SITE:
+        return parse_site(c, r, v, vn);
     case K__N:
         break;
     }

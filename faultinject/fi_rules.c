@@ -54,7 +54,7 @@ static bool fi_filter(const struct fi_rule *r, const struct fi_site *s)
 bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth)
 {
     const struct fi_rule *r = &lp->plan.rules[i];
-    if (!fi_filter(r, s))
+    if (!fi_filter(r, s) || (r->site_obj[0] && !fi_call_matches(i)))
         return false;
     uint64_t n = atomic_fetch_add_explicit(&lp->matched[i], 1, memory_order_relaxed) + 1;
     uint64_t fired = atomic_load_explicit(&lp->fired[i], memory_order_relaxed);
@@ -73,12 +73,15 @@ void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, ui
                     const char *detail)
 {
     const struct fi_rule *r = &lp->plan.rules[i];
+    /* Where in the program the fault landed: the call site of the verbs call it fired in. */
+    char site[440];
+    fi_call_site(site, sizeof(site));
     fi_event("fault",
              "\"fault\":\"%s\",\"rule\":%d,\"line\":%d,\"dev\":\"%s\",\"qp\":%lld,\"qp_ord\":%d,"
-             "\"cq_ord\":%d,\"op\":\"%s\",\"nth\":%llu%s%s",
+             "\"cq_ord\":%d,\"op\":\"%s\",\"nth\":%llu,\"caller\":\"%s\"%s%s",
              fi_kind_name(r->kind), i, r->line, s->dev ? s->dev : "", (long long)s->qpn, s->qp_ord,
              s->cq_ord, s->verb != FI_VERB_NONE ? fi_verb_name(s->verb) : fi_op_name(s->op),
-             (unsigned long long)nth, detail && *detail ? "," : "", detail ? detail : "");
+             (unsigned long long)nth, site, detail && *detail ? "," : "", detail ? detail : "");
 }
 
 static enum fi_op fi_wc_op(enum ibv_wc_opcode op)
@@ -133,11 +136,18 @@ void fi_site_qp(struct fi_site *s, const struct fi_qp *q)
 }
 
 /* nomem on a control verb: true when this call must fail with ENOMEM. */
-bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx)
+bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx, void *ra)
 {
     struct fi_live *lp = fi_live();
-    if (!lp || !lp->m_verb)
+    if (!lp || (!lp->m_verb && !lp->sites))
         return false;
+    static const enum fi_call call_of[] = {
+        [FI_VERB_POST_SEND] = FI_CALL_POST_SEND, [FI_VERB_POST_RECV] = FI_CALL_POST_RECV,
+        [FI_VERB_REG_MR] = FI_CALL_REG_MR,       [FI_VERB_CREATE_QP] = FI_CALL_CREATE_QP,
+        [FI_VERB_CREATE_CQ] = FI_CALL_CREATE_CQ, [FI_VERB_ALLOC_PD] = FI_CALL_ALLOC_PD,
+    };
+    fi_call_enter(ra,
+                  (unsigned)v < sizeof(call_of) / sizeof(call_of[0]) ? call_of[v] : FI_CALL_KINDS);
     struct fi_site s = {.dev = ctx ? fi_dev_of(ctx) : NULL,
                         .qpn = -1,
                         .qp_ord = -1,
@@ -153,6 +163,7 @@ bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx)
             fail = true;
         }
     }
+    fi_call_leave();
     return fail;
 }
 
@@ -307,6 +318,7 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
 void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
 {
     if (status == IBV_WC_SUCCESS) {
+        fi_call_count(fi_wc_op(opcode));
         atomic_fetch_add_explicit(&q->cqe_op[fi_wc_op(opcode)], 1, memory_order_relaxed);
         FI_TOT(cqe_op[fi_wc_op(opcode)], 1);
     }
@@ -322,6 +334,7 @@ void fi_count_cqe(struct fi_qp *q, int status, enum ibv_wc_opcode opcode)
 void fi_count_post(struct fi_qp *q, enum fi_op op)
 {
     bool recv = op == FI_OP_RECV;
+    fi_call_count(op);
     atomic_fetch_add_explicit(&q->posts_op[op], 1, memory_order_relaxed);
     FI_TOT(posts_op[op], 1);
     atomic_fetch_add_explicit(recv ? &q->posts_recv : &q->posts_send, 1, memory_order_relaxed);

@@ -88,6 +88,8 @@ struct fi_live {
     uint32_t m_verb; /* nomem on the control verbs */
     uint32_t m_first;
     uint32_t m_swap;
+    bool sites;      /* a sites rule: every verbs call site is recorded (fi_caller.c) */
+    uint32_t m_site; /* rules with a site= filter: each call's site is looked up */
 };
 
 extern _Atomic(struct fi_live *) g_live;
@@ -324,6 +326,32 @@ struct fi_site {
     enum fi_verb verb;
 };
 
+/* ---- call sites (fi_caller.c) ------------------------------------------------------------ */
+/* The verbs calls a site is recorded for: the ones a fault lands in. */
+enum fi_call {
+    FI_CALL_POLL,
+    FI_CALL_POST_SEND,
+    FI_CALL_POST_RECV,
+    FI_CALL_REG_MR,
+    FI_CALL_CREATE_QP,
+    FI_CALL_CREATE_CQ,
+    FI_CALL_ALLOC_PD,
+    FI_CALL_KINDS
+};
+const char *fi_call_name(enum fi_call v);
+/* A wrapped call begins (ra: its return address, in the program) and ends; between them the
+ * thread's events name that site. */
+void fi_call_enter(void *ra, enum fi_call v);
+void fi_call_leave(void);
+/* One event of kind op at the current site (posts and completions), for the sites rule. */
+void fi_call_count(enum fi_op op);
+/* Whether the current site is the one rule i's site= names. */
+bool fi_call_matches(int rule);
+/* The current site as "OBJECT+0xOFF"; -1 (and "") outside a wrapped call or in no object. */
+int fi_call_site(char *buf, size_t len);
+/* The sites rule's events: one "caller" per site, then "callers". */
+void fi_call_summary(const char *why);
+
 /* ---- what one file calls in another ---------------------------------------------------- */
 /* fi_shim.c */
 void fi_read_rank(void);
@@ -340,7 +368,8 @@ void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, ui
                     const char *detail);
 enum fi_op fi_wr_op(enum ibv_wr_opcode op);
 void fi_site_qp(struct fi_site *s, const struct fi_qp *q);
-bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx);
+/* ra: the call's return address, its site in the program */
+bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx, void *ra);
 bool fi_pend_push(struct fi_cq *c, struct fi_qp *q, uint64_t wr_id, enum ibv_wc_status st,
                   enum ibv_wc_opcode op, uint64_t after, bool lost);
 void fi_qp_break(struct fi_qp *q);

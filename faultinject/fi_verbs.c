@@ -32,7 +32,7 @@ static struct ibv_cq_ex *fi_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_
         errno = EOPNOTSUPP;
         return NULL;
     }
-    if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx)) {
+    if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -51,7 +51,7 @@ static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
         errno = EOPNOTSUPP;
         return NULL;
     }
-    if (fi_verb_fails(FI_VERB_CREATE_QP, ctx)) {
+    if (fi_verb_fails(FI_VERB_CREATE_QP, ctx, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -243,7 +243,7 @@ FI_EXPORT void ibv_free_device_list(struct ibv_device **list)
 /* ---- exported wrappers: resources --------------------------------------------------------- */
 FI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 {
-    if (fi_verb_fails(FI_VERB_ALLOC_PD, ctx)) {
+    if (fi_verb_fails(FI_VERB_ALLOC_PD, ctx, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -315,7 +315,7 @@ static __thread bool t_in_reg_mr;
 
 FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -328,7 +328,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 FI_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
                                          uint64_t iova, int access)
 {
-    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -343,7 +343,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 {
     if (t_in_reg_mr)
         return fi_real.reg_mr_iova2(pd, addr, length, iova, access);
-    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -353,7 +353,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
                                            uint64_t iova, int fd, int access)
 {
-    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL)) {
+    if (fi_verb_fails(FI_VERB_REG_MR, pd ? pd->context : NULL, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -363,7 +363,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
                                        struct ibv_comp_channel *channel, int comp_vector)
 {
-    if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx)) {
+    if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -389,7 +389,7 @@ FI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-    if (fi_verb_fails(FI_VERB_CREATE_QP, pd ? pd->context : NULL)) {
+    if (fi_verb_fails(FI_VERB_CREATE_QP, pd ? pd->context : NULL, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
     }

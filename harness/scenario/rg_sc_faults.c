@@ -218,6 +218,7 @@ rg_sc_expect rg_sc_expect_default(const rg_scenario *sc)
         case FI_COUNT:
         case FI_OWNERSHIP:
         case FI_TRACE:
+        case FI_SITES:
             break;
         case FI_WIRE:
             /* RC retransmits what the wire lost, duplicated, reordered or corrupted (the

@@ -458,6 +458,98 @@ START_TEST(test_trace)
 }
 END_TEST
 
+/* A "caller" event's site as a site= filter takes it: the object's file name and the offset. */
+static void site_key(json_t *o, char *out, size_t len)
+{
+    const char *c = ev_str(o, "caller"), *slash = strrchr(c, '/');
+    snprintf(out, len, "%s", slash ? slash + 1 : c);
+}
+
+/* The first "caller" event of verb v whose ops.OP is at least min, or NULL. */
+static json_t *site_of(json_t *callers, const char *v, const char *op, long min)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(callers, i, o)
+    {
+        json_t *n = json_object_get(json_object_get(o, "ops"), op);
+        if (!strcmp(ev_str(o, "verb"), v) && json_is_integer(n) && json_integer_value(n) >= min)
+            return o;
+    }
+    return NULL;
+}
+
+/*
+ * sites: every verbs call site of the probe, each in the probe's own executable (the verbs it
+ * calls are inline calls through the context's ops, which the shim patched), with its posts and
+ * completions; then a fault narrowed to one site fires there and names it, and narrowed to a
+ * site where its event never happens it never fires.
+ */
+START_TEST(test_sites)
+{
+    struct proc p;
+    size_t i;
+    json_t *o;
+    ck_assert_int_eq(probe(&p, "sites", ARGS("--qp", "rc", "--msgs", "5")), 0);
+    expect(&p, "recv_ok", 5);
+    json_t *callers = events("caller"), *end = events("callers");
+    ck_assert_uint_eq(json_array_size(end), 1);
+    ck_assert_int_eq(ev_int(json_array_get(end, 0), "lost"), 0);
+    ck_assert_int_eq(ev_int(json_array_get(end, 0), "sites"), (long)json_array_size(callers));
+    long sends = 0, recvs = 0, cqe_recv = 0, regs = 0;
+    json_array_foreach(callers, i, o)
+    {
+        const char *c = ev_str(o, "caller");
+        ck_assert_msg(strstr(c, "rg-fi-probe+0x"), "a site outside the probe: %s", c);
+        json_t *ops = json_object_get(o, "ops");
+        ck_assert_msg(ev_int(o, "calls") > 0, "a site with no calls: %s", c);
+        if (!strcmp(ev_str(o, "verb"), "post_send"))
+            sends += ev_int(ops, "send");
+        if (!strcmp(ev_str(o, "verb"), "post_recv"))
+            recvs += ev_int(ops, "recv");
+        if (!strcmp(ev_str(o, "verb"), "poll"))
+            cqe_recv += ev_int(ops, "recv");
+        if (!strcmp(ev_str(o, "verb"), "reg_mr"))
+            regs += ev_int(o, "calls");
+    }
+    ck_assert_int_eq(sends, 5);
+    ck_assert_int_ge(recvs, 5);
+    ck_assert_int_eq(cqe_recv, 5);
+    ck_assert_int_ge(regs, 1);
+
+    char poll_site[512], send_site[512], plan[1200];
+    json_t *ps = site_of(callers, "poll", "recv", 1),
+           *ss = site_of(callers, "post_send", "send", 1);
+    ck_assert_msg(ps && ss, "no poll site with receives or no post_send site");
+    site_key(ps, poll_site, sizeof(poll_site));
+    site_key(ss, send_site, sizeof(send_site));
+    snprintf(plan, sizeof(plan), "error op=recv site=%s nth=2", poll_site);
+    ck_assert_int_eq(probe(&p, plan, ARGS("--qp", "rc", "--msgs", "5", "--timeout", "2")), 1);
+    json_t *faults = events("fault");
+    ck_assert_uint_eq(json_array_size(faults), 1);
+    ck_assert_str_eq(ev_str(json_array_get(faults, 0), "caller"), ev_str(ps, "caller"));
+    ck_assert_int_eq(ev_int(json_array_get(faults, 0), "nth"), 2);
+    json_decref(faults);
+
+    /* A receive completion is never polled at a post_send site: the rule never fires. */
+    snprintf(plan, sizeof(plan), "error op=recv site=%s nth=1", send_site);
+    ck_assert_int_eq(probe(&p, plan, ARGS("--qp", "rc", "--msgs", "5")), 0);
+    faults = events("fault");
+    ck_assert_uint_eq(json_array_size(faults), 0);
+    json_decref(faults);
+    /* Every fault names its site, asked for or not. */
+    ck_assert_int_eq(
+        probe(&p, "lose op=send nth=1", ARGS("--qp", "uc", "--msgs", "3", "--timeout", "1")), 1);
+    faults = events("fault");
+    ck_assert_uint_eq(json_array_size(faults), 1);
+    ck_assert_msg(strstr(ev_str(json_array_get(faults, 0), "caller"), "rg-fi-probe+0x"), "%s",
+                  ev_str(json_array_get(faults, 0), "caller"));
+    json_decref(faults);
+    json_decref(callers);
+    json_decref(end);
+}
+END_TEST
+
 /* A flush on the receiver's 2nd completion: the QP breaks, and every later receive flushes. */
 START_TEST(test_error_recv_flush)
 {
@@ -1123,6 +1215,40 @@ START_TEST(test_pingpong_flush)
 }
 END_TEST
 
+/* rdma-core's own pingpong, not written here: its sites are in its executable, and a flush
+ * narrowed to its receive-polling site fires there. */
+START_TEST(test_pingpong_sites)
+{
+    char port[16], plan[600];
+    struct proc s, c;
+    snprintf(port, sizeof(port), "%d", g_port + 30);
+    unlink(g_log);
+    pair(ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-p", port),
+         ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-p", port, "127.0.0.1"),
+         "sites", &s, &c, atoi(port), 60);
+    ck_assert_msg(s.status == 0 && c.status == 0, "server %d client %d\n%s\n%s", s.status, c.status,
+                  s.out, c.out);
+    json_t *callers = events("caller");
+    json_t *ps = site_of(callers, "poll", "recv", 1);
+    ck_assert_msg(ps, "no poll site with receive completions");
+    ck_assert_msg(strstr(ev_str(ps, "caller"), "ibv_rc_pingpong+0x"), "%s", ev_str(ps, "caller"));
+    char site[512];
+    site_key(ps, site, sizeof(site));
+    snprintf(plan, sizeof(plan), "error status=WR_FLUSH_ERR op=recv site=%s nth=10", site);
+    snprintf(port, sizeof(port), "%d", g_port + 31);
+    unlink(g_log);
+    pair(ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-p", port),
+         ARGS("ibv_rc_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-p", port, "127.0.0.1"),
+         plan, &s, &c, atoi(port), 10);
+    ck_assert_msg(s.status != 0 || c.status != 0, "no side failed:\n%s\n%s", s.out, c.out);
+    json_t *faults = events("fault");
+    ck_assert_uint_ge(json_array_size(faults), 1);
+    ck_assert_str_eq(ev_str(json_array_get(faults, 0), "caller"), ev_str(ps, "caller"));
+    json_decref(faults);
+    json_decref(callers);
+}
+END_TEST
+
 START_TEST(test_perftest_send_bw)
 {
     char port[16];
@@ -1184,8 +1310,10 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_restart);
     tcase_add_test(t, test_qp_ex);
     tcase_add_test(t, test_trace);
+    tcase_add_test(t, test_sites);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
+    tcase_add_test(t, test_pingpong_sites);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
     suite_add_tcase(s, t);
     return s;

@@ -306,7 +306,15 @@ START_TEST(test_count)
     ck_assert_str_eq(parse_bad("trace qp=17", "RG_FI_PLAN"),
                      "RG_FI_PLAN:1: trace does not take key 'qp'");
     ck_assert(!fi_kind_injects(FI_TRACE) && !fi_kind_injects(FI_COUNT) &&
-              !fi_kind_injects(FI_OWNERSHIP));
+              !fi_kind_injects(FI_OWNERSHIP) && !fi_kind_injects(FI_SITES));
+    /* A call site: the object's file name (a path is cut to it) and a hex offset. */
+    struct fi_rule r2 = one_rule("error site=/opt/x/librailguard.so.1+0x1a2B nth=3");
+    ck_assert_str_eq(r2.site_obj, "librailguard.so.1");
+    ck_assert_uint_eq(r2.site_off, 0x1a2b);
+    r2 = one_rule("delay ms=1 site=a+b.so+0xffffffffffffffff");
+    ck_assert_str_eq(r2.site_obj, "a+b.so");
+    ck_assert_uint_eq(r2.site_off, UINT64_MAX);
+    ck_assert_str_eq(one_rule("error").site_obj, "");
     ck_assert(fi_kind_injects(FI_ERROR) && fi_kind_injects(FI_LOSE) &&
               fi_kind_injects(FI_SWAP_RAILS) && fi_kind_injects(FI_EXIT) &&
               fi_kind_injects(FI_DELAY));
@@ -650,6 +658,16 @@ static const struct {
     {"link_down up=0", "RG_FI_PLAN:1: up must be 1..3600000 '0'"},
     {"partition rail=1", "RG_FI_PLAN:1: partition does not take key 'rail'"},
     {"partition loss=1%", "RG_FI_PLAN:1: partition does not take key 'loss'"},
+    /* call sites */
+    {"sites rank=1", "RG_FI_PLAN:1: sites does not take key 'rank'"},
+    {"error site=librailguard.so", "RG_FI_PLAN:1: site needs OBJECT+0xOFFSET 'librailguard.so'"},
+    {"error site=+0x12", "RG_FI_PLAN:1: site's object name is empty '+0x12'"},
+    {"error site=/a/b/+0x12", "RG_FI_PLAN:1: site's object name is empty '/a/b/+0x12'"},
+    {"error site=a.so+0x", "RG_FI_PLAN:1: site's offset is not a 64-bit hex number 'a.so+0x'"},
+    {"error site=a.so+0x1g", "RG_FI_PLAN:1: site's offset is not a 64-bit hex number 'a.so+0x1g'"},
+    {"error site=a.so+0x12345678901234567",
+     "RG_FI_PLAN:1: site's offset is not a 64-bit hex number 'a.so+0x12345678901234567'"},
+    {"wire loss=1% site=a.so+0x1", "RG_FI_PLAN:1: wire does not take key 'site'"},
     /* the first error wins, at its own line */
     {"count\ncount\n\nerror nth=1 nth=x\nflsh", "RG_FI_PLAN:4: duplicate key 'nth'"},
 };
@@ -759,9 +777,9 @@ END_TEST
 START_TEST(test_kind_names_round_trip)
 {
     static const char *const want[FI_KIND_MAX] = {
-        "error",     "negpoll",    "stall", "delay",     "delay_first", "lose", "nomem",
-        "corrupt",   "swap_rails", "count", "late",      "kill",        "stop", "exit",
-        "ownership", "trace",      "wire",  "link_down", "partition",
+        "error",     "negpoll",    "stall", "delay",     "delay_first", "lose",  "nomem",
+        "corrupt",   "swap_rails", "count", "late",      "kill",        "stop",  "exit",
+        "ownership", "trace",      "wire",  "link_down", "partition",   "sites",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);
