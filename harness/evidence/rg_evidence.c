@@ -113,6 +113,79 @@ static void take_fault(rg_evidence *ev, struct rg_ev_proc *pr, json_t *o, int ru
     }
 }
 
+int rg_ev_site_parse(const char *s, char *obj, size_t objlen, uint64_t *off)
+{
+    const char *plus = NULL;
+    for (const char *p = s; (p = strstr(p, "+0x")) != NULL; p++)
+        plus = p;
+    if (!plus || plus == s || (size_t)(plus - s) >= objlen)
+        return -1;
+    const char *hex = plus + 3;
+    size_t n = strlen(hex);
+    if (n == 0 || n > 16 || strspn(hex, "0123456789abcdefABCDEF") != n)
+        return -1;
+    memcpy(obj, s, (size_t)(plus - s));
+    obj[plus - s] = '\0';
+    *off = strtoull(hex, NULL, 16);
+    return 0;
+}
+
+/* The site "OBJECT+0xOFF" names, made at its first mention; NULL (counted) past the tables,
+ * and NULL with the line unreadable when it is not that form. */
+static rg_ev_site *site_of(rg_ev_line *l, rg_evidence *ev, const char *text)
+{
+    char obj[RG_EV_OBJ_MAX];
+    uint64_t off;
+    if (rg_ev_site_parse(text, obj, sizeof(obj), &off) != 0) {
+        rg_ev_bad(l, "\"caller\" is not OBJECT+0xOFFSET");
+        return NULL;
+    }
+    int k = 0;
+    while (k < ev->nobjs && strcmp(ev->objs[k], obj))
+        k++;
+    for (int i = 0; k < ev->nobjs && i < ev->nsites; i++)
+        if (ev->site[i].obj == k && ev->site[i].off == off)
+            return &ev->site[i];
+    if (k == RG_EV_SITE_OBJS || ev->nsites == RG_EV_SITES) {
+        ev->sites_over++;
+        return NULL;
+    }
+    if (k == ev->nobjs)
+        snprintf(ev->objs[ev->nobjs++], RG_EV_OBJ_MAX, "%s", obj);
+    rg_ev_site *s = &ev->site[ev->nsites++];
+    memset(s, 0, sizeof(*s));
+    s->obj = k;
+    s->off = off;
+    return s;
+}
+
+/* A sites rule's "caller": each summary repeats every site with its counts so far; the largest
+ * is kept (a rank's processes each count their own). */
+static void take_caller(rg_ev_line *l, rg_evidence *ev, json_t *o)
+{
+    static const char *const verbs[] = {"poll",      "post_send", "post_recv", "reg_mr",
+                                        "create_qp", "create_cq", "alloc_pd"};
+    const char *verb = rg_ev_str(l, o, "verb");
+    size_t v = 0;
+    while (v < sizeof(verbs) / sizeof(verbs[0]) && strcmp(verbs[v], verb))
+        v++;
+    if (v == sizeof(verbs) / sizeof(verbs[0])) {
+        rg_ev_bad(l, "\"verb\" is not a verb a call site is kept for");
+        return;
+    }
+    rg_ev_site *s = site_of(l, ev, rg_ev_str(l, o, "caller"));
+    if (!s)
+        return;
+    snprintf(s->verb, sizeof(s->verb), "%s", verb);
+    uint64_t calls = rg_ev_u64(l, o, "calls"), ops[FI_OP_ATOMIC + 1] = {0};
+    take_by_op(l, ops, json_object_get(o, "ops"));
+    if (calls > s->calls)
+        s->calls = calls;
+    for (int i = 0; i <= FI_OP_ATOMIC; i++)
+        if (ops[i] > s->ops[i])
+            s->ops[i] = ops[i];
+}
+
 static void take_phase(rg_ev_line *l, rg_evidence *ev, json_t *o)
 {
     json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");
@@ -189,6 +262,18 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         take_load(l, ev, pr, o);
     } else if (!strcmp(name, "fault")) {
         take_fault(ev, pr, o, rule);
+        /* Where it landed: "" when it fired outside a verbs call the shim names. */
+        const char *at = rg_ev_str(l, o, "caller");
+        rg_ev_site *s = at[0] ? site_of(l, ev, at) : NULL;
+        if (s)
+            s->fired++;
+    } else if (!strcmp(name, "caller")) {
+        take_caller(l, ev, o);
+    } else if (!strcmp(name, "callers")) {
+        ev->sites = true;
+        uint64_t lost = rg_ev_u64(l, o, "lost");
+        if (lost > ev->sites_lost)
+            ev->sites_lost = lost;
     } else if (!strcmp(name, "rule") && rule >= 0) {
         pr->fired[rule] = rg_ev_u64(l, o, "fired");
         pr->matched[rule] = (int64_t)(rg_ev_u64(l, o, "matched") & INT64_MAX);

@@ -16,6 +16,24 @@
 
 #define RG_EV_PHASES_MAX 256
 #define RG_EV_PROCS 32
+#define RG_EV_SITES 256
+#define RG_EV_SITE_OBJS 16
+#define RG_EV_OBJ_MAX 400
+
+/* A verbs call site (the shim's fi_caller.c): an object and the call's return address's offset
+ * from the object's load address, "OBJECT+0xOFF" in the events. */
+typedef struct rg_ev_site {
+    int obj; /* the evidence's objs[] */
+    uint64_t off;
+    char verb[16]; /* poll, post_send, post_recv, reg_mr, create_qp, create_cq, alloc_pd; "" when
+                      only a fault named it */
+    uint64_t calls, ops[FI_OP_ATOMIC + 1]; /* the sites rule's largest summary of it */
+    uint64_t fired;                        /* fault events that landed there */
+} rg_ev_site;
+
+/* "OBJECT+0xOFF" split: the object's path into obj, the offset into *off. -1 when it is not
+ * that form. */
+int rg_ev_site_parse(const char *s, char *obj, size_t objlen, uint64_t *off);
 typedef struct rg_evidence {
     bool present;  /* the events file was there */
     bool loaded;   /* the shim said it loaded */
@@ -71,6 +89,14 @@ typedef struct rg_evidence {
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */
     uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];
+    /* Verbs call sites: every one the program called from (a sites rule: its "caller" events,
+     * closed by "callers") and every one a fault landed in (the fault events' "caller"). Past
+     * RG_EV_SITES or RG_EV_SITE_OBJS, sites_over counts what could not be kept. */
+    bool sites;          /* a sites rule listed them all ("callers" read) */
+    uint64_t sites_lost; /* calls the shim could not place: its table was full */
+    int nobjs, nsites, sites_over;
+    char objs[RG_EV_SITE_OBJS][RG_EV_OBJ_MAX];
+    rg_ev_site site[RG_EV_SITES];
     /* The same per phase of the program (the shim's "phase" events, when the program marks its
      * steps): what a sweep anchors its points to. Past RG_EV_PHASES_MAX, phases_lost counts. */
     int nphases, phases_lost;

@@ -154,6 +154,19 @@ void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inp
  * are written all the same, the marker line saying why).
  */
 int rg_bt_symbolize(const char *path, char *why, size_t whylen);
+/*
+ * Verbs call sites named (a sweep's site table): each of n return-address offsets in one object
+ * (obj, as the shim named it) as the function that made the call and its FILE:LINE, from the
+ * object's debug information. The verbs are inline functions of <infiniband/verbs.h>, so the
+ * innermost frame that is not in that header is the caller's. A site addr2line cannot name is
+ * left "" (no debug information there). 0, or -1 with why when addr2line could not be run.
+ */
+typedef struct rg_sym_site {
+    char func[160]; /* rg_sym_norm's form */
+    char where[320];
+} rg_sym_site;
+int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, char *why,
+                 size_t whylen);
 /* A demangled C++ name as a frame's name: "void ns::C::f<int>(int*) const" is "ns::C::f". */
 void rg_sym_norm(const char *full, char *out, size_t len);
 /* A process stopped (by its stop fault, or not) is ended by the runner: killed, reaped, and

@@ -316,3 +316,45 @@ int rg_bt_symbolize(const char *path, char *why, size_t whylen)
     }
     return fclose(f) == 0 ? rc : -1;
 }
+
+/* Whether FILE:LINE is inside the verbs header, whose inline functions make the calls. */
+static bool in_verbs_header(const char *where)
+{
+    return strstr(where, "infiniband/verbs.h:") != NULL;
+}
+
+int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, char *why,
+                 size_t whylen)
+{
+    why[0] = '\0';
+    if (n > SYM_MAX_FRAMES)
+        n = SYM_MAX_FRAMES;
+    int idx[SYM_MAX_FRAMES];
+    for (int i = 0; i < n; i++) {
+        memset(&g_fr[i], 0, sizeof(g_fr[i]));
+        snprintf(g_fr[i].obj, sizeof(g_fr[i].obj), "%s", obj);
+        g_fr[i].off = off[i];
+        idx[i] = i;
+        out[i].func[0] = out[i].where[0] = '\0';
+    }
+    if (n <= 0)
+        return 0;
+    int rc = name_object(obj, idx, n, why, whylen);
+    for (int i = 0; i < n; i++) {
+        const struct frame *f = &g_fr[i];
+        const char *fn = f->full, *at = f->where;
+        /* Innermost first: step out of the header's inline functions. */
+        for (int k = 0; in_verbs_header(at) && k < f->ninl; k++) {
+            fn = f->inl[k];
+            at = f->inlat[k];
+        }
+        if (!fn[0] || in_verbs_header(at))
+            continue;
+        rg_sym_norm(fn, out[i].func, sizeof(out[i].func));
+        snprintf(out[i].where, sizeof(out[i].where), "%s", at);
+        char *d = strstr(out[i].where, " (discriminator"); /* which block of the line: noise */
+        if (d)
+            *d = '\0';
+    }
+    return rc;
+}

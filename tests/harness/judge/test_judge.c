@@ -695,6 +695,49 @@ START_TEST(test_evidence_read)
 }
 END_TEST
 
+/* Call sites: the sites rule's list (the largest count of each site over the summaries), the
+ * faults' landing sites, and a site that is not OBJECT+0xHEX unreadable. */
+START_TEST(test_evidence_sites)
+{
+    char path[] = "/tmp/rg-evidence-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    static rg_evidence ev;
+    write_lines(path,
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":"
+                "\"/opt/a+0x1/lib.so+0x2c\",\"calls\":5,\"ops\":{\"recv\":2,\"send\":1}}\n"
+                "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":5,\"fault\":\"error\","
+                "\"caller\":\"/opt/a+0x1/lib.so+0x2c\"}\n"
+                "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":6,\"fault\":\"lose\","
+                "\"caller\":\"/usr/bin/prog+0x99\"}\n"
+                "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":7,\"fault\":\"swap_rails\","
+                "\"caller\":\"\"}\n"
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":"
+                "\"/opt/a+0x1/lib.so+0x2c\",\"calls\":9,\"ops\":{\"recv\":4,\"send\":1}}\n"
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"lib.so+0x\"}\n"
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"dance\",\"caller\":\"lib.so+0x1\"}\n"
+                "{\"event\":\"callers\",\"pid\":9,\"sites\":1,\"lost\":0}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert(ev.sites);
+    ck_assert_int_eq(ev.nsites, 2);
+    ck_assert_int_eq(ev.nobjs, 2);
+    ck_assert_str_eq(ev.objs[ev.site[0].obj], "/opt/a+0x1/lib.so"); /* the last "+0x" splits */
+    ck_assert_uint_eq(ev.site[0].off, 0x2c);
+    ck_assert_str_eq(ev.site[0].verb, "poll");
+    ck_assert_uint_eq(ev.site[0].calls, 9);
+    ck_assert_uint_eq(ev.site[0].ops[FI_OP_RECV], 4);
+    ck_assert_uint_eq(ev.site[0].fired, 1);
+    ck_assert_str_eq(ev.objs[ev.site[1].obj], "/usr/bin/prog");
+    ck_assert_str_eq(ev.site[1].verb, ""); /* only a fault named it */
+    ck_assert_uint_eq(ev.site[1].fired, 1);
+    ck_assert_int_eq(ev.bad_lines, 2);
+    ck_assert_msg(strstr(ev.unreadable, "line 6: \"caller\" is not OBJECT+0xOFFSET"), "%s",
+                  ev.unreadable);
+    unlink(path);
+}
+END_TEST
+
 /*
  * Every 64-bit value the verbs API carries comes back exactly: a wr_id with its top bit set (a
  * pointer, a tagged value) is read as written, in a fault and in an ownership finding. A value
@@ -1088,6 +1131,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_not_exercised);
     tcase_add_test(t, test_unsupported);
     tcase_add_test(t, test_evidence_read);
+    tcase_add_test(t, test_evidence_sites);
     tcase_add_test(t, test_evidence_u64);
     tcase_add_test(t, test_evidence_tree);
     tcase_add_test(t, test_service);

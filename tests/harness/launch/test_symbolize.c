@@ -10,6 +10,7 @@
 #include "launch/rg_launch.h"
 
 #include <dlfcn.h>
+#include <infiniband/verbs.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +106,55 @@ START_TEST(test_symbolize_self)
 }
 END_TEST
 
+/* A verbs call as a transport makes it: ibv_poll_cq is an inline call through the context's
+ * ops, which the shim patches; the patched function's return address is the call site. */
+static uintptr_t g_ra;
+__attribute__((noinline)) static int fake_poll(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+    (void)cq;
+    (void)ne;
+    (void)wc;
+    g_ra = (uintptr_t)__builtin_return_address(0);
+    return 0;
+}
+int rg_test_polls_here(struct ibv_cq *cq);
+__attribute__((noinline)) int rg_test_polls_here(struct ibv_cq *cq)
+{
+    struct ibv_wc wc;
+    return ibv_poll_cq(cq, 1, &wc); /* the site */
+}
+
+START_TEST(test_sym_sites)
+{
+    static struct ibv_context ctx;
+    static struct ibv_cq cq;
+    ctx.ops.poll_cq = fake_poll;
+    cq.context = &ctx;
+    ck_assert_int_eq(rg_test_polls_here(&cq), 0);
+    Dl_info di;
+    ck_assert(dladdr((void *)g_ra, &di) != 0);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    /* The site, and an offset in no function this binary has debug information for. */
+    uint64_t off[2] = {(uint64_t)(g_ra - (uintptr_t)di.dli_fbase), 0x10};
+    rg_sym_site out[2];
+    char why[700];
+    ck_assert_int_eq(rg_sym_sites(exe, off, 2, out, why, sizeof(why)), 0);
+    /* The caller, not verbs.h's inline ibv_poll_cq, and not the discriminator. */
+    ck_assert_str_eq(out[0].func, "rg_test_polls_here");
+    ck_assert_msg(strstr(out[0].where, "test_symbolize.c:") && !strstr(out[0].where, "discrim"),
+                  "%s", out[0].where);
+    ck_assert_str_eq(out[1].func, "");
+    ck_assert_str_eq(out[1].where, "");
+    /* An object addr2line cannot read: said, nothing named. */
+    ck_assert_int_eq(rg_sym_sites("/nonexistent/libgone.so", off, 1, out, why, sizeof(why)), -1);
+    ck_assert_ptr_nonnull(strstr(why, "/nonexistent/libgone.so"));
+    ck_assert_str_eq(out[0].func, "");
+}
+END_TEST
+
 START_TEST(test_symbolize_unreadable)
 {
     static const char dump[] = "/nonexistent/libgone.so(+0x10)[0x7f01]\n"
@@ -138,6 +188,7 @@ Suite *rg_suite_symbolize(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, test_sym_norm);
     tcase_add_test(t, test_symbolize_self);
+    tcase_add_test(t, test_sym_sites);
     tcase_add_test(t, test_symbolize_unreadable);
     suite_add_tcase(s, t);
     return s;
