@@ -179,6 +179,12 @@ static const rg_opt sweep_table[] = {
      .lo = 1,
      .hi = SW__POINTS_MAX,
      .call = take_number},
+    {.name = "by-site",
+     .kind = RG_OPT_FLAG,
+     .help = "One point for each verbs call site the counting run listed and each of its ops, "
+             "at the site's first event (site=... nth=1), instead of one per event: every site "
+             "the kind applies to is faulted once, in far fewer points.",
+     .off = SO(by_site)},
     {.name = "whole",
      .kind = RG_OPT_FLAG,
      .help = "Points counted over the whole run, even where the program marks its steps.",
@@ -286,8 +292,12 @@ static int counting_run(const struct sweep_opts *o, const char *file, const rg_s
     static rg_scenario pt;
     char err[1024], path[2 * PATH_MAX], out[PATH_MAX + 128], log[PATH_MAX + 128];
     pt = *sc;
-    pt.nfaults = 0;
-    pt.faults[0] = '\0';
+    /* No fault; the sites rule lists every verbs call site each rank calls from. */
+    pt.nfaults = 1;
+    snprintf(pt.fault[0].rule, sizeof(pt.fault[0].rule), "sites");
+    pt.fault[0].line = 0;
+    pt.fault[0].optional = false;
+    snprintf(pt.faults, sizeof(pt.faults), "sites");
     for (int r = 0; r < pt.ranks; r++) {
         pt.expect[r] = RG_SC_EXPECT_OK;
         pt.expect_at[r] = RG_SC_AT_ANY;
@@ -348,8 +358,8 @@ static int write_points(const struct sweep_opts *o, const char *file, const rg_s
             pt.expect_at[r] = RG_SC_AT_ANY;
             pt.expect_cls[r] = 0;
         }
-        char comment[256];
-        snprintf(comment, sizeof(comment), "railguard sweep point %d of %s: %s", i + 1, file,
+        char comment[640];
+        snprintf(comment, sizeof(comment), "railguard sweep point %d of %.200s: %s", i + 1, file,
                  p->rule);
         snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
         if (rg_scenario_save(path, &pt, comment) != 0)
@@ -358,10 +368,47 @@ static int write_points(const struct sweep_opts *o, const char *file, const rg_s
     return 0;
 }
 
+/* The call sites the kind applies to, from the counting run, named from their objects' debug
+ * information: into sites (their number), or -1 with why. */
+static int call_sites(const struct sweep_opts *o, const rg_evidence *ev, int ranks,
+                      rg_sw_site *sites, char *why, size_t whylen)
+{
+    why[0] = '\0';
+    int n = rg_sweep_sites(&o->spec, ev, ranks, sites, RG_SW_SITES_MAX, why, whylen);
+    if (n < 0)
+        return -1;
+    /* One addr2line an object. */
+    static bool done[RG_SW_SITES_MAX];
+    memset(done, 0, sizeof(done));
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        static uint64_t off[RG_SW_SITES_MAX];
+        static rg_sym_site names[RG_SW_SITES_MAX];
+        static int at[RG_SW_SITES_MAX];
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (!done[j] && !strcmp(sites[j].path, sites[i].path)) {
+                at[k] = j;
+                off[k++] = sites[j].off;
+                done[j] = true;
+            }
+        char w[600];
+        if (rg_sym_sites(sites[i].path, off, k, names, w, sizeof(w)) != 0 && !why[0])
+            snprintf(why, whylen, "%.250s", w);
+        for (int j = 0; j < k; j++) {
+            snprintf(sites[at[j]].func, sizeof(sites[at[j]].func), "%s", names[j].func);
+            snprintf(sites[at[j]].where, sizeof(sites[at[j]].where), "%s", names[j].where);
+        }
+    }
+    return n;
+}
+
 /* The points idx[0..nidx) (of a plan of n) in batches, each batch's failures rechecked alone
  * once it is over; sweep.json and the files written from it; the summary. The exit status. */
 static int run_points(const struct sweep_opts *o, const char *file, const rg_scenario *sc,
-                      rg_sweep_point *pts, int n, const int *idx, int nidx, double limit)
+                      rg_sweep_point *pts, int n, const int *idx, int nidx, double limit,
+                      rg_sw_site *sites, int nsites, const char *sites_why)
 {
     static struct sweep_state ss;
     static rg_sw_row rows[SW__POINTS_MAX];
@@ -394,7 +441,10 @@ static int run_points(const struct sweep_opts *o, const char *file, const rg_sce
                          .shard_n = o->shard_n,
                          .seconds = dt,
                          .nrows = nidx,
-                         .rows = mine};
+                         .rows = mine,
+                         .nsites = nsites,
+                         .sites = sites};
+    snprintf(res.sites_why, sizeof(res.sites_why), "%s", sites_why);
     snprintf(res.scenario, sizeof(res.scenario), "%s", file);
     snprintf(res.name, sizeof(res.name), "%s", sc->name);
     rg_sweep_digest(pts, n, res.digest);
@@ -439,7 +489,14 @@ int rg_sweep_main(int argc, char **argv)
     double limit = sc.deadline_s + 120;
     if ((rc = counting_run(&o, file, &sc, ev, limit)))
         return rc;
-    int n = rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
+    static rg_sw_site sites[RG_SW_SITES_MAX];
+    char sites_why[300];
+    int nsites = call_sites(&o, ev, sc.ranks, sites, sites_why, sizeof(sites_why));
+    if (nsites < 0 && o.by_site)
+        return sweep_bad("--by-site: %s", sites_why);
+    int n = o.by_site
+                ? rg_sweep_plan_sites(&o.spec, sites, nsites, pts, SW__POINTS_MAX, err, sizeof(err))
+                : rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
     if (n < 0)
         return sweep_bad("%s", err);
     printf("railguard sweep: %s, %d point(s) of %s; counting run:", file, n,
@@ -449,6 +506,11 @@ int rg_sweep_main(int argc, char **argv)
                (unsigned long long)ev[r].op_cqe[FI_OP_RECV],
                (unsigned long long)ev[r].op_cqe[FI_OP_SEND], (unsigned long long)ev[r].polls);
     printf("\n");
+    if (nsites >= 0)
+        printf("railguard sweep: %d verbs call site(s) %s applies to%s%s\n", nsites,
+               rg_sweep_kind_name(o.spec.kind), sites_why[0] ? "; names: " : "", sites_why);
+    else
+        printf("railguard sweep: call sites not listed: %s\n", sites_why);
     /* This run's points: all of them, or its shard's (the same split on every machine). */
     static int idx[SW__POINTS_MAX];
     static bool mine[SW__POINTS_MAX];
@@ -481,5 +543,5 @@ int rg_sweep_main(int argc, char **argv)
     fflush(stdout);
     if ((rc = write_points(&o, file, &sc, pts, idx, nidx)))
         return rc;
-    return run_points(&o, file, &sc, pts, n, idx, nidx, limit);
+    return run_points(&o, file, &sc, pts, n, idx, nidx, limit, sites, nsites, sites_why);
 }

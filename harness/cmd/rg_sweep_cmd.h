@@ -26,6 +26,7 @@ struct sweep_opts {
     int shrink_tries;     /* candidates a failing point's shrinking may try (--shrink) */
     bool list;            /* --list: print the planned points after the counting run, run none */
     bool exec_ranks;      /* --exec-ranks: every rank exec'd, not forked from a server */
+    bool by_site;         /* --by-site: one point per call site and op, not per event */
     int shard_k, shard_n; /* --shard K/N; 0 and 0: every point */
 };
 
@@ -56,6 +57,7 @@ struct outcome {
     rg_verdict worst; /* the highest verdict of any rank */
     char verdicts[256];
     char first[1200];
+    char site[RG_SW_SITE_MAX]; /* where the first fault that landed in a call did, "" */
 };
 
 /* The sweep's progress, shared by the batch's callback and the rechecks. rows[i] is what

@@ -226,6 +226,17 @@ void read_outcome(const char *dir, struct outcome *oc, bool init_only)
         n += (size_t)snprintf(oc->verdicts + n, sizeof(oc->verdicts) - n, "%s%s", k ? "," : "",
                               rg_verdict_name(r.rank[k].verdict));
     snprintf(oc->first, sizeof(oc->first), "%s", r.first);
+    /* Where its fault landed: the shim's fault events name the call site. */
+    static rg_evidence ev;
+    for (int k = 0; k < r.ranks && !oc->site[0]; k++) {
+        snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", dir, k);
+        if (rg_evidence_read(path, &ev, err, sizeof(err)) != 0)
+            continue;
+        for (int i = 0; i < ev.nsites && !oc->site[0]; i++)
+            if (ev.site[i].fired)
+                rg_sweep_site_key(ev.objs[ev.site[i].obj], ev.site[i].off, oc->site,
+                                  sizeof(oc->site));
+    }
 }
 
 /* A point's outcome (or a shrinking candidate's), judged as the sweep's kind asks. */
@@ -254,6 +265,7 @@ static void keep_row(struct sweep_state *ss, int i, const struct outcome *oc, rg
     snprintf(w->verdicts, sizeof(w->verdicts), "%s", oc->ran ? oc->verdicts : "");
     snprintf(w->first, sizeof(w->first), "%s",
              st == RG_SW_FAILED || st == RG_SW_FLAKY ? oc->first : "");
+    snprintf(w->site, sizeof(w->site), "%s", st == RG_SW_NOT_FIRED ? "" : oc->site);
 }
 
 static void point_line(const rg_sweep_point *p, int i, const struct outcome *oc, const char *what)

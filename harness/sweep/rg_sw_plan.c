@@ -64,7 +64,7 @@ static uint64_t events_of(const rg_sweep_spec *sp, enum fi_op op, const struct c
 }
 
 /* The ops a kind is swept over: the one asked for, or the kind's own. */
-static int ops_of(const rg_sweep_spec *sp, enum fi_op *ops)
+int rg_sweep_ops(const rg_sweep_spec *sp, enum fi_op *ops)
 {
     if (sp->kind == RG_SW_NOMEM || sp->kind == RG_SW_SWAP) {
         ops[0] = FI_OP_ANY;
@@ -172,7 +172,7 @@ int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_
                   int cap, char *err, size_t errlen)
 {
     enum fi_op ops[2];
-    int nops = ops_of(sp, ops), n = 0;
+    int nops = rg_sweep_ops(sp, ops), n = 0;
     for (int r = 0; r < ranks; r++) {
         if (sp->rank >= 0 && r != sp->rank)
             continue;

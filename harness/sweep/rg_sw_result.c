@@ -66,11 +66,40 @@ static bool shrunk_ok(const rg_sw_row *w)
 static json_t *row_json(const rg_sw_row *w)
 {
     const rg_sweep_point *p = &w->p;
-    return json_pack("{s:i,s:s,s:i,s:s,s:i,s:i,s:I,s:f,s:s,s:s,s:s,s:s}", "n", w->n, "rule",
+    return json_pack("{s:i,s:s,s:i,s:s,s:i,s:i,s:I,s:f,s:s,s:s,s:s,s:s,s:s}", "n", w->n, "rule",
                      p->rule, "rank", p->rank, "op", fi_op_name(p->op), "step", p->step, "rep",
                      p->rep, "nth", (json_int_t)p->nth, "cost", p->cost, "state",
                      rg_sw_state_name(w->state), "verdicts", w->verdicts, "first", w->first,
-                     "shrunk", w->shrunk);
+                     "shrunk", w->shrunk, "site", w->site);
+}
+
+/* A site key as rg_sweep_site_key writes it: a file name (no '/'), "+0x" and hex digits. */
+static bool site_ok(const char *s)
+{
+    const char *plus = strrchr(s, '+');
+    size_t hex = plus ? strlen(plus + 1) : 0;
+    return plus && plus > s && !memchr(s, '/', (size_t)(plus - s)) && hex > 2 && hex <= 18 &&
+           plus[1] == '0' && plus[2] == 'x' && strspn(plus + 3, "0123456789abcdef") == hex - 2;
+}
+
+static const char *const site_verbs[] = {"poll", "post_send", "post_recv"};
+
+static json_t *sites_json(const rg_sw_result *r)
+{
+    if (r->nsites < 0)
+        return json_null();
+    json_t *a = json_array();
+    for (int i = 0; i < r->nsites; i++) {
+        const rg_sw_site *s = &r->sites[i];
+        json_t *ops = json_array();
+        for (int op = FI_OP_ANY; op <= FI_OP_ATOMIC; op++)
+            if (s->ops & (1u << op))
+                json_array_append_new(ops, json_string(fi_op_name((enum fi_op)op)));
+        json_array_append_new(a, json_pack("{s:s,s:s,s:o,s:i,s:s,s:s}", "site", s->site, "verb",
+                                           s->verb, "ops", ops, "rank", s->rank, "function",
+                                           s->func, "where", s->where));
+    }
+    return a;
 }
 
 int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen)
@@ -84,9 +113,14 @@ int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen
             return -1;
         }
     json_t *j =
-        json_pack("{s:s,s:s,s:s,s:i,s:s,s:[i,i],s:f,s:o}", "scenario", r->scenario, "name", r->name,
-                  "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest", r->digest,
-                  "shard", r->shard_k, r->shard_n, "seconds", r->seconds, "rows", rows);
+        json_pack("{s:s,s:s,s:s,s:i,s:s,s:[i,i],s:f,s:o,s:o,s:s}", "scenario", r->scenario, "name",
+                  r->name, "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest",
+                  r->digest, "shard", r->shard_k, r->shard_n, "seconds", r->seconds, "rows", rows,
+                  "sites", sites_json(r), "sites_why", r->sites_why);
+    if (!j) {
+        snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
+        return -1;
+    }
     return rg_json_write(j, path, err, errlen);
 }
 
@@ -95,6 +129,9 @@ void rg_sw_free(rg_sw_result *r)
     free(r->rows);
     r->rows = NULL;
     r->nrows = 0;
+    free(r->sites);
+    r->sites = NULL;
+    r->nsites = 0;
 }
 
 /* A string field into dst (len bytes): 0, or -1 when absent, not a string or too long. */
@@ -162,6 +199,8 @@ static const char *row_of(json_t *o, int npoints, rg_sw_row *w)
     w->n = (int)n;
     if (str(o, "shrunk", w->shrunk, sizeof(w->shrunk)) || !shrunk_ok(w))
         return "shrunk";
+    if (str(o, "site", w->site, sizeof(w->site)) || (w->site[0] && !site_ok(w->site)))
+        return "site";
     w->p.rank = (int)rank;
     w->p.op = (enum fi_op)op_of(op);
     w->p.step = (int)step;
@@ -172,6 +211,72 @@ static const char *row_of(json_t *o, int npoints, rg_sw_row *w)
     w->p.fired = s != RG_SW_NOT_FIRED;
     w->p.failed = s == RG_SW_FAILED;
     w->p.flaky = s == RG_SW_FLAKY;
+    return NULL;
+}
+
+/* Site i of sweep.json's "sites", into s: NULL, or the first field that is not what
+ * sites_json writes. */
+static const char *site_of(json_t *o, rg_sw_site *s)
+{
+    long long rank;
+    memset(s, 0, sizeof(*s));
+    if (!json_is_object(o))
+        return "a site";
+    if (str(o, "site", s->site, sizeof(s->site)) || !site_ok(s->site))
+        return "site";
+    if (str(o, "verb", s->verb, sizeof(s->verb)))
+        return "verb";
+    size_t v = 0;
+    while (v < sizeof(site_verbs) / sizeof(site_verbs[0]) && strcmp(site_verbs[v], s->verb))
+        v++;
+    if (v == sizeof(site_verbs) / sizeof(site_verbs[0]))
+        return "verb";
+    json_t *ops = json_object_get(o, "ops");
+    if (!json_is_array(ops) || json_array_size(ops) == 0)
+        return "ops";
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+        const char *name = json_string_value(json_array_get(ops, i));
+        int op = name ? op_of(name) : -1;
+        if (op < 0 || (s->ops & (1u << op)))
+            return "ops";
+        s->ops |= 1u << op;
+    }
+    if (num(o, "rank", 0, RG_MAX_RANKS - 1, &rank))
+        return "rank";
+    s->rank = (int)rank;
+    if (str(o, "function", s->func, sizeof(s->func)))
+        return "function";
+    if (str(o, "where", s->where, sizeof(s->where)))
+        return "where";
+    return NULL;
+}
+
+/* sweep.json's "sites" (null: none listed) and "sites_why" into r. NULL, or what is bad. */
+static const char *sites_of(json_t *j, rg_sw_result *r, char *where, size_t wlen)
+{
+    json_t *a = json_object_get(j, "sites");
+    if (str(j, "sites_why", r->sites_why, sizeof(r->sites_why)))
+        return "sites_why";
+    if (json_is_null(a)) {
+        r->nsites = -1;
+        return NULL;
+    }
+    if (!json_is_array(a) || json_array_size(a) > RG_SW_SITES_MAX)
+        return "sites";
+    r->sites = calloc(json_array_size(a) + 1, sizeof(r->sites[0]));
+    if (!r->sites)
+        return "sites (out of memory)";
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const char *bad = site_of(json_array_get(a, i), &r->sites[i]);
+        for (size_t k = 0; !bad && k < i; k++)
+            if (!strcmp(r->sites[k].site, r->sites[i].site))
+                bad = "site (twice)";
+        if (bad) {
+            snprintf(where, wlen, "sites[%zu].", i);
+            return bad;
+        }
+        r->nsites++;
+    }
     return NULL;
 }
 
@@ -230,6 +335,8 @@ int rg_sw_read(rg_sw_result *r, const char *path, char *err, size_t errlen)
         else
             r->nrows++;
     }
+    if (!bad)
+        bad = sites_of(j, r, where, sizeof(where));
     r->seconds = bad ? 0 : json_number_value(secs); /* before j, which holds it, goes */
     json_decref(j);
     if (bad) {
@@ -326,6 +433,38 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
     out->kind = a->kind;
     out->npoints = a->npoints;
     out->nrows = total;
+    /* The sites: every shard's counting run listed its own; together, each once, in the order
+     * the parts give them. None listed anywhere: the first part's why. */
+    out->nsites = -1;
+    out->sites = calloc(RG_SW_SITES_MAX, sizeof(out->sites[0]));
+    if (!out->sites) {
+        snprintf(err, errlen, "out of memory");
+        rg_sw_free(out);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        for (int s = 0; s < parts[i].nsites; s++) {
+            const rg_sw_site *x = &parts[i].sites[s];
+            int k = 0;
+            while (k < out->nsites && strcmp(out->sites[k].site, x->site))
+                k++;
+            if (out->nsites < 0)
+                out->nsites = k = 0;
+            if (k == out->nsites && k == RG_SW_SITES_MAX) {
+                snprintf(err, errlen, "the shards list more than %d call sites", RG_SW_SITES_MAX);
+                rg_sw_free(out);
+                return -1;
+            }
+            if (k == out->nsites)
+                out->sites[out->nsites++] = *x;
+            else
+                out->sites[k].ops |= x->ops;
+        }
+    }
+    rg_sweep_sites_sort(out->sites, out->nsites);
+    for (int i = n - 1; i >= 0; i--) /* a part that listed sites says why any went unnamed */
+        if (parts[i].nsites >= 0 || out->nsites < 0)
+            snprintf(out->sites_why, sizeof(out->sites_why), "%s", parts[i].sites_why);
     for (int i = 0; i < n; i++)
         out->seconds = parts[i].seconds > out->seconds ? parts[i].seconds : out->seconds;
     return 0;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct tally {
@@ -50,6 +51,17 @@ void rg_sw_table(FILE *f, const rg_sw_result *r)
                 w->verdicts[0] ? w->verdicts : "no result");
         if (w->first[0])
             fprintf(f, "        %s\n", w->first);
+        if (w->site[0]) { /* where in the program the fault that broke it landed */
+            const rg_sw_site *s = NULL;
+            for (int k = 0; k < r->nsites && !s; k++)
+                s = !strcmp(r->sites[k].site, w->site) ? &r->sites[k] : NULL;
+            if (s && s->func[0] && s->where[0])
+                fprintf(f, "        landed at: %s (%s at %s)\n", w->site, s->func, s->where);
+            else if (s && s->func[0])
+                fprintf(f, "        landed at: %s (%s)\n", w->site, s->func);
+            else
+                fprintf(f, "        landed at: %s\n", w->site);
+        }
         if (w->state == RG_SW_FAILED)
             fprintf(f,
                     "        reproduce (in the sweep's directory): railguard run --out repro %s\n",
@@ -57,6 +69,7 @@ void rg_sw_table(FILE *f, const rg_sw_result *r)
         if (w->shrunk[0])
             fprintf(f, "        shrunk: %s\n", w->shrunk);
     }
+    rg_sw_sites_table(f, r);
 }
 
 static void junit(FILE *f, const rg_sw_result *r)
@@ -136,7 +149,18 @@ static void page(FILE *f, const rg_sw_result *r)
             }
             fputs("</td></tr>\n", f);
         }
-    fputs("</table>\n</body></html>\n", f);
+    fputs("</table>\n<h2>Call sites</h2>\n<pre>", f);
+    /* The same table as sweep.txt's, from the same content. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (m) {
+        rg_sw_sites_table(m, r);
+        fclose(m);
+        rg_markup_text(f, text ? text : "");
+    }
+    free(text);
+    fputs("</pre>\n</body></html>\n", f);
 }
 
 /* DIR/NAME written by body: 0, or -1 with err naming the file. */

@@ -5,6 +5,7 @@
  * through. No process, no file beyond what a function says: the unit tests
  * (tests/harness/sweep/) drive it from made-up evidence; `railguard sweep` (cmd/) runs it.
  *   rg_sw_plan.c    the points, their expected costs, the shards, the shrinking candidates
+ *   rg_sw_sites.c   the verbs call sites a kind can reach, and the points that reach each once
  *   rg_sw_result.c  what became of each point: sweep.json and back, shards merged
  *   rg_sw_write.c   the table, JUnit and the page, from that alone
  */
@@ -46,11 +47,11 @@ typedef struct rg_sweep_spec {
 typedef struct rg_sweep_point {
     int rank;
     enum fi_op op;
-    int step, rep; /* the phase it is anchored to (step -1: init), or FI_PHASE_ANY: whole run */
-    uint64_t nth;  /* within the phase, or the whole run */
-    char rule[160];
-    double cost; /* expected, in runs of the program: 1 + how far into its rank's events of
-                    the kind the point's event lies (0..1); what shards balance */
+    int step, rep;  /* the phase it is anchored to (step -1: init), or FI_PHASE_ANY: whole run */
+    uint64_t nth;   /* within the phase, or the whole run */
+    char rule[320]; /* a site= key makes it long */
+    double cost;    /* expected, in runs of the program: 1 + how far into its rank's events of
+                       the kind the point's event lies (0..1); what shards balance */
     bool fired, failed, flaky;
 } rg_sweep_point;
 
@@ -65,6 +66,44 @@ int rg_sweep_kind_of(const char *name);
  */
 int rg_sweep_plan(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sweep_point *pts,
                   int cap, char *err, size_t errlen);
+/* The ops a kind is swept over (ops[0..2)): the one asked for, or the kind's own; FI_OP_ANY for
+ * nomem and swap_rails. Their number. */
+int rg_sweep_ops(const rg_sweep_spec *sp, enum fi_op *ops);
+
+/* --- call sites (rg_sw_sites.c) --------------------------------------------------------------
+ * Where in the program a sweep's faults land: the verbs call sites the counting run's `sites`
+ * rule listed (each rank's evidence), those a kind applies to -- poll sites for the kinds that
+ * act on completions or polls, post sites for the kinds that act on posts -- and, per point,
+ * the site its fault landed in (the fault event's caller). A site is named by the object's
+ * file name and the offset ("librailguard.so.1+0x1a2b"): the same on every machine that has
+ * the same build, so shards agree; its function and FILE:LINE are the runner's to add.
+ */
+#define RG_SW_SITES_MAX 256
+#define RG_SW_SITE_MAX 160
+typedef struct rg_sw_site {
+    char site[RG_SW_SITE_MAX]; /* OBJECT-FILE-NAME+0xOFF */
+    char verb[16];             /* poll, post_send, post_recv */
+    char func[160];            /* the calling function, "" when there is no debug information */
+    char where[320];           /* its FILE:LINE, "" likewise */
+    char path[RG_EV_OBJ_MAX];  /* the object as the counting run loaded it (not saved) */
+    uint64_t off;              /* the offset (not saved: it is in site) */
+    int rank;                  /* the lowest rank that called from it */
+    uint32_t ops;              /* 1 << op for each of the kind's ops that happened there */
+} rg_sw_site;
+/* A site as a key: "OBJECT-FILE-NAME+0xOFF" from an object's path and an offset. */
+void rg_sweep_site_key(const char *path, uint64_t off, char *out, size_t len);
+/* The sites kind sp applies to, from the counting run's evidence (every rank's, once each, in
+ * the order first seen). Their number; -1 with err when a rank listed no sites (its shim ran
+ * no sites rule) or more than cap. */
+int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sw_site *out,
+                   int cap, char *err, size_t errlen);
+/* Sites in their one order, by key: a merge's union is then the unsharded list. */
+void rg_sweep_sites_sort(rg_sw_site *s, int n);
+/* --by-site: one point for each site and each of its ops (negpoll: each poll site once), at
+ * the site's first event there on its lowest rank (site=... nth=1). The number of points, or
+ * -1 with err past cap. */
+int rg_sweep_plan_sites(const rg_sweep_spec *sp, const rg_sw_site *s, int n, rg_sweep_point *pts,
+                        int cap, char *err, size_t errlen);
 /*
  * Shard k of nshards (1-based) of a plan's n points: mine[i] says whether point i is this
  * shard's. Balanced by expected cost (longest first, to the least loaded shard), the same on
@@ -111,6 +150,7 @@ typedef struct rg_sw_row {
     char verdicts[256]; /* per rank, "ok,detected"; "" when it left no result */
     char first[1200];   /* a failure's first line, "" */
     char shrunk[64];    /* a failure's smallest program, "points/NNNN-shrunk.yaml", "" none */
+    char site[RG_SW_SITE_MAX]; /* where its fault landed (rg_sw_site's key), "" not in a call */
 } rg_sw_row;
 
 typedef struct rg_sw_result {
@@ -123,6 +163,11 @@ typedef struct rg_sw_result {
     double seconds;       /* wall time (a merge: the longest shard's) */
     int nrows;            /* the points run here, by n */
     rg_sw_row *rows;
+    /* The call sites the kind applies to (rg_sweep_sites), by first seen; nsites -1: the
+     * counting run listed none (sites_why says why). */
+    int nsites;
+    rg_sw_site *sites;
+    char sites_why[300];
 } rg_sw_result;
 
 /* The plan's digest: FNV-1a 64 over every point's rule and a newline, as 16 hex digits. */
@@ -144,6 +189,9 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
 /* The table: a summary line, then every failing and flaky point with its first failure, how to
  * reproduce it (points/NNNN.yaml in the sweep's directory) and its shrunk program. */
 void rg_sw_table(FILE *f, const rg_sw_result *r);
+/* The call sites' table: which of the sites the kind applies to a fired point's fault landed
+ * in, and how many points did; those never reached; faults that landed elsewhere. */
+void rg_sw_sites_table(FILE *f, const rg_sw_result *r);
 /* DIR/sweep.json, sweep.txt (the table), junit.xml (one test case a point) and index.html. 0,
  * or -1 with err naming the file. */
 int rg_sw_write(const rg_sw_result *r, const char *dir, char *err, size_t errlen);

@@ -247,6 +247,93 @@ START_TEST(test_shard)
 }
 END_TEST
 
+/* --- call sites ------------------------------------------------------------------------------ */
+
+/* A site in made-up evidence: object k of "/opt/a/librailguard.so.1", "/usr/bin/prog". */
+static void add_site(rg_evidence *e, int obj, uint64_t off, const char *verb, uint64_t calls,
+                     uint64_t recv, uint64_t send)
+{
+    static const char *const objs[2] = {"/opt/a/librailguard.so.1", "/usr/bin/prog"};
+    e->nobjs = 2;
+    snprintf(e->objs[0], sizeof(e->objs[0]), "%s", objs[0]);
+    snprintf(e->objs[1], sizeof(e->objs[1]), "%s", objs[1]);
+    rg_ev_site *s = &e->site[e->nsites++];
+    *s = (rg_ev_site){.obj = obj, .off = off, .calls = calls};
+    snprintf(s->verb, sizeof(s->verb), "%s", verb);
+    s->ops[FI_OP_RECV] = recv;
+    s->ops[FI_OP_SEND] = send;
+    e->sites = true;
+}
+
+START_TEST(test_sites)
+{
+    static rg_sw_site s[16];
+    static rg_sweep_point p[16];
+    char err[200];
+    counts();
+    /* Rank 0: a poll site with receive and send completions, one that only ever found none, a
+     * post_send and a post_recv site. Rank 1 shares one of them and has a poll site of its own,
+     * in another object. */
+    add_site(&g_ev[0], 0, 0x2c, "poll", 50, 5, 3);
+    add_site(&g_ev[0], 0, 0x1a2b, "poll", 900, 0, 0);
+    add_site(&g_ev[0], 0, 0x300, "post_send", 3, 0, 3);
+    add_site(&g_ev[0], 0, 0x400, "post_recv", 9, 9, 0);
+    add_site(&g_ev[1], 0, 0x2c, "poll", 40, 6, 3);
+    add_site(&g_ev[1], 1, 0x99, "poll", 7, 1, 0);
+    rg_sweep_spec sp = {.kind = RG_SW_ERROR, .rank = -1, .op = FI_OP_ANY, .max = 100};
+    snprintf(sp.status, sizeof(sp.status), "WR_FLUSH_ERR");
+    /* error acts on completions: the poll sites that handed some out, each once, by key. */
+    int n = rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err));
+    ck_assert_msg(n == 2, "%d: %s", n, n < 0 ? err : "");
+    ck_assert_str_eq(s[0].site, "librailguard.so.1+0x2c");
+    ck_assert_str_eq(s[0].path, "/opt/a/librailguard.so.1");
+    ck_assert_uint_eq(s[0].ops, 1u << FI_OP_RECV | 1u << FI_OP_SEND);
+    ck_assert_int_eq(s[0].rank, 0);
+    ck_assert_str_eq(s[1].site, "prog+0x99");
+    ck_assert_int_eq(s[1].rank, 1);
+    ck_assert_uint_eq(s[1].ops, 1u << FI_OP_RECV);
+    /* --by-site: a point per site and op, at its first event there. */
+    ck_assert_int_eq(rg_sweep_plan_sites(&sp, s, n, p, 16, err, sizeof(err)), 3);
+    ck_assert_str_eq(p[0].rule,
+                     "error status=WR_FLUSH_ERR op=send rank=0 site=librailguard.so.1+0x2c nth=1");
+    ck_assert_str_eq(p[1].rule,
+                     "error status=WR_FLUSH_ERR op=recv rank=0 site=librailguard.so.1+0x2c nth=1");
+    ck_assert_str_eq(p[2].rule, "error status=WR_FLUSH_ERR op=recv rank=1 site=prog+0x99 nth=1");
+    ck_assert_int_eq(rg_sweep_plan_sites(&sp, s, n, p, 2, err, sizeof(err)), -1);
+    /* Every rule it writes is one the shim takes. */
+    struct fi_plan plan;
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fi_plan_parse(p[i].rule, "t", &plan, err, sizeof(err)) == 0, "%s", err);
+    /* negpoll acts on polls: every poll site, even one that found nothing, once. */
+    sp.kind = RG_SW_NEGPOLL;
+    n = rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err));
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(rg_sweep_plan_sites(&sp, s, n, p, 16, err, sizeof(err)), 3);
+    ck_assert_str_eq(p[0].rule, "negpoll rank=0 site=librailguard.so.1+0x1a2b nth=1");
+    /* delay acts on receive posts (its default op); lose on sends. */
+    sp.kind = RG_SW_DELAY;
+    sp.ms = 50;
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err)), 1);
+    ck_assert_str_eq(s[0].site, "librailguard.so.1+0x400");
+    ck_assert_int_eq(rg_sweep_plan_sites(&sp, s, 1, p, 16, err, sizeof(err)), 1);
+    ck_assert_str_eq(p[0].rule, "delay ms=50 op=recv rank=0 site=librailguard.so.1+0x400 nth=1");
+    sp.kind = RG_SW_LOSE;
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err)), 1);
+    ck_assert_str_eq(s[0].site, "librailguard.so.1+0x300");
+    /* A rank whose counting run listed none: said, never an empty table read as full reach. */
+    sp.kind = RG_SW_ERROR;
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 3, s, 16, err, sizeof(err)), -1);
+    ck_assert_str_eq(err,
+                     "rank 2's counting run listed no call sites (its shim ran no sites rule)");
+    g_ev[1].sites_lost = 4;
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "rank 1's counting run had more call sites"), "%s", err);
+    g_ev[1].sites_lost = 0;
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 1, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "more than 1 call sites");
+}
+END_TEST
+
 /* --- the result, and shards merged ---------------------------------------------------------- */
 
 /* A made-up plan of n points and its whole result: point i failing when i % 7 == 3. */
@@ -275,6 +362,23 @@ static void made_up(rg_sw_result *r, int n, rg_sw_row *rows)
     }
     rows[5].state = RG_SW_NOT_FIRED;
     rows[5].p.fired = false;
+    /* Three call sites, in key order; the points land at the first two, never the third. */
+    static rg_sw_site sites[3];
+    static const char *const keys[3] = {"librailguard.so.1+0x1a2b", "librailguard.so.1+0x2c",
+                                        "librailguard.so.1+0x3f00"};
+    for (int k = 0; k < 3; k++) {
+        sites[k] = (rg_sw_site){.rank = k, .ops = 1u << FI_OP_RECV | (k ? 0 : 1u << FI_OP_SEND)};
+        snprintf(sites[k].site, sizeof(sites[k].site), "%s", keys[k]);
+        snprintf(sites[k].verb, sizeof(sites[k].verb), "poll");
+        snprintf(sites[k].func, sizeof(sites[k].func), k == 2 ? "" : "rg_wait_%d", k);
+        snprintf(sites[k].where, sizeof(sites[k].where), k == 2 ? "" : "transport/rg_cq.c:%d",
+                 10 + k);
+    }
+    for (int i = 0; i < n; i++)
+        if (rows[i].state != RG_SW_NOT_FIRED)
+            snprintf(rows[i].site, sizeof(rows[i].site), "%s", keys[i % 2]);
+    r->nsites = 3;
+    r->sites = sites;
     snprintf(r->scenario, sizeof(r->scenario), "scenarios/sweep/ring.yaml");
     snprintf(r->name, sizeof(r->name), "ring");
     r->kind = RG_SW_ERROR;
@@ -318,6 +422,13 @@ START_TEST(test_result_merge)
         for (int i = 0; i < 40; i++)
             if (mine[k][i])
                 part_rows[k][s.nrows++] = rows[i];
+        /* Each shard's counting run listed its own sites, in its own order: together, all. */
+        static rg_sw_site own[3][3];
+        static const int pick[3][3] = {{1, 0, -1}, {2, 1, -1}, {2, 0, 1}};
+        s.nsites = 0;
+        s.sites = own[k];
+        for (int j = 0; j < 3 && pick[k][j] >= 0; j++)
+            own[k][s.nsites++] = whole.sites[pick[k][j]];
         ck_assert_int_eq(rg_sw_save(&s, path, err, sizeof(err)), 0);
         ck_assert_msg(rg_sw_read(&parts[k], path, err, sizeof(err)) == 0, "%s", err);
     }
@@ -326,6 +437,12 @@ START_TEST(test_result_merge)
     ck_assert_int_eq(memcmp(merged.rows, rows, sizeof(rows)), 0);
     ck_assert_int_eq(merged.shard_n, 0);
     ck_assert_double_eq(merged.seconds, 6);
+    ck_assert_int_eq(merged.nsites, 3);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_str_eq(merged.sites[k].site, whole.sites[k].site);
+        ck_assert_str_eq(merged.sites[k].func, whole.sites[k].func);
+        ck_assert_uint_eq(merged.sites[k].ops, whole.sites[k].ops);
+    }
     /* Written, the merge's files are the whole sweep's: byte for byte, but for its time. */
     char a[] = "/tmp/rg-sweep-a-XXXXXX", b[] = "/tmp/rg-sweep-b-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(a));
@@ -345,6 +462,22 @@ START_TEST(test_result_merge)
     size_t got = fread(xml, 1, sizeof(xml) - 1, jf);
     xml[got] = '\0';
     fclose(jf);
+    /* The site table: two reached, by the points that landed there, one never. */
+    snprintf(err, sizeof(err), "%s/sweep.txt", a);
+    FILE *tf = fopen(err, "r");
+    static char txt[64 * 1024];
+    size_t tn = fread(txt, 1, sizeof(txt) - 1, tf);
+    txt[tn] = '\0';
+    fclose(tf);
+    ck_assert_msg(strstr(txt, "call sites error applies to: 2 of 3 reached by the 39 point(s) "
+                              "that fired\n") &&
+                      strstr(txt, "    reached    20  poll      rg_wait_0 at transport/rg_cq.c:10 "
+                                  "(librailguard.so.1+0x1a2b)\n") &&
+                      strstr(txt, "        landed at: librailguard.so.1+0x2c (rg_wait_1 at "
+                                  "transport/rg_cq.c:11)\n") &&
+                      strstr(txt, "    NEVER       0  poll      no debug info "
+                                  "(librailguard.so.1+0x3f00)\n"),
+                  "%s", txt);
     ck_assert_msg(strstr(xml, "tests=\"40\" failures=\"6\" errors=\"0\" skipped=\"1\"") &&
                       strstr(xml, "name=\"point 4: error op=recv rank=1 nth=4\"><failure "
                                   "message=\"DEADLOCK,detected\">first failure: rank 0: "
@@ -385,6 +518,22 @@ START_TEST(test_result_merge)
         rg_sw_free(&parts[k]);
     /* A file railguard did not write: one line naming the file and the field. */
     static const char *const bad[][2] = {
+        /* A call site that is not OBJECT+0xHEX, or a row's site likewise. */
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": [], "
+         "\"sites_why\": \"\", \"sites\": [{\"site\": \"../x+0x1\", \"verb\": \"poll\"}]}",
+         "sites[0].site is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": [], "
+         "\"sites_why\": \"\", \"sites\": [{\"site\": \"a.so+0x1\", \"verb\": \"poll\", "
+         "\"ops\": [\"recv\", \"recv\"]}]}",
+         "sites[0].ops is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": "
+         "[{\"n\": 1, \"rule\": \"x\", \"rank\": 0, \"op\": \"recv\", \"step\": 0, "
+         "\"rep\": 0, \"nth\": 1, \"cost\": 1.5, \"state\": \"pass\", \"verdicts\": \"\", "
+         "\"first\": \"\", \"shrunk\": \"\", \"site\": \"a.so+0xg\"}]}",
+         "rows[0].site is not"},
         {"{", "expected"},
         {"{\"scenario\": \"a\"}", "name is not what railguard sweep writes"},
         {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"boom\"}", "kind is not"},
@@ -429,6 +578,7 @@ Suite *rg_suite_sweep(void)
     tcase_add_test(t, test_plan_phases);
     tcase_add_test(t, test_shard);
     tcase_add_test(t, test_result_merge);
+    tcase_add_test(t, test_sites);
     tcase_add_test(t, test_shrink);
     suite_add_tcase(s, t);
     return s;
