@@ -18,6 +18,7 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +46,6 @@ struct fi_caller {
     int obj;              /* g_cobj's index, -1: in no loaded object */
     uint64_t off;
     enum fi_call verb;
-    uint32_t match; /* the rules whose site= names it */
     _Atomic uint64_t calls, ev[FI_OP_ATOMIC + 1];
 };
 
@@ -106,11 +106,6 @@ static const char *base_of(const char *path)
     return s ? s + 1 : path;
 }
 
-static bool rule_names(const struct fi_rule *r, const char *path, uint64_t off)
-{
-    return r->site_obj[0] && r->site_off == off && !strcmp(r->site_obj, base_of(path));
-}
-
 static int obj_index(const char *path)
 {
     int n = atomic_load(&g_ncobj);
@@ -132,8 +127,13 @@ static int obj_index(const char *path)
     return k;
 }
 
-/* The entry of return address ra, made (and resolved) at its first call; NULL when full. */
-static struct fi_caller *caller_of(const struct fi_live *lp, uintptr_t ra, enum fi_call v)
+/* How long a call waits for another thread to finish resolving the same site: resolution is
+ * one dl_iterate_phdr, but a fork in its middle leaves the child's entry never ready. */
+#define FI_CALLER_WAIT 10000
+
+/* The entry of return address ra, made (and resolved) at its first call; NULL when the table
+ * is full or the entry never became ready (both counted as lost). */
+static struct fi_caller *caller_of(uintptr_t ra, enum fi_call v)
 {
     uint32_t h = fi_hash(ra, 0);
     for (uint32_t i = 0; i < FI_CALLERS; i++) {
@@ -150,18 +150,19 @@ static struct fi_caller *caller_of(const struct fi_live *lp, uintptr_t ra, enum 
                 c->verb = v;
                 c->obj = locate(ra, &f) ? obj_index(f.path) : -1;
                 c->off = f.found ? f.off : (uint64_t)ra;
-                c->match = 0;
-                for (int k = 0; f.found && k < lp->plan.nrules; k++)
-                    if (rule_names(&lp->plan.rules[k], f.path, f.off))
-                        c->match |= 1u << k;
                 atomic_store_explicit(&c->ready, 1, memory_order_release);
                 return c;
             }
         }
         if (cur == ra) {
-            /* Another thread is resolving it: this call does without (rare, and only the
-             * first calls from a site can meet it). */
-            return atomic_load_explicit(&c->ready, memory_order_acquire) ? c : NULL;
+            /* Another thread is resolving it: wait, a bounded while, so this call is counted
+             * and matched like every other. */
+            for (int w = 0; w < FI_CALLER_WAIT; w++) {
+                if (atomic_load_explicit(&c->ready, memory_order_acquire))
+                    return c;
+                sched_yield();
+            }
+            break;
         }
     }
     atomic_fetch_add_explicit(&g_callers_lost, 1, memory_order_relaxed);
@@ -175,11 +176,13 @@ void fi_call_enter(void *ra, enum fi_call v)
     struct fi_live *lp = fi_live();
     if (!lp || (!lp->sites && !lp->m_site))
         return;
-    t_call = caller_of(lp, (uintptr_t)ra, v);
+    t_call = caller_of((uintptr_t)ra, v);
     if (t_call && lp->sites)
         atomic_fetch_add_explicit(&t_call->calls, 1, memory_order_relaxed);
 }
 
+/* Clears, not restores: no wrapped call runs inside another (the shim calls the provider's
+ * functions, never its own wrappers), so there is no outer site to give back. */
 void fi_call_leave(void)
 {
     t_ra = 0;
@@ -193,9 +196,16 @@ void fi_call_count(enum fi_op op)
         atomic_fetch_add_explicit(&t_call->ev[op], 1, memory_order_relaxed);
 }
 
+/* Compared afresh each time (not cached in the entry): the table outlives a plan the program
+ * replaces through the control table, and the new plan's rules are other rules. */
 bool fi_call_matches(int rule)
 {
-    return t_call && (t_call->match & (1u << rule));
+    const struct fi_live *lp = fi_live();
+    const struct fi_caller *c = t_call;
+    if (!lp || !c || c->obj < 0 || rule < 0 || rule >= lp->plan.nrules)
+        return false;
+    const struct fi_rule *r = &lp->plan.rules[rule];
+    return r->site_off == c->off && !strcmp(r->site_obj, base_of(g_cobj[c->obj]));
 }
 
 int fi_call_site(char *buf, size_t len)
@@ -221,16 +231,20 @@ void fi_call_summary(const char *why)
     if (!lp || !lp->sites)
         return;
     int n = 0;
+    uint64_t lost = atomic_load(&g_callers_lost);
     for (int i = 0; i < FI_CALLERS; i++) {
         const struct fi_caller *c = &g_callers[i];
         if (!atomic_load(&c->ra) || !atomic_load(&c->ready))
             continue;
+        /* In no loaded object, or past the object table: no name a site= could give, so its
+         * calls are lost, never listed under a name that matches nothing. */
+        if (c->obj < 0) {
+            lost += atomic_load(&c->calls);
+            continue;
+        }
         n++;
         char where[FI_CALLER_PATH + 24];
-        if (c->obj >= 0)
-            snprintf(where, sizeof(where), "%s+0x%llx", g_cobj[c->obj], (unsigned long long)c->off);
-        else
-            snprintf(where, sizeof(where), "?+0x%llx", (unsigned long long)c->off);
+        snprintf(where, sizeof(where), "%s+0x%llx", g_cobj[c->obj], (unsigned long long)c->off);
         fi_event("caller",
                  "\"why\":\"%s\",\"verb\":\"%s\",\"caller\":\"%s\",\"calls\":%llu,"
                  "\"ops\":{\"send\":%llu,\"recv\":%llu,\"write\":%llu,\"read\":%llu,"
@@ -244,5 +258,5 @@ void fi_call_summary(const char *why)
     }
     /* The list's end: a reader knows it has every site, or how many calls it could not place. */
     fi_event("callers", "\"why\":\"%s\",\"sites\":%d,\"lost\":%llu", why, n,
-             (unsigned long long)atomic_load(&g_callers_lost));
+             (unsigned long long)lost);
 }

@@ -95,9 +95,12 @@ static json_t *sites_json(const rg_sw_result *r)
         for (int op = FI_OP_ANY; op <= FI_OP_ATOMIC; op++)
             if (s->ops & (1u << op))
                 json_array_append_new(ops, json_string(fi_op_name((enum fi_op)op)));
-        json_array_append_new(a, json_pack("{s:s,s:s,s:o,s:i,s:s,s:s}", "site", s->site, "verb",
-                                           s->verb, "ops", ops, "rank", s->rank, "function",
-                                           s->func, "where", s->where));
+        json_t *o = json_pack("{s:s,s:s,s:o,s:i,s:s,s:s}", "site", s->site, "verb", s->verb, "ops",
+                              ops, "rank", s->rank, "function", s->func, "where", s->where);
+        if (!o || json_array_append_new(a, o) != 0) { /* a name that is not UTF-8 */
+            json_decref(a);
+            return NULL;
+        }
     }
     return a;
 }
@@ -112,11 +115,17 @@ int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen
                      r->rows[i].n);
             return -1;
         }
+    json_t *sites = sites_json(r);
+    if (!sites) {
+        json_decref(rows);
+        snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
+        return -1;
+    }
     json_t *j =
         json_pack("{s:s,s:s,s:s,s:i,s:s,s:[i,i],s:f,s:o,s:o,s:s}", "scenario", r->scenario, "name",
                   r->name, "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest",
                   r->digest, "shard", r->shard_k, r->shard_n, "seconds", r->seconds, "rows", rows,
-                  "sites", sites_json(r), "sites_why", r->sites_why);
+                  "sites", sites, "sites_why", r->sites_why);
     if (!j) {
         snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
         return -1;
@@ -199,7 +208,9 @@ static const char *row_of(json_t *o, int npoints, rg_sw_row *w)
     w->n = (int)n;
     if (str(o, "shrunk", w->shrunk, sizeof(w->shrunk)) || !shrunk_ok(w))
         return "shrunk";
-    if (str(o, "site", w->site, sizeof(w->site)) || (w->site[0] && !site_ok(w->site)))
+    /* Absent in a sweep.json written before sites were kept: no site. */
+    if ((json_object_get(o, "site") && str(o, "site", w->site, sizeof(w->site))) ||
+        (w->site[0] && !site_ok(w->site)))
         return "site";
     w->p.rank = (int)rank;
     w->p.op = (enum fi_op)op_of(op);
@@ -255,9 +266,11 @@ static const char *site_of(json_t *o, rg_sw_site *s)
 static const char *sites_of(json_t *j, rg_sw_result *r, char *where, size_t wlen)
 {
     json_t *a = json_object_get(j, "sites");
-    if (str(j, "sites_why", r->sites_why, sizeof(r->sites_why)))
+    if (json_object_get(j, "sites_why") && str(j, "sites_why", r->sites_why, sizeof(r->sites_why)))
         return "sites_why";
-    if (json_is_null(a)) {
+    if (!a || json_is_null(a)) { /* none listed, or a sweep.json from before sites were kept */
+        if (!a)
+            snprintf(r->sites_why, sizeof(r->sites_why), "not kept by the sweep that wrote it");
         r->nsites = -1;
         return NULL;
     }
@@ -436,6 +449,9 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
     /* The sites: every shard's counting run listed its own; together, each once, in the order
      * the parts give them. None listed anywhere: the first part's why. */
     out->nsites = -1;
+    for (int i = 0; i < n; i++) /* listed by any part: a list, even an empty one */
+        if (parts[i].nsites >= 0)
+            out->nsites = 0;
     out->sites = calloc(RG_SW_SITES_MAX, sizeof(out->sites[0]));
     if (!out->sites) {
         snprintf(err, errlen, "out of memory");
@@ -448,8 +464,6 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
             int k = 0;
             while (k < out->nsites && strcmp(out->sites[k].site, x->site))
                 k++;
-            if (out->nsites < 0)
-                out->nsites = k = 0;
             if (k == out->nsites && k == RG_SW_SITES_MAX) {
                 snprintf(err, errlen, "the shards list more than %d call sites", RG_SW_SITES_MAX);
                 rg_sw_free(out);

@@ -87,8 +87,18 @@ int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg
             uint32_t bits = ops_at(sp, s);
             if (!bits)
                 continue;
-            char key[RG_SW_SITE_MAX];
+            char key[RG_SW_SITE_MAX + 1];
             rg_sweep_site_key(e->objs[s->obj], s->off, key, sizeof(key));
+            /* A name the shim's site= could not take would plan points that never fire. */
+            const char *base = strrchr(e->objs[s->obj], '/');
+            base = base ? base + 1 : e->objs[s->obj];
+            if (strlen(key) >= RG_SW_SITE_MAX || strlen(base) >= FI_SITE_OBJ_MAX) {
+                snprintf(err, errlen,
+                         "rank %d's call site in %.60s: its object's name is too "
+                         "long for a site (%d characters at most)",
+                         r, e->objs[s->obj], FI_SITE_OBJ_MAX - 1);
+                return -1;
+            }
             int k = 0;
             while (k < n && strcmp(out[k].site, key))
                 k++;
@@ -105,6 +115,10 @@ int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg
                 out[n].rank = r;
                 n++;
             }
+            /* Each op's points go to a rank where it happened there (ranks by number). */
+            for (int op = FI_OP_ANY; op <= FI_OP_ATOMIC; op++)
+                if ((bits & (1u << op)) && !(out[k].ops & (1u << op)))
+                    out[k].op_rank[op] = r;
             out[k].ops |= bits;
         }
     }
@@ -136,7 +150,7 @@ int rg_sweep_plan_sites(const rg_sweep_spec *sp, const rg_sw_site *s, int n, rg_
                 return -1;
             }
             rg_sweep_point *p = &pts[np++];
-            *p = (rg_sweep_point){.rank = s[i].rank,
+            *p = (rg_sweep_point){.rank = s[i].op_rank[op],
                                   .op = (enum fi_op)op,
                                   .step = FI_PHASE_ANY,
                                   .rep = FI_PHASE_ANY,

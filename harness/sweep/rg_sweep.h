@@ -81,14 +81,15 @@ int rg_sweep_ops(const rg_sweep_spec *sp, enum fi_op *ops);
 #define RG_SW_SITES_MAX 256
 #define RG_SW_SITE_MAX 160
 typedef struct rg_sw_site {
-    char site[RG_SW_SITE_MAX]; /* OBJECT-FILE-NAME+0xOFF */
-    char verb[16];             /* poll, post_send, post_recv */
-    char func[160];            /* the calling function, "" when there is no debug information */
-    char where[320];           /* its FILE:LINE, "" likewise */
-    char path[RG_EV_OBJ_MAX];  /* the object as the counting run loaded it (not saved) */
-    uint64_t off;              /* the offset (not saved: it is in site) */
-    int rank;                  /* the lowest rank that called from it */
-    uint32_t ops;              /* 1 << op for each of the kind's ops that happened there */
+    char site[RG_SW_SITE_MAX];     /* OBJECT-FILE-NAME+0xOFF */
+    char verb[16];                 /* poll, post_send, post_recv */
+    char func[160];                /* the calling function, "" when there is no debug information */
+    char where[320];               /* its FILE:LINE, "" likewise */
+    char path[RG_EV_OBJ_MAX];      /* the object as the counting run loaded it (not saved) */
+    uint64_t off;                  /* the offset (not saved: it is in site) */
+    int rank;                      /* the lowest rank that called from it */
+    uint32_t ops;                  /* 1 << op for each of the kind's ops that happened there */
+    int op_rank[FI_OP_ATOMIC + 1]; /* for each, the lowest rank it happened on (not saved) */
 } rg_sw_site;
 /* A site as a key: "OBJECT-FILE-NAME+0xOFF" from an object's path and an offset. */
 void rg_sweep_site_key(const char *path, uint64_t off, char *out, size_t len);

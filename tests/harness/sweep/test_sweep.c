@@ -331,6 +331,24 @@ START_TEST(test_sites)
     g_ev[1].sites_lost = 0;
     ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 1, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "more than 1 call sites");
+    /* One site where rank 0 only sends and rank 1 only receives: each op's point goes to the
+     * rank where it happened, never to one that never makes that call. */
+    counts();
+    add_site(&g_ev[0], 0, 0x50, "poll", 10, 0, 4);
+    add_site(&g_ev[1], 0, 0x50, "poll", 10, 6, 0);
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err)), 1);
+    ck_assert_int_eq(rg_sweep_plan_sites(&sp, s, 1, p, 16, err, sizeof(err)), 2);
+    ck_assert_str_eq(p[0].rule,
+                     "error status=WR_FLUSH_ERR op=send rank=0 site=librailguard.so.1+0x50 nth=1");
+    ck_assert_str_eq(p[1].rule,
+                     "error status=WR_FLUSH_ERR op=recv rank=1 site=librailguard.so.1+0x50 nth=1");
+    /* An object whose name a site= could not carry: refused, not planned to never fire. */
+    counts();
+    add_site(&g_ev[0], 0, 0x50, "poll", 10, 3, 0);
+    memset(g_ev[0].objs[0], 'a', 200);
+    g_ev[0].objs[0][200] = '\0';
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 1, s, 16, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "its object's name is too long for a site"), "%s", err);
 }
 END_TEST
 
@@ -514,8 +532,30 @@ START_TEST(test_result_merge)
     rg_sw_result one[1] = {whole};
     ck_assert_int_eq(rg_sw_merge(one, 1, &merged, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "is a whole sweep, not a shard"));
+    /* Shards that each listed no site at all merge to an empty list, as the unsharded sweep
+     * saves it, not to "not listed". */
+    rg_sw_result none[3] = {parts[0], parts[1], parts[2]};
+    for (int k = 0; k < 3; k++)
+        none[k].nsites = 0;
+    ck_assert_msg(rg_sw_merge(none, 3, &merged, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(merged.nsites, 0);
+    rg_sw_free(&merged);
     for (int k = 0; k < 3; k++)
         rg_sw_free(&parts[k]);
+    /* A sweep.json from before sites were kept: read, its sites said not kept. */
+    FILE *old = fopen(path, "w");
+    fputs("{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+          "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": "
+          "[{\"n\": 1, \"rule\": \"x\", \"rank\": 0, \"op\": \"recv\", \"step\": 0, "
+          "\"rep\": 0, \"nth\": 1, \"cost\": 1.5, \"state\": \"pass\", \"verdicts\": \"\", "
+          "\"first\": \"\", \"shrunk\": \"\"}]}",
+          old);
+    fclose(old);
+    ck_assert_msg(rg_sw_read(&back, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(back.nsites, -1);
+    ck_assert_str_eq(back.sites_why, "not kept by the sweep that wrote it");
+    ck_assert_str_eq(back.rows[0].site, "");
+    rg_sw_free(&back);
     /* A file railguard did not write: one line naming the file and the field. */
     static const char *const bad[][2] = {
         /* A call site that is not OBJECT+0xHEX, or a row's site likewise. */
