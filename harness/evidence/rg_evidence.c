@@ -267,6 +267,8 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         rg_ev_site *s = at[0] ? site_of(l, ev, at) : NULL;
         if (s)
             s->fired++;
+        if (s && rule >= 0 && ev->rule_site[rule] < 0)
+            ev->rule_site[rule] = (int)(s - ev->site);
     } else if (!strcmp(name, "caller")) {
         take_caller(l, ev, o);
     } else if (!strcmp(name, "callers")) {
@@ -358,7 +360,7 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
     ev->first_fault_mono_ms = -1;
     ev->first_fault_rule = -1;
     for (int i = 0; i < FI_MAX_RULES; i++)
-        ev->matched[i] = -1;
+        ev->matched[i] = ev->rule_site[i] = -1;
     struct take_arg a = {ev, true};
     int rc = rg_ev_each(path, take_line, &a, &ev->bad_lines, ev->unreadable, sizeof(ev->unreadable),
                         err, errlen);

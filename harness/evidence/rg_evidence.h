@@ -97,6 +97,7 @@ typedef struct rg_evidence {
     int nobjs, nsites, sites_over;
     char objs[RG_EV_SITE_OBJS][RG_EV_OBJ_MAX];
     rg_ev_site site[RG_EV_SITES];
+    int rule_site[FI_MAX_RULES]; /* site[] where each rule first fired in this rank; -1 none */
     /* The same per phase of the program (the shim's "phase" events, when the program marks its
      * steps): what a sweep anchors its points to. Past RG_EV_PHASES_MAX, phases_lost counts. */
     int nphases, phases_lost;

@@ -62,6 +62,11 @@ static void rule_counts(struct apply *a)
             u->fired_by[k] = (uint32_t)(e->fired[i] > UINT32_MAX ? UINT32_MAX : e->fired[i]);
             if (e->matched[i] >= 0)
                 u->matched = (u->matched < 0 ? 0 : u->matched) + e->matched[i];
+            if (!u->site[0] && e->rule_site[i] >= 0) {
+                const rg_ev_site *s = &e->site[e->rule_site[i]];
+                snprintf(u->site, sizeof(u->site), "%s+0x%llx", e->objs[s->obj],
+                         (unsigned long long)s->off);
+            }
         }
     }
     a->first_fault = -1;

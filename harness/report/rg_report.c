@@ -6,6 +6,8 @@
  */
 #include "report/rg_report.h"
 
+#include "launch/rg_launch.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
@@ -209,6 +211,25 @@ static const char *fired_list(char *out, size_t len, const rg_result *r)
     return out;
 }
 
+/* Where each rule of a failing run first fired, named from the program's debug information:
+ * the line a maintainer opens first. */
+static void landed(FILE *f, const rg_result *r)
+{
+    for (int i = 0; i < r->nrules; i++) {
+        char obj[RG_EV_OBJ_MAX];
+        uint64_t off;
+        if (!r->rule[i].site[0] || rg_ev_site_parse(r->rule[i].site, obj, sizeof(obj), &off))
+            continue;
+        rg_sym_site name;
+        char why[600];
+        rg_sym_sites(obj, &off, 1, &name, why, sizeof(why));
+        const char *base = strrchr(obj, '/');
+        fprintf(f, "      fault %d landed at %s%s%s (%s+0x%llx)\n", i + 1,
+                name.func[0] ? name.func : "no debug info", name.where[0] ? " at " : "", name.where,
+                base ? base + 1 : obj, (unsigned long long)off);
+    }
+}
+
 void rg_report_line(FILE *f, const rg_result *r)
 {
     char v[512], fired[256];
@@ -220,8 +241,9 @@ void rg_report_line(FILE *f, const rg_result *r)
     if (r->slow_note[0])
         fprintf(f, "      %s\n", r->slow_note);
     if (!r->passed) {
-        fprintf(f, "      %s\n      reproduce: %s\n      logs: %s\n",
-                r->first[0] ? r->first : r->why, r->repro, r->dir);
+        fprintf(f, "      %s\n", r->first[0] ? r->first : r->why);
+        landed(f, r);
+        fprintf(f, "      reproduce: %s\n      logs: %s\n", r->repro, r->dir);
     }
     fflush(f);
 }

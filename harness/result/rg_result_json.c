@@ -64,9 +64,10 @@ static json_t *rule_json(const rg_result *r, int i)
     json_t *by = json_array();
     for (int k = 0; k < r->ranks; k++)
         json_array_append_new(by, json_integer(u->fired_by[k]));
-    return json_pack("{s:i,s:s,s:i,s:b,s:b,s:I,s:I,s:o}", "item", i + 1, "rule", u->rule, "line",
-                     u->line, "optional", u->optional, "counting", u->counting, "fired",
-                     (json_int_t)u->fired, "matched", (json_int_t)u->matched, "fired_by_rank", by);
+    return json_pack("{s:i,s:s,s:i,s:b,s:b,s:I,s:I,s:o,s:s}", "item", i + 1, "rule", u->rule,
+                     "line", u->line, "optional", u->optional, "counting", u->counting, "fired",
+                     (json_int_t)u->fired, "matched", (json_int_t)u->matched, "fired_by_rank", by,
+                     "site", u->site);
 }
 
 json_t *rg_result_json(const rg_result *r)
@@ -312,6 +313,7 @@ static void read_rules(rg_result *r, json_t *j)
         rr->counting = json_is_true(json_object_get(u, "counting"));
         rr->fired = (uint64_t)json_integer_value(json_object_get(u, "fired"));
         rr->matched = (int64_t)json_integer_value(json_object_get(u, "matched"));
+        copy_str(rr->site, sizeof(rr->site), u, "site");
         for (size_t k = 0; k < json_array_size(by) && k < RG_MAX_RANKS; k++)
             rr->fired_by[k] = (uint32_t)json_integer_value(json_array_get(by, k));
     }

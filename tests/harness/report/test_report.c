@@ -4,6 +4,9 @@
 #include "judge/rg_judge.h"
 #include "report/rg_report.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +90,13 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* A function of this binary for a fault's site to name; noinline so it has its own address. */
+int rg_test_report_site(int x);
+__attribute__((noinline)) int rg_test_report_site(int x)
+{
+    return x * 5 + 2;
+}
+
 START_TEST(test_json_round_trip)
 {
     const rg_verdict v[] = {RG_V_DETECTED, RG_V_DEADLOCK, RG_V_OK};
@@ -105,6 +115,21 @@ START_TEST(test_json_round_trip)
     r.expect_cls[0] = 1u << -RG_ERR_RAIL_MISMATCH;
     snprintf(r.repro, sizeof(r.repro), "railguard run --seed 3 x.yaml");
     r.seconds = 1.5;
+    /* A rule that landed in this very test binary, at a function it has debug information for;
+     * one that landed in no readable object. */
+    char exe[PATH_MAX];
+    ssize_t en = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(en, 0);
+    exe[en] = '\0';
+    Dl_info di;
+    ck_assert(dladdr((void *)rg_test_report_site, &di) != 0);
+    r.nrules = 2;
+    snprintf(r.rule[0].rule, sizeof(r.rule[0].rule), "error op=recv nth=2");
+    ck_assert_uint_lt(strlen(exe), 400);
+    snprintf(r.rule[0].site, sizeof(r.rule[0].site), "%.400s+0x%lx", exe,
+             (unsigned long)((uintptr_t)rg_test_report_site - (uintptr_t)di.dli_fbase + 4));
+    snprintf(r.rule[1].rule, sizeof(r.rule[1].rule), "lose op=send nth=1");
+    snprintf(r.rule[1].site, sizeof(r.rule[1].site), "/nonexistent/libgone.so+0x10");
     rg_judge(&r);
     ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
@@ -133,6 +158,13 @@ START_TEST(test_json_round_trip)
     rg_report_line(mf, &back);
     fclose(mf);
     ck_assert_msg(strstr(line, "  detected@init:rail_mismatch,DEADLOCK,ok  "), "%s", line);
+    /* And where each fault landed, named, or said to have no name. */
+    ck_assert_str_eq(back.rule[0].site, r.rule[0].site);
+    ck_assert_msg(strstr(line, "      fault 1 landed at rg_test_report_site at ") &&
+                      strstr(line, "test_report.c:"),
+                  "%s", line);
+    ck_assert_msg(strstr(line, "      fault 2 landed at no debug info (libgone.so+0x10)\n"), "%s",
+                  line);
     free(line);
     /* A damaged file is an error naming it, not a half-filled result. */
     FILE *f = fopen(path, "w");
