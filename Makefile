@@ -317,10 +317,11 @@ SWEEP_KINDS ?= error negpoll delay
 SWEEP_PROGRAMS ?=
 SWEEP_MUTANTS ?=
 SWEEP_SHARD ?=
+SWEEP_PLANS ?=
 sweep: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	RG_SWEEP_PROGRAMS='$(SWEEP_PROGRAMS)' RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
-	RG_SWEEP_SHARD='$(SWEEP_SHARD)' \
+	RG_SWEEP_SHARD='$(SWEEP_SHARD)' RG_SWEEP_PLANS='$(SWEEP_PLANS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 7200 -- \
 	    sh -c 'st=0; ci/sweep-all $(BUILD) $(SWEEP_KINDS) || st=1; \
 	           [ -n "$$RG_SWEEP_SHARD" ] || ci/sweep-mutants $(BUILD) || st=1; exit $$st'

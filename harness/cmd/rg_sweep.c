@@ -209,6 +209,14 @@ static const rg_opt sweep_table[] = {
              "machine; railguard merge joins the shards' directories into the whole sweep's "
              "result.",
      .call = take_shard},
+    {.name = "plan",
+     .kind = RG_OPT_PATH,
+     .arg = "FILE",
+     .help = "Take the points and call sites from another sweep's plan.json (every sweep writes "
+             "one into its --out) instead of a counting run of its own: shards given one plan "
+             "cannot plan differently.",
+     .off = SO(plan),
+     .len = sizeof(((struct sweep_opts *)0)->plan)},
     {.name = "list",
      .kind = RG_OPT_FLAG,
      .help = "Print the planned points after the counting run; run none.",
@@ -459,6 +467,34 @@ static int run_points(const struct sweep_opts *o, const char *file, const rg_sce
     return ss.failed ? 1 : 0;
 }
 
+/* --plan FILE: its points and sites, for this scenario and kind only. The number of points,
+ * or -1 after one line. */
+static int given_plan(const struct sweep_opts *o, const rg_scenario *sc, rg_sweep_point *pts,
+                      rg_sw_site *sites, int *nsites, char *why, size_t whylen)
+{
+    static rg_sw_result p;
+    char err[1200];
+    if (rg_sw_plan_read(&p, pts, SW__POINTS_MAX, o->plan, err, sizeof(err)) != 0) {
+        fprintf(stderr, "railguard sweep: --plan: %s\n", err);
+        return -1;
+    }
+    int n = p.npoints;
+    if (strcmp(p.name, sc->name) || p.kind != o->spec.kind) {
+        fprintf(stderr,
+                "railguard sweep: --plan: %s is a plan of scenario %s, fault %s, not of %s, "
+                "fault %s\n",
+                o->plan, p.name, rg_sweep_kind_name(p.kind), sc->name,
+                rg_sweep_kind_name(o->spec.kind));
+        n = -1;
+    }
+    *nsites = p.nsites;
+    for (int i = 0; i < p.nsites && i < RG_SW_SITES_MAX; i++)
+        sites[i] = p.sites[i];
+    snprintf(why, whylen, "%s", p.sites_why);
+    rg_sw_free(&p);
+    return n;
+}
+
 int rg_sweep_main(int argc, char **argv)
 {
     static struct sweep_opts o;
@@ -487,21 +523,50 @@ int rg_sweep_main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/points", o.out);
     mkdir(path, 0755);
     double limit = sc.deadline_s + 120;
-    if ((rc = counting_run(&o, file, &sc, ev, limit)))
-        return rc;
     static rg_sw_site sites[RG_SW_SITES_MAX];
     char sites_why[300];
-    int nsites = call_sites(&o, ev, sc.ranks, sites, sites_why, sizeof(sites_why));
-    if (nsites < 0 && o.by_site)
-        return sweep_bad("--by-site: %s", sites_why);
-    int n = o.by_site
+    int nsites, n;
+    if (o.plan[0]) {
+        if ((n = given_plan(&o, &sc, pts, sites, &nsites, sites_why, sizeof(sites_why))) < 0)
+            return 2;
+    } else {
+        if ((rc = counting_run(&o, file, &sc, ev, limit)))
+            return rc;
+        nsites = call_sites(&o, ev, sc.ranks, sites, sites_why, sizeof(sites_why));
+        if (nsites < 0 && o.by_site)
+            return sweep_bad("--by-site: %s", sites_why);
+        n = o.by_site
                 ? rg_sweep_plan_sites(&o.spec, sites, nsites, pts, SW__POINTS_MAX, err, sizeof(err))
                 : rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
-    if (n < 0)
+        if (n < 0)
+            return sweep_bad("%s", err);
+    }
+    /* No point proves nothing: said, never a sweep that passed (a transport that declared
+     * every step unsupported, a program with no event of the kind). */
+    if (n == 0) {
+        struct outcome oc;
+        char dir[2 * PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s/count/000-%s", o.out, sc.name);
+        read_outcome(dir, &oc, false);
+        return sweep_bad("%s: no point to sweep: %s%s%s", file,
+                         o.by_site ? "no verbs call site the kind applies to"
+                                   : "no event a point of the kind could fault",
+                         oc.ran && !o.plan[0] ? "; the counting run's ranks: " : "",
+                         oc.ran && !o.plan[0] ? oc.verdicts : "");
+    }
+    /* The plan, for shards on other machines to share (--plan). */
+    static rg_sw_result plan;
+    plan = (rg_sw_result){.kind = o.spec.kind, .npoints = n, .nsites = nsites, .sites = sites};
+    snprintf(plan.scenario, sizeof(plan.scenario), "%s", file);
+    snprintf(plan.name, sizeof(plan.name), "%s", sc.name);
+    snprintf(plan.sites_why, sizeof(plan.sites_why), "%s", sites_why);
+    rg_sweep_digest(pts, n, plan.digest);
+    snprintf(path, sizeof(path), "%s/plan.json", o.out);
+    if (rg_sw_plan_save(&plan, pts, path, err, sizeof(err)) != 0)
         return sweep_bad("%s", err);
-    printf("railguard sweep: %s, %d point(s) of %s; counting run:", file, n,
-           rg_sweep_kind_name(o.spec.kind));
-    for (int r = 0; r < sc.ranks; r++)
+    printf("railguard sweep: %s, %d point(s) of %s; %s:", file, n, rg_sweep_kind_name(o.spec.kind),
+           o.plan[0] ? "the plan given" : "counting run");
+    for (int r = 0; r < sc.ranks && !o.plan[0]; r++)
         printf(" rank %d %llu/%llu recv/send completions, %llu polls;", r,
                (unsigned long long)ev[r].op_cqe[FI_OP_RECV],
                (unsigned long long)ev[r].op_cqe[FI_OP_SEND], (unsigned long long)ev[r].polls);

@@ -483,3 +483,99 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
         out->seconds = parts[i].seconds > out->seconds ? parts[i].seconds : out->seconds;
     return 0;
 }
+
+/* --- a plan, for shards to share (plan.json) ------------------------------------------------- */
+
+int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char *path, char *err,
+                    size_t errlen)
+{
+    json_t *points = json_array();
+    for (int i = 0; i < r->npoints; i++) {
+        const rg_sweep_point *p = &pts[i];
+        json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:i,s:i,s:I,s:f}", "n", i + 1, "rule", p->rule,
+                              "rank", p->rank, "op", fi_op_name(p->op), "step", p->step, "rep",
+                              p->rep, "nth", (json_int_t)p->nth, "cost", p->cost);
+        if (!o || json_array_append_new(points, o) != 0) {
+            json_decref(points);
+            snprintf(err, errlen, "%s: point %d cannot be written (bad UTF-8?)", path, i + 1);
+            return -1;
+        }
+    }
+    json_t *sites = sites_json(r);
+    if (!sites) {
+        json_decref(points);
+        snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
+        return -1;
+    }
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s}", "scenario", r->scenario, "name", r->name,
+                          "kind", rg_sweep_kind_name(r->kind), "digest", r->digest, "points",
+                          points, "sites", sites, "sites_why", r->sites_why);
+    if (!j) {
+        snprintf(err, errlen, "%s: cannot be written (bad UTF-8?)", path);
+        return -1;
+    }
+    return rg_json_write(j, path, err, errlen);
+}
+
+int rg_sw_plan_read(rg_sw_result *r, rg_sweep_point *pts, int cap, const char *path, char *err,
+                    size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) {
+        snprintf(err, errlen, "%s: %s", path, je.text);
+        return -1;
+    }
+    const char *bad = NULL;
+    char kind[32], where[48] = "";
+    json_t *points = json_object_get(j, "points");
+    if (str(j, "scenario", r->scenario, sizeof(r->scenario)))
+        bad = "scenario";
+    else if (str(j, "name", r->name, sizeof(r->name)))
+        bad = "name";
+    else if (str(j, "kind", kind, sizeof(kind)) || rg_sweep_kind_of(kind) < 0)
+        bad = "kind";
+    else if (str(j, "digest", r->digest, sizeof(r->digest)) || strlen(r->digest) != 16 ||
+             strspn(r->digest, "0123456789abcdef") != 16)
+        bad = "digest";
+    else if (!json_is_array(points) || json_array_size(points) > (size_t)cap)
+        bad = "points";
+    for (size_t i = 0; !bad && i < json_array_size(points); i++) {
+        /* A point is a row's first half: read as one, with the state a plan has not got. */
+        json_t *o = json_deep_copy(json_array_get(points, i));
+        if (json_is_object(o)) {
+            json_object_set_new(o, "state", json_string(state_names[RG_SW_NOT_FIRED]));
+            json_object_set_new(o, "verdicts", json_string(""));
+            json_object_set_new(o, "first", json_string(""));
+            json_object_set_new(o, "shrunk", json_string(""));
+        }
+        static rg_sw_row w;
+        bad = o ? row_of(o, (int)json_array_size(points), &w) : "a point";
+        json_decref(o);
+        if (!bad && w.n != (int)i + 1)
+            bad = "n (not 1, 2, ...)";
+        if (bad)
+            snprintf(where, sizeof(where), "points[%zu].", i);
+        else
+            pts[i] = w.p, pts[i].fired = false;
+    }
+    if (!bad)
+        bad = sites_of(j, r, where, sizeof(where));
+    int npoints = (int)json_array_size(points); /* before j, which holds it, goes */
+    json_decref(j);
+    if (!bad) {
+        r->npoints = npoints;
+        char digest[17];
+        rg_sweep_digest(pts, r->npoints, digest);
+        if (strcmp(digest, r->digest))
+            bad = "digest (not its points')";
+    }
+    if (bad) {
+        snprintf(err, errlen, "%s: %s%s is not what railguard sweep writes", path, where, bad);
+        rg_sw_free(r);
+        return -1;
+    }
+    r->kind = (rg_sw_kind)rg_sweep_kind_of(kind);
+    return 0;
+}

@@ -186,6 +186,19 @@ void rg_sw_free(rg_sw_result *r);
  */
 int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, size_t errlen);
 
+/*
+ * A plan for shards to share: OUT/plan.json, every point (rule, rank, op, step, rep, n, cost)
+ * and the call sites, with the scenario, kind and digest (r's; rows are not part of a plan).
+ * Each shard's own counting run can differ at a step's edge -- a send completion polled in the
+ * next step, seen on a 4-rank program -- and then the shards' plans differ and no merge is
+ * possible; shards given one plan (railguard sweep --plan) cannot differ. Read back into r
+ * (its sites allocated: rg_sw_free) and pts[0..cap); the digest is checked against the points.
+ */
+int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char *path, char *err,
+                    size_t errlen);
+int rg_sw_plan_read(rg_sw_result *r, rg_sweep_point *pts, int cap, const char *path, char *err,
+                    size_t errlen);
+
 /* --- written (rg_sw_write.c): from the content alone, so a merge writes the unsharded files -- */
 /* The table: a summary line, then every failing and flaky point with its first failure, how to
  * reproduce it (points/NNNN.yaml in the sweep's directory) and its shrunk program. */

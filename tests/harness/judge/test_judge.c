@@ -640,7 +640,7 @@ START_TEST(test_evidence_read)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    rg_evidence ev;
+    static rg_evidence ev;
 
     write_lines(path,
                 "{\"event\":\"load\",\"rank\":1,\"pid\":9,\"t_ms\":0.1,\"mono_ms\":100.5,"
@@ -753,7 +753,7 @@ START_TEST(test_evidence_u64)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    rg_evidence ev;
+    static rg_evidence ev;
     for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
         snprintf(text, sizeof(text),
                  "{\"event\":\"load\"}\n"

@@ -542,6 +542,31 @@ START_TEST(test_result_merge)
     rg_sw_free(&merged);
     for (int k = 0; k < 3; k++)
         rg_sw_free(&parts[k]);
+    /* A plan for shards to share: every point and site back exactly, its digest checked. */
+    static rg_sweep_point plan_pts[40], back_pts[40];
+    for (int i = 0; i < 40; i++)
+        plan_pts[i] = rows[i].p, plan_pts[i].fired = false, plan_pts[i].failed = false;
+    ck_assert_msg(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(back.npoints, 40);
+    ck_assert_str_eq(back.digest, whole.digest);
+    ck_assert_int_eq(back.kind, RG_SW_ERROR);
+    for (int i = 0; i < 40; i++) {
+        ck_assert_str_eq(back_pts[i].rule, plan_pts[i].rule);
+        ck_assert(back_pts[i].cost == plan_pts[i].cost);
+        ck_assert_int_eq(back_pts[i].step, plan_pts[i].step);
+        ck_assert_uint_eq(back_pts[i].nth, plan_pts[i].nth);
+    }
+    ck_assert_int_eq(back.nsites, 3);
+    ck_assert_str_eq(back.sites[2].site, whole.sites[2].site);
+    rg_sw_free(&back);
+    ck_assert_int_eq(rg_sw_plan_read(&back, back_pts, 39, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "points is not what railguard sweep writes"), "%s", err);
+    /* A point's rule edited by hand: the digest no longer says its points. */
+    snprintf(err, sizeof(err), "sed -i 's/rank=0 nth=7\"/rank=0 nth=9\"/' %s", path);
+    ck_assert_int_eq(system(err), 0);
+    ck_assert_int_eq(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "digest (not its points') is not"), "%s", err);
     /* A sweep.json from before sites were kept: read, its sites said not kept. */
     FILE *old = fopen(path, "w");
     fputs("{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
