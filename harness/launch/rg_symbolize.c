@@ -351,7 +351,7 @@ int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, 
         if (!fn[0] || in_verbs_header(at))
             continue;
         rg_sym_norm(fn, out[i].func, sizeof(out[i].func));
-        snprintf(out[i].where, sizeof(out[i].where), "%s", at);
+        snprintf(out[i].where, sizeof(out[i].where), "%.*s", (int)sizeof(out[i].where) - 1, at);
         char *d = strstr(out[i].where, " (discriminator"); /* which block of the line: noise */
         if (d)
             *d = '\0';

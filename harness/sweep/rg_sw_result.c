@@ -105,6 +105,19 @@ static json_t *sites_json(const rg_sw_result *r)
     return a;
 }
 
+/* The sites as sweep.json and plan.json hold them; NULL when one cannot be written, with
+ * `other` (what the file would have held beside them) freed and err said. */
+static json_t *sites_or_fail(const rg_sw_result *r, json_t *other, const char *path, char *err,
+                             size_t errlen)
+{
+    json_t *sites = sites_json(r);
+    if (!sites) {
+        json_decref(other);
+        snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
+    }
+    return sites;
+}
+
 int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen)
 {
     json_t *rows = json_array();
@@ -115,12 +128,9 @@ int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen
                      r->rows[i].n);
             return -1;
         }
-    json_t *sites = sites_json(r);
-    if (!sites) {
-        json_decref(rows);
-        snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
+    json_t *sites = sites_or_fail(r, rows, path, err, errlen);
+    if (!sites)
         return -1;
-    }
     json_t *j =
         json_pack("{s:s,s:s,s:s,s:i,s:s,s:[i,i],s:f,s:o,s:o,s:s}", "scenario", r->scenario, "name",
                   r->name, "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest",
@@ -501,12 +511,9 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
             return -1;
         }
     }
-    json_t *sites = sites_json(r);
-    if (!sites) {
-        json_decref(points);
-        snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
+    json_t *sites = sites_or_fail(r, points, path, err, errlen);
+    if (!sites)
         return -1;
-    }
     json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s}", "scenario", r->scenario, "name", r->name,
                           "kind", rg_sweep_kind_name(r->kind), "digest", r->digest, "points",
                           points, "sites", sites, "sites_why", r->sites_why);

@@ -108,7 +108,7 @@ int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg
                     return -1;
                 }
                 memset(&out[n], 0, sizeof(out[n]));
-                snprintf(out[n].site, sizeof(out[n].site), "%s", key);
+                snprintf(out[n].site, sizeof(out[n].site), "%.*s", RG_SW_SITE_MAX - 1, key);
                 snprintf(out[n].verb, sizeof(out[n].verb), "%s", s->verb);
                 snprintf(out[n].path, sizeof(out[n].path), "%s", e->objs[s->obj]);
                 out[n].off = s->off;
