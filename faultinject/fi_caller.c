@@ -42,7 +42,7 @@ const char *fi_call_name(enum fi_call v)
 
 struct fi_caller {
     _Atomic uintptr_t ra; /* 0: empty; claimed by compare-and-swap */
-    _Atomic int ready;    /* obj, off and match are written */
+    _Atomic int ready;    /* obj, off and verb are written */
     int obj;              /* g_cobj's index, -1: in no loaded object */
     uint64_t off;
     enum fi_call verb;
@@ -189,10 +189,10 @@ void fi_call_leave(void)
     t_call = NULL;
 }
 
+/* t_call is set only while a sites rule or a site= filter is live: no plan lookup here. */
 void fi_call_count(enum fi_op op)
 {
-    struct fi_live *lp = fi_live();
-    if (t_call && lp && lp->sites && (unsigned)op <= FI_OP_ATOMIC)
+    if (t_call && (unsigned)op <= FI_OP_ATOMIC)
         atomic_fetch_add_explicit(&t_call->ev[op], 1, memory_order_relaxed);
 }
 

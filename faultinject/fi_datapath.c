@@ -477,10 +477,11 @@ static void fi_qpx_untracked(struct fi_qp *q, enum fi_op op)
 void fi_qpx_send(struct ibv_qp_ex *qx)
 {
     struct fi_qp *q = fi_qpx(qx);
-    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
-    if (q && fi_live())
+    if (q && fi_live()) { /* counted at its site, as a post; no plan: nothing to note */
+        fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
         fi_qpx_untracked(q, FI_OP_SEND);
-    fi_call_leave();
+        fi_call_leave();
+    }
     if (q)
         q->wr_send(qx);
 }
@@ -488,10 +489,11 @@ void fi_qpx_send(struct ibv_qp_ex *qx)
 void fi_qpx_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
 {
     struct fi_qp *q = fi_qpx(qx);
-    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
-    if (q && fi_live())
+    if (q && fi_live()) {
+        fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
         fi_qpx_untracked(q, FI_OP_WRITE);
-    fi_call_leave();
+        fi_call_leave();
+    }
     if (q)
         q->wr_rdma_write(qx, rkey, addr);
 }

@@ -308,21 +308,12 @@ static int parse_site(const struct fi__ctx *c, struct fi_rule *r, const char *v,
     if (on == 0 || on >= FI_SITE_OBJ_MAX)
         return fi__plan_fail(c, "site's object name is %s '%s'", on ? "too long" : "empty",
                              fi__plan_show(v, vn).s);
-    const char *hex = plus + 3, *end = v + vn;
-    if (hex == end || end - hex > 16)
+    /* "0x..." after the '+': the plan's own number reader, hex digits only. */
+    uint64_t off = 0;
+    size_t hn = vn - (size_t)(plus + 1 - v);
+    if (hn <= 2 || hn > 18 || to_u64(plus + 1, hn, &off) != 0)
         return fi__plan_fail(c, "site's offset is not a 64-bit hex number '%s'",
                              fi__plan_show(v, vn).s);
-    uint64_t off = 0;
-    for (const char *p = hex; p < end; p++) {
-        int d = *p >= '0' && *p <= '9'   ? *p - '0'
-                : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-                : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
-                                         : -1;
-        if (d < 0)
-            return fi__plan_fail(c, "site's offset is not a 64-bit hex number '%s'",
-                                 fi__plan_show(v, vn).s);
-        off = off << 4 | (uint64_t)d;
-    }
     memcpy(r->site_obj, obj, on);
     r->site_obj[on] = '\0';
     r->site_off = off;

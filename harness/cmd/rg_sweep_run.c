@@ -226,16 +226,13 @@ void read_outcome(const char *dir, struct outcome *oc, bool init_only)
         n += (size_t)snprintf(oc->verdicts + n, sizeof(oc->verdicts) - n, "%s%s", k ? "," : "",
                               rg_verdict_name(r.rank[k].verdict));
     snprintf(oc->first, sizeof(oc->first), "%s", r.first);
-    /* Where its fault landed: the shim's fault events name the call site. */
-    static rg_evidence ev;
-    for (int k = 0; k < r.ranks && !oc->site[0]; k++) {
-        snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", dir, k);
-        if (rg_evidence_read(path, &ev, err, sizeof(err)) != 0)
-            continue;
-        for (int i = 0; i < ev.nsites && !oc->site[0]; i++)
-            if (ev.site[i].fired)
-                rg_sweep_site_key(ev.objs[ev.site[i].obj], ev.site[i].off, oc->site,
-                                  sizeof(oc->site));
+    /* Where its fault landed: the judge kept each rule's site in result.json, from the
+     * evidence it read already. */
+    for (int i = 0; i < r.nrules && !oc->site[0]; i++) {
+        char obj[RG_EV_OBJ_MAX];
+        uint64_t off;
+        if (r.rule[i].site[0] && !rg_ev_site_parse(r.rule[i].site, obj, sizeof(obj), &off))
+            rg_sweep_site_key(obj, off, oc->site, sizeof(oc->site));
     }
 }
 

@@ -303,38 +303,51 @@ static const char *sites_of(json_t *j, rg_sw_result *r, char *where, size_t wlen
     return NULL;
 }
 
-int rg_sw_read(rg_sw_result *r, const char *path, char *err, size_t errlen)
+/* sweep.json or plan.json loaded, r cleared, and the head both hold read into r: the
+ * scenario, its name, the kind (into kind) and the digest. NULL with err when the file is not
+ * JSON; else *bad is the first head field that is not what railguard sweep writes, or NULL. */
+static json_t *load_head(const char *path, rg_sw_result *r, char kind[32], const char **bad,
+                         char *err, size_t errlen)
 {
     memset(r, 0, sizeof(*r));
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
     if (!j) {
         snprintf(err, errlen, "%s: %s", path, je.text);
-        return -1;
+        return NULL;
     }
-    const char *bad = NULL;
+    *bad = NULL;
+    if (str(j, "scenario", r->scenario, sizeof(r->scenario)))
+        *bad = "scenario";
+    else if (str(j, "name", r->name, sizeof(r->name)))
+        *bad = "name";
+    else if (str(j, "kind", kind, 32) || rg_sweep_kind_of(kind) < 0)
+        *bad = "kind";
+    else if (str(j, "digest", r->digest, sizeof(r->digest)) || strlen(r->digest) != 16 ||
+             strspn(r->digest, "0123456789abcdef") != 16)
+        *bad = "digest";
+    return j;
+}
+
+int rg_sw_read(rg_sw_result *r, const char *path, char *err, size_t errlen)
+{
+    const char *bad;
     char kind[32];
+    json_t *j = load_head(path, r, kind, &bad, err, errlen);
+    if (!j)
+        return -1;
     long long points = 0, k = 0, n = 0;
     json_t *shard = json_object_get(j, "shard"), *rows = json_object_get(j, "rows");
     json_t *secs = json_object_get(j, "seconds");
-    if (str(j, "scenario", r->scenario, sizeof(r->scenario)))
-        bad = "scenario";
-    else if (str(j, "name", r->name, sizeof(r->name)))
-        bad = "name";
-    else if (str(j, "kind", kind, sizeof(kind)) || rg_sweep_kind_of(kind) < 0)
-        bad = "kind";
-    else if (num(j, "points", 0, RG_SW_POINTS_MAX, &points))
+    if (!bad && num(j, "points", 0, RG_SW_POINTS_MAX, &points))
         bad = "points";
-    else if (str(j, "digest", r->digest, sizeof(r->digest)) || strlen(r->digest) != 16 ||
-             strspn(r->digest, "0123456789abcdef") != 16)
-        bad = "digest";
-    else if (!json_is_array(shard) || json_array_size(shard) != 2 ||
-             !json_is_integer(json_array_get(shard, 0)) ||
-             !json_is_integer(json_array_get(shard, 1)))
+    if (!bad &&
+        (!json_is_array(shard) || json_array_size(shard) != 2 ||
+         !json_is_integer(json_array_get(shard, 0)) || !json_is_integer(json_array_get(shard, 1))))
         bad = "shard";
-    else if (!json_is_number(secs) || !(json_number_value(secs) >= 0))
+    if (!bad && (!json_is_number(secs) || !(json_number_value(secs) >= 0)))
         bad = "seconds";
-    else if (!json_is_array(rows) || json_array_size(rows) > (size_t)points)
+    if (!bad && (!json_is_array(rows) || json_array_size(rows) > (size_t)points))
         bad = "rows";
     if (!bad) {
         k = json_integer_value(json_array_get(shard, 0));
@@ -527,26 +540,13 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
 int rg_sw_plan_read(rg_sw_result *r, rg_sweep_point *pts, int cap, const char *path, char *err,
                     size_t errlen)
 {
-    memset(r, 0, sizeof(*r));
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (!j) {
-        snprintf(err, errlen, "%s: %s", path, je.text);
-        return -1;
-    }
-    const char *bad = NULL;
+    const char *bad;
     char kind[32], where[48] = "";
+    json_t *j = load_head(path, r, kind, &bad, err, errlen);
+    if (!j)
+        return -1;
     json_t *points = json_object_get(j, "points");
-    if (str(j, "scenario", r->scenario, sizeof(r->scenario)))
-        bad = "scenario";
-    else if (str(j, "name", r->name, sizeof(r->name)))
-        bad = "name";
-    else if (str(j, "kind", kind, sizeof(kind)) || rg_sweep_kind_of(kind) < 0)
-        bad = "kind";
-    else if (str(j, "digest", r->digest, sizeof(r->digest)) || strlen(r->digest) != 16 ||
-             strspn(r->digest, "0123456789abcdef") != 16)
-        bad = "digest";
-    else if (!json_is_array(points) || json_array_size(points) > (size_t)cap)
+    if (!bad && (!json_is_array(points) || json_array_size(points) > (size_t)cap))
         bad = "points";
     for (size_t i = 0; !bad && i < json_array_size(points); i++) {
         /* A point is a row's first half: read as one, with the state a plan has not got. */
