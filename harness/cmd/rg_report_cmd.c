@@ -68,9 +68,9 @@ static int read_views(const char *dir, rg_result *views)
 static int merge_views(const char *dir, const rg_result *views, int n, rg_result *merged,
                        bool *ordered)
 {
-    static rg_evidence ev[RG_MAX_RANKS];
     static rg_scenario sc;
     char err[1024];
+    int rc = -1;
     for (int i = 1; i < n; i++) {
         if (strcmp(views[i].path, views[0].path) != 0) {
             fprintf(stderr, "railguard report: %s: results of two scenarios (%s, %s)\n", dir,
@@ -82,16 +82,27 @@ static int merge_views(const char *dir, const rg_result *views, int n, rg_result
         fprintf(stderr, "railguard report: the scenario the ranks ran: %s\n", err);
         return -1;
     }
+    /* 6 MB: on the heap, as every large table here (.bss is read whole by a leak check). */
+    rg_evidence *ev = calloc(RG_MAX_RANKS, sizeof(*ev));
+    if (!ev) {
+        fprintf(stderr, "railguard report: out of memory\n");
+        return -1;
+    }
     for (int r = 0; r < sc.ranks; r++) {
         if (rg_evidence_read_rank(dir, r, &ev[r], err, sizeof(err)) != 0) {
             fprintf(stderr, "railguard report: %s\n", err);
-            return -1;
+            goto out;
         }
     }
     if (rg_merge(merged, &sc, views, n, ev, ordered, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard report: %s\n", err);
-        return -1;
+        goto out;
     }
+    rc = 0;
+out:
+    free(ev);
+    if (rc)
+        return rc;
     if (merged->clock_placed)
         printf("railguard report: the ranks ran on several hosts: their times are placed on rank "
                "0's clock by offsets measured at the start, within +-%.3f ms\n",
@@ -147,9 +158,17 @@ static int launch_judged(const char *dir, const rg_result *views, int n)
     return merged.passed ? 0 : 1;
 }
 
+/* Every rank's view: 22 MB, so the heap's. NULL after one line. */
+static rg_result *views_alloc(void)
+{
+    rg_result *views = calloc(RG_MAX_RANKS, sizeof(*views));
+    if (!views)
+        fprintf(stderr, "railguard report: out of memory\n");
+    return views;
+}
+
 int rg_report_main(int argc, char **argv)
 {
-    static rg_result views[RG_MAX_RANKS];
     char path[PATH_MAX + 64];
     int first, rc = rg_cli_parse(&rg_report_cli, argc, argv, NULL, &first);
     if (rc)
@@ -161,32 +180,45 @@ int rg_report_main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[first];
-    int n = read_views(dir, views);
-    if (n < 0)
+    rg_result *views = views_alloc();
+    if (!views)
         return 2;
+    int n = read_views(dir, views);
+    rc = 2;
+    if (n < 0)
+        goto out;
     /* No rank results but a report.json: a run's directory (an external launch's holds rank
      * results, and a report.json too once merged). Its traces and page are written again. */
     snprintf(path, sizeof(path), "%s/report.json", dir);
-    if (!n && access(path, R_OK) == 0)
-        return rg_report_run_dir(dir);
+    if (!n && access(path, R_OK) == 0) {
+        rc = rg_report_run_dir(dir);
+        goto out;
+    }
     if (!n) {
         fprintf(stderr,
                 "railguard report: %s: no rankR.result.json (an external launch's "
                 "--out DIR/<scenario name> holds them)\n",
                 dir);
-        return 2;
+        goto out;
     }
-    return launch_judged(dir, views, n);
+    rc = launch_judged(dir, views, n);
+out:
+    free(views);
+    return rc;
 }
 
 int rg_report_launch(const char *dir)
 {
-    static rg_result views[RG_MAX_RANKS];
-    int n = read_views(dir, views);
+    rg_result *views = views_alloc();
+    if (!views)
+        return 2;
+    int n = read_views(dir, views), rc = 2;
     if (n <= 0) {
         if (!n)
             fprintf(stderr, "railguard report: %s: no rankR.result.json\n", dir);
-        return 2;
+    } else {
+        rc = launch_judged(dir, views, n);
     }
-    return launch_judged(dir, views, n);
+    free(views);
+    return rc;
 }

@@ -432,35 +432,44 @@ static int run_status(const struct run *u)
 
 int rg_run_main(int argc, char **argv)
 {
-    static struct run u;
+    /* Some 250 MB for RG_RUN_MAX_SCENARIOS results: the heap's (pages only as touched), not
+     * .bss's, which a sanitizer's leak check reads whole at every exit. */
+    struct run *u = calloc(1, sizeof(*u));
     int first, st = 2;
-    int rc = rg_run_parse_opts(argc, argv, &u.o, &first);
-    if (rc)
-        return rc == 1 ? 0 : rc; /* 1: --help, said */
-    if (load_all(&u, argc, argv, first) != 0 || prepare(&u) != 0)
-        goto out;
-    if (u.o.external) {
-        st = rg_run_external(&u.o, &u.entries[0]);
+    if (!u) {
+        fprintf(stderr, "railguard run: out of memory\n");
+        return 2;
+    }
+    int rc = rg_run_parse_opts(argc, argv, &u->o, &first);
+    if (rc) {
+        st = rc == 1 ? 0 : rc; /* 1: --help, said */
         goto out;
     }
-    if (u.o.nhosts) {
-        st = rg_run_hosts(&u.o, u.entries, u.n);
+    if (load_all(u, argc, argv, first) != 0 || prepare(u) != 0)
+        goto out;
+    if (u->o.external) {
+        st = rg_run_external(&u->o, &u->entries[0]);
         goto out;
     }
-    printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", u.n,
-           u.o.transport, u.o.devlist, u.o.jobs, u.o.out);
+    if (u->o.nhosts) {
+        st = rg_run_hosts(&u->o, u->entries, u->n);
+        goto out;
+    }
+    printf("railguard run: %d scenario(s), transport %s, devices %s, -j %d, logs in %s\n", u->n,
+           u->o.transport, u->o.devlist, u->o.jobs, u->o.out);
     fflush(stdout);
     double t0 = rg_now_s();
-    if ((u.o.fork_server ? rg_run_served(&u.o, u.entries, u.n, u.results, u.started)
-                         : run_jobs(&u)) != 0)
+    if ((u->o.fork_server ? rg_run_served(&u->o, u->entries, u->n, u->results, u->started)
+                          : run_jobs(u)) != 0)
         goto out;
-    write_reports(&u, rg_now_s() - t0);
-    st = run_status(&u);
+    write_reports(u, rg_now_s() - t0);
+    st = run_status(u);
     /* The run's verdict stands: triage reads it back and groups it, it does not judge. */
-    if (u.o.triage && st == 1)
-        rg_triage_dir(u.o.out, u.o.triage_rerun, u.o.triage_rerun ? RG_TRI_MIN_BUDGET : 0, NULL);
+    if (u->o.triage && st == 1)
+        rg_triage_dir(u->o.out, u->o.triage_rerun, u->o.triage_rerun ? RG_TRI_MIN_BUDGET : 0, NULL);
 out:
-    for (int i = 0; i < u.n; i++)
-        free(u.paths[i]);
+    for (int i = 0; i < u->n; i++)
+        free(u->paths[i]);
+    free(u);
     return st;
 }

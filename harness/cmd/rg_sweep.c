@@ -419,8 +419,15 @@ static int run_points(const struct sweep_opts *o, const char *file, const rg_sce
                       rg_sw_site *sites, int nsites, const char *sites_why)
 {
     static struct sweep_state ss;
-    static rg_sw_row rows[SW__POINTS_MAX];
-    memset(rows, 0, sizeof(rows[0]) * (size_t)n);
+    /* 16 MB between them: the heap's, as every large table here (a leak check reads .bss whole
+     * at every exit). */
+    rg_sw_row *rows = calloc((size_t)n + 1, sizeof(*rows));
+    rg_sw_row *mine = calloc((size_t)nidx + 1, sizeof(*mine)); /* + 1: a shard may have none */
+    int st = 2;
+    if (!rows || !mine) {
+        fprintf(stderr, "railguard sweep: out of memory for %d points\n", n);
+        goto out;
+    }
     ss = (struct sweep_state){.o = o, .pts = pts, .rows = rows, .n = nidx, .t0 = rg_now_s()};
     for (int lo = 0; lo < nidx; lo += SW__BATCH) {
         int hi = lo + SW__BATCH < nidx ? lo + SW__BATCH : nidx;
@@ -440,7 +447,6 @@ static int run_points(const struct sweep_opts *o, const char *file, const rg_sce
            nidx - ss.fired, ss.failed, ss.flaky);
     /* What became of each point, the way a merge of shards gives it too. */
     static rg_sw_result res;
-    static rg_sw_row mine[SW__POINTS_MAX];
     for (int j = 0; j < nidx; j++)
         mine[j] = rows[idx[j]];
     res = (rg_sw_result){.kind = o->spec.kind,
@@ -459,12 +465,16 @@ static int run_points(const struct sweep_opts *o, const char *file, const rg_sce
     char err[1024];
     if (rg_sw_write(&res, o->out, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard sweep: %s\n", err);
-        return 2;
+        goto out;
     }
     printf("railguard sweep: %s/sweep.json (and sweep.txt, junit.xml, index.html)\n", o->out);
     printf("%d passed, %d failed, %d skipped\n", ss.passed, ss.failed,
            nidx - ss.passed - ss.failed);
-    return ss.failed ? 1 : 0;
+    st = ss.failed ? 1 : 0;
+out:
+    free(rows);
+    free(mine);
+    return st;
 }
 
 /* --plan FILE: its points and sites, for this scenario and kind only. The number of points,
@@ -495,12 +505,10 @@ static int given_plan(const struct sweep_opts *o, const rg_scenario *sc, rg_swee
     return n;
 }
 
-int rg_sweep_main(int argc, char **argv)
+static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pts)
 {
     static struct sweep_opts o;
     static rg_scenario sc;
-    static rg_evidence ev[RG_MAX_RANKS];
-    static rg_sweep_point pts[SW__POINTS_MAX];
     char err[1024], path[2 * PATH_MAX];
     int first = 0;
     int rc = parse_sweep(argc, argv, &o, &first);
@@ -609,4 +617,19 @@ int rg_sweep_main(int argc, char **argv)
     if ((rc = write_points(&o, file, &sc, pts, idx, nidx)))
         return rc;
     return run_points(&o, file, &sc, pts, n, idx, nidx, limit, sites, nsites, sites_why);
+}
+
+int rg_sweep_main(int argc, char **argv)
+{
+    /* The counting run's evidence and the plan's points, 7 MB: the heap's. */
+    rg_evidence *ev = calloc(RG_MAX_RANKS, sizeof(*ev));
+    rg_sweep_point *pts = calloc(SW__POINTS_MAX, sizeof(*pts));
+    int rc = 2;
+    if (ev && pts)
+        rc = sweep_main(argc, argv, ev, pts);
+    else
+        fprintf(stderr, "railguard sweep: out of memory\n");
+    free(ev);
+    free(pts);
+    return rc;
 }

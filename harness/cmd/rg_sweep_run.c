@@ -85,9 +85,13 @@ int run_one(const struct sweep_opts *o, const char *scenario, const char *out, c
 static pid_t start_batch(const struct batch *b, const char *out, const char *log, int *rfd)
 {
     const struct sweep_opts *o = b->o;
-    static char files[SW__BATCH][PATH_MAX + 32];
     const char *argv[SW__BATCH + 40];
     if (b->n > SW__BATCH)
+        return -1;
+    /* The points' file names, 2 MB: the heap's, until the child has them (a leak check reads
+     * .bss whole at every exit). */
+    char(*files)[PATH_MAX + 32] = calloc(SW__BATCH, sizeof(*files));
+    if (!files)
         return -1;
     int fds[2];
     int a = run_args(o, out, argv);
@@ -101,12 +105,15 @@ static pid_t start_batch(const struct batch *b, const char *out, const char *log
         argv[a++] = files[j];
     }
     argv[a] = NULL;
-    if (pipe(fds) != 0)
+    if (pipe(fds) != 0) {
+        free(files);
         return -1;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        free(files);
         return -1;
     }
     if (pid == 0) {
@@ -118,6 +125,7 @@ static pid_t start_batch(const struct batch *b, const char *out, const char *log
         execv(o->self, (char *const *)argv);
         _exit(127);
     }
+    free(files);
     close(fds[1]);
     *rfd = fds[0];
     return pid;

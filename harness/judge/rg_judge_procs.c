@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -108,6 +109,18 @@ static void worker_end(rg_rank_result *k, const struct rg_proc *p, const char *d
     }
 }
 
+/* The ranks' evidence side by side, as rg_evidence_apply reads it: 6 MB for RG_MAX_RANKS, so
+ * the heap's (.bss is read whole by a leak check at every exit). NULL after every rank in
+ * [lo, hi) was told why: a verdict without its evidence would be a guess. */
+static rg_evidence *ev_table(rg_result *res, int lo, int hi)
+{
+    rg_evidence *ev = calloc(RG_MAX_RANKS, sizeof(*ev));
+    for (int r = lo; !ev && r < hi; r++)
+        rg_rank_find(&res->rank[r], RG_V_ERROR, -1,
+                     "the runner ran out of memory for the ranks' evidence");
+    return ev;
+}
+
 void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *l, int rules)
 {
     int lo = l->lo, hi = l->hi;
@@ -119,7 +132,9 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
     if (l->lag_s > res->lag_s)
         res->lag_s = l->lag_s;
     /* The shim's evidence, now that every rank has ended: what it saw, what fired and when. */
-    static rg_evidence ev[RG_MAX_RANKS];
+    rg_evidence *ev = ev_table(res, lo, hi);
+    if (!ev)
+        return;
     for (int r = lo; r < hi; r++) {
         if (l->rank[r].ev_err[0])
             rg_rank_find(&res->rank[r], RG_V_ERROR, -1, "%s", l->rank[r].ev_err);
@@ -158,6 +173,7 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
                      sc->deadline_s, k->where, k->step_t_s, peer, ev[r].queues[0] ? "; " : "",
                      ev[r].queues, res->dir, r);
     }
+    free(ev);
 }
 
 /* Whether the process's own exit fault ended it (the shim says so before it exits). */
@@ -224,10 +240,12 @@ static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenari
  */
 void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched *l)
 {
-    static rg_evidence ev[RG_MAX_RANKS];
     res->seconds = l->seconds;
     if (l->lag_s > res->lag_s)
         res->lag_s = l->lag_s;
+    rg_evidence *ev = ev_table(res, 0, sc->ranks);
+    if (!ev)
+        return;
     for (int r = 0; r < sc->ranks; r++) {
         struct rg_proc p = l->rank[r].proc;
         res->rank[r] = l->rank[r].said;
@@ -266,4 +284,5 @@ void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched 
     rg_evidence_apply(res, sc, ev, 0, sc->ranks, t0_ms, RG_EV_RANK | RG_EV_CROSS);
     res->t0_mono_ms = t0_ms;
     snprintf(res->host, sizeof(res->host), "%s", l->host);
+    free(ev);
 }

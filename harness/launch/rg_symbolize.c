@@ -41,7 +41,16 @@ struct frame {
     int ninl;
 };
 
-static struct frame g_fr[SYM_MAX_FRAMES];
+/* The frames being named: 2 MB, taken from the heap at the first use and kept (a leak check
+ * reads .bss whole at every exit of every process that links this). */
+static struct frame *g_fr;
+
+static bool frames_ready(void)
+{
+    if (!g_fr)
+        g_fr = calloc(SYM_MAX_FRAMES, sizeof(*g_fr));
+    return g_fr != NULL;
+}
 
 /* "/path/obj(+0x1a)[0x..]" or "/path/obj(sym+0x1a)[0x..]": false for any other line. */
 static bool parse_symbols_line(const char *line, struct frame *f)
@@ -270,8 +279,10 @@ int rg_bt_symbolize(const char *path, char *why, size_t whylen)
     char *text = malloc(SYM_OUT_MAX + 1);
     size_t len = text ? fread(text, 1, SYM_OUT_MAX, in) : 0;
     fclose(in);
-    if (!text)
+    if (!text || !frames_ready()) {
+        free(text);
         return -1;
+    }
     text[len] = '\0';
     if (strstr(text, RG_BT_NAMED_MARK)) {
         free(text);
@@ -329,6 +340,12 @@ int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, 
     why[0] = '\0';
     if (n > SYM_MAX_FRAMES)
         n = SYM_MAX_FRAMES;
+    if (!frames_ready()) {
+        for (int i = 0; i < n; i++)
+            out[i].func[0] = out[i].where[0] = '\0';
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
     int idx[SYM_MAX_FRAMES];
     for (int i = 0; i < n; i++) {
         memset(&g_fr[i], 0, sizeof(g_fr[i]));
