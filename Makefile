@@ -361,7 +361,7 @@ mutant-seeds: deps
 # The soak: the stock suite and the regression scenarios on the reference, round after round
 # under a new seed, -j 2, beside SOAK_HOGS busy loops, until SOAK_RUNS scenario runs are
 # judged; every FAIL or XPASS is a false verdict (the reference is correct). Prints "false
-# verdicts: N in M scenario runs"; fails on any. make check runs a bounded one (SOAK_RUNS=150: two rounds);
+# verdicts: N in M scenario runs"; fails on any. make check runs a bounded one (SOAK_RUNS=60: one round);
 # SOAK_TALLY: append "soak P F" there.
 SOAK_RUNS ?= 2000
 SOAK_HOGS ?= 2
@@ -500,31 +500,35 @@ TALLY = $(BUILD)/tally
 check: deps
 	@$(MAKE) --no-print-directory build-rel build-asan mutants
 	@rm -f $(TALLY) $(TALLY).why && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
-	@st=0; \
-	 echo "== the include arrows (make arrows: its recipe, not a sub-make, so make -n stays a dry run)"; \
+	@st=0; t0=$$(date +%s); \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] the include arrows (make arrows: its recipe, not a sub-make, so make -n stays a dry run)"; \
 	 { ci/arrows --self-test && ci/arrows $(abspath $(TALLY)); } || st=1; \
-	 echo "== unit tests"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] unit tests"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(BUILD)/rel/tests/unit || st=1; \
-	 echo "== unit tests under ASan+UBSan"; \
-	 RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1 \
-	     $(BUILD)/asan/tests/unit || st=1; \
-	 echo "== install (staged), and the example adapter built with pkg-config alone"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] unit tests under ASan+UBSan, in two halves side by side"; \
+	 pids=""; for k in 1 2; do \
+	     RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan RG_CHECK_SHARD=$$k/2 \
+	         ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/tests/unit >$(BUILD)/unit-asan-$$k.log 2>&1 & \
+	     pids="$$pids $$!"; \
+	 done; \
+	 for p in $$pids; do wait $$p || st=1; done; cat $(BUILD)/unit-asan-1.log $(BUILD)/unit-asan-2.log; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] install (staged), and the example adapter built with pkg-config alone"; \
 	 ci/install-check build $(BUILD) $(abspath $(TALLY)) || st=1; \
-	 echo "== the CI workflow runs what .ci/run runs"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] the CI workflow runs what .ci/run runs"; \
 	 ci/workflow-check $(abspath $(TALLY)) || st=1; \
-	 echo "== integration tests, then the conformance suite, on soft-RoCE"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- \
 	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
-	 echo "== two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
 	 $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- \
 	     ci/nodes-check $(abspath $(TALLY)) || st=1; \
 	 $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --cross --timeout 600 -- \
 	     ci/nodes-check $(abspath $(TALLY)) || st=1; \
-	 echo "== the conformance run's page in headless chromium"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] the conformance run's page in headless chromium"; \
 	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
-	 echo "== every documented make target, bounded (ci/targets-check)"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] every documented make target, bounded (ci/targets-check)"; \
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
-	 echo "== summary"; \
+	 echo "== [$$(( $$(date +%s) - t0 )) s] summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
 	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll sites shards nodes \
 	     nodes-crossed \
