@@ -56,7 +56,7 @@ node_nics() { # node base cross
 node_script() { # node dir cmd...
     local n=$1 d=$2
     shift 2
-    echo '#!/bin/sh'
+    echo '#!/bin/bash'
     echo "echo rails >$d/phase$n"
     pass_env
     echo "export RG_SOFTROCE_RAILS=$rails RG_SOFTROCE_DEVICES='$(devices)' RG_SOFTROCE_MODE_USED=guest"
