@@ -78,6 +78,10 @@ int run_one(const struct sweep_opts *o, const char *scenario, const char *out, c
             double limit_s);
 /* The outcome of the run in scenario directory dir (init_only: swap_rails points). */
 void read_outcome(const char *dir, struct outcome *oc, bool init_only);
+/* The counting run's verdicts ("LEAK,ok", rank by rank; "" none): a point that fails only as
+ * --known says the transport fails (the judge's XFAIL) passes when each failing rank failed
+ * so without the fault too; a failure the fault added still fails. */
+void sweep_baseline_set(const char *verdicts);
 /* A point the batch's run finished (the batch's callback); a failing one rechecked alone,
  * and shrunk when it fails again. */
 void point_done(void *arg, int i, const char *dir);

@@ -281,6 +281,7 @@ int rg_bt_symbolize(const char *path, char *why, size_t whylen)
     fclose(in);
     if (!text || !frames_ready()) {
         free(text);
+        snprintf(why, whylen, "out of memory");
         return -1;
     }
     text[len] = '\0';

@@ -527,9 +527,10 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
     json_t *sites = sites_or_fail(r, points, path, err, errlen);
     if (!sites)
         return -1;
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s}", "scenario", r->scenario, "name", r->name,
-                          "kind", rg_sweep_kind_name(r->kind), "digest", r->digest, "points",
-                          points, "sites", sites, "sites_why", r->sites_why);
+    json_t *j =
+        json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "scenario", r->scenario, "name", r->name,
+                  "kind", rg_sweep_kind_name(r->kind), "digest", r->digest, "points", points,
+                  "sites", sites, "sites_why", r->sites_why, "baseline", r->baseline);
     if (!j) {
         snprintf(err, errlen, "%s: cannot be written (bad UTF-8?)", path);
         return -1;
@@ -569,6 +570,13 @@ int rg_sw_plan_read(rg_sw_result *r, rg_sweep_point *pts, int cap, const char *p
     }
     if (!bad)
         bad = sites_of(j, r, where, sizeof(where));
+    /* Optional (plans before it had none); a string that fits when there. */
+    json_t *base = json_object_get(j, "baseline");
+    r->baseline[0] = '\0';
+    if (!bad && base && (!json_is_string(base) || json_string_length(base) >= sizeof(r->baseline)))
+        bad = "baseline";
+    else if (!bad && base)
+        snprintf(r->baseline, sizeof(r->baseline), "%s", json_string_value(base));
     int npoints = (int)json_array_size(points); /* before j, which holds it, goes */
     json_decref(j);
     if (!bad) {

@@ -169,6 +169,10 @@ typedef struct rg_sw_result {
     int nsites;
     rg_sw_site *sites;
     char sites_why[300];
+    /* The counting run's verdicts, rank by rank ("LEAK,ok"; plan.json's "baseline"): what the
+     * program does without a fault, against which --known failures at a point are weighed. ""
+     * when not known (a plan written before it was kept). */
+    char baseline[256];
 } rg_sw_result;
 
 /* The plan's digest: FNV-1a 64 over every point's rule and a newline, as 16 hex digits. */

@@ -24,6 +24,7 @@ Suite *rg_suite_report(void);
 Suite *rg_suite_judge(void);
 Suite *rg_suite_paths(void);
 Suite *rg_suite_wire(void);
+Suite *rg_suite_sweep_outcome(void);
 Suite *rg_suite_measure(void);
 Suite *rg_suite_opt(void);
 Suite *rg_suite_sweep(void);

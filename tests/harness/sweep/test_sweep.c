@@ -546,8 +546,10 @@ START_TEST(test_result_merge)
     static rg_sweep_point plan_pts[40], back_pts[40];
     for (int i = 0; i < 40; i++)
         plan_pts[i] = rows[i].p, plan_pts[i].fired = false, plan_pts[i].failed = false;
+    snprintf(whole.baseline, sizeof(whole.baseline), "LEAK,ok");
     ck_assert_msg(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_str_eq(back.baseline, "LEAK,ok");
     ck_assert_int_eq(back.npoints, 40);
     ck_assert_str_eq(back.digest, whole.digest);
     ck_assert_int_eq(back.kind, RG_SW_ERROR);
