@@ -50,7 +50,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/launch/rg_proc.c harness/launch/rg_symbolize.c harness/launch/rg_clock.c \
                     harness/launch/rg_slow_measure.c harness/rank/rg_transport.c \
                     harness/rank/rg_bench_spec.c \
-                    harness/cmd/rg_report_cmd.c
+                    harness/cmd/rg_report_cmd.c harness/cmd/rg_sweep_run.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
@@ -313,18 +313,23 @@ regression: deps
 # bounded run of this target uses them. SWEEP_SHARD=K/N runs shard K of N of every sweep into
 # BUILD/sweep and no mutants (a CI matrix: one machine a shard, `make sweep-mutants` its own
 # job); ci/sweep-merge BUILD OUT SHARD_DIR... joins them (.github/workflows/railguard.yml).
+# SWEEP_LIST=1 only plans (BUILD/sweep/NAME-KIND/plan.json, no point run, no mutants), and
+# SWEEP_PLANS=DIR gives every sweep its plan from such a DIR: the shards of a matrix share one.
 SWEEP_KINDS ?= error negpoll delay
 SWEEP_PROGRAMS ?=
 SWEEP_MUTANTS ?=
 SWEEP_SHARD ?=
 SWEEP_PLANS ?=
+SWEEP_LIST ?=
 sweep: deps
 	@$(MAKE) --no-print-directory build-rel mutants
 	RG_SWEEP_PROGRAMS='$(SWEEP_PROGRAMS)' RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
-	RG_SWEEP_SHARD='$(SWEEP_SHARD)' RG_SWEEP_PLANS='$(SWEEP_PLANS)' \
+	RG_SWEEP_SHARD='$(SWEEP_SHARD)' RG_SWEEP_PLANS='$(abspath $(SWEEP_PLANS))' \
+	RG_SWEEP_LIST='$(SWEEP_LIST)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 7200 -- \
 	    sh -c 'st=0; ci/sweep-all $(BUILD) $(SWEEP_KINDS) || st=1; \
-	           [ -n "$$RG_SWEEP_SHARD" ] || ci/sweep-mutants $(BUILD) || st=1; exit $$st'
+	           [ -n "$$RG_SWEEP_SHARD" ] || [ "$$RG_SWEEP_LIST" = 1 ] || ci/sweep-mutants $(BUILD) || \
+	           st=1; exit $$st'
 
 # Only the mutants' sweeps: every mutant must fail its sweep, the reference pass it.
 sweep-mutants: deps
@@ -507,7 +512,7 @@ check: deps
 	 RG_TALLY=$(abspath $(TALLY)) $(BUILD)/rel/tests/unit || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] unit tests under ASan+UBSan, in two halves side by side"; \
 	 pids=""; for k in 1 2; do \
-	     RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan RG_CHECK_SHARD=$$k/2 \
+	     RG_TALLY=$(abspath $(TALLY)) RG_TEST_LABEL=unit-asan-$$k RG_CHECK_SHARD=$$k/2 \
 	         ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/tests/unit >$(BUILD)/unit-asan-$$k.log 2>&1 & \
 	     pids="$$pids $$!"; \
 	 done; \
@@ -529,7 +534,7 @@ check: deps
 	 echo "== [$$(( $$(date +%s) - t0 )) s] every documented make target, bounded (ci/targets-check)"; \
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] summary"; \
-	 ci/tally $(TALLY) arrows unit unit-asan install workflow integration conformance install-run \
+	 ci/tally $(TALLY) arrows unit unit-asan-1 unit-asan-2 install workflow integration conformance install-run \
 	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll sites shards nodes \
 	     nodes-crossed \
 	     page soak targets \
