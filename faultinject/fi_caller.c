@@ -9,10 +9,17 @@
  * whatever the address space layout, and what addr2line takes. The runner names it with its
  * function and line from the object's debug information.
  *
+ * A transport that calls every verb from one wrapper function has one site per verb that
+ * way, whatever calls the wrapper: a call path of a few frames tells its callers apart. The
+ * frames past the first are found by unwinding the stack (libgcc's unwinder, from the
+ * objects' .eh_frame, which every x86-64 build has) up to the program's frame, whose return
+ * address is the call's, and on from there; they are return addresses too, named the same way.
+ *
  * Each wrapped call sets the calling thread's site on entry and clears it on the way out; what
- * costs anything (the table, the object lookup) runs only while the plan asks for it: a `sites`
- * rule records every site with its calls and events, a `site=` filter needs the site of each
- * call to compare. A fault event names its site in any case, found then from the address.
+ * costs anything (the table, the object lookup, the unwinding) runs only while the plan asks
+ * for it: a `sites` rule records every site with its calls and events, a `site=` filter needs
+ * the site of each call to compare. A fault event names its site and FI_SITE_DEPTH frames of
+ * its path in any case, found then, once a fault.
  */
 #include "fi_shim.h"
 
@@ -23,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #define FI_CALLERS 1024 /* a power of two: open-addressed by return address */
 #define FI_CALLER_OBJS 32
@@ -40,11 +48,19 @@ const char *fi_call_name(enum fi_call v)
     return (unsigned)v < FI_CALL_KINDS ? call_names[v] : "?";
 }
 
+/* One call path: its frames' return addresses, ip[0] the verbs call's. */
+struct fi_path {
+    int n;    /* frames found, 1..FI_SITE_DEPTH */
+    int want; /* the frames asked for: a plan of another depth makes other entries */
+    uintptr_t ip[FI_SITE_DEPTH];
+};
+
 struct fi_caller {
-    _Atomic uintptr_t ra; /* 0: empty; claimed by compare-and-swap */
-    _Atomic int ready;    /* obj, off and verb are written */
-    int obj;              /* g_cobj's index, -1: in no loaded object */
-    uint64_t off;
+    _Atomic uint32_t key; /* 0: empty; a hash of the path, claimed by compare-and-swap */
+    _Atomic int ready;    /* path, obj, off and verb are written */
+    struct fi_path path;
+    int obj[FI_SITE_DEPTH]; /* g_cobj's index per frame, -1: in no loaded object */
+    uint64_t off[FI_SITE_DEPTH];
     enum fi_call verb;
     _Atomic uint64_t calls, ev[FI_OP_ATOMIC + 1];
 };
@@ -131,39 +147,100 @@ static int obj_index(const char *path)
  * one dl_iterate_phdr, but a fork in its middle leaves the child's entry never ready. */
 #define FI_CALLER_WAIT 10000
 
-/* The entry of return address ra, made (and resolved) at its first call; NULL when the table
- * is full or the entry never became ready (both counted as lost). */
-static struct fi_caller *caller_of(uintptr_t ra, enum fi_call v)
+/* Frames the unwinder passes, inside the shim, before the program's: a few wrappers deep. */
+#define FI_WALK_SKIP 32
+
+struct walk {
+    struct fi_path *p;
+    int skipped;
+};
+
+/* Each frame of the stack, innermost first: the shim's until the one whose return address is
+ * the verbs call's, then the program's callers. */
+static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *uc, void *arg)
 {
-    uint32_t h = fi_hash(ra, 0);
+    struct walk *w = arg;
+    uintptr_t ip = (uintptr_t)_Unwind_GetIP(uc);
+    if (w->p->n == 1 && w->skipped >= 0) {
+        if (ip != w->p->ip[0])
+            return ++w->skipped < FI_WALK_SKIP ? _URC_NO_REASON : _URC_END_OF_STACK;
+        w->skipped = -1; /* the program's frame: the next ones are its callers */
+        return _URC_NO_REASON;
+    }
+    if (ip == 0)
+        return _URC_END_OF_STACK;
+    w->p->ip[w->p->n++] = ip;
+    return w->p->n < w->p->want ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+/* The path of the call whose return address is ra, want frames at most: ra alone when the
+ * unwinder cannot get past the shim or the program has no unwind tables (then the callers are
+ * unknown, not made up). */
+static void path_of(uintptr_t ra, int want, struct fi_path *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->ip[0] = ra;
+    p->n = 1;
+    p->want = want < 1 ? 1 : want > FI_SITE_DEPTH ? FI_SITE_DEPTH : want;
+    if (p->want > 1) {
+        struct walk w = {.p = p};
+        _Unwind_Backtrace(walk_frame, &w);
+    }
+}
+
+static uint32_t path_hash(const struct fi_path *p)
+{
+    uint32_t h = fi_hash((uint64_t)p->want, (uint64_t)p->n);
+    for (int i = 0; i < p->n; i++)
+        h = fi_hash(p->ip[i], h);
+    return h ? h : 1; /* 0 marks an empty entry */
+}
+
+static bool same_path(const struct fi_path *a, const struct fi_path *b)
+{
+    return a->n == b->n && a->want == b->want &&
+           !memcmp(a->ip, b->ip, (size_t)a->n * sizeof(a->ip[0]));
+}
+
+/* The entry of path p, made (and resolved) at its first call; NULL when the table is full or
+ * the entry never became ready (both counted as lost). */
+static struct fi_caller *caller_of(const struct fi_path *p, enum fi_call v)
+{
+    uint32_t h = path_hash(p);
     for (uint32_t i = 0; i < FI_CALLERS; i++) {
         struct fi_caller *c = &g_callers[(h + i) & (FI_CALLERS - 1)];
-        uintptr_t cur = atomic_load_explicit(&c->ra, memory_order_acquire);
+        uint32_t cur = atomic_load_explicit(&c->key, memory_order_acquire);
         if (cur == 0) {
-            uintptr_t want = 0;
-            if (!atomic_compare_exchange_strong(&c->ra, &want, ra)) {
-                if (want != ra)
+            uint32_t want = 0;
+            if (!atomic_compare_exchange_strong(&c->key, &want, h)) {
+                if (want != h)
                     continue;
-                cur = ra;
+                cur = h;
             } else {
-                struct find f;
                 c->verb = v;
-                c->obj = locate(ra, &f) ? obj_index(f.path) : -1;
-                c->off = f.found ? f.off : (uint64_t)ra;
+                c->path = *p;
+                for (int k = 0; k < p->n; k++) {
+                    struct find f;
+                    c->obj[k] = locate(p->ip[k], &f) ? obj_index(f.path) : -1;
+                    c->off[k] = f.found ? f.off : (uint64_t)p->ip[k];
+                }
                 atomic_store_explicit(&c->ready, 1, memory_order_release);
                 return c;
             }
         }
-        if (cur == ra) {
-            /* Another thread is resolving it: wait, a bounded while, so this call is counted
-             * and matched like every other. */
-            for (int w = 0; w < FI_CALLER_WAIT; w++) {
-                if (atomic_load_explicit(&c->ready, memory_order_acquire))
-                    return c;
-                sched_yield();
-            }
-            break;
+        if (cur != h)
+            continue;
+        /* Another thread may be resolving it: wait, a bounded while, so this call is counted
+         * and matched like every other. Two paths of one hash are told apart by their frames. */
+        int w = 0;
+        while (w < FI_CALLER_WAIT && !atomic_load_explicit(&c->ready, memory_order_acquire)) {
+            sched_yield();
+            w++;
         }
+        if (w == FI_CALLER_WAIT)
+            break;
+        if (same_path(&c->path, p))
+            return c;
     }
     atomic_fetch_add_explicit(&g_callers_lost, 1, memory_order_relaxed);
     return NULL;
@@ -176,7 +253,9 @@ void fi_call_enter(void *ra, enum fi_call v)
     struct fi_live *lp = fi_live();
     if (!lp || (!lp->sites && !lp->m_site))
         return;
-    t_call = caller_of((uintptr_t)ra, v);
+    struct fi_path p;
+    path_of((uintptr_t)ra, lp->site_depth, &p);
+    t_call = caller_of(&p, v);
     if (t_call && lp->sites)
         atomic_fetch_add_explicit(&t_call->calls, 1, memory_order_relaxed);
 }
@@ -196,35 +275,72 @@ void fi_call_count(enum fi_op op)
         atomic_fetch_add_explicit(&t_call->ev[op], 1, memory_order_relaxed);
 }
 
+/* Frames [0, n) of an entry as a site= names them: "FILE+0xOFF<FILE+0xOFF...", object file
+ * names, or as the events name them (paths, when full). -1 when a frame is in no object. */
+static int entry_text(const struct fi_caller *c, int from, int n, bool full, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int k = from; k < n; k++) {
+        if (c->obj[k] < 0)
+            return -1;
+        const char *obj = full ? g_cobj[c->obj[k]] : base_of(g_cobj[c->obj[k]]);
+        int w = snprintf(buf + at, len - at, "%s%s+0x%llx", k > from ? "<" : "", obj,
+                         (unsigned long long)c->off[k]);
+        if (w < 0 || (size_t)w >= len - at)
+            return -1;
+        at += (size_t)w;
+    }
+    return 0;
+}
+
 /* Compared afresh each time (not cached in the entry): the table outlives a plan the program
- * replaces through the control table, and the new plan's rules are other rules. */
+ * replaces through the control table, and the new plan's rules are other rules. A site= of
+ * fewer frames than the path names the path's first ones; of more, a path the unwinder could
+ * not follow that far is not it. */
 bool fi_call_matches(int rule)
 {
     const struct fi_live *lp = fi_live();
     const struct fi_caller *c = t_call;
-    if (!lp || !c || c->obj < 0 || rule < 0 || rule >= lp->plan.nrules)
+    if (!lp || !c || rule < 0 || rule >= lp->plan.nrules)
         return false;
     const struct fi_rule *r = &lp->plan.rules[rule];
-    return r->site_off == c->off && !strcmp(r->site_obj, base_of(g_cobj[c->obj]));
+    if (r->site_depth > c->path.n)
+        return false;
+    char name[FI_SITE_MAX];
+    return entry_text(c, 0, r->site_depth, false, name, sizeof(name)) == 0 &&
+           !strcmp(r->site, name);
 }
 
-int fi_call_site(char *buf, size_t len)
+int fi_call_site(char *caller, size_t clen, char *from, size_t flen)
 {
-    buf[0] = '\0';
+    caller[0] = from[0] = '\0';
     if (!t_ra)
         return -1;
-    if (t_call && t_call->obj >= 0)
-        return snprintf(buf, len, "%s+0x%llx", g_cobj[t_call->obj],
-                        (unsigned long long)t_call->off) < (int)len
-                   ? 0
-                   : -1;
-    struct find f;
-    if (!locate(t_ra, &f))
+    /* A fault is rare: its path is found now, as deep as a path goes, whatever the plan's. */
+    struct fi_path p;
+    path_of(t_ra, FI_SITE_DEPTH, &p);
+    struct fi_caller c = {.path = p};
+    for (int k = 0; k < p.n; k++) {
+        struct find f;
+        c.obj[k] = locate(p.ip[k], &f) ? obj_index(f.path) : -1;
+        c.off[k] = f.found ? f.off : (uint64_t)p.ip[k];
+    }
+    if (entry_text(&c, 0, 1, true, caller, clen) != 0) {
+        caller[0] = '\0';
         return -1;
-    return snprintf(buf, len, "%s+0x%llx", f.path, (unsigned long long)f.off) < (int)len ? 0 : -1;
+    }
+    /* Callers past the object table or in no object: the path stops before them. */
+    int n = 1;
+    while (n < p.n && c.obj[n] >= 0)
+        n++;
+    if (entry_text(&c, 1, n, true, from, flen) != 0)
+        from[0] = '\0';
+    return 0;
 }
 
-/* Also from the snapshot signal handler: reads the fixed table, takes no lock. */
+/* Also from the snapshot signal handler: reads the fixed table, takes no lock. Lists the
+ * entries of the live plan's depth: a plan replaced by one of another depth made others. */
 void fi_call_summary(const char *why)
 {
     struct fi_live *lp = fi_live();
@@ -234,22 +350,30 @@ void fi_call_summary(const char *why)
     uint64_t lost = atomic_load(&g_callers_lost);
     for (int i = 0; i < FI_CALLERS; i++) {
         const struct fi_caller *c = &g_callers[i];
-        if (!atomic_load(&c->ra) || !atomic_load(&c->ready))
+        if (!atomic_load(&c->key) || !atomic_load(&c->ready))
             continue;
-        /* In no loaded object, or past the object table: no name a site= could give, so its
-         * calls are lost, never listed under a name that matches nothing. */
-        if (c->obj < 0) {
+        if (c->path.want != (lp->site_depth < 1 ? 1 : lp->site_depth))
+            continue;
+        /* Its call in no loaded object, or past the object table: no name a site= could give,
+         * so its calls are lost, never listed under a name that matches nothing. A caller in
+         * none ends the path there. */
+        char where[FI_CALLER_PATH + 24], from[(FI_SITE_DEPTH - 1) * (FI_CALLER_PATH + 24)];
+        if (entry_text(c, 0, 1, true, where, sizeof(where)) != 0) {
             lost += atomic_load(&c->calls);
             continue;
         }
+        int k = 1;
+        while (k < c->path.n && c->obj[k] >= 0)
+            k++;
+        if (entry_text(c, 1, k, true, from, sizeof(from)) != 0)
+            from[0] = '\0';
         n++;
-        char where[FI_CALLER_PATH + 24];
-        snprintf(where, sizeof(where), "%s+0x%llx", g_cobj[c->obj], (unsigned long long)c->off);
         fi_event("caller",
-                 "\"why\":\"%s\",\"verb\":\"%s\",\"caller\":\"%s\",\"calls\":%llu,"
+                 "\"why\":\"%s\",\"verb\":\"%s\",\"caller\":\"%s\",\"from\":\"%s\",\"calls\":%llu,"
                  "\"ops\":{\"send\":%llu,\"recv\":%llu,\"write\":%llu,\"read\":%llu,"
                  "\"atomic\":%llu}",
-                 why, fi_call_name(c->verb), where, (unsigned long long)atomic_load(&c->calls),
+                 why, fi_call_name(c->verb), where, from,
+                 (unsigned long long)atomic_load(&c->calls),
                  (unsigned long long)atomic_load(&c->ev[FI_OP_SEND]),
                  (unsigned long long)atomic_load(&c->ev[FI_OP_RECV]),
                  (unsigned long long)atomic_load(&c->ev[FI_OP_WRITE]),

@@ -70,8 +70,13 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
     for (int i = 0; i < lp->plan.nrules; i++) {
         const struct fi_rule *r = &lp->plan.rules[i];
         uint32_t bit = 1u << i;
-        if (r->site_obj[0])
+        /* The call paths' depth: the deepest a site= names or the sites rule asks for. */
+        if (r->site[0])
             lp->m_site |= bit;
+        if (r->site_depth > lp->site_depth)
+            lp->site_depth = r->site_depth;
+        if (r->kind == FI_SITES && r->depth > lp->site_depth)
+            lp->site_depth = r->depth;
         switch (r->kind) {
         case FI_NEGPOLL:
         case FI_STALL:

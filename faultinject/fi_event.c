@@ -53,7 +53,7 @@ int fi_event_logged(void)
 
 void fi_event(const char *name, const char *fmt, ...)
 {
-    char line[2048];   /* a fault event with its call site's path */
+    char line[4096];   /* a fault event with its call path: FI_SITE_DEPTH object paths */
     int saved = errno; /* events are written inside wrapped calls: the program's errno stays */
     /* mono_ms is CLOCK_MONOTONIC itself, shared by every rank on the host: a runner orders
      * faults and verdicts of different ranks with it. t_ms is relative to this rank's load. */

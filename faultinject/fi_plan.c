@@ -43,10 +43,11 @@ static int key_index(const char *t, size_t len)
  *                (a filter would read as narrowing the counts, which it cannot).
  *   ownership    the same for the sanitizer: it watches every QP of the process or none.
  *   trace        the same for the verbs trace,
- *   sites        and for the record of call sites.
+ *   sites        and for the record of call sites (its one key, depth=, says how they are named).
  *   link_down    down at after= and up again up= later: before= would be a second way to say
  *   partition    when it comes up; a partition is of a rank's every rail, so no rail= either.
  */
+_Static_assert(K__N <= 32, "a rule's keys are bits of an unsigned");
 static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_ERROR] = FILTERS | TRIGGERS | B(K_STATUS),
     [FI_NEGPOLL] = FILTERS | TRIGGERS | B(K_RET) | B(K_PER),
@@ -64,7 +65,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_EXIT] = FILTERS | TRIGGERS | B(K_CODE),
     [FI_OWNERSHIP] = 0,
     [FI_TRACE] = 0,
-    [FI_SITES] = 0,
+    [FI_SITES] = B(K_DEPTH),
     /* The wire has no QPs, ops, steps or events to count: a rank's device, a rail, a window. */
     [FI_WIRE] = WIRE_WHERE | B(K_LOSS) | B(K_DELAY) | B(K_JITTER) | B(K_REORDER) | B(K_DUPLICATE) |
                 B(K_CORRUPT),
@@ -119,6 +120,7 @@ static void rule_init(struct fi_rule *r, enum fi_kind kind, int line)
     r->status = IBV_WC_WR_FLUSH_ERR;
     r->ret = -1;
     r->bit = -1;
+    r->depth = 1;
     r->rail = -1;
     r->line = line;
 }

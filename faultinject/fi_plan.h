@@ -22,7 +22,10 @@
  *   site=OBJ+0xOFF  only in the verbs calls made from that call site: the object's file name
  *                   (a path is cut to it) and the return address's offset from the object's
  *                   load address, as a sites rule's "caller" events and every fault event
- *                   name it; n then counts that site's events alone
+ *                   name it; n then counts that site's events alone. A call path names the
+ *                   callers after it, "<" for "called from": site=A+0x10<B+0x20 is the verbs
+ *                   call at A+0x10 made while B+0x20 called the function holding it (a wrapper
+ *                   and its caller); at most FI_SITE_DEPTH frames
  *   step=N|init     only while the program says it is in step N (or its init), through the
  *                   control table's set_phase; with rep=R, only in that repetition. n then
  *                   counts the rule's events in those phases only: a point anchored to a
@@ -65,10 +68,13 @@
  *                                  polls, one event each (fi_trace.c), for the causes triage
  *                                  proves from cross-rank evidence; at most FI_TRACE_MAX events
  *                                  a process, then one "trace_full"
- *   sites                          no fault, no keys: every verbs call site the program
- *                                  calls from (fi_caller.c), with its calls and its posts or
- *                                  completions by op, one "caller" event each at exit: the
- *                                  sites a sweep's faults can reach
+ *   sites   depth=D                no fault: every verbs call site the program calls from
+ *                                  (fi_caller.c), with its calls and its posts or completions
+ *                                  by op, one "caller" event each at exit: the sites a sweep's
+ *                                  faults can reach. depth=D (1..FI_SITE_DEPTH, default 1)
+ *                                  names each by its call path of D frames, so a transport
+ *                                  that calls every verb from one wrapper has as many sites as
+ *                                  the wrapper has callers
  * Wire faults: not verbs calls but the wire under them, applied by the runner (never the shim,
  * which passes them by) to the network device under a rank's rail, and proven by that
  * device's own counters. rank=R whose device (default: every rank's), rail=K which of its
@@ -96,6 +102,8 @@
 #define FI_MAX_DEVS 8
 #define FI_DEVNAME_MAX 64
 #define FI_SITE_OBJ_MAX 128
+#define FI_SITE_DEPTH 4     /* frames in a call path */
+#define FI_SITE_MAX 256     /* site='s text, as long as a plan's token can be */
 #define FI_TRACE_MAX 200000 /* trace events a process writes at most */
 
 enum fi_kind {
@@ -144,12 +152,14 @@ struct fi_rule {
     int cq_ord;     /* cq=#K */
     enum fi_op op;
     enum fi_verb verb;
-    uint64_t after_ms;              /* 0: from the start */
-    uint64_t before_ms;             /* UINT64_MAX: no end */
-    char site_obj[FI_SITE_OBJ_MAX]; /* site=: the object's file name, "" any */
-    uint64_t site_off;              /* and the call's return address's offset in it */
-    int step;                       /* FI_PHASE_ANY, FI_PHASE_INIT or a step number */
-    int rep;                        /* FI_PHASE_ANY or a repetition number */
+    uint64_t after_ms;  /* 0: from the start */
+    uint64_t before_ms; /* UINT64_MAX: no end */
+    /* site=: "OBJ+0xOFF<OBJ+0xOFF...", file names and lower-case hex without leading zeros
+     * (as the shim names a site), "" any; site_depth its frames */
+    char site[FI_SITE_MAX];
+    int site_depth;
+    int step; /* FI_PHASE_ANY, FI_PHASE_INIT or a step number */
+    int rep;  /* FI_PHASE_ANY or a repetition number */
     /* trigger; 0 means unset */
     uint64_t nth;
     uint64_t every;
@@ -163,6 +173,7 @@ struct fi_rule {
     bool per_cqe; /* FI_NEGPOLL, FI_STALL: n counts completions, not polls */
     uint64_t ms;  /* FI_STALL, FI_DELAY, FI_DELAY_FIRST, FI_LATE */
     int bit;      /* FI_CORRUPT: -1 = chosen from the seed */
+    int depth;    /* FI_SITES: the frames of each call path recorded (1..FI_SITE_DEPTH) */
     int perm[FI_MAX_DEVS];
     int nperm; /* FI_SWAP_RAILS: 0 = reverse the list */
     /* Wire faults (FI_WIRE, FI_LINK_DOWN, FI_PARTITION); rates are fractions, 0: unset. */

@@ -37,7 +37,7 @@
         X(SEED, seed), X(COUNT, count), X(STATUS, status), X(RET, ret), X(MS, ms), X(BIT, bit),    \
         X(PERM, perm), X(STEP, step), X(REP, rep), X(PER, per), X(CODE, code), X(RAIL, rail),      \
         X(LOSS, loss), X(DELAY, delay), X(JITTER, jitter), X(REORDER, reorder),                    \
-        X(DUPLICATE, duplicate), X(CORRUPT, corrupt), X(UP, up), X(SITE, site)
+        X(DUPLICATE, duplicate), X(CORRUPT, corrupt), X(UP, up), X(SITE, site), X(DEPTH, depth)
 #define FI__KEY_ENUM(k, name) K_##k
 #define FI__KEY_NAME(k, name) [K_##k] = #name
 enum fi__key { FI__KEYS(FI__KEY_ENUM), K__N };

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -290,16 +291,18 @@ static int parse_percent(const struct fi__ctx *c, const char *key, const char *v
     return 0;
 }
 
-/* site=OBJ+0xOFF: a call site as the evidence names it; a path is cut to its file name, so a
- * plan written on one machine names the same site on another. */
-static int parse_site(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+/* One frame of a site=, v[0..vn) "OBJ+0xOFF", appended to r->site as the shim names it: the
+ * object's file name (a path is cut to it, so a plan written on one machine names the same
+ * site on another) and the offset in lower-case hex. */
+static int site_frame(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn,
+                      const char *whole, size_t wn)
 {
     const char *plus = NULL;
     for (size_t i = 0; i + 2 < vn; i++)
         if (v[i] == '+' && v[i + 1] == '0' && (v[i + 2] == 'x' || v[i + 2] == 'X'))
             plus = v + i;
     if (!plus)
-        return fi__plan_fail(c, "site needs OBJECT+0xOFFSET '%s'", fi__plan_show(v, vn).s);
+        return fi__plan_fail(c, "site needs OBJECT+0xOFFSET '%s'", fi__plan_show(whole, wn).s);
     const char *obj = v;
     for (const char *p = v; p < plus; p++)
         if (*p == '/')
@@ -307,16 +310,49 @@ static int parse_site(const struct fi__ctx *c, struct fi_rule *r, const char *v,
     size_t on = (size_t)(plus - obj);
     if (on == 0 || on >= FI_SITE_OBJ_MAX)
         return fi__plan_fail(c, "site's object name is %s '%s'", on ? "too long" : "empty",
-                             fi__plan_show(v, vn).s);
+                             fi__plan_show(whole, wn).s);
     /* "0x..." after the '+': the plan's own number reader, hex digits only. */
     uint64_t off = 0;
     size_t hn = vn - (size_t)(plus + 1 - v);
     if (hn <= 2 || hn > 18 || to_u64(plus + 1, hn, &off) != 0)
         return fi__plan_fail(c, "site's offset is not a 64-bit hex number '%s'",
-                             fi__plan_show(v, vn).s);
-    memcpy(r->site_obj, obj, on);
-    r->site_obj[on] = '\0';
-    r->site_off = off;
+                             fi__plan_show(whole, wn).s);
+    size_t at = strlen(r->site);
+    int w = snprintf(r->site + at, sizeof(r->site) - at, "%s%.*s+0x%llx", at ? "<" : "", (int)on,
+                     obj, (unsigned long long)off);
+    if (w < 0 || (size_t)w >= sizeof(r->site) - at)
+        return fi__plan_fail(c, "site is too long '%s'", fi__plan_show(whole, wn).s);
+    r->site_depth++;
+    return 0;
+}
+
+/* Whether v[0..n) ends as a frame does: "+0x" and hex digits to its end. */
+static bool ends_frame(const char *v, size_t n)
+{
+    size_t h = 0;
+    while (h < n && is_xdigit(v[n - 1 - h]))
+        h++;
+    return h > 0 && h <= 16 && n - h >= 4 && (v[n - h - 1] == 'x' || v[n - h - 1] == 'X') &&
+           v[n - h - 2] == '0' && v[n - h - 3] == '+';
+}
+
+/* site=FRAME[<FRAME...]: a call site, or a call path of up to FI_SITE_DEPTH frames. A frame
+ * ends at a '<' that follows its hex offset, so an object's path may hold a '<' itself. */
+static int parse_site(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
+{
+    r->site[0] = '\0';
+    r->site_depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= vn; i++) {
+        if (i < vn && !(v[i] == '<' && ends_frame(v + start, i - start)))
+            continue;
+        if (r->site_depth == FI_SITE_DEPTH)
+            return fi__plan_fail(c, "site has more than %d frames '%s'", FI_SITE_DEPTH,
+                                 fi__plan_show(v, vn).s);
+        if (site_frame(c, r, v + start, i - start, v, vn) != 0)
+            return -1;
+        start = i + 1;
+    }
     return 0;
 }
 
@@ -398,6 +434,8 @@ int fi__plan_value(const struct fi__ctx *c, struct fi_rule *r, enum fi__key k, c
         return num(c, "up", v, vn, 0, 1, FI__MS_MAX, &r->up_ms);
     case K_SITE:
         return parse_site(c, r, v, vn);
+    case K_DEPTH:
+        return num_int(c, "depth", v, vn, 0, 1, FI_SITE_DEPTH, &r->depth);
     case K__N:
         break;
     }

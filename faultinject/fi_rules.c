@@ -54,7 +54,7 @@ static bool fi_filter(const struct fi_rule *r, const struct fi_site *s)
 bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth)
 {
     const struct fi_rule *r = &lp->plan.rules[i];
-    if (!fi_filter(r, s) || (r->site_obj[0] && !fi_call_matches(i)))
+    if (!fi_filter(r, s) || (r->site[0] && !fi_call_matches(i)))
         return false;
     uint64_t n = atomic_fetch_add_explicit(&lp->matched[i], 1, memory_order_relaxed) + 1;
     uint64_t fired = atomic_load_explicit(&lp->fired[i], memory_order_relaxed);
@@ -74,14 +74,15 @@ void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, ui
 {
     const struct fi_rule *r = &lp->plan.rules[i];
     /* Where in the program the fault landed: the call site of the verbs call it fired in. */
-    char site[440];
-    fi_call_site(site, sizeof(site));
+    char site[440], from[1400];
+    fi_call_site(site, sizeof(site), from, sizeof(from));
     fi_event("fault",
              "\"fault\":\"%s\",\"rule\":%d,\"line\":%d,\"dev\":\"%s\",\"qp\":%lld,\"qp_ord\":%d,"
-             "\"cq_ord\":%d,\"op\":\"%s\",\"nth\":%llu,\"caller\":\"%s\"%s%s",
+             "\"cq_ord\":%d,\"op\":\"%s\",\"nth\":%llu,\"caller\":\"%s\",\"from\":\"%s\"%s%s",
              fi_kind_name(r->kind), i, r->line, s->dev ? s->dev : "", (long long)s->qpn, s->qp_ord,
              s->cq_ord, s->verb != FI_VERB_NONE ? fi_verb_name(s->verb) : fi_op_name(s->op),
-             (unsigned long long)nth, site, detail && *detail ? "," : "", detail ? detail : "");
+             (unsigned long long)nth, site, from, detail && *detail ? "," : "",
+             detail ? detail : "");
 }
 
 static enum fi_op fi_wc_op(enum ibv_wc_opcode op)

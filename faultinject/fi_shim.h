@@ -90,6 +90,7 @@ struct fi_live {
     uint32_t m_swap;
     bool sites;      /* a sites rule: every verbs call site is recorded (fi_caller.c) */
     uint32_t m_site; /* rules with a site= filter: each call's site is looked up */
+    int site_depth;  /* the frames of each call's path, while either of those is live */
 };
 
 extern _Atomic(struct fi_live *) g_live;
@@ -347,8 +348,10 @@ void fi_call_leave(void);
 void fi_call_count(enum fi_op op);
 /* Whether the current site is the one rule i's site= names. */
 bool fi_call_matches(int rule);
-/* The current site as "OBJECT+0xOFF"; -1 (and "") outside a wrapped call or in no object. */
-int fi_call_site(char *buf, size_t len);
+/* The current site as "OBJECT+0xOFF" into caller, and its callers' frames, "OBJ+0xOFF<..."
+ * (up to FI_SITE_DEPTH in all; "" when none could be found) into from; -1 (and "" in both)
+ * outside a wrapped call or in no object. */
+int fi_call_site(char *caller, size_t clen, char *from, size_t flen);
 /* The sites rule's events: one "caller" per site, then "callers". */
 void fi_call_summary(const char *why);
 

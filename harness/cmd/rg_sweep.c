@@ -94,6 +94,8 @@ static int take_number(void *opts, const rg_opt *opt, const char *val, char *why
         o->spec.max = x;
     else if (!strcmp(opt->name, "rank"))
         o->spec.rank = (int)x;
+    else if (!strcmp(opt->name, "site-depth"))
+        o->spec.site_depth = (int)x;
     else
         o->shrink_tries = (int)x;
     return 0;
@@ -185,6 +187,15 @@ static const rg_opt sweep_table[] = {
              "at the site's first event (site=... nth=1), instead of one per event: every site "
              "the kind applies to is faulted once, in far fewer points.",
      .off = SO(by_site)},
+    {.name = "site-depth",
+     .kind = RG_OPT_CALL,
+     .arg = "D",
+     .help = "Name each verbs call site by its call path of D frames, the call and D-1 callers "
+             "(default 1; at most 4): a transport that calls every verb from one wrapper has "
+             "one site per verb at 1, one per caller of the wrapper at 2.",
+     .lo = 1,
+     .hi = FI_SITE_DEPTH,
+     .call = take_number},
     {.name = "whole",
      .kind = RG_OPT_FLAG,
      .help = "Points counted over the whole run, even where the program marks its steps.",
@@ -309,10 +320,10 @@ static int counting_run(const struct sweep_opts *o, const char *file, const rg_s
     pt = *sc;
     /* No fault; the sites rule lists every verbs call site each rank calls from. */
     pt.nfaults = 1;
-    snprintf(pt.fault[0].rule, sizeof(pt.fault[0].rule), "sites");
+    snprintf(pt.fault[0].rule, sizeof(pt.fault[0].rule), "sites depth=%d", o->spec.site_depth);
     pt.fault[0].line = 0;
     pt.fault[0].optional = false;
-    snprintf(pt.faults, sizeof(pt.faults), "sites");
+    snprintf(pt.faults, sizeof(pt.faults), "%s", pt.fault[0].rule);
     for (int r = 0; r < pt.ranks; r++) {
         pt.expect[r] = RG_SC_EXPECT_OK;
         pt.expect_at[r] = RG_SC_AT_ANY;
@@ -381,7 +392,7 @@ static int write_points(const struct sweep_opts *o, const char *file, const rg_s
             pt.expect_at[r] = RG_SC_AT_ANY;
             pt.expect_cls[r] = 0;
         }
-        char comment[640];
+        char comment[800];
         snprintf(comment, sizeof(comment), "railguard sweep point %d of %.200s: %s", i + 1, file,
                  p->rule);
         snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
@@ -400,30 +411,68 @@ static int call_sites(const struct sweep_opts *o, const rg_evidence *ev, int ran
     int n = rg_sweep_sites(&o->spec, ev, ranks, sites, RG_SW_SITES_MAX, why, whylen);
     if (n < 0)
         return -1;
-    /* One addr2line an object. */
-    static bool done[RG_SW_SITES_MAX];
+    /* One addr2line an object, for every frame of every site in it. */
+    struct frame_at {
+        int site, k;
+    };
+    static struct frame_at at[RG_SW_SITES_MAX * FI_SITE_DEPTH];
+    static bool done[RG_SW_SITES_MAX * FI_SITE_DEPTH];
+    static uint64_t off[RG_SW_SITES_MAX * FI_SITE_DEPTH];
+    static int which[RG_SW_SITES_MAX * FI_SITE_DEPTH];
+    /* Half a megabyte each: on the heap, not in every process's .bss (d20bb4b). */
+    rg_sym_site *names = calloc(RG_SW_SITES_MAX * FI_SITE_DEPTH, sizeof(*names));
+    rg_sym_site(*name_of)[FI_SITE_DEPTH] = calloc(RG_SW_SITES_MAX, sizeof(*name_of));
+    if (!names || !name_of) {
+        free(names);
+        free(name_of);
+        snprintf(why, whylen, "out of memory naming the call sites");
+        return -1;
+    }
+    int nf = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < sites[i].nframes; k++)
+            at[nf++] = (struct frame_at){i, k};
     memset(done, 0, sizeof(done));
-    for (int i = 0; i < n; i++) {
-        if (done[i])
+    for (int a = 0; a < nf; a++) {
+        if (done[a])
             continue;
-        static uint64_t off[RG_SW_SITES_MAX];
-        static rg_sym_site names[RG_SW_SITES_MAX];
-        static int at[RG_SW_SITES_MAX];
+        const char *obj = sites[at[a].site].frame[at[a].k].obj;
         int k = 0;
-        for (int j = i; j < n; j++)
-            if (!done[j] && !strcmp(sites[j].path, sites[i].path)) {
-                at[k] = j;
-                off[k++] = sites[j].off;
-                done[j] = true;
+        for (int b = a; b < nf; b++)
+            if (!done[b] && !strcmp(sites[at[b].site].frame[at[b].k].obj, obj)) {
+                which[k] = b;
+                off[k++] = sites[at[b].site].frame[at[b].k].off;
+                done[b] = true;
             }
         char w[600];
-        if (rg_sym_sites(sites[i].path, off, k, names, w, sizeof(w)) != 0 && !why[0])
+        if (rg_sym_sites(obj, off, k, names, w, sizeof(w)) != 0 && !why[0])
             snprintf(why, whylen, "%.250s", w);
-        for (int j = 0; j < k; j++) {
-            snprintf(sites[at[j]].func, sizeof(sites[at[j]].func), "%s", names[j].func);
-            snprintf(sites[at[j]].where, sizeof(sites[at[j]].where), "%s", names[j].where);
-        }
+        for (int b = 0; b < k; b++)
+            name_of[at[which[b]].site][at[which[b]].k] = names[b];
     }
+    /* A path's names, innermost first: "wrapper < its caller". */
+    for (int i = 0; i < n; i++) {
+        size_t fl = 0, wl = 0;
+        sites[i].func[0] = sites[i].where[0] = '\0';
+        for (int k = 0; k < sites[i].nframes; k++) {
+            const rg_sym_site *nm = &name_of[i][k];
+            fl += (size_t)snprintf(sites[i].func + fl, sizeof(sites[i].func) - fl, "%s%s",
+                                   k ? " < " : "", nm->func[0] ? nm->func : "?");
+            if (fl >= sizeof(sites[i].func))
+                fl = sizeof(sites[i].func) - 1;
+            wl += (size_t)snprintf(sites[i].where + wl, sizeof(sites[i].where) - wl, "%s%s",
+                                   k ? " < " : "", nm->where[0] ? nm->where : "?");
+            if (wl >= sizeof(sites[i].where))
+                wl = sizeof(sites[i].where) - 1;
+        }
+        /* No name for the call itself: no debug information, said as before ("" both). */
+        if (!name_of[i][0].func[0])
+            sites[i].func[0] = '\0';
+        if (!name_of[i][0].where[0])
+            sites[i].where[0] = '\0';
+    }
+    free(names);
+    free(name_of);
     return n;
 }
 
@@ -472,7 +521,8 @@ static int run_points(const struct sweep_opts *o, const char *file, const rg_sce
                          .nrows = nidx,
                          .rows = mine,
                          .nsites = nsites,
-                         .sites = sites};
+                         .sites = sites,
+                         .site_depth = o->spec.site_depth};
     snprintf(res.sites_why, sizeof(res.sites_why), "%s", sites_why);
     snprintf(res.scenario, sizeof(res.scenario), "%s", file);
     snprintf(res.name, sizeof(res.name), "%s", sc->name);
@@ -496,7 +546,7 @@ out:
  * or -1 after one line. */
 static int given_plan(const struct sweep_opts *o, const rg_scenario *sc, rg_sweep_point *pts,
                       rg_sw_site *sites, int *nsites, char *why, size_t whylen, char *baseline,
-                      size_t baselen)
+                      size_t baselen, int *depth)
 {
     static rg_sw_result p;
     char err[1200];
@@ -512,7 +562,14 @@ static int given_plan(const struct sweep_opts *o, const rg_scenario *sc, rg_swee
                 o->plan, p.name, rg_sweep_kind_name(p.kind), sc->name,
                 rg_sweep_kind_name(o->spec.kind));
         n = -1;
+    } else if (o->spec.site_depth && o->spec.site_depth != p.site_depth) {
+        fprintf(stderr,
+                "railguard sweep: --plan: %s names call sites by %d frame(s), not "
+                "--site-depth %d\n",
+                o->plan, p.site_depth, o->spec.site_depth);
+        n = -1;
     }
+    *depth = p.site_depth;
     *nsites = p.nsites;
     for (int i = 0; i < p.nsites && i < RG_SW_SITES_MAX; i++)
         sites[i] = p.sites[i];
@@ -552,11 +609,15 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
     char sites_why[300], baseline[256] = "";
     int nsites, n;
     if (o.plan[0]) {
+        int depth = 1;
         if ((n = given_plan(&o, &sc, pts, sites, &nsites, sites_why, sizeof(sites_why), baseline,
-                            sizeof(baseline))) < 0)
+                            sizeof(baseline), &depth)) < 0)
             return 2;
+        o.spec.site_depth = depth;
         sweep_baseline_set(baseline);
     } else {
+        if (!o.spec.site_depth)
+            o.spec.site_depth = 1;
         if ((rc = counting_run(&o, file, &sc, ev, limit, baseline, sizeof(baseline))))
             return rc;
         nsites = call_sites(&o, ev, sc.ranks, sites, sites_why, sizeof(sites_why));
@@ -583,7 +644,11 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
     }
     /* The plan, for shards on other machines to share (--plan). */
     static rg_sw_result plan;
-    plan = (rg_sw_result){.kind = o.spec.kind, .npoints = n, .nsites = nsites, .sites = sites};
+    plan = (rg_sw_result){.kind = o.spec.kind,
+                          .npoints = n,
+                          .nsites = nsites,
+                          .sites = sites,
+                          .site_depth = o.spec.site_depth};
     snprintf(plan.scenario, sizeof(plan.scenario), "%s", file);
     snprintf(plan.name, sizeof(plan.name), "%s", sc.name);
     snprintf(plan.sites_why, sizeof(plan.sites_why), "%s", sites_why);

@@ -261,18 +261,20 @@ void read_outcome(const char *dir, struct outcome *oc, bool init_only)
     snprintf(oc->first, sizeof(oc->first), "%s", r.first);
     /* Where its fault landed: the judge kept each rule's site in result.json, from the
      * evidence it read already. */
-    for (int i = 0; i < r.nrules && !oc->site[0]; i++) {
-        char obj[RG_EV_OBJ_MAX];
-        uint64_t off;
-        if (r.rule[i].site[0] && !rg_ev_site_parse(r.rule[i].site, obj, sizeof(obj), &off))
-            rg_sweep_site_key(obj, off, oc->site, sizeof(oc->site));
-    }
+    for (int i = 0; i < r.nrules && !oc->site[0]; i++)
+        if (r.rule[i].site[0])
+            rg_sweep_site_key(r.rule[i].site, FI_SITE_DEPTH, oc->site, sizeof(oc->site));
 }
 
 /* A point's outcome (or a shrinking candidate's), judged as the sweep's kind asks. */
 static void point_outcome(const struct sweep_state *ss, const char *dir, struct outcome *oc)
 {
     read_outcome(dir, oc, ss->o->spec.kind == RG_SW_SWAP);
+    /* Its landing site as deep as the sweep names sites. */
+    char all[sizeof(oc->site)];
+    snprintf(all, sizeof(all), "%s", oc->site);
+    if (all[0])
+        rg_sweep_site_key(all, ss->o->spec.site_depth, oc->site, sizeof(oc->site));
 }
 
 static void progress(struct sweep_state *ss)

@@ -130,33 +130,122 @@ int rg_ev_site_parse(const char *s, char *obj, size_t objlen, uint64_t *off)
     return 0;
 }
 
-/* The site "OBJECT+0xOFF" names, made at its first mention; NULL (counted) past the tables,
- * and NULL with the line unreadable when it is not that form. */
-static rg_ev_site *site_of(rg_ev_line *l, rg_evidence *ev, const char *text)
+int rg_ev_path_parse(const char *s, rg_ev_frame *f, int max)
 {
-    char obj[RG_EV_OBJ_MAX];
-    uint64_t off;
-    if (rg_ev_site_parse(text, obj, sizeof(obj), &off) != 0) {
-        rg_ev_bad(l, "\"caller\" is not OBJECT+0xOFFSET");
-        return NULL;
+    int n = 0;
+    size_t len = strlen(s), start = 0;
+    char one[RG_EV_OBJ_MAX + 24];
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && s[i] != '<')
+            continue;
+        size_t fl = i - start;
+        bool end = i == len;
+        if (!end) { /* a '<' inside an object's path leaves the frame open */
+            if (fl >= sizeof(one))
+                continue;
+            memcpy(one, s + start, fl);
+            one[fl] = '\0';
+            uint64_t off;
+            char obj[RG_EV_OBJ_MAX];
+            if (rg_ev_site_parse(one, obj, sizeof(obj), &off) != 0)
+                continue;
+        }
+        if (n == max || fl >= sizeof(one))
+            return -1;
+        memcpy(one, s + start, fl);
+        one[fl] = '\0';
+        if (rg_ev_site_parse(one, f[n].obj, sizeof(f[n].obj), &f[n].off) != 0)
+            return -1;
+        n++;
+        start = i + 1;
     }
+    return n;
+}
+
+int rg_ev_site_text(const rg_evidence *e, const rg_ev_site *s, int depth, bool base, char *out,
+                    size_t len)
+{
+    size_t at = 0;
+    int n = 0;
+    out[0] = '\0';
+    for (int k = 0; k < depth && k <= s->nfrom; k++) {
+        const char *obj = e->objs[k ? s->from_obj[k - 1] : s->obj];
+        const char *b = base ? strrchr(obj, '/') : NULL;
+        int w = snprintf(out + at, len - at, "%s%s+0x%llx", k ? "<" : "", b ? b + 1 : obj,
+                         (unsigned long long)(k ? s->from_off[k - 1] : s->off));
+        if (w < 0 || (size_t)w >= len - at) {
+            out[at] = '\0';
+            break;
+        }
+        at += (size_t)w;
+        n++;
+    }
+    return n;
+}
+
+/* objs[]'s index of an object's path, added at its first mention; -1 past the table. */
+static int obj_of(rg_evidence *ev, const char *obj)
+{
     int k = 0;
     while (k < ev->nobjs && strcmp(ev->objs[k], obj))
         k++;
-    for (int i = 0; k < ev->nobjs && i < ev->nsites; i++)
-        if (ev->site[i].obj == k && ev->site[i].off == off)
+    if (k == RG_EV_SITE_OBJS)
+        return -1;
+    if (k == ev->nobjs)
+        snprintf(ev->objs[ev->nobjs++], RG_EV_OBJ_MAX, "%.*s", RG_EV_OBJ_MAX - 1, obj);
+    return k;
+}
+
+/* The site a "caller" (OBJECT+0xOFF) and its "from" (the callers, "" none) name, made at its
+ * first mention; NULL (counted) past the tables, and NULL with the line unreadable when either
+ * is not that form. */
+static rg_ev_site *site_of(rg_ev_line *l, rg_evidence *ev, const char *text, const char *from)
+{
+    rg_ev_frame f[FI_SITE_DEPTH];
+    if (rg_ev_path_parse(text, f, 1) != 1) {
+        rg_ev_bad(l, "\"caller\" is not OBJECT+0xOFFSET");
+        return NULL;
+    }
+    int nf = from[0] ? rg_ev_path_parse(from, f + 1, RG_EV_FROM) : 0;
+    if (nf < 0) {
+        rg_ev_bad(l, "\"from\" is not a call path (OBJECT+0xOFFSET<...)");
+        return NULL;
+    }
+    int obj[FI_SITE_DEPTH];
+    for (int k = 0; k <= nf; k++)
+        if ((obj[k] = obj_of(ev, f[k].obj)) < 0) {
+            ev->sites_over++;
+            return NULL;
+        }
+    for (int i = 0; i < ev->nsites; i++) {
+        const rg_ev_site *s = &ev->site[i];
+        bool same = s->obj == obj[0] && s->off == f[0].off && s->nfrom == nf;
+        for (int k = 0; same && k < nf; k++)
+            same = s->from_obj[k] == obj[k + 1] && s->from_off[k] == f[k + 1].off;
+        if (same)
             return &ev->site[i];
-    if (k == RG_EV_SITE_OBJS || ev->nsites == RG_EV_SITES) {
+    }
+    if (ev->nsites == RG_EV_SITES) {
         ev->sites_over++;
         return NULL;
     }
-    if (k == ev->nobjs)
-        snprintf(ev->objs[ev->nobjs++], RG_EV_OBJ_MAX, "%s", obj);
     rg_ev_site *s = &ev->site[ev->nsites++];
     memset(s, 0, sizeof(*s));
-    s->obj = k;
-    s->off = off;
+    s->obj = obj[0];
+    s->off = f[0].off;
+    s->nfrom = nf;
+    for (int k = 0; k < nf; k++) {
+        s->from_obj[k] = obj[k + 1];
+        s->from_off[k] = f[k + 1].off;
+    }
     return s;
+}
+
+/* A "from" is optional: a shim older than call paths wrote none. */
+static const char *from_of(json_t *o)
+{
+    const char *v = json_string_value(json_object_get(o, "from"));
+    return v ? v : "";
 }
 
 /* A sites rule's "caller": each summary repeats every site with its counts so far; the largest
@@ -173,7 +262,7 @@ static void take_caller(rg_ev_line *l, rg_evidence *ev, json_t *o)
         rg_ev_bad(l, "\"verb\" is not a verb a call site is kept for");
         return;
     }
-    rg_ev_site *s = site_of(l, ev, rg_ev_str(l, o, "caller"));
+    rg_ev_site *s = site_of(l, ev, rg_ev_str(l, o, "caller"), from_of(o));
     if (!s)
         return;
     snprintf(s->verb, sizeof(s->verb), "%s", verb);
@@ -264,7 +353,7 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         take_fault(ev, pr, o, rule);
         /* Where it landed: "" when it fired outside a verbs call the shim names. */
         const char *at = rg_ev_str(l, o, "caller");
-        rg_ev_site *s = at[0] ? site_of(l, ev, at) : NULL;
+        rg_ev_site *s = at[0] ? site_of(l, ev, at, from_of(o)) : NULL;
         if (s)
             s->fired++;
         if (s && rule >= 0 && ev->rule_site[rule] < 0)

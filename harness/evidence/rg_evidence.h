@@ -21,10 +21,15 @@
 #define RG_EV_OBJ_MAX 400
 
 /* A verbs call site (the shim's fi_caller.c): an object and the call's return address's offset
- * from the object's load address, "OBJECT+0xOFF" in the events. */
+ * from the object's load address, "OBJECT+0xOFF" in the events, and the callers the shim named
+ * with it (its "from": "OBJ+0xOFF<OBJ+0xOFF", return addresses too): the call path. */
+#define RG_EV_FROM (FI_SITE_DEPTH - 1)
 typedef struct rg_ev_site {
     int obj; /* the evidence's objs[] */
     uint64_t off;
+    int nfrom;                     /* callers named: 0..RG_EV_FROM */
+    int from_obj[RG_EV_FROM];      /* each in objs[] */
+    uint64_t from_off[RG_EV_FROM]; /* and its offset there */
     char verb[16]; /* poll, post_send, post_recv, reg_mr, create_qp, create_cq, alloc_pd; "" when
                       only a fault named it */
     uint64_t calls, ops[FI_OP_ATOMIC + 1]; /* the sites rule's largest summary of it */
@@ -34,6 +39,22 @@ typedef struct rg_ev_site {
 /* "OBJECT+0xOFF" split: the object's path into obj, the offset into *off. -1 when it is not
  * that form. */
 int rg_ev_site_parse(const char *s, char *obj, size_t objlen, uint64_t *off);
+/* One frame of a call path. */
+typedef struct rg_ev_frame {
+    char obj[RG_EV_OBJ_MAX];
+    uint64_t off;
+} rg_ev_frame;
+/* A call path's text, "OBJ+0xOFF<OBJ+0xOFF..." (a site, then its callers), split into f[0..max):
+ * the number of frames, or -1 when it is not that form or has more than max. A frame ends at a
+ * '<' after its hex offset, so an object's path may hold a '<'. */
+int rg_ev_path_parse(const char *s, rg_ev_frame *f, int max);
+/* Up to depth frames of site s of e (RG_EV_PATH_ALL: all it has) as a path's text: the objects'
+ * paths, or with `base` their file names alone (a site='s key). A frame that would not fit in
+ * len is left off with those after it; the number of frames written. */
+#define RG_EV_PATH_ALL FI_SITE_DEPTH
+struct rg_evidence;
+int rg_ev_site_text(const struct rg_evidence *e, const rg_ev_site *s, int depth, bool base,
+                    char *out, size_t len);
 typedef struct rg_evidence {
     bool present;  /* the events file was there */
     bool loaded;   /* the shim said it loaded */

@@ -64,8 +64,7 @@ static void rule_counts(struct apply *a)
                 u->matched = (u->matched < 0 ? 0 : u->matched) + e->matched[i];
             if (!u->site[0] && e->rule_site[i] >= 0) {
                 const rg_ev_site *s = &e->site[e->rule_site[i]];
-                snprintf(u->site, sizeof(u->site), "%s+0x%llx", e->objs[s->obj],
-                         (unsigned long long)s->off);
+                rg_ev_site_text(e, s, RG_EV_PATH_ALL, false, u->site, sizeof(u->site));
             }
         }
     }

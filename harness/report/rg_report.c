@@ -216,17 +216,22 @@ static const char *fired_list(char *out, size_t len, const rg_result *r)
 static void landed(FILE *f, const rg_result *r)
 {
     for (int i = 0; i < r->nrules; i++) {
-        char obj[RG_EV_OBJ_MAX];
-        uint64_t off;
-        if (!r->rule[i].site[0] || rg_ev_site_parse(r->rule[i].site, obj, sizeof(obj), &off))
-            continue;
-        rg_sym_site name;
-        char why[600];
-        rg_sym_sites(obj, &off, 1, &name, why, sizeof(why));
-        const char *base = strrchr(obj, '/');
-        fprintf(f, "      fault %d landed at %s%s%s (%s+0x%llx)\n", i + 1,
-                name.func[0] ? name.func : "no debug info", name.where[0] ? " at " : "", name.where,
-                base ? base + 1 : obj, (unsigned long long)off);
+        rg_ev_frame fr[FI_SITE_DEPTH];
+        int n = r->rule[i].site[0] ? rg_ev_path_parse(r->rule[i].site, fr, FI_SITE_DEPTH) : -1;
+        for (int k = 0; k < n; k++) {
+            rg_sym_site name;
+            char why[600];
+            rg_sym_sites(fr[k].obj, &fr[k].off, 1, &name, why, sizeof(why));
+            const char *base = strrchr(fr[k].obj, '/');
+            /* The call, then who called it: the path the shim unwound, innermost first. */
+            if (k)
+                fprintf(f, "        called from ");
+            else
+                fprintf(f, "      fault %d landed at ", i + 1);
+            fprintf(f, "%s%s%s (%s+0x%llx)\n", name.func[0] ? name.func : "no debug info",
+                    name.where[0] ? " at " : "", name.where, base ? base + 1 : fr[k].obj,
+                    (unsigned long long)fr[k].off);
+        }
     }
 }
 

@@ -89,7 +89,8 @@ typedef struct rg_rule_result {
     int64_t matched;                 /* summed over the ranks that summarised; -1 when none did */
     uint32_t fired_by[RG_MAX_RANKS]; /* per rank */
     /* Where in the program it first fired, on the lowest rank it fired on: the call site as the
-     * shim named it, "OBJECT-PATH+0xOFF"; "" when it fired in no verbs call, or never. */
+     * shim named it, "OBJECT-PATH+0xOFF", then as many of its callers as fit ("<OBJ+0xOFF..."):
+     * its call path; "" when it fired in no verbs call, or never. */
     char site[448];
 } rg_rule_result;
 

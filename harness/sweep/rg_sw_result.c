@@ -73,13 +73,14 @@ static json_t *row_json(const rg_sw_row *w)
                      "shrunk", w->shrunk, "site", w->site);
 }
 
-/* A site key as rg_sweep_site_key writes it: a file name (no '/'), "+0x" and hex digits. */
+/* A site key as rg_sweep_site_key writes it: frames of a file name (no '/'), "+0x" and
+ * lower-case hex digits, '<' between them; written back the same. */
 static bool site_ok(const char *s)
 {
-    const char *plus = strrchr(s, '+');
-    size_t hex = plus ? strlen(plus + 1) : 0;
-    return plus && plus > s && !memchr(s, '/', (size_t)(plus - s)) && hex > 2 && hex <= 18 &&
-           plus[1] == '0' && plus[2] == 'x' && strspn(plus + 3, "0123456789abcdef") == hex - 2;
+    char again[RG_SW_SITE_MAX];
+    if (strchr(s, '/') || rg_sweep_site_key(s, FI_SITE_DEPTH, again, sizeof(again)) < 1)
+        return false;
+    return !strcmp(again, s);
 }
 
 static const char *const site_verbs[] = {"poll", "post_send", "post_recv"};
@@ -136,6 +137,8 @@ int rg_sw_save(const rg_sw_result *r, const char *path, char *err, size_t errlen
                   r->name, "kind", rg_sweep_kind_name(r->kind), "points", r->npoints, "digest",
                   r->digest, "shard", r->shard_k, r->shard_n, "seconds", r->seconds, "rows", rows,
                   "sites", sites, "sites_why", r->sites_why);
+    if (j)
+        json_object_set_new(j, "site_depth", json_integer(r->site_depth));
     if (!j) {
         snprintf(err, errlen, "%s: a call site cannot be written (bad UTF-8?)", path);
         return -1;
@@ -326,6 +329,14 @@ static json_t *load_head(const char *path, rg_sw_result *r, char kind[32], const
     else if (str(j, "digest", r->digest, sizeof(r->digest)) || strlen(r->digest) != 16 ||
              strspn(r->digest, "0123456789abcdef") != 16)
         *bad = "digest";
+    /* Written before call paths were: every site was one frame. */
+    json_t *d = json_object_get(j, "site_depth");
+    r->site_depth = 1;
+    if (!*bad && d &&
+        (!json_is_integer(d) || json_integer_value(d) < 1 || json_integer_value(d) > FI_SITE_DEPTH))
+        *bad = "site_depth";
+    else if (!*bad && d)
+        r->site_depth = (int)json_integer_value(d);
     return j;
 }
 
@@ -402,11 +413,12 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
         const rg_sw_result *b = &parts[i];
         const char *other = strcmp(b->name, a->name) || strcmp(b->scenario, a->scenario)
                                 ? "scenario"
-                            : b->kind != a->kind           ? "fault kind"
-                            : b->npoints != a->npoints     ? "point count"
-                            : strcmp(b->digest, a->digest) ? "plan (digest)"
-                            : b->shard_n != a->shard_n     ? "shard count"
-                                                           : NULL;
+                            : b->kind != a->kind             ? "fault kind"
+                            : b->npoints != a->npoints       ? "point count"
+                            : strcmp(b->digest, a->digest)   ? "plan (digest)"
+                            : b->shard_n != a->shard_n       ? "shard count"
+                            : b->site_depth != a->site_depth ? "call site depth"
+                                                             : NULL;
         if (other) {
             snprintf(err, errlen, "part %d (%s): another %s than part 1's (%s): not one sweep",
                      i + 1, b->scenario, other, a->scenario);
@@ -467,6 +479,7 @@ int rg_sw_merge(const rg_sw_result *parts, int n, rg_sw_result *out, char *err, 
     snprintf(out->name, sizeof(out->name), "%s", a->name);
     snprintf(out->digest, sizeof(out->digest), "%s", a->digest);
     out->kind = a->kind;
+    out->site_depth = a->site_depth;
     out->npoints = a->npoints;
     out->nrows = total;
     /* The sites: every shard's counting run listed its own; together, each once, in the order
@@ -531,6 +544,8 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
         json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "scenario", r->scenario, "name", r->name,
                   "kind", rg_sweep_kind_name(r->kind), "digest", r->digest, "points", points,
                   "sites", sites, "sites_why", r->sites_why, "baseline", r->baseline);
+    if (j)
+        json_object_set_new(j, "site_depth", json_integer(r->site_depth));
     if (!j) {
         snprintf(err, errlen, "%s: cannot be written (bad UTF-8?)", path);
         return -1;

@@ -10,10 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rg_sweep_site_key(const char *path, uint64_t off, char *out, size_t len)
+int rg_sweep_site_key(const char *text, int depth, char *out, size_t len)
 {
-    const char *base = strrchr(path, '/');
-    snprintf(out, len, "%s+0x%llx", base ? base + 1 : path, (unsigned long long)off);
+    rg_ev_frame f[FI_SITE_DEPTH];
+    int n = rg_ev_path_parse(text, f, FI_SITE_DEPTH);
+    size_t at = 0;
+    out[0] = '\0';
+    if (n < 0)
+        return -1;
+    if (n > depth)
+        n = depth < 1 ? 1 : depth;
+    for (int k = 0; k < n; k++) {
+        const char *base = strrchr(f[k].obj, '/');
+        int w = snprintf(out + at, len - at, "%s%s+0x%llx", k ? "<" : "",
+                         base ? base + 1 : f[k].obj, (unsigned long long)f[k].off);
+        if (w < 0 || (size_t)w >= len - at) {
+            out[0] = '\0';
+            return -1;
+        }
+        at += (size_t)w;
+    }
+    return n;
 }
 
 /* The call a kind acts in: a poll (completions, polls) or a post of op. */
@@ -63,7 +80,7 @@ static uint32_t ops_at(const rg_sweep_spec *sp, const rg_ev_site *s)
 int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg_sw_site *out,
                    int cap, char *err, size_t errlen)
 {
-    int n = 0;
+    int n = 0, depth = sp->site_depth < 1 ? 1 : sp->site_depth;
     for (int r = 0; r < ranks; r++) {
         const rg_evidence *e = &ev[r];
         if (sp->rank >= 0 && r != sp->rank)
@@ -87,16 +104,22 @@ int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg
             uint32_t bits = ops_at(sp, s);
             if (!bits)
                 continue;
-            char key[RG_SW_SITE_MAX + 1];
-            rg_sweep_site_key(e->objs[s->obj], s->off, key, sizeof(key));
+            /* The path as deep as the sweep names sites: a counting run of that depth listed
+             * them so, and a shorter one is where the unwinder found no more callers. */
+            char text[FI_SITE_DEPTH * (RG_EV_OBJ_MAX + 24)], key[RG_SW_SITE_MAX];
+            int nf = rg_ev_site_text(e, s, depth, false, text, sizeof(text));
             /* A name the shim's site= could not take would plan points that never fire. */
-            const char *base = strrchr(e->objs[s->obj], '/');
-            base = base ? base + 1 : e->objs[s->obj];
-            if (strlen(key) >= RG_SW_SITE_MAX || strlen(base) >= FI_SITE_OBJ_MAX) {
+            bool long_obj = false;
+            for (int k = 0; k <= s->nfrom && k < depth; k++) {
+                const char *obj = e->objs[k ? s->from_obj[k - 1] : s->obj];
+                const char *base = strrchr(obj, '/');
+                long_obj |= strlen(base ? base + 1 : obj) >= FI_SITE_OBJ_MAX;
+            }
+            if (long_obj || rg_sweep_site_key(text, depth, key, sizeof(key)) != nf) {
                 snprintf(err, errlen,
-                         "rank %d's call site in %.60s: its object's name is too "
-                         "long for a site (%d characters at most)",
-                         r, e->objs[s->obj], FI_SITE_OBJ_MAX - 1);
+                         "rank %d's call site in %.60s: an object's name is too long for a "
+                         "site (%d characters at most, %d in all)",
+                         r, e->objs[s->obj], FI_SITE_OBJ_MAX - 1, RG_SW_SITE_MAX - 1);
                 return -1;
             }
             int k = 0;
@@ -110,8 +133,7 @@ int rg_sweep_sites(const rg_sweep_spec *sp, const rg_evidence *ev, int ranks, rg
                 memset(&out[n], 0, sizeof(out[n]));
                 snprintf(out[n].site, sizeof(out[n].site), "%.*s", RG_SW_SITE_MAX - 1, key);
                 snprintf(out[n].verb, sizeof(out[n].verb), "%s", s->verb);
-                snprintf(out[n].path, sizeof(out[n].path), "%s", e->objs[s->obj]);
-                out[n].off = s->off;
+                out[n].nframes = rg_ev_path_parse(text, out[n].frame, FI_SITE_DEPTH);
                 out[n].rank = r;
                 n++;
             }
@@ -189,6 +211,25 @@ int rg_sweep_plan_sites(const rg_sweep_spec *sp, const rg_sw_site *s, int n, rg_
 
 /* --- the table ------------------------------------------------------------------------------ */
 
+const char *rg_sw_site_names(const rg_sw_site *s, char *out, size_t len)
+{
+    const char *f = s->func, *w = s->where;
+    size_t at = 0;
+    out[0] = '\0';
+    while (*f && at + 1 < len) {
+        const char *fe = strstr(f, " < "), *we = strstr(w, " < ");
+        int fl = (int)(fe ? (size_t)(fe - f) : strlen(f)),
+            wl = (int)(we ? (size_t)(we - w) : strlen(w));
+        int n = snprintf(out + at, len - at, "%s%.*s at %.*s", at ? " < " : "", fl, f, wl, w);
+        if (n < 0 || (size_t)n >= len - at)
+            break;
+        at += (size_t)n;
+        f = fe ? fe + 3 : f + fl;
+        w = we ? we + 3 : w + wl;
+    }
+    return out;
+}
+
 /* Points whose fault fired and landed at site key. */
 static int reached(const rg_sw_result *r, const char *key)
 {
@@ -215,9 +256,9 @@ void rg_sw_sites_table(FILE *f, const rg_sw_result *r)
         const rg_sw_site *s = &r->sites[i];
         int n = reached(r, s->site);
         inside += n;
-        char at[520];
+        char at[1100];
         if (s->func[0] && s->where[0])
-            snprintf(at, sizeof(at), "%s at %s", s->func, s->where);
+            rg_sw_site_names(s, at, sizeof(at));
         else if (s->func[0]) /* a symbol, but no line: the object has no debug information */
             snprintf(at, sizeof(at), "%s, no debug info for its line", s->func);
         else

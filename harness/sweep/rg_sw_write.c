@@ -55,8 +55,10 @@ void rg_sw_table(FILE *f, const rg_sw_result *r)
             const rg_sw_site *s = NULL;
             for (int k = 0; k < r->nsites && !s; k++)
                 s = !strcmp(r->sites[k].site, w->site) ? &r->sites[k] : NULL;
+            char at[1100];
             if (s && s->func[0] && s->where[0])
-                fprintf(f, "        landed at: %s (%s at %s)\n", w->site, s->func, s->where);
+                fprintf(f, "        landed at: %s (%s)\n", w->site,
+                        rg_sw_site_names(s, at, sizeof(at)));
             else if (s && s->func[0])
                 fprintf(f, "        landed at: %s (%s)\n", w->site, s->func);
             else

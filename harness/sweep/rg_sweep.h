@@ -42,6 +42,7 @@ typedef struct rg_sweep_spec {
     char status[32]; /* error's status */
     uint64_t ms;     /* delay's and late's */
     bool whole;      /* n over the whole run, even where the counting run has phases */
+    int site_depth;  /* the frames naming a call site (--site-depth; 0 taken as 1) */
 } rg_sweep_spec;
 
 typedef struct rg_sweep_point {
@@ -49,7 +50,7 @@ typedef struct rg_sweep_point {
     enum fi_op op;
     int step, rep;  /* the phase it is anchored to (step -1: init), or FI_PHASE_ANY: whole run */
     uint64_t nth;   /* within the phase, or the whole run */
-    char rule[320]; /* a site= key makes it long */
+    char rule[448]; /* a site= key makes it long */
     double cost;    /* expected, in runs of the program: 1 + how far into its rank's events of
                        the kind the point's event lies (0..1); what shards balance */
     bool fired, failed, flaky;
@@ -79,20 +80,25 @@ int rg_sweep_ops(const rg_sweep_spec *sp, enum fi_op *ops);
  * the same build, so shards agree; its function and FILE:LINE are the runner's to add.
  */
 #define RG_SW_SITES_MAX 256
-#define RG_SW_SITE_MAX 160
+#define RG_SW_SITE_MAX FI_SITE_MAX
 typedef struct rg_sw_site {
-    char site[RG_SW_SITE_MAX];     /* OBJECT-FILE-NAME+0xOFF */
-    char verb[16];                 /* poll, post_send, post_recv */
-    char func[160];                /* the calling function, "" when there is no debug information */
-    char where[320];               /* its FILE:LINE, "" likewise */
-    char path[RG_EV_OBJ_MAX];      /* the object as the counting run loaded it (not saved) */
-    uint64_t off;                  /* the offset (not saved: it is in site) */
-    int rank;                      /* the lowest rank that called from it */
-    uint32_t ops;                  /* 1 << op for each of the kind's ops that happened there */
-    int op_rank[FI_OP_ATOMIC + 1]; /* for each, the lowest rank it happened on (not saved) */
+    char site[RG_SW_SITE_MAX]; /* OBJECT-FILE-NAME+0xOFF, with --site-depth its callers after
+                                  it: "<OBJECT-FILE-NAME+0xOFF..." */
+    char verb[16];             /* poll, post_send, post_recv */
+    char func[240];            /* the calling function, "" when there is no debug information;
+                                  with callers, each frame's, " < " between them */
+    char where[480];           /* its FILE:LINE, "" likewise */
+    int nframes;               /* the frames of site (not saved: they are in site) */
+    rg_ev_frame frame[FI_SITE_DEPTH]; /* each frame's object as the counting run loaded it
+                                         and its offset (not saved) */
+    int rank;                         /* the lowest rank that called from it */
+    uint32_t ops;                     /* 1 << op for each of the kind's ops that happened there */
+    int op_rank[FI_OP_ATOMIC + 1];    /* for each, the lowest rank it happened on (not saved) */
 } rg_sw_site;
-/* A site as a key: "OBJECT-FILE-NAME+0xOFF" from an object's path and an offset. */
-void rg_sweep_site_key(const char *path, uint64_t off, char *out, size_t len);
+/* A call path's text ("OBJ+0xOFF<OBJ+0xOFF...", objects' paths or file names) as a site's
+ * key: its first depth frames, file names alone. The frames written, or -1 (and "") when the
+ * text is not a path or the key does not fit in len. */
+int rg_sweep_site_key(const char *text, int depth, char *out, size_t len);
 /* The sites kind sp applies to, from the counting run's evidence (every rank's, once each, in
  * the order first seen). Their number; -1 with err when a rank listed no sites (its shim ran
  * no sites rule) or more than cap. */
@@ -173,6 +179,7 @@ typedef struct rg_sw_result {
      * program does without a fault, against which --known failures at a point are weighed. ""
      * when not known (a plan written before it was kept). */
     char baseline[256];
+    int site_depth; /* the frames naming a site (sweep --site-depth), 1.. */
 } rg_sw_result;
 
 /* The plan's digest: FNV-1a 64 over every point's rule and a newline, as 16 hex digits. */
@@ -210,6 +217,9 @@ void rg_sw_table(FILE *f, const rg_sw_result *r);
 /* The call sites' table: which of the sites the kind applies to a fired point's fault landed
  * in, and how many points did; those never reached; faults that landed elsewhere. */
 void rg_sw_sites_table(FILE *f, const rg_sw_result *r);
+/* A site's names, frame by frame: "f at a.c:1 < g at b.c:2" from func "f < g" and where
+ * "a.c:1 < b.c:2" (a call path's, innermost first); out. */
+const char *rg_sw_site_names(const rg_sw_site *s, char *out, size_t len);
 /* DIR/sweep.json, sweep.txt (the table), junit.xml (one test case a point) and index.html. 0,
  * or -1 with err naming the file. */
 int rg_sw_write(const rg_sw_result *r, const char *dir, char *err, size_t errlen);

@@ -311,8 +311,11 @@ struct side {
 /*
  * Waits for one completion on s until the deadline. Returns 1 with *wc filled, 0 on timeout. A
  * negative poll is counted and polling goes on: the probe wants to see what comes after it.
+ * Never inlined: one poll call made from each of its callers, as a transport's wrapper is, so
+ * the shim's call paths (sites depth=2) have callers to tell apart.
  */
-static int wait_one(struct side *s, double deadline, struct ibv_wc *wc, struct tally *t)
+__attribute__((noinline)) static int wait_one(struct side *s, double deadline, struct ibv_wc *wc,
+                                              struct tally *t)
 {
     while (now_s() < deadline) {
         if (s->cqx) {

@@ -550,6 +550,83 @@ START_TEST(test_sites)
 }
 END_TEST
 
+/* A "caller" event's call path (its "caller" then frames frames of its "from") as a site=
+ * takes it: each frame's object cut to its file name. */
+static void path_key(json_t *o, int frames, char *out, size_t len)
+{
+    char all[2048];
+    const char *from = ev_str(o, "from");
+    snprintf(all, sizeof(all), "%s%s%s", ev_str(o, "caller"), from[0] ? "<" : "", from);
+    size_t at = 0;
+    out[0] = '\0';
+    char *save = NULL;
+    int k = 0;
+    for (char *f = strtok_r(all, "<", &save); f && k < frames;
+         f = strtok_r(NULL, "<", &save), k++) {
+        const char *slash = strrchr(f, '/');
+        at += (size_t)snprintf(out + at, len - at, "%s%s", k ? "<" : "", slash ? slash + 1 : f);
+    }
+}
+
+/*
+ * sites depth=2: each call site named with its caller, unwound from the program's stack. The
+ * probe polls from one function called from several places, so its poll calls are more sites
+ * by path than by call; a fault narrowed to one path fires there alone, and its event's path
+ * begins with it; the same call from a caller that is not on the path never fires.
+ */
+START_TEST(test_site_depth)
+{
+    struct proc p;
+    size_t i;
+    json_t *o;
+    ck_assert_int_eq(probe(&p, "sites", ARGS("--qp", "rc", "--msgs", "5")), 0);
+    json_t *one = events("caller");
+    ck_assert_int_eq(probe(&p, "sites depth=2", ARGS("--qp", "rc", "--msgs", "5")), 0);
+    expect(&p, "recv_ok", 5);
+    json_t *two = events("caller");
+    ck_assert_msg(json_array_size(two) > json_array_size(one), "%zu paths for %zu sites",
+                  json_array_size(two), json_array_size(one));
+    /* The poll in wait_one, from the sender's and the receiver's loop: one call, two paths. */
+    long polls_one = 0, polls_two = 0;
+    json_array_foreach(one, i, o) polls_one += !strcmp(ev_str(o, "verb"), "poll");
+    json_array_foreach(two, i, o) polls_two += !strcmp(ev_str(o, "verb"), "poll");
+    ck_assert_msg(polls_two > polls_one, "%ld poll paths for %ld poll sites", polls_two, polls_one);
+    json_array_foreach(two, i, o)
+    {
+        const char *from = ev_str(o, "from");
+        /* One caller, in the probe (its functions call the verbs), never a frame of the shim. */
+        ck_assert_msg(strstr(from, "rg-fi-probe+0x") && !strchr(from, '<') &&
+                          !strstr(from, "railguard-fi"),
+                      "%s from %s", ev_str(o, "caller"), from);
+    }
+    json_t *ps = site_of(two, "poll", "recv", 1);
+    ck_assert_ptr_nonnull(ps);
+    char key[1200], plan[1400];
+    path_key(ps, 2, key, sizeof(key));
+    snprintf(plan, sizeof(plan), "error op=recv site=%s nth=1", key);
+    ck_assert_int_eq(probe(&p, plan, ARGS("--qp", "rc", "--msgs", "5", "--timeout", "2")), 1);
+    json_t *faults = events("fault");
+    ck_assert_uint_eq(json_array_size(faults), 1);
+    json_t *f = json_array_get(faults, 0);
+    ck_assert_str_eq(ev_str(f, "caller"), ev_str(ps, "caller"));
+    /* A fault's path goes as deep as the stack does: the rule's path, then main's callers. */
+    ck_assert_msg(!strncmp(ev_str(f, "from"), ev_str(ps, "from"), strlen(ev_str(ps, "from"))),
+                  "%s, not after %s", ev_str(f, "from"), ev_str(ps, "from"));
+    json_decref(faults);
+    /* The same call, a caller that is not the path's (its offset one past): never fires. */
+    size_t kl = strlen(key);
+    char last = key[kl - 1];
+    key[kl - 1] = last == 'f' ? 'e' : last == '9' ? 'a' : (char)(last + 1);
+    snprintf(plan, sizeof(plan), "error op=recv site=%s nth=1", key);
+    ck_assert_int_eq(probe(&p, plan, ARGS("--qp", "rc", "--msgs", "5")), 0);
+    faults = events("fault");
+    ck_assert_uint_eq(json_array_size(faults), 0);
+    json_decref(faults);
+    json_decref(one);
+    json_decref(two);
+}
+END_TEST
+
 /* A flush on the receiver's 2nd completion: the QP breaks, and every later receive flushes. */
 START_TEST(test_error_recv_flush)
 {
@@ -1311,6 +1388,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_qp_ex);
     tcase_add_test(t, test_trace);
     tcase_add_test(t, test_sites);
+    tcase_add_test(t, test_site_depth);
     tcase_add_loop_test(t, test_pingpong_passthrough, 0, 2);
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
     tcase_add_test(t, test_pingpong_sites);

@@ -309,12 +309,32 @@ START_TEST(test_count)
               !fi_kind_injects(FI_OWNERSHIP) && !fi_kind_injects(FI_SITES));
     /* A call site: the object's file name (a path is cut to it) and a hex offset. */
     struct fi_rule r2 = one_rule("error site=/opt/x/librailguard.so.1+0x1a2B nth=3");
-    ck_assert_str_eq(r2.site_obj, "librailguard.so.1");
-    ck_assert_uint_eq(r2.site_off, 0x1a2b);
+    ck_assert_str_eq(r2.site, "librailguard.so.1+0x1a2b");
+    ck_assert_int_eq(r2.site_depth, 1);
     r2 = one_rule("delay ms=1 site=a+b.so+0xffffffffffffffff");
-    ck_assert_str_eq(r2.site_obj, "a+b.so");
-    ck_assert_uint_eq(r2.site_off, UINT64_MAX);
-    ck_assert_str_eq(one_rule("error").site_obj, "");
+    ck_assert_str_eq(r2.site, "a+b.so+0xffffffffffffffff");
+    ck_assert_str_eq(one_rule("error").site, "");
+    ck_assert_int_eq(one_rule("error").site_depth, 0);
+    /* A call path: frames joined by '<', each cut to its file name, offsets without leading
+     * zeros; a '<' inside an object's path is the path's, not a frame's end. */
+    r2 = one_rule("error site=/l/librailguard.so.1+0x0A<librailguard.so.1+0x20</x/a<b+0x3");
+    ck_assert_str_eq(r2.site, "librailguard.so.1+0xa<librailguard.so.1+0x20<a<b+0x3");
+    ck_assert_int_eq(r2.site_depth, 3);
+    ck_assert_str_eq(parse_bad("error site=a+0x1<b+0x2<c+0x3<d+0x4<e+0x5", "P"),
+                     "P:1: site has more than 4 frames 'a+0x1<b+0x2<c+0x3<d+0x4<e+0x5'");
+    ck_assert_str_eq(parse_bad("error site=a+0x1<", "P"),
+                     "P:1: site needs OBJECT+0xOFFSET 'a+0x1<'");
+    ck_assert_str_eq(parse_bad("error site=a+0x1<+0x2", "P"),
+                     "P:1: site's object name is empty 'a+0x1<+0x2'");
+    ck_assert_str_eq(parse_bad("error site=a+0x1<b+0xg", "P"),
+                     "P:1: site's offset is not a 64-bit hex number 'a+0x1<b+0xg'");
+    /* sites: its depth, 1 unless said, up to FI_SITE_DEPTH; no other key. */
+    ck_assert_int_eq(one_rule("sites").depth, 1);
+    ck_assert_int_eq(one_rule("sites depth=3").depth, 3);
+    ck_assert_str_eq(parse_bad("sites depth=5", "P"), "P:1: depth must be 1..4 '5'");
+    ck_assert_str_eq(parse_bad("sites depth=0", "P"), "P:1: depth must be 1..4 '0'");
+    ck_assert_str_eq(parse_bad("sites rank=1", "P"), "P:1: sites does not take key 'rank'");
+    ck_assert_str_eq(parse_bad("error depth=2", "P"), "P:1: error does not take key 'depth'");
     ck_assert(fi_kind_injects(FI_ERROR) && fi_kind_injects(FI_LOSE) &&
               fi_kind_injects(FI_SWAP_RAILS) && fi_kind_injects(FI_EXIT) &&
               fi_kind_injects(FI_DELAY));

@@ -738,6 +738,51 @@ START_TEST(test_evidence_sites)
 }
 END_TEST
 
+/* Call paths: a site with its callers ("from") is another site than the same call from
+ * elsewhere; a fault's path as long as the shim found it; the judge's text of it; a "from"
+ * that is not a path unreadable. */
+START_TEST(test_evidence_paths)
+{
+    char path[] = "/tmp/rg-evpath-XXXXXX", err[256], text[448];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    static rg_evidence ev;
+    write_lines(path,
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"/l/w.so+0x2c\","
+                "\"from\":\"/l/w.so+0x300\",\"calls\":5,\"ops\":{\"recv\":2}}\n"
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"/l/w.so+0x2c\","
+                "\"from\":\"/usr/bin/p+0x500\",\"calls\":7,\"ops\":{\"recv\":3}}\n"
+                "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":5,\"fault\":\"error\","
+                "\"caller\":\"/l/w.so+0x2c\",\"from\":\"/usr/bin/p+0x500</usr/bin/p+0x77<"
+                "/lib/libc.so.6+0x2724a\"}\n"
+                "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"/l/w.so+0x2c\","
+                "\"from\":\"/l/w.so+0x300<\"}\n"
+                "{\"event\":\"callers\",\"pid\":9,\"sites\":2,\"lost\":0}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert_int_eq(ev.nsites, 3);
+    ck_assert_int_eq(ev.site[0].nfrom, 1);
+    ck_assert_uint_eq(ev.site[0].from_off[0], 0x300);
+    ck_assert_uint_eq(ev.site[1].calls, 7);
+    ck_assert_str_eq(ev.objs[ev.site[1].from_obj[0]], "/usr/bin/p");
+    ck_assert_int_eq(ev.site[2].nfrom, 3);
+    ck_assert_uint_eq(ev.site[2].fired, 1);
+    ck_assert_int_eq(ev.rule_site[0], 2);
+    ck_assert_int_eq(rg_ev_site_text(&ev, &ev.site[2], RG_EV_PATH_ALL, false, text, sizeof(text)),
+                     4);
+    ck_assert_str_eq(text, "/l/w.so+0x2c</usr/bin/p+0x500</usr/bin/p+0x77</lib/libc.so.6+0x2724a");
+    ck_assert_int_eq(rg_ev_site_text(&ev, &ev.site[2], 2, true, text, sizeof(text)), 2);
+    ck_assert_str_eq(text, "w.so+0x2c<p+0x500");
+    /* Too little room: whole frames only, never half of one. */
+    ck_assert_int_eq(rg_ev_site_text(&ev, &ev.site[2], RG_EV_PATH_ALL, false, text, 30), 2);
+    ck_assert_str_eq(text, "/l/w.so+0x2c</usr/bin/p+0x500");
+    ck_assert_int_eq(ev.bad_lines, 1);
+    ck_assert_msg(strstr(ev.unreadable, "line 4: \"from\" is not a call path"), "%s",
+                  ev.unreadable);
+    unlink(path);
+}
+END_TEST
+
 /*
  * Every 64-bit value the verbs API carries comes back exactly: a wr_id with its top bit set (a
  * pointer, a tagged value) is read as written, in a fault and in an ownership finding. A value
@@ -1132,6 +1177,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_unsupported);
     tcase_add_test(t, test_evidence_read);
     tcase_add_test(t, test_evidence_sites);
+    tcase_add_test(t, test_evidence_paths);
     tcase_add_test(t, test_evidence_u64);
     tcase_add_test(t, test_evidence_tree);
     tcase_add_test(t, test_service);

@@ -129,7 +129,9 @@ START_TEST(test_json_round_trip)
     snprintf(r.rule[0].site, sizeof(r.rule[0].site), "%.400s+0x%lx", exe,
              (unsigned long)((uintptr_t)rg_test_report_site - (uintptr_t)di.dli_fbase + 4));
     snprintf(r.rule[1].rule, sizeof(r.rule[1].rule), "lose op=send nth=1");
-    snprintf(r.rule[1].site, sizeof(r.rule[1].site), "/nonexistent/libgone.so+0x10");
+    /* With a caller: the call path the shim unwound, innermost first. */
+    snprintf(r.rule[1].site, sizeof(r.rule[1].site),
+             "/nonexistent/libgone.so+0x10</nonexistent/libgone.so+0x20");
     rg_judge(&r);
     ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
@@ -163,8 +165,9 @@ START_TEST(test_json_round_trip)
     ck_assert_msg(strstr(line, "      fault 1 landed at rg_test_report_site at ") &&
                       strstr(line, "test_report.c:"),
                   "%s", line);
-    ck_assert_msg(strstr(line, "      fault 2 landed at no debug info (libgone.so+0x10)\n"), "%s",
-                  line);
+    ck_assert_msg(strstr(line, "      fault 2 landed at no debug info (libgone.so+0x10)\n"
+                               "        called from no debug info (libgone.so+0x20)\n"),
+                  "%s", line);
     free(line);
     /* A damaged file is an error naming it, not a half-filled result. */
     FILE *f = fopen(path, "w");

@@ -286,7 +286,9 @@ START_TEST(test_sites)
     int n = rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err));
     ck_assert_msg(n == 2, "%d: %s", n, n < 0 ? err : "");
     ck_assert_str_eq(s[0].site, "librailguard.so.1+0x2c");
-    ck_assert_str_eq(s[0].path, "/opt/a/librailguard.so.1");
+    ck_assert_int_eq(s[0].nframes, 1);
+    ck_assert_str_eq(s[0].frame[0].obj, "/opt/a/librailguard.so.1");
+    ck_assert_uint_eq(s[0].frame[0].off, 0x2c);
     ck_assert_uint_eq(s[0].ops, 1u << FI_OP_RECV | 1u << FI_OP_SEND);
     ck_assert_int_eq(s[0].rank, 0);
     ck_assert_str_eq(s[1].site, "prog+0x99");
@@ -348,7 +350,79 @@ START_TEST(test_sites)
     memset(g_ev[0].objs[0], 'a', 200);
     g_ev[0].objs[0][200] = '\0';
     ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 1, s, 16, err, sizeof(err)), -1);
-    ck_assert_msg(strstr(err, "its object's name is too long for a site"), "%s", err);
+    ck_assert_msg(strstr(err, "an object's name is too long for a site"), "%s", err);
+}
+END_TEST
+
+/* A site in made-up evidence with its callers: frames (object, offset) after the call's. */
+static void add_path(rg_evidence *e, uint64_t off, int nfrom, const int *obj, const uint64_t *from,
+                     uint64_t recv)
+{
+    add_site(e, 0, off, "poll", 10, recv, 0);
+    rg_ev_site *s = &e->site[e->nsites - 1];
+    s->nfrom = nfrom;
+    for (int k = 0; k < nfrom; k++) {
+        s->from_obj[k] = obj[k];
+        s->from_off[k] = from[k];
+    }
+}
+
+/*
+ * Call paths (--site-depth): a wrapper's one poll call, made from two callers, is two sites at
+ * depth 2 and one at depth 1; a path the unwinder ended early is as long as it is; every key
+ * is one the shim's site= takes, and a landing site's path is cut to the sweep's depth.
+ */
+START_TEST(test_site_paths)
+{
+    static rg_sw_site s[16];
+    static rg_sweep_point p[16];
+    char err[200];
+    counts();
+    const int o0[] = {0, 1}, o1[] = {1};
+    add_path(&g_ev[0], 0x2c, 2, o0, (const uint64_t[]){0x300, 0x10}, 4);
+    add_path(&g_ev[0], 0x2c, 2, o0, (const uint64_t[]){0x500, 0x10}, 4);
+    add_path(&g_ev[1], 0x2c, 1, o1, (const uint64_t[]){0x77}, 2);
+    rg_sweep_spec sp = {.kind = RG_SW_ERROR, .rank = -1, .op = FI_OP_ANY, .max = 100};
+    snprintf(sp.status, sizeof(sp.status), "WR_FLUSH_ERR");
+    sp.site_depth = 1;
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err)), 1);
+    ck_assert_str_eq(s[0].site, "librailguard.so.1+0x2c");
+    sp.site_depth = 2;
+    int n = rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err));
+    ck_assert_msg(n == 3, "%d: %s", n, n < 0 ? err : "");
+    ck_assert_str_eq(s[0].site, "librailguard.so.1+0x2c<librailguard.so.1+0x300");
+    ck_assert_str_eq(s[1].site, "librailguard.so.1+0x2c<librailguard.so.1+0x500");
+    ck_assert_str_eq(s[2].site, "librailguard.so.1+0x2c<prog+0x77");
+    ck_assert_int_eq(s[2].rank, 1);
+    ck_assert_int_eq(s[0].nframes, 2);
+    ck_assert_str_eq(s[0].frame[1].obj, "/opt/a/librailguard.so.1");
+    ck_assert_uint_eq(s[0].frame[1].off, 0x300);
+    sp.site_depth = 3; /* rank 0's paths have 3 frames, rank 1's ended at 2 */
+    ck_assert_int_eq(rg_sweep_sites(&sp, g_ev, 2, s, 16, err, sizeof(err)), 3);
+    ck_assert_str_eq(s[0].site, "librailguard.so.1+0x2c<librailguard.so.1+0x300<prog+0x10");
+    ck_assert_str_eq(s[2].site, "librailguard.so.1+0x2c<prog+0x77");
+    ck_assert_int_eq(rg_sweep_plan_sites(&sp, s, 3, p, 16, err, sizeof(err)), 3);
+    ck_assert_str_eq(p[0].rule, "error status=WR_FLUSH_ERR op=recv rank=0 "
+                                "site=librailguard.so.1+0x2c<librailguard.so.1+0x300<prog+0x10 "
+                                "nth=1");
+    struct fi_plan plan;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(fi_plan_parse(p[i].rule, "t", &plan, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_str_eq(plan.rules[0].site, s[i].site);
+    }
+    /* A landing site's path (objects' paths, as result.json keeps it) as a key of depth D. */
+    char key[RG_SW_SITE_MAX];
+    const char *landed = "/opt/a/librailguard.so.1+0x2c</opt/a/librailguard.so.1+0x300</usr/bin/"
+                         "prog+0x10</lib/libc.so.6+0x2724a";
+    ck_assert_int_eq(rg_sweep_site_key(landed, 2, key, sizeof(key)), 2);
+    ck_assert_str_eq(key, "librailguard.so.1+0x2c<librailguard.so.1+0x300");
+    ck_assert_int_eq(rg_sweep_site_key(landed, 1, key, sizeof(key)), 1);
+    ck_assert_str_eq(key, "librailguard.so.1+0x2c");
+    ck_assert_int_eq(rg_sweep_site_key("/x/a<b.so+0x1f</y/c+0x2", 4, key, sizeof(key)), 2);
+    ck_assert_str_eq(key, "a<b.so+0x1f<c+0x2");
+    ck_assert_int_eq(rg_sweep_site_key("not a site", 2, key, sizeof(key)), -1);
+    ck_assert_int_eq(rg_sweep_site_key(landed, 4, key, 20), -1);
+    ck_assert_str_eq(key, "");
 }
 END_TEST
 
@@ -359,6 +433,7 @@ static void made_up(rg_sw_result *r, int n, rg_sw_row *rows)
 {
     static rg_sweep_point pts[64];
     memset(r, 0, sizeof(*r));
+    r->site_depth = 1;
     for (int i = 0; i < n; i++) {
         pts[i] = (rg_sweep_point){.rank = i % 2,
                                   .op = i % 3 ? FI_OP_RECV : FI_OP_SEND,
@@ -514,6 +589,12 @@ START_TEST(test_result_merge)
     other[2].digest[0] = other[2].digest[0] == 'a' ? 'b' : 'a';
     ck_assert_int_eq(rg_sw_merge(other, 3, &merged, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "part 3 (scenarios/sweep/ring.yaml): another plan (digest)"));
+    /* Sites named by paths of another depth: keys that could never be the same. */
+    rg_sw_result deeper[3] = {parts[0], parts[1], parts[2]};
+    deeper[1].site_depth = 2;
+    ck_assert_int_eq(rg_sw_merge(deeper, 3, &merged, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "part 2 (scenarios/sweep/ring.yaml): another call site depth"), "%s",
+                  err);
     /* Shard 3 claiming one of shard 2's points: the count adds up, the point is twice. */
     static rg_sw_row stolen[40];
     memcpy(stolen, parts[2].rows, sizeof(stolen[0]) * (size_t)parts[2].nrows);
@@ -550,6 +631,7 @@ START_TEST(test_result_merge)
     ck_assert_msg(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_str_eq(back.baseline, "LEAK,ok");
+    ck_assert_int_eq(back.site_depth, 1);
     ck_assert_int_eq(back.npoints, 40);
     ck_assert_str_eq(back.digest, whole.digest);
     ck_assert_int_eq(back.kind, RG_SW_ERROR);
@@ -580,6 +662,7 @@ START_TEST(test_result_merge)
     fclose(old);
     ck_assert_msg(rg_sw_read(&back, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_int_eq(back.nsites, -1);
+    ck_assert_int_eq(back.site_depth, 1); /* from before call paths: one frame a site */
     ck_assert_str_eq(back.sites_why, "not kept by the sweep that wrote it");
     ck_assert_str_eq(back.rows[0].site, "");
     rg_sw_free(&back);
@@ -601,6 +684,24 @@ START_TEST(test_result_merge)
          "\"rep\": 0, \"nth\": 1, \"cost\": 1.5, \"state\": \"pass\", \"verdicts\": \"\", "
          "\"first\": \"\", \"shrunk\": \"\", \"site\": \"a.so+0xg\"}]}",
          "rows[0].site is not"},
+        /* A call path whose caller frame is not one, or is not written as a key is. */
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": [], "
+         "\"sites_why\": \"\", \"sites\": [{\"site\": \"a.so+0x1<b.so\", \"verb\": \"poll\"}]}",
+         "sites[0].site is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"shard\": [0, 0], \"seconds\": 1, \"rows\": [], "
+         "\"sites_why\": \"\", \"sites\": [{\"site\": \"a.so+0x1<b.so+0x0A\", \"verb\": "
+         "\"poll\"}]}",
+         "sites[0].site is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"site_depth\": 5, \"shard\": [0, 0], "
+         "\"seconds\": 1, \"rows\": []}",
+         "site_depth is not"},
+        {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"error\", \"points\": 2, "
+         "\"digest\": \"0123456789abcdef\", \"site_depth\": \"2\", \"shard\": [0, 0], "
+         "\"seconds\": 1, \"rows\": []}",
+         "site_depth is not"},
         {"{", "expected"},
         {"{\"scenario\": \"a\"}", "name is not what railguard sweep writes"},
         {"{\"scenario\": \"a\", \"name\": \"a\", \"kind\": \"boom\"}", "kind is not"},
@@ -646,6 +747,7 @@ Suite *rg_suite_sweep(void)
     tcase_add_test(t, test_shard);
     tcase_add_test(t, test_result_merge);
     tcase_add_test(t, test_sites);
+    tcase_add_test(t, test_site_paths);
     tcase_add_test(t, test_shrink);
     suite_add_tcase(s, t);
     return s;
