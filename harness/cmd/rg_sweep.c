@@ -187,6 +187,12 @@ static const rg_opt sweep_table[] = {
              "at the site's first event (site=... nth=1), instead of one per event: every site "
              "the kind applies to is faulted once, in far fewer points.",
      .off = SO(by_site)},
+    {.name = "events-only",
+     .kind = RG_OPT_FLAG,
+     .help = "Only the per-event points: not the one point at each verbs call site's first "
+             "event there (--by-site's points) that a sweep adds to them so that every site is "
+             "faulted at least once.",
+     .off = SO(events_only)},
     {.name = "site-depth",
      .kind = RG_OPT_CALL,
      .arg = "D",
@@ -628,6 +634,15 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
                 : rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
         if (n < 0)
             return sweep_bad("%s", err);
+        /* And one point at each call site's first event there: a site whose events a count
+         * never lands on (a negative poll is anchored to a completion, and the poll after the
+         * hello's last one is the first step's) is faulted all the same. */
+        int m = 0;
+        if (!o.by_site && !o.events_only && nsites > 0 &&
+            (m = rg_sweep_plan_sites(&o.spec, sites, nsites, pts + n, SW__POINTS_MAX - n, err,
+                                     sizeof(err))) < 0)
+            return sweep_bad("%s", err);
+        n += m;
     }
     /* No point proves nothing: said, never a sweep that passed (a transport that declared
      * every step unsupported, a program with no event of the kind). */

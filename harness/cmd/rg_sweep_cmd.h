@@ -28,6 +28,7 @@ struct sweep_opts {
     bool list;            /* --list: print the planned points after the counting run, run none */
     bool exec_ranks;      /* --exec-ranks: every rank exec'd, not forked from a server */
     bool by_site;         /* --by-site: one point per call site and op, not per event */
+    bool events_only;     /* --events-only: no site points added to the per-event ones */
     int shard_k, shard_n; /* --shard K/N; 0 and 0: every point */
 };
 
