@@ -367,12 +367,15 @@ mutant-seeds: deps
 # under a new seed, -j 2, beside SOAK_HOGS busy loops, until SOAK_RUNS scenario runs are
 # judged; every FAIL or XPASS is a false verdict (the reference is correct). Prints "false
 # verdicts: N in M scenario runs"; fails on any. make check runs a bounded one (SOAK_RUNS=60: one round);
-# SOAK_TALLY: append "soak P F" there.
+# SOAK_TALLY: append "soak P F" there. SOAK_SCENARIOS: what a round runs (default every stock
+# scenario, exec and regression ones too).
 SOAK_RUNS ?= 2000
 SOAK_HOGS ?= 2
+SOAK_SCENARIOS ?=
 SOAK_TALLY ?=
 soak: deps
 	@$(MAKE) --no-print-directory build-rel
+	RG_SOAK_SCENARIOS='$(SOAK_SCENARIOS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout $$(( $(SOAK_RUNS) * 6 + 600 )) -- \
 	    ci/soak $(BUILD) $(SOAK_RUNS) $(SOAK_HOGS) $(if $(SOAK_TALLY),$(abspath $(SOAK_TALLY)))
 

@@ -143,9 +143,10 @@ static int obj_index(const char *path)
     return k;
 }
 
-/* How long a call waits for another thread to finish resolving the same site: resolution is
- * one dl_iterate_phdr, but a fork in its middle leaves the child's entry never ready. */
-#define FI_CALLER_WAIT 10000
+/* How long a call waits for another thread to finish resolving the same site, by the clock
+ * (a resolver preempted on a busy machine outlasts any count of yields): resolution is a few
+ * dl_iterate_phdr, but a fork in its middle leaves the child's entry never ready. */
+#define FI_CALLER_WAIT_NS 1000000000ull
 
 /* Frames the unwinder passes, inside the shim, before the program's: a few wrappers deep. */
 #define FI_WALK_SKIP 32
@@ -232,13 +233,11 @@ static struct fi_caller *caller_of(const struct fi_path *p, enum fi_call v)
             continue;
         /* Another thread may be resolving it: wait, a bounded while, so this call is counted
          * and matched like every other. Two paths of one hash are told apart by their frames. */
-        int w = 0;
-        while (w < FI_CALLER_WAIT && !atomic_load_explicit(&c->ready, memory_order_acquire)) {
+        uint64_t until = fi_now_ns() + FI_CALLER_WAIT_NS;
+        while (!atomic_load_explicit(&c->ready, memory_order_acquire) && fi_now_ns() < until)
             sched_yield();
-            w++;
-        }
-        if (w == FI_CALLER_WAIT)
-            break;
+        if (!atomic_load_explicit(&c->ready, memory_order_acquire))
+            break; /* never resolved: whether it is this path is not known */
         if (same_path(&c->path, p))
             return c;
     }
@@ -320,23 +319,27 @@ int fi_call_site(char *caller, size_t clen, char *from, size_t flen)
     /* A fault is rare: its path is found now, as deep as a path goes, whatever the plan's. */
     struct fi_path p;
     path_of(t_ra, FI_SITE_DEPTH, &p);
-    struct fi_caller c = {.path = p};
+    /* Named from each frame's object straight away: the object table is for the sites
+     * rule's entries, and a full one must not cost a fault its name. */
+    size_t at = 0;
     for (int k = 0; k < p.n; k++) {
         struct find f;
-        c.obj[k] = locate(p.ip[k], &f) ? obj_index(f.path) : -1;
-        c.off[k] = f.found ? f.off : (uint64_t)p.ip[k];
+        if (!locate(p.ip[k], &f))
+            break; /* in no object: the path stops before it */
+        char one[FI_CALLER_PATH + 24];
+        size_t n =
+            (size_t)snprintf(one, sizeof(one), "%s+0x%llx", f.path, (unsigned long long)f.off);
+        if (k == 0) {
+            if (n >= clen)
+                return -1;
+            memcpy(caller, one, n + 1);
+        } else if (at + (k > 1) + n < flen) { /* whole frames only */
+            at += (size_t)snprintf(from + at, flen - at, "%s%s", k > 1 ? "<" : "", one);
+        } else {
+            break;
+        }
     }
-    if (entry_text(&c, 0, 1, true, caller, clen) != 0) {
-        caller[0] = '\0';
-        return -1;
-    }
-    /* Callers past the object table or in no object: the path stops before them. */
-    int n = 1;
-    while (n < p.n && c.obj[n] >= 0)
-        n++;
-    if (entry_text(&c, 1, n, true, from, flen) != 0)
-        from[0] = '\0';
-    return 0;
+    return caller[0] ? 0 : -1;
 }
 
 /* Also from the snapshot signal handler: reads the fixed table, takes no lock. Lists the

@@ -103,7 +103,7 @@
 #define FI_DEVNAME_MAX 64
 #define FI_SITE_OBJ_MAX 128
 #define FI_SITE_DEPTH 4     /* frames in a call path */
-#define FI_SITE_MAX 256     /* site='s text, as long as a plan's token can be */
+#define FI_SITE_MAX 251     /* site='s text and its NUL: a token is 255, "site=" and it */
 #define FI_TRACE_MAX 200000 /* trace events a process writes at most */
 
 enum fi_kind {

@@ -303,6 +303,10 @@ static int parse_sweep(int argc, char **argv, struct sweep_opts *o, int *first)
         return rc == 1 ? -1 : rc;
     if (o->spec.kind == RG_SW_KINDS)
         return sweep_bad("%s", "--fault KIND is required");
+    if (o->events_only && (o->by_site || o->plan[0]))
+        return sweep_bad("--events-only: not with %s (its points are %s)",
+                         o->by_site ? "--by-site" : "--plan",
+                         o->by_site ? "the site points alone" : "the plan's");
     if (*first != argc - 1)
         return sweep_bad("%s", *first >= argc ? "no SCENARIO: name one file after the options"
                                               : "one SCENARIO file, after the options");
@@ -442,19 +446,32 @@ static int call_sites(const struct sweep_opts *o, const rg_evidence *ev, int ran
     for (int a = 0; a < nf; a++) {
         if (done[a])
             continue;
+        /* Each offset once (every path of a wrapper shares its first frame), in batches the
+         * symbolizer takes whole. */
         const char *obj = sites[at[a].site].frame[at[a].k].obj;
         int k = 0;
+        for (int b = a; b < nf; b++) {
+            const rg_ev_frame *fb = &sites[at[b].site].frame[at[b].k];
+            if (done[b] || strcmp(fb->obj, obj))
+                continue;
+            done[b] = true;
+            int u = 0;
+            while (u < k && off[u] != fb->off)
+                u++;
+            if (u == k)
+                off[k++] = fb->off;
+            which[b] = u;
+        }
+        for (int lo = 0; lo < k; lo += RG_SYM_BATCH) {
+            int cnt = k - lo < RG_SYM_BATCH ? k - lo : RG_SYM_BATCH;
+            char w[600];
+            memset(names + lo, 0, (size_t)cnt * sizeof(names[0]));
+            if (rg_sym_sites(obj, off + lo, cnt, names + lo, w, sizeof(w)) != 0 && !why[0])
+                snprintf(why, whylen, "%.250s", w);
+        }
         for (int b = a; b < nf; b++)
-            if (!done[b] && !strcmp(sites[at[b].site].frame[at[b].k].obj, obj)) {
-                which[k] = b;
-                off[k++] = sites[at[b].site].frame[at[b].k].off;
-                done[b] = true;
-            }
-        char w[600];
-        if (rg_sym_sites(obj, off, k, names, w, sizeof(w)) != 0 && !why[0])
-            snprintf(why, whylen, "%.250s", w);
-        for (int b = 0; b < k; b++)
-            name_of[at[which[b]].site][at[which[b]].k] = names[b];
+            if (done[b] && !strcmp(sites[at[b].site].frame[at[b].k].obj, obj))
+                name_of[at[b].site][at[b].k] = names[which[b]];
     }
     /* A path's names, innermost first: "wrapper < its caller". */
     for (int i = 0; i < n; i++) {

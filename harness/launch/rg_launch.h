@@ -167,6 +167,7 @@ typedef struct rg_sym_site {
 } rg_sym_site;
 int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, char *why,
                  size_t whylen);
+#define RG_SYM_BATCH 256 /* offsets rg_sym_sites names in one call, at most */
 /* A demangled C++ name as a frame's name: "void ns::C::f<int>(int*) const" is "ns::C::f". */
 void rg_sym_norm(const char *full, char *out, size_t len);
 /* A process stopped (by its stop fault, or not) is ended by the runner: killed, reaped, and

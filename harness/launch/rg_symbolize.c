@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #define SYM_MAX_FRAMES 256
+_Static_assert(RG_SYM_BATCH <= SYM_MAX_FRAMES, "a batch is named whole");
 #define SYM_MAX_OBJS 8
 #define SYM_OUT_MAX (1u << 20)
 /* addr2line on a large object with debug information takes seconds in a TCG guest. */
@@ -339,8 +340,11 @@ int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, 
                  size_t whylen)
 {
     why[0] = '\0';
-    if (n > SYM_MAX_FRAMES)
+    if (n > SYM_MAX_FRAMES) { /* past one batch: unnamed, and said, never another's name */
+        for (int i = SYM_MAX_FRAMES; i < n; i++)
+            out[i].func[0] = out[i].where[0] = '\0';
         n = SYM_MAX_FRAMES;
+    }
     if (!frames_ready()) {
         for (int i = 0; i < n; i++)
             out[i].func[0] = out[i].where[0] = '\0';

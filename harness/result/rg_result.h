@@ -91,7 +91,7 @@ typedef struct rg_rule_result {
     /* Where in the program it first fired, on the lowest rank it fired on: the call site as the
      * shim named it, "OBJECT-PATH+0xOFF", then as many of its callers as fit ("<OBJ+0xOFF..."):
      * its call path; "" when it fired in no verbs call, or never. */
-    char site[448];
+    char site[1024]; /* four frames of objects' paths, ~250 characters each */
 } rg_rule_result;
 
 typedef struct rg_result {

@@ -25,8 +25,9 @@ int rg_sweep_site_key(const char *text, int depth, char *out, size_t len)
         int w = snprintf(out + at, len - at, "%s%s+0x%llx", k ? "<" : "",
                          base ? base + 1 : f[k].obj, (unsigned long long)f[k].off);
         if (w < 0 || (size_t)w >= len - at) {
-            out[0] = '\0';
-            return -1;
+            /* Whole frames only: the first not fitting ends the key (none: no key). */
+            out[at] = '\0';
+            return k ? k : -1;
         }
         at += (size_t)w;
     }

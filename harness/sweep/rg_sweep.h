@@ -96,8 +96,8 @@ typedef struct rg_sw_site {
     int op_rank[FI_OP_ATOMIC + 1];    /* for each, the lowest rank it happened on (not saved) */
 } rg_sw_site;
 /* A call path's text ("OBJ+0xOFF<OBJ+0xOFF...", objects' paths or file names) as a site's
- * key: its first depth frames, file names alone. The frames written, or -1 (and "") when the
- * text is not a path or the key does not fit in len. */
+ * key: its first depth frames, file names alone, as many whole ones as fit in len. The frames
+ * written, or -1 (and "") when the text is not a path or not even its first frame fits. */
 int rg_sweep_site_key(const char *text, int depth, char *out, size_t len);
 /* The sites kind sp applies to, from the counting run's evidence (every rank's, once each, in
  * the order first seen). Their number; -1 with err when a rank listed no sites (its shim ran

@@ -346,7 +346,8 @@ __attribute__((noinline)) static int wait_one(struct side *s, double deadline, s
     return 0;
 }
 
-static int run(const struct opts *o)
+/* Never inlined into main: wait_one's callers are then run's, in the probe, never libc's. */
+__attribute__((noinline)) static int run(const struct opts *o)
 {
     int n = 0, rc = 2;
     struct ibv_device **list = V(ibv_get_device_list)(&n);

@@ -423,6 +423,9 @@ START_TEST(test_site_paths)
     ck_assert_int_eq(rg_sweep_site_key("not a site", 2, key, sizeof(key)), -1);
     ck_assert_int_eq(rg_sweep_site_key(landed, 4, key, 20), -1);
     ck_assert_str_eq(key, "");
+    /* Short of room: the whole frames that fit, never half of one. */
+    ck_assert_int_eq(rg_sweep_site_key(landed, 4, key, 60), 3);
+    ck_assert_str_eq(key, "librailguard.so.1+0x2c<librailguard.so.1+0x300<prog+0x10");
 }
 END_TEST
 
