@@ -64,6 +64,12 @@ static rg_status comm_tune(struct rg_comm *c, const rg_config *cfg)
     c->oneshot_bytes = env_uint("RG_ONESHOT_BYTES", DEFAULT_ONESHOT, 0, 1u << 20, true, &c->err);
     c->credit_batch = env_uint("RG_CREDIT_BATCH", c->slots / 2, 1, c->slots, false, &c->err);
     c->poll_yield = env_uint("RG_POLL_YIELD", DEFAULT_POLL_YIELD, 0, 1u << 30, false, &c->err);
+    /* RC's reliability, as NCCL_IB_TIMEOUT and NCCL_IB_RETRY_CNT: a wire that drops packets
+     * for longer than retry_cnt + 1 timeouts fails the QP with RETRY_EXC_ERR. retry_cnt 7
+     * would mean "forever" on rxe: never. */
+    struct rg_vqp_tuning dflt = RG_VQP_TUNING_DEFAULT;
+    c->ib_timeout = env_uint("RG_IB_TIMEOUT", dflt.timeout, 1, 31, false, &c->err);
+    c->ib_retry_cnt = env_uint("RG_IB_RETRY_CNT", dflt.retry_cnt, 0, 6, false, &c->err);
     /* 0 or 1, read once: "RG_DEBUG=0" used to turn debugging on (any value did). */
     c->debug = env_uint("RG_DEBUG", 0, 0, 1, false, &c->err);
     if (c->err.st)

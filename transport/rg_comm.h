@@ -81,6 +81,8 @@ struct rg_comm {
     unsigned ring_bidir;   /* RG_RING_BIDIR: 1 (default) runs multi-chunk ring calls both ways */
     unsigned credit_batch; /* RG_CREDIT_BATCH: consumed messages per credit write */
     unsigned poll_yield;   /* RG_POLL_YIELD: empty polls before yielding the CPU, 0 never */
+    unsigned ib_timeout;   /* RG_IB_TIMEOUT: RC's ack timeout, 4.096 us * 2^this a try */
+    unsigned ib_retry_cnt; /* RG_IB_RETRY_CNT: RC's retries before RETRY_EXC_ERR */
     size_t oneshot_bytes;  /* RG_ONESHOT_BYTES: auto's one-hop all_reduce up to this size */
     size_t zcopy_min;      /* RG_ZCOPY_MIN: smallest block sent from registered memory in place */
     uint64_t zcopy_sends;

@@ -234,7 +234,9 @@ rg_status rg__conns_connect(struct rg_comm *c, double deadline)
         st = check_record(c, x, me, them);
         if (st)
             goto out;
-        static const struct rg_vqp_tuning tune = RG_VQP_TUNING_DEFAULT;
+        struct rg_vqp_tuning tune = RG_VQP_TUNING_DEFAULT;
+        tune.timeout = (uint8_t)c->ib_timeout;
+        tune.retry_cnt = (uint8_t)c->ib_retry_cnt;
         x->remote_mailbox = them->mailbox;
         x->remote_rkey = them->rkey;
         if (rg_vqp_connect(&x->dev->v, x->qp, c->cfg.qp_type == RG_QPT_RC ? RG_QP_RC : RG_QP_UC,

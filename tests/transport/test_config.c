@@ -778,6 +778,10 @@ START_TEST(test_comm_env_values)
         {"RG_SLOTS", "0x10", "RG_SLOTS='0x10': expected a number from 2 to 64"},
         {"RG_DEBUG", "yes", "RG_DEBUG='yes': expected a number from 0 to 1"},
         {"RG_POLL_YIELD", "1\n2", "RG_POLL_YIELD='1?2': expected a number"},
+        {"RG_IB_TIMEOUT", "32", "RG_IB_TIMEOUT='32': expected a number from 1 to 31"},
+        {"RG_IB_TIMEOUT", "0", "RG_IB_TIMEOUT='0': expected a number from 1 to 31"},
+        {"RG_IB_RETRY_CNT", "7", "RG_IB_RETRY_CNT='7': expected a number from 0 to 6"},
+        {"RG_IB_TIMEOUT", "18", "no rank: set rg_config.rank, or RG_RANK"},   /* fine: 1 s */
         {"RG_CHUNK_BYTES", "64K", "no rank: set rg_config.rank, or RG_RANK"}, /* fine: 64 KiB */
         {"RG_DEBUG", "0", "no rank: set rg_config.rank, or RG_RANK"},
     };
