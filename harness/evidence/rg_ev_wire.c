@@ -36,6 +36,37 @@ static void matched(rg_evidence *ev, int rule, uint64_t n)
     ev->matched[rule] = (ev->matched[rule] < 0 ? 0 : ev->matched[rule]) + (int64_t)n;
 }
 
+static void add(int64_t *to, uint64_t n)
+{
+    *to = (*to < 0 ? 0 : *to) + (int64_t)n;
+}
+
+/* wire_off's "rx": what the rank's device took in while the rule was on. Absent: its counters
+ * could not be read (then "rx_why" says why); present, all three or the line is unreadable. */
+static void take_rx(rg_ev_line *l, json_t *o, rg_evidence *ev, int rule)
+{
+    json_t *rx = json_object_get(o, "rx");
+    if (!rx)
+        return;
+    if (!json_is_object(rx)) {
+        rg_ev_bad(l, "\"rx\" is not an object");
+        return;
+    }
+    static const char *const need[] = {"pkts", "duplicates", "out_of_seq"};
+    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+        if (!json_object_get(rx, need[i])) {
+            rg_ev_bad(l, "\"rx\" has no \"%s\"", need[i]);
+            return;
+        }
+    uint64_t pkts = rg_ev_u64(l, rx, "pkts"), dup = rg_ev_u64(l, rx, "duplicates"),
+             oos = rg_ev_u64(l, rx, "out_of_seq");
+    if (l->why[0])
+        return;
+    add(&ev->rx_pkts[rule], pkts);
+    add(&ev->rx_dup[rule], dup);
+    add(&ev->rx_oos[rule], oos);
+}
+
 static void take_wire(rg_ev_line *l, json_t *o, void *arg)
 {
     rg_evidence *ev = arg;
@@ -49,6 +80,9 @@ static void take_wire(rg_ev_line *l, json_t *o, void *arg)
         first(ev, at, rule);
     } else if (!strcmp(what, "wire_off")) {
         uint64_t sent = rg_ev_u64(l, o, "sent_pkts"), dropped = rg_ev_u64(l, o, "dropped");
+        if (l->why[0])
+            return;
+        take_rx(l, o, ev, rule);
         if (l->why[0])
             return;
         matched(ev, rule, sent + dropped);

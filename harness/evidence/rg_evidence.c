@@ -449,7 +449,7 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
     ev->first_fault_mono_ms = -1;
     ev->first_fault_rule = -1;
     for (int i = 0; i < FI_MAX_RULES; i++)
-        ev->matched[i] = ev->rule_site[i] = -1;
+        ev->matched[i] = ev->rule_site[i] = ev->rx_pkts[i] = ev->rx_dup[i] = ev->rx_oos[i] = -1;
     struct take_arg a = {ev, true};
     int rc = rg_ev_each(path, take_line, &a, &ev->bad_lines, ev->unreadable, sizeof(ev->unreadable),
                         err, errlen);

@@ -75,6 +75,10 @@ typedef struct rg_evidence {
     char unreadable[300];
     /* A wire fault the runner could not apply for this rank (wire/rg_wire.h): its why. */
     char wire_failed[300];
+    /* What this rank's devices took in while each wire rule was on, by their own counters
+     * (wire_off's "rx"): packets, duplicates discarded, requests out of sequence. -1: none
+     * said. */
+    int64_t rx_pkts[FI_MAX_RULES], rx_dup[FI_MAX_RULES], rx_oos[FI_MAX_RULES];
     /* The ownership sanitizer: its last "owned" summary, and its first finding in full. */
     bool owned;
     uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
@@ -136,7 +140,8 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
  * before it by rg_evidence_read: each wire rule's packets through its netem (matched) and the
  * ones it acted on (fired: dropped for a loss, else every one it passed), a link it took down
  * (matched 1, fired 1 when the device said down), its first action into first_fault_mono_ms,
- * the first action it could not do into wire_failed. A line that cannot be read is counted and
+ * the first action it could not do into wire_failed, what the rank's devices took in meanwhile
+ * into rx_pkts, rx_dup and rx_oos. A line that cannot be read is counted and
  * named as the shim's are. No file: nothing (no wire rule acted for the rank). 0, or -1 with
  * err when the file is there but cannot be read.
  */

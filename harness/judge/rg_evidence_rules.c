@@ -43,7 +43,16 @@ struct apply {
     int first_rank;     /* whose it was */
 };
 
-/* Each rule's fired and matched counts, summed over the ranks here; the first fault. */
+/* A count summed over ranks where -1 is "not said": known as soon as one rank said it. */
+static void sum_known(int64_t *to, int64_t n)
+{
+    if (n >= 0)
+        *to = (*to < 0 ? 0 : *to) + n;
+}
+
+/* Each rule's fired and matched counts, summed over the ranks here; the first fault; what the
+ * receiving devices said of each wire rule. */
+
 static void rule_counts(struct apply *a)
 {
     const rg_scenario *sc = a->sc;
@@ -55,10 +64,13 @@ static void rule_counts(struct apply *a)
         u->line = sc->fault[i].line;
         u->optional = sc->fault[i].optional;
         u->counting = !fi_kind_injects((enum fi_kind)sc->fault[i].kind);
-        u->matched = -1;
+        u->matched = u->rx_pkts = u->rx_dup = u->rx_oos = -1;
         for (int k = a->lo; k < a->hi; k++) {
             const rg_evidence *e = &a->ev[k];
             u->fired += e->fired[i];
+            sum_known(&u->rx_pkts, e->rx_pkts[i]);
+            sum_known(&u->rx_dup, e->rx_dup[i]);
+            sum_known(&u->rx_oos, e->rx_oos[i]);
             u->fired_by[k] = (uint32_t)(e->fired[i] > UINT32_MAX ? UINT32_MAX : e->fired[i]);
             if (e->matched[i] >= 0)
                 u->matched = (u->matched < 0 ? 0 : u->matched) + e->matched[i];

@@ -235,6 +235,20 @@ static void landed(FILE *f, const rg_result *r)
     }
 }
 
+/* A wire rule's proof from the far end: what the devices that took in its packets said. */
+static void received(FILE *f, const rg_result *r)
+{
+    for (int i = 0; i < r->nrules; i++) {
+        const rg_rule_result *u = &r->rule[i];
+        if (u->rx_pkts < 0 && u->rx_dup < 0 && u->rx_oos < 0)
+            continue;
+        fprintf(f,
+                "      faults item %d, the receiving devices' own counters: %lld packets taken, "
+                "%lld duplicates discarded, %lld requests out of sequence\n",
+                i + 1, (long long)u->rx_pkts, (long long)u->rx_dup, (long long)u->rx_oos);
+    }
+}
+
 void rg_report_line(FILE *f, const rg_result *r)
 {
     char v[512], fired[256];
@@ -245,6 +259,7 @@ void rg_report_line(FILE *f, const rg_result *r)
         fprintf(f, "      %s\n", r->why);
     if (r->slow_note[0])
         fprintf(f, "      %s\n", r->slow_note);
+    received(f, r);
     if (!r->passed) {
         fprintf(f, "      %s\n", r->first[0] ? r->first : r->why);
         landed(f, r);

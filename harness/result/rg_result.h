@@ -92,6 +92,10 @@ typedef struct rg_rule_result {
      * shim named it, "OBJECT-PATH+0xOFF", then as many of its callers as fit ("<OBJ+0xOFF..."):
      * its call path; "" when it fired in no verbs call, or never. */
     char site[1024]; /* four frames of objects' paths, ~250 characters each */
+    /* A wire rule: what the receiving devices took in while it was on, by their own counters,
+     * summed over the ranks -- packets, duplicates discarded, requests out of sequence. -1: no
+     * device said (not a wire rule, or counters the NIC does not keep). */
+    int64_t rx_pkts, rx_dup, rx_oos;
 } rg_rule_result;
 
 typedef struct rg_result {

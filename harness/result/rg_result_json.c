@@ -64,10 +64,16 @@ static json_t *rule_json(const rg_result *r, int i)
     json_t *by = json_array();
     for (int k = 0; k < r->ranks; k++)
         json_array_append_new(by, json_integer(u->fired_by[k]));
-    return json_pack("{s:i,s:s,s:i,s:b,s:b,s:I,s:I,s:o,s:s}", "item", i + 1, "rule", u->rule,
-                     "line", u->line, "optional", u->optional, "counting", u->counting, "fired",
-                     (json_int_t)u->fired, "matched", (json_int_t)u->matched, "fired_by_rank", by,
-                     "site", u->site);
+    json_t *o = json_pack("{s:i,s:s,s:i,s:b,s:b,s:I,s:I,s:o,s:s}", "item", i + 1, "rule", u->rule,
+                          "line", u->line, "optional", u->optional, "counting", u->counting,
+                          "fired", (json_int_t)u->fired, "matched", (json_int_t)u->matched,
+                          "fired_by_rank", by, "site", u->site);
+    /* Only what a receiving device said: absent reads back as -1, "not said". */
+    if (o && (u->rx_pkts >= 0 || u->rx_dup >= 0 || u->rx_oos >= 0))
+        json_object_set_new(o, "rx",
+                            json_pack("{s:I,s:I,s:I}", "pkts", (json_int_t)u->rx_pkts, "duplicates",
+                                      (json_int_t)u->rx_dup, "out_of_seq", (json_int_t)u->rx_oos));
+    return o;
 }
 
 json_t *rg_result_json(const rg_result *r)
@@ -300,6 +306,12 @@ static int read_rank(rg_result *r, int i, json_t *k, const char *path, char *err
     return 0;
 }
 
+/* An integer field, or dflt when it is absent or not an integer. */
+static int64_t int_or(json_t *v, int64_t dflt)
+{
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
 /* Each fault rule's counts. */
 static void read_rules(rg_result *r, json_t *j)
 {
@@ -314,6 +326,10 @@ static void read_rules(rg_result *r, json_t *j)
         rr->fired = (uint64_t)json_integer_value(json_object_get(u, "fired"));
         rr->matched = (int64_t)json_integer_value(json_object_get(u, "matched"));
         copy_str(rr->site, sizeof(rr->site), u, "site");
+        json_t *rx = json_object_get(u, "rx");
+        rr->rx_pkts = int_or(json_object_get(rx, "pkts"), -1);
+        rr->rx_dup = int_or(json_object_get(rx, "duplicates"), -1);
+        rr->rx_oos = int_or(json_object_get(rx, "out_of_seq"), -1);
         for (size_t k = 0; k < json_array_size(by) && k < RG_MAX_RANKS; k++)
             rr->fired_by[k] = (uint32_t)json_integer_value(json_array_get(by, k));
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* netem's rates as tc spells them, with the grammar's precision (six decimals of a percent). */
 static size_t rate(char *out, size_t len, size_t used, const char *word, double frac)
@@ -100,6 +101,13 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
     memset(w, 0, sizeof(*w));
     w->sys = sys;
     snprintf(w->dir, sizeof(w->dir), "%s", dir);
+    /* An earlier run into the same directory (an external launch's --out is reused) left its
+     * wire evidence: appended to, it would be read as this run's. Gone, wire rules or none. */
+    for (int r = lo; r < hi && r < RG_MAX_RANKS; r++) {
+        char path[1200];
+        snprintf(path, sizeof(path), "%s/rank%d.wire.jsonl", dir, r);
+        unlink(path);
+    }
     double scale = sc->time_scale > 0 ? sc->time_scale : 1;
     for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
         if (!fi_kind_wire((enum fi_kind)sc->fault[i].kind))
@@ -202,6 +210,11 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
     char why[300] = "";
     a->on = true;
     if (a->kind == FI_WIRE) {
+        /* What the device has taken in so far: its end of the rail receives what the peer's
+         * netem passes (a rule without rank= or rail= impairs both ends). */
+        snprintf(a->nic_why, sizeof(a->nic_why), "no way to read its counters here");
+        a->nic_known =
+            w->sys->nic && w->sys->nic(a->dev, &a->nic_on, a->nic_why, sizeof(a->nic_why)) == 0;
         if (w->sys->netem_on(a->netdev, a->spec, why, sizeof(why)) != 0) {
             a->off = true; /* nothing to undo */
             fail(w, a, now_s, "netem on", why);
@@ -227,12 +240,49 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
                   (json_int_t)a->at_on.carrier_changes));
 }
 
+/* wire_off's fields: the qdisc's counters, and what the device took in while the rule was on
+ * ("rx": packets, duplicates discarded, requests out of sequence), or why that is not known. */
+static json_t *off_fields(rg_wire *w, const rg_wire_act *a, const rg_wire_counts *c)
+{
+    json_t *o =
+        json_pack("{s:s,s:b,s:I,s:I}", "spec", a->spec, "loss", strstr(a->spec, "loss ") != NULL,
+                  "sent_pkts", (json_int_t)c->sent_pkts, "dropped", (json_int_t)c->dropped);
+    rg_wire_nic now = {-1, -1, -1};
+    char why[300];
+    snprintf(why, sizeof(why), "%s", a->nic_why);
+    bool known = a->nic_known && w->sys->nic(a->dev, &now, why, sizeof(why)) == 0;
+    /* A counter that went back (the device was re-created) says nothing about this window. */
+    if (known && (now.rcvd_pkts < a->nic_on.rcvd_pkts || now.dup < a->nic_on.dup ||
+                  now.oos < a->nic_on.oos)) {
+        known = false;
+        snprintf(why, sizeof(why), "%s's counters went back while the rule was on", a->dev);
+    }
+    if (o && known)
+        json_object_set_new(o, "rx",
+                            json_pack("{s:I,s:I,s:I}", "pkts",
+                                      (json_int_t)(now.rcvd_pkts - a->nic_on.rcvd_pkts),
+                                      "duplicates", (json_int_t)(now.dup - a->nic_on.dup),
+                                      "out_of_seq", (json_int_t)(now.oos - a->nic_on.oos)));
+    else if (o)
+        json_object_set_new(o, "rx_why", json_string(why));
+    return o;
+}
+
 static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
 {
     char why[300] = "";
     a->off = true;
     rg_wire_counts c = {.sent_pkts = -1, .dropped = -1, .carrier_changes = -1};
     if (a->kind == FI_WIRE) {
+        /* The wire clean first: each tc is a process to start, which on a loaded one-CPU node
+         * takes a good part of a second, and a cut meant to last 100 ms lasted 0.6 s while the
+         * counters were read before the qdisc went. clean_t_ms says when it really ended. */
+        double clean_s = -1;
+        if (!w->sys->netem_clean || w->sys->netem_clean(a->netdev, why, sizeof(why)) == 0)
+            clean_s = w->sys->netem_clean ? rg_now_s() - w->t0 : now_s;
+        else
+            fail(w, a, now_s, "netem clean", why);
+        why[0] = '\0';
         /* Read before it goes: its counters go with it. */
         int rc = w->sys->counts(a->netdev, &c, why, sizeof(why));
         if (rc != 0) {
@@ -241,11 +291,12 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
         }
         if (w->sys->netem_off(a->netdev, why, sizeof(why)) != 0)
             fail(w, a, now_s, "netem off", why);
-        if (rc == 0)
-            say(w, a, "wire_off", now_s,
-                json_pack("{s:s,s:b,s:I,s:I}", "spec", a->spec, "loss",
-                          strstr(a->spec, "loss ") != NULL, "sent_pkts", (json_int_t)c.sent_pkts,
-                          "dropped", (json_int_t)c.dropped));
+        if (rc == 0) {
+            json_t *f = off_fields(w, a, &c);
+            if (f && clean_s >= 0)
+                json_object_set_new(f, "clean_t_ms", json_real(clean_s * 1000.0));
+            say(w, a, "wire_off", now_s, f);
+        }
         return;
     }
     if (w->sys->link(a->netdev, true, why, sizeof(why)) != 0) {

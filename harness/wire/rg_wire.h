@@ -13,8 +13,9 @@
  *
  * Evidence is one JSON line an event in rankR.wire.jsonl, R the rank the action is for (the
  * lowest one when ranks here share a device): "wire_on", "wire_off" (its qdisc's packets and
- * drops), "link" (state, carrier changes), "wire_error" (why it could not be done). What
- * cannot be read back is a finding, as for the shim's events.
+ * drops, and "rx": what the device took in meanwhile, by its own counters), "link" (state,
+ * carrier changes), "wire_error" (why it could not be done). What cannot be read back is a
+ * finding, as for the shim's events.
  */
 #ifndef RG_WIRE_H
 #define RG_WIRE_H
@@ -36,16 +37,33 @@ typedef struct rg_wire_counts {
 } rg_wire_counts;
 
 /*
+ * What the receiving end of a rail said: the RDMA device's own port counters (rxe's
+ * hw_counters), read at a rule's start and end, so a wire fault's proof is not only what the
+ * sender's netem passed but what the NIC that took the peer's packets made of them. -1: it
+ * could not say (a device without those counters: hardware names its own).
+ */
+typedef struct rg_wire_nic {
+    int64_t rcvd_pkts; /* hw_counters/rcvd_pkts: packets it took as valid */
+    int64_t dup;       /* hw_counters/duplicate_request: requests it had already taken */
+    int64_t oos;       /* hw_counters/out_of_seq_request: requests ahead of their turn */
+} rg_wire_nic;
+
+/*
  * What the runner asks of the system, so the plan and its timing are tested without a network:
- * netdev_of the network device under an RDMA device; netem_on/off a root qdisc; link up or
- * down; counts the counters now. Each returns 0, or -1 with why.
+ * netdev_of the network device under an RDMA device; netem_on/off/clean a root qdisc; link up or
+ * down; counts the counters now; nic the RDMA device's receive counters now. Each returns 0,
+ * or -1 with why.
  */
 typedef struct rg_wire_sys {
     int (*netdev_of)(const char *rdma_dev, char *netdev, size_t len, char *why, size_t whylen);
     int (*netem_on)(const char *netdev, const char *spec, char *why, size_t whylen);
     int (*netem_off)(const char *netdev, char *why, size_t whylen);
+    /* The qdisc kept (its counters with it) but made a clean wire: the impairment ends at once,
+     * before the counters are read and the qdisc removed. */
+    int (*netem_clean)(const char *netdev, char *why, size_t whylen);
     int (*link)(const char *netdev, bool up, char *why, size_t whylen);
     int (*counts)(const char *netdev, rg_wire_counts *c, char *why, size_t whylen);
+    int (*nic)(const char *rdma_dev, rg_wire_nic *n, char *why, size_t whylen);
 } rg_wire_sys;
 /* The real one: sysfs, tc and ip (rg_wire_sys.c). */
 extern const rg_wire_sys rg_wire_sys_linux;
@@ -62,6 +80,9 @@ typedef struct rg_wire_act {
     double up_s;        /* a link's time down once on (0: to the end) */
     bool on, off;       /* done */
     rg_wire_counts at_on;
+    rg_wire_nic nic_on; /* the device's receive counters when a wire rule went on */
+    bool nic_known;     /* they were read then */
+    char nic_why[160];  /* else why not */
 } rg_wire_act;
 
 typedef struct rg_wire {

@@ -105,6 +105,14 @@ static int netem_off(const char *netdev, char *why, size_t whylen)
                sizeof(out), why, whylen);
 }
 
+static int netem_clean(const char *netdev, char *why, size_t whylen)
+{
+    char out[64];
+    return run((char *[]){"tc", "qdisc", "change", "dev", (char *)netdev, "root", "netem", "delay",
+                          "0ms", NULL},
+               out, sizeof(out), why, whylen);
+}
+
 static int link_set(const char *netdev, bool up, char *why, size_t whylen)
 {
     char out[64];
@@ -133,10 +141,44 @@ static int counts(const char *netdev, rg_wire_counts *c, char *why, size_t whyle
     return 0;
 }
 
+/* One of port 1's hw_counters of an RDMA device: its value, or -1. */
+static int64_t hw_counter(const char *rdma_dev, const char *name)
+{
+    char path[512], line[64];
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s", rdma_dev, name);
+    if (read_line(path, line, sizeof(line)) != 0)
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(line, &end, 10);
+    return errno || *end || end == line || v < 0 ? -1 : (int64_t)v;
+}
+
+static int nic(const char *rdma_dev, rg_wire_nic *n, char *why, size_t whylen)
+{
+    if (!component(rdma_dev)) {
+        snprintf(why, whylen, "'%.64s' is not an RDMA device name", rdma_dev);
+        return -1;
+    }
+    n->rcvd_pkts = hw_counter(rdma_dev, "rcvd_pkts");
+    n->dup = hw_counter(rdma_dev, "duplicate_request");
+    n->oos = hw_counter(rdma_dev, "out_of_seq_request");
+    if (n->rcvd_pkts < 0 || n->dup < 0 || n->oos < 0) {
+        snprintf(why, whylen,
+                 "/sys/class/infiniband/%.64s/ports/1/hw_counters has no rcvd_pkts, "
+                 "duplicate_request and out_of_seq_request (soft-RoCE's names)",
+                 rdma_dev);
+        return -1;
+    }
+    return 0;
+}
+
 const rg_wire_sys rg_wire_sys_linux = {
     .netdev_of = netdev_of,
     .netem_on = netem_on,
     .netem_off = netem_off,
+    .netem_clean = netem_clean,
     .link = link_set,
     .counts = counts,
+    .nic = nic,
 };

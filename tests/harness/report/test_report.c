@@ -132,6 +132,11 @@ START_TEST(test_json_round_trip)
     /* With a caller: the call path the shim unwound, innermost first. */
     snprintf(r.rule[1].site, sizeof(r.rule[1].site),
              "/nonexistent/libgone.so+0x10</nonexistent/libgone.so+0x20");
+    /* What the receiving devices said of a wire rule; the other rule is no wire's. */
+    r.rule[0].rx_pkts = r.rule[0].rx_dup = r.rule[0].rx_oos = -1;
+    r.rule[1].rx_pkts = 1000;
+    r.rule[1].rx_dup = 7;
+    r.rule[1].rx_oos = 0;
     rg_judge(&r);
     ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);
@@ -153,6 +158,8 @@ START_TEST(test_json_round_trip)
     ck_assert_int_eq(back.rank[2].status, 0);
     ck_assert_int_eq(back.expect_at[0], RG_SC_AT_INIT);
     ck_assert_uint_eq(back.expect_cls[0], 1u << -RG_ERR_RAIL_MISMATCH);
+    ck_assert(back.rule[0].rx_pkts == -1 && back.rule[0].rx_dup == -1 && back.rule[0].rx_oos == -1);
+    ck_assert(back.rule[1].rx_pkts == 1000 && back.rule[1].rx_dup == 7 && back.rule[1].rx_oos == 0);
     /* The live line shows where and why a detected rank failed. */
     char *line = NULL;
     size_t llen = 0;
@@ -168,6 +175,11 @@ START_TEST(test_json_round_trip)
     ck_assert_msg(strstr(line, "      fault 2 landed at no debug info (libgone.so+0x10)\n"
                                "        called from no debug info (libgone.so+0x20)\n"),
                   "%s", line);
+    ck_assert_msg(strstr(line, "      faults item 2, the receiving devices' own counters: 1000 "
+                               "packets taken, 7 duplicates discarded, 0 requests out of "
+                               "sequence\n"),
+                  "%s", line);
+    ck_assert_msg(!strstr(line, "faults item 1, the receiving"), "%s", line);
     free(line);
     /* A damaged file is an error naming it, not a half-filled result. */
     FILE *f = fopen(path, "w");

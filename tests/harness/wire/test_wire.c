@@ -57,6 +57,14 @@ static int f_netem_off(const char *netdev, char *why, size_t whylen)
     return 0;
 }
 
+static int f_netem_clean(const char *netdev, char *why, size_t whylen)
+{
+    (void)why;
+    (void)whylen;
+    called("clean", netdev, NULL);
+    return 0;
+}
+
 static int f_link(const char *netdev, bool up, char *why, size_t whylen)
 {
     (void)why;
@@ -76,7 +84,26 @@ static int f_counts(const char *netdev, rg_wire_counts *c, char *why, size_t why
     return 0;
 }
 
-static const rg_wire_sys fake = {f_netdev_of, f_netem_on, f_netem_off, f_link, f_counts};
+static rg_wire_nic g_nic;
+
+static int f_nic(const char *dev, rg_wire_nic *n, char *why, size_t whylen)
+{
+    (void)dev;
+    if (g_nic.rcvd_pkts < 0) {
+        snprintf(why, whylen, "no hw_counters");
+        return -1;
+    }
+    *n = g_nic;
+    return 0;
+}
+
+static const rg_wire_sys fake = {.netdev_of = f_netdev_of,
+                                 .netem_on = f_netem_on,
+                                 .netem_off = f_netem_off,
+                                 .netem_clean = f_netem_clean,
+                                 .link = f_link,
+                                 .counts = f_counts,
+                                 .nic = f_nic};
 
 static const char g_devs[2][64] = {"rxe0", "rxe1"};
 
@@ -171,8 +198,24 @@ START_TEST(test_plan)
     static const char hw[1][64] = {"mlx5_0"};
     ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, hw, 1, "/tmp", err, sizeof(err)), -1);
     ck_assert_str_eq(err, "faults item 1: rank 0 rail 0 (mlx5_0): no network device under it");
-    /* No wire rule: nothing to do. */
+    /* No wire rule: nothing to do -- but an earlier run's wire evidence in the same directory
+     * is gone, for the ranks planned here only, so it is never read as this run's. */
+    const char *dir = tmpdir();
+    char path[200];
+    for (int r = 0; r < 3; r++) {
+        snprintf(path, sizeof(path), "%s/rank%d.wire.jsonl", dir, r);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"event\":\"wire_on\",\"rule\":0,\"mono_ms\":1}\n", f);
+        fclose(f);
+    }
     load("ranks: 2\nprogram: [{op: barrier}]\nfaults: ['lose nth=1']\n", &sc);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 1, 2, g_devs, 1, dir, err, sizeof(err)), 0);
+    ck_assert_int_eq(w.n, 0);
+    snprintf(path, sizeof(path), "%s/rank0.wire.jsonl", dir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/rank1.wire.jsonl", dir);
+    ck_assert_int_eq(access(path, F_OK), -1);
     ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), 0);
     ck_assert_int_eq(w.n, 0);
     ck_assert_double_eq(rg_wire_tick(&w, 0, NULL), -1);
@@ -202,6 +245,7 @@ START_TEST(test_tick_and_evidence)
     g_calls[0] = '\0';
     g_counts = (rg_wire_counts){.sent_pkts = 0, .dropped = 0, .carrier_changes = 4, .up = true};
     g_fail_netem = false;
+    g_nic = (rg_wire_nic){.rcvd_pkts = 500, .dup = 2, .oos = 9};
     ck_assert_double_eq_tol(rg_wire_tick(&w, 0, NULL), 0.2, 1e-9);
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;");
     ck_assert_double_eq_tol(rg_wire_tick(&w, 0.1, NULL), 0.1, 1e-9);
@@ -209,13 +253,17 @@ START_TEST(test_tick_and_evidence)
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;");
     g_counts.sent_pkts = 10373;
     g_counts.dropped = 101;
+    /* The device took in 10000 packets meanwhile, 7 of them duplicates, 30 early. */
+    g_nic = (rg_wire_nic){.rcvd_pkts = 10500, .dup = 9, .oos = 39};
     rg_wire_tick(&w, 0.31, NULL);
     ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;");
     ck_assert_double_eq_tol(rg_wire_tick(&w, 0.6, NULL), 0.4, 1e-9);
-    ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;off eth-rxe0;");
+    ck_assert_str_eq(g_calls,
+                     "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;clean eth-rxe0;off eth-rxe0;");
     /* The third never came: the run ended first. */
     rg_wire_end(&w, 0.9);
-    ck_assert_str_eq(g_calls, "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;off eth-rxe0;");
+    ck_assert_str_eq(g_calls,
+                     "on eth-rxe0 loss 1%;down eth-rxe1;up eth-rxe1;clean eth-rxe0;off eth-rxe0;");
 
     snprintf(path, sizeof(path), "%s/rank0.events.jsonl", dir);
     ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0); /* none: cleared */
@@ -228,6 +276,8 @@ START_TEST(test_tick_and_evidence)
     ck_assert_int_eq(ev.matched[1], 1);
     ck_assert_uint_eq(ev.fired[2], 0);
     ck_assert_int_eq(ev.matched[2], -1);
+    ck_assert(ev.rx_pkts[0] == 10000 && ev.rx_dup[0] == 7 && ev.rx_oos[0] == 30);
+    ck_assert(ev.rx_pkts[1] == -1 && ev.rx_dup[1] == -1 && ev.rx_oos[1] == -1);
     ck_assert_int_eq(ev.first_fault_rule, 0);
     ck_assert_double_eq_tol(ev.first_fault_mono_ms, 100000.0, 1e-6);
     ck_assert_str_eq(ev.wire_failed, "");
@@ -249,20 +299,65 @@ START_TEST(test_tick_and_evidence)
         ev.wire_failed,
         "faults item 1: netem on: tc qdisc add dev eth-rxe0 root netem: exit status 2");
     ck_assert_uint_eq(ev.fired[0], 0);
-    /* A line not as the runner writes it is counted and named. */
+    /* A line not as the runner writes it is counted and named: a negative count, no such
+     * event, receive counters short of one or negative. */
     FILE *f = fopen(path, "a");
     fputs(
         "{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":-3,\"dropped\":1}\n{\"event\":\"bogus\","
-        "\"rule\":0}\n",
+        "\"rule\":0}\n{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":3,\"dropped\":1,\"rx\":"
+        "{\"pkts\":5,\"duplicates\":0}}\n{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":3,"
+        "\"dropped\":1,\"rx\":{\"pkts\":5,\"duplicates\":0,\"out_of_seq\":-1}}\n",
         f);
     fclose(f);
     snprintf(path, sizeof(path), "%s/rank0.events.jsonl", dir);
     rg_evidence_read(path, &ev, err, sizeof(err));
     snprintf(path, sizeof(path), "%s/rank0.wire.jsonl", dir);
     ck_assert_int_eq(rg_evidence_read_wire(path, &ev, err, sizeof(err)), 0);
-    ck_assert_int_eq(ev.bad_lines, 2);
+    ck_assert_int_eq(ev.bad_lines, 4);
     ck_assert_msg(strstr(ev.unreadable, "rank0.wire.jsonl: line 2: "), "%s", ev.unreadable);
+    ck_assert_uint_eq(ev.fired[0], 0);
+    ck_assert_int_eq(ev.rx_pkts[0], -1);
     g_fail_netem = false;
+
+    /* Receive counters that went back while the rule was on (the device was made anew), and
+     * a device that keeps none: no "rx", and why. */
+    dir = tmpdir();
+    load("ranks: 2\nrails: 2\nprogram: [{op: barrier}]\nfaults: ['wire duplicate=1% rail=0', "
+         "'wire delay=5 rail=1']\n",
+         &sc);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 2, dir, err, sizeof(err)), 0);
+    g_nic = (rg_wire_nic){.rcvd_pkts = 500, .dup = 2, .oos = 9};
+    rg_wire_tick(&w, 0, NULL);
+    g_nic = (rg_wire_nic){.rcvd_pkts = 20, .dup = 0, .oos = 0};
+    g_counts.sent_pkts = 40;
+    rg_wire_end(&w, 1);
+    snprintf(path, sizeof(path), "%s/rank0.events.jsonl", dir);
+    rg_evidence_read(path, &ev, err, sizeof(err));
+    snprintf(path, sizeof(path), "%s/rank0.wire.jsonl", dir);
+    ck_assert_int_eq(rg_evidence_read_wire(path, &ev, err, sizeof(err)), 0);
+    ck_assert_int_eq(ev.bad_lines, 0);
+    ck_assert_uint_eq(ev.fired[0], 40);
+    ck_assert(ev.rx_pkts[0] == -1 && ev.rx_pkts[1] == -1);
+    char text[4096];
+    f = fopen(path, "r");
+    size_t got = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[got] = '\0';
+    ck_assert_msg(strstr(text, "\"rx_why\":\"rxe0's counters went back while the rule was on\""),
+                  "%s", text);
+    /* When the wire really went clean, beside when the rule said it would. */
+    ck_assert_msg(strstr(text, "\"clean_t_ms\":"), "%s", text);
+    g_nic = (rg_wire_nic){.rcvd_pkts = -1, .dup = -1, .oos = -1};
+    dir = tmpdir();
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 2, dir, err, sizeof(err)), 0);
+    rg_wire_tick(&w, 0, NULL);
+    rg_wire_end(&w, 1);
+    snprintf(path, sizeof(path), "%s/rank0.wire.jsonl", dir);
+    f = fopen(path, "r");
+    got = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[got] = '\0';
+    ck_assert_msg(strstr(text, "\"rx_why\":\"no hw_counters\""), "%s", text);
 }
 END_TEST
 
