@@ -115,6 +115,11 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
             free(text);
             return -1;
         }
+        if (fi_kind_wire(r->kind)) {
+            snprintf(err, errlen, "%s:%d: %s", origin, r->line, RG_SC_EXEC_NO_WIRE);
+            free(text);
+            return -1;
+        }
         if (r->src_len >= sizeof(f->rule) || used + r->src_len + 2 >= sizeof(sc->faults)) {
             snprintf(err, errlen, "%s:%d: rule %d longer than %zu characters", origin, r->line,
                      i + 1, sizeof(f->rule) - 1);

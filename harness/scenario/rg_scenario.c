@@ -160,6 +160,13 @@ static int check_whole(const struct ctx *c, const yaml_node_t *root, yaml_node_t
         return sc_fail(c, (size_t)sc->expect_cls_line,
                        "expect: an exec program reports no status: a class (detected:CLASS) "
                        "needs a program of steps");
+    /* Wire faults are done by the runner of railguard's own ranks, on their rails' devices; an
+     * exec program picks its devices itself and its runner does none: such a rule could only
+     * ever read NOT_EXERCISED, for a reason that is not the program's. */
+    for (int i = 0; i < sc->nfaults && sc->exec.on; i++)
+        if (fi_kind_wire((enum fi_kind)sc->fault[i].kind))
+            return sc_fail(c, (size_t)sc->fault[i].line, "faults item %d: %s", i + 1,
+                           RG_SC_EXEC_NO_WIRE);
     /* The runner's deadline must leave the transport time to report its own timeout. */
     if (!sc->exec.on && sc->deadline_s <= sc->timeout_s) {
         if (vals[T_DEADLINE])

@@ -66,6 +66,11 @@
 #define RG_SC_RULE_MAX 512
 #define RG_SC_FAULTS_MAX (FI_MAX_RULES * RG_SC_RULE_MAX)
 #define RG_SC_OPS_MAX 256
+/* Why an exec program takes no wire fault (a scenario's exec, railguard exec --faults). */
+#define RG_SC_EXEC_NO_WIRE                                                                         \
+    "a wire fault acts on the rails of railguard's own ranks (a program of steps, or run "         \
+    "--external under mpirun across nodes); an exec program chooses its own devices, so it would " \
+    "act on nothing"
 #define RG_SC_COUNT_MAX (64u << 20) /* elements */
 
 typedef enum {

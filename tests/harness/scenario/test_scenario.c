@@ -1409,6 +1409,10 @@ static const struct bad_case {
      "program of steps"},
     {R X "expect: {0: detected@0}\n",
      "x.yaml:3: expect: detected@0 names no step (the program has 0, from 0)"},
+    /* A wire fault on an exec program would act on nothing: refused at its line. */
+    {R X "faults:\n  - error nth=1\n  - wire loss=1%\n",
+     "x.yaml:5: faults item 2: " RG_SC_EXEC_NO_WIRE},
+    {R X "faults: [link_down rail=0]\n", "x.yaml:3: faults item 1: " RG_SC_EXEC_NO_WIRE},
 #undef X
     /* known: a known failure */
     {R "known: {all: ERROR_SWALLOWED}" P,
