@@ -236,7 +236,6 @@ static rg_status open_peer(struct rg_sc *sc, struct addrinfo *ai, const char *co
                            double deadline, struct rg_err *e)
 {
     int fd = -1, tries = 0;
-    useconds_t pause_us = 1000;
     /*
      * The MAC once before any connection: the first call into libcrypto loads and (under
      * valgrind, or a slow emulated CPU) translates its code, which took more than rank 0's
@@ -262,11 +261,7 @@ again:
                                "rank %d: cannot reach rank 0 at %s: %d tries until the "
                                "deadline, the last: %s",
                                sc->rank, coord, tries, strerror(err));
-        /* Rank 0 starts listening within milliseconds of the others' start: look again soon,
-         * then less often (1, 2, 4 ... 20 ms), so no rank idles a whole 20 ms for a listener
-         * that came up 1 ms after its first try. */
-        usleep(pause_us);
-        pause_us = pause_us < 10000 ? pause_us * 2 : 20000;
+        usleep(20000);
     }
     set_nodelay(fd);
     bool dropped = false;
