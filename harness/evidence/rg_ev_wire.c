@@ -36,9 +36,11 @@ static void matched(rg_evidence *ev, int rule, uint64_t n)
     ev->matched[rule] = (ev->matched[rule] < 0 ? 0 : ev->matched[rule]) + (int64_t)n;
 }
 
-static void add(int64_t *to, uint64_t n)
+/* A count summed, -1 ("none said") counting as 0; saturated rather than wrapped. */
+static void add(int64_t *to, int64_t n)
 {
-    *to = (*to < 0 ? 0 : *to) + (int64_t)n;
+    int64_t was = *to < 0 ? 0 : *to;
+    *to = n > INT64_MAX - was ? INT64_MAX : was + n;
 }
 
 /* wire_off's "rx": what the rank's device took in while the rule was on. Absent: its counters
@@ -52,19 +54,21 @@ static void take_rx(rg_ev_line *l, json_t *o, rg_evidence *ev, int rule)
         rg_ev_bad(l, "\"rx\" is not an object");
         return;
     }
+    /* Counts the runner wrote as JSON integers from 0: anything else (a string, a sign, a
+     * fraction) is not its line. */
     static const char *const need[] = {"pkts", "duplicates", "out_of_seq"};
-    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-        if (!json_object_get(rx, need[i])) {
-            rg_ev_bad(l, "\"rx\" has no \"%s\"", need[i]);
+    int64_t n[3];
+    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+        json_t *v = json_object_get(rx, need[i]);
+        if (!json_is_integer(v) || json_integer_value(v) < 0) {
+            rg_ev_bad(l, "\"rx\" has no count \"%s\"", need[i]);
             return;
         }
-    uint64_t pkts = rg_ev_u64(l, rx, "pkts"), dup = rg_ev_u64(l, rx, "duplicates"),
-             oos = rg_ev_u64(l, rx, "out_of_seq");
-    if (l->why[0])
-        return;
-    add(&ev->rx_pkts[rule], pkts);
-    add(&ev->rx_dup[rule], dup);
-    add(&ev->rx_oos[rule], oos);
+        n[i] = (int64_t)json_integer_value(v);
+    }
+    add(&ev->rx_pkts[rule], n[0]);
+    add(&ev->rx_dup[rule], n[1]);
+    add(&ev->rx_oos[rule], n[2]);
 }
 
 static void take_wire(rg_ev_line *l, json_t *o, void *arg)

@@ -166,7 +166,7 @@ static void rules_cell(FILE *f, const rg_result *r)
         }
         if (!u->fired && !u->optional)
             fputs(" <b class=\"bad\">never fired</b>", f);
-        if (u->rx_pkts >= 0 || u->rx_dup >= 0 || u->rx_oos >= 0)
+        if (u->rx_pkts >= 0 && u->rx_dup >= 0 && u->rx_oos >= 0)
             fprintf(f, "; received: %lld packets, %lld duplicates discarded, %lld out of sequence",
                     (long long)u->rx_pkts, (long long)u->rx_dup, (long long)u->rx_oos);
         fputs("</div>", f);

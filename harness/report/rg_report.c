@@ -240,7 +240,7 @@ static void received(FILE *f, const rg_result *r)
 {
     for (int i = 0; i < r->nrules; i++) {
         const rg_rule_result *u = &r->rule[i];
-        if (u->rx_pkts < 0 && u->rx_dup < 0 && u->rx_oos < 0)
+        if (u->rx_pkts < 0 || u->rx_dup < 0 || u->rx_oos < 0)
             continue;
         fprintf(f,
                 "      faults item %d, the receiving devices' own counters: %lld packets taken, "

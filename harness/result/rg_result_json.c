@@ -69,7 +69,7 @@ static json_t *rule_json(const rg_result *r, int i)
                           "fired", (json_int_t)u->fired, "matched", (json_int_t)u->matched,
                           "fired_by_rank", by, "site", u->site);
     /* Only what a receiving device said: absent reads back as -1, "not said". */
-    if (o && (u->rx_pkts >= 0 || u->rx_dup >= 0 || u->rx_oos >= 0))
+    if (o && u->rx_pkts >= 0 && u->rx_dup >= 0 && u->rx_oos >= 0)
         json_object_set_new(o, "rx",
                             json_pack("{s:I,s:I,s:I}", "pkts", (json_int_t)u->rx_pkts, "duplicates",
                                       (json_int_t)u->rx_dup, "out_of_seq", (json_int_t)u->rx_oos));
@@ -326,10 +326,13 @@ static void read_rules(rg_result *r, json_t *j)
         rr->fired = (uint64_t)json_integer_value(json_object_get(u, "fired"));
         rr->matched = (int64_t)json_integer_value(json_object_get(u, "matched"));
         copy_str(rr->site, sizeof(rr->site), u, "site");
+        /* All three counts from 0, or none: a partial "rx" is not said. */
         json_t *rx = json_object_get(u, "rx");
         rr->rx_pkts = int_or(json_object_get(rx, "pkts"), -1);
         rr->rx_dup = int_or(json_object_get(rx, "duplicates"), -1);
         rr->rx_oos = int_or(json_object_get(rx, "out_of_seq"), -1);
+        if (rr->rx_pkts < 0 || rr->rx_dup < 0 || rr->rx_oos < 0)
+            rr->rx_pkts = rr->rx_dup = rr->rx_oos = -1;
         for (size_t k = 0; k < json_array_size(by) && k < RG_MAX_RANKS; k++)
             rr->fired_by[k] = (uint32_t)json_integer_value(json_array_get(by, k));
     }

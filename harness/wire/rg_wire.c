@@ -154,6 +154,7 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
                 if (!a)
                     return -1;
                 a->up_s = up_s;
+                a->one_rank = fr->rank >= 0;
                 snprintf(a->dev, sizeof(a->dev), "%s", devices[k]);
                 snprintf(a->netdev, sizeof(a->netdev), "%s", netdev);
             }
@@ -211,10 +212,14 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
     a->on = true;
     if (a->kind == FI_WIRE) {
         /* What the device has taken in so far: its end of the rail receives what the peer's
-         * netem passes (a rule without rank= or rail= impairs both ends). */
-        snprintf(a->nic_why, sizeof(a->nic_why), "no way to read its counters here");
-        a->nic_known =
-            w->sys->nic && w->sys->nic(a->dev, &a->nic_on, a->nic_why, sizeof(a->nic_why)) == 0;
+         * netem passes, when the rule impairs both ends (no rank=). With rank= the receivers
+         * are the peers, whose runners do nothing for this rule: nothing is read here. */
+        snprintf(a->nic_why, sizeof(a->nic_why), "%s",
+                 a->one_rank ? "rank=: the receivers are its peers, whose devices this runner "
+                               "does not read"
+                             : "no way to read its counters here");
+        a->nic_known = !a->one_rank && w->sys->nic &&
+                       w->sys->nic(a->dev, &a->nic_on, a->nic_why, sizeof(a->nic_why)) == 0;
         if (w->sys->netem_on(a->netdev, a->spec, why, sizeof(why)) != 0) {
             a->off = true; /* nothing to undo */
             fail(w, a, now_s, "netem on", why);
@@ -240,13 +245,10 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
                   (json_int_t)a->at_on.carrier_changes));
 }
 
-/* wire_off's fields: the qdisc's counters, and what the device took in while the rule was on
- * ("rx": packets, duplicates discarded, requests out of sequence), or why that is not known. */
-static json_t *off_fields(rg_wire *w, const rg_wire_act *a, const rg_wire_counts *c)
+/* The device's receive counters now, the rule's wire just made clean: "rx" (packets, duplicates
+ * discarded, requests out of sequence since the rule went on), or "rx_why". */
+static json_t *rx_now(rg_wire *w, const rg_wire_act *a)
 {
-    json_t *o =
-        json_pack("{s:s,s:b,s:I,s:I}", "spec", a->spec, "loss", strstr(a->spec, "loss ") != NULL,
-                  "sent_pkts", (json_int_t)c->sent_pkts, "dropped", (json_int_t)c->dropped);
     rg_wire_nic now = {-1, -1, -1};
     char why[300];
     snprintf(why, sizeof(why), "%s", a->nic_why);
@@ -257,15 +259,12 @@ static json_t *off_fields(rg_wire *w, const rg_wire_act *a, const rg_wire_counts
         known = false;
         snprintf(why, sizeof(why), "%s's counters went back while the rule was on", a->dev);
     }
-    if (o && known)
-        json_object_set_new(o, "rx",
-                            json_pack("{s:I,s:I,s:I}", "pkts",
-                                      (json_int_t)(now.rcvd_pkts - a->nic_on.rcvd_pkts),
-                                      "duplicates", (json_int_t)(now.dup - a->nic_on.dup),
-                                      "out_of_seq", (json_int_t)(now.oos - a->nic_on.oos)));
-    else if (o)
-        json_object_set_new(o, "rx_why", json_string(why));
-    return o;
+    if (known)
+        return json_pack("{s:{s:I,s:I,s:I}}", "rx", "pkts",
+                         (json_int_t)(now.rcvd_pkts - a->nic_on.rcvd_pkts), "duplicates",
+                         (json_int_t)(now.dup - a->nic_on.dup), "out_of_seq",
+                         (json_int_t)(now.oos - a->nic_on.oos));
+    return json_pack("{s:s}", "rx_why", why);
 }
 
 static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
@@ -278,11 +277,12 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
          * takes a good part of a second, and a cut meant to last 100 ms lasted 0.6 s while the
          * counters were read before the qdisc went. clean_t_ms says when it really ended. */
         double clean_s = -1;
-        if (!w->sys->netem_clean || w->sys->netem_clean(a->netdev, why, sizeof(why)) == 0)
+        char clean_why[300] = "";
+        if (!w->sys->netem_clean ||
+            w->sys->netem_clean(a->netdev, clean_why, sizeof(clean_why)) == 0)
             clean_s = w->sys->netem_clean ? rg_now_s() - w->t0 : now_s;
-        else
-            fail(w, a, now_s, "netem clean", why);
-        why[0] = '\0';
+        /* The receivers' counters at once: the window they count is the rule's. */
+        json_t *f = rx_now(w, a);
         /* Read before it goes: its counters go with it. */
         int rc = w->sys->counts(a->netdev, &c, why, sizeof(why));
         if (rc != 0) {
@@ -291,11 +291,20 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
         }
         if (w->sys->netem_off(a->netdev, why, sizeof(why)) != 0)
             fail(w, a, now_s, "netem off", why);
-        if (rc == 0) {
-            json_t *f = off_fields(w, a, &c);
-            if (f && clean_s >= 0)
+        if (rc == 0 && f) {
+            json_object_update_new(f, json_pack("{s:s,s:b,s:I,s:I}", "spec", a->spec, "loss",
+                                                strstr(a->spec, "loss ") != NULL, "sent_pkts",
+                                                (json_int_t)c.sent_pkts, "dropped",
+                                                (json_int_t)c.dropped));
+            /* A wire that could not be made clean first was clean once the qdisc went: not a
+             * fault undone, only its end not known as closely. */
+            if (clean_s >= 0)
                 json_object_set_new(f, "clean_t_ms", json_real(clean_s * 1000.0));
+            else
+                json_object_set_new(f, "clean_why", json_string(clean_why));
             say(w, a, "wire_off", now_s, f);
+        } else {
+            json_decref(f);
         }
         return;
     }

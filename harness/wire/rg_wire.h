@@ -58,8 +58,8 @@ typedef struct rg_wire_sys {
     int (*netdev_of)(const char *rdma_dev, char *netdev, size_t len, char *why, size_t whylen);
     int (*netem_on)(const char *netdev, const char *spec, char *why, size_t whylen);
     int (*netem_off)(const char *netdev, char *why, size_t whylen);
-    /* The qdisc kept (its counters with it) but made a clean wire: the impairment ends at once,
-     * before the counters are read and the qdisc removed. */
+    /* The qdisc kept (its counters with it) but made a clean wire -- no delay, loss,
+     * duplication, reordering or corruption -- before the counters are read and it is removed. */
     int (*netem_clean)(const char *netdev, char *why, size_t whylen);
     int (*link)(const char *netdev, bool up, char *why, size_t whylen);
     int (*counts)(const char *netdev, rg_wire_counts *c, char *why, size_t whylen);
@@ -80,6 +80,7 @@ typedef struct rg_wire_act {
     double up_s;        /* a link's time down once on (0: to the end) */
     bool on, off;       /* done */
     rg_wire_counts at_on;
+    bool one_rank;      /* rank=: its egress only, so this device is no receiver of it */
     rg_wire_nic nic_on; /* the device's receive counters when a wire rule went on */
     bool nic_known;     /* they were read then */
     char nic_why[160];  /* else why not */

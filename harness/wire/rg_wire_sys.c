@@ -108,8 +108,10 @@ static int netem_off(const char *netdev, char *why, size_t whylen)
 static int netem_clean(const char *netdev, char *why, size_t whylen)
 {
     char out[64];
+    /* netem's change resets delay, jitter, loss, duplication and reordering, but keeps a
+     * corruption rate it is not given again. */
     return run((char *[]){"tc", "qdisc", "change", "dev", (char *)netdev, "root", "netem", "delay",
-                          "0ms", NULL},
+                          "0ms", "corrupt", "0%", NULL},
                out, sizeof(out), why, whylen);
 }
 

@@ -49,7 +49,7 @@ static void setup_case(int n, const char *const *rules, int nrules)
         g_ev[k].nprocs = 1; /* one process, the rank's own */
         g_ev[k].proc[0].pid = 100 + k;
         for (int i = 0; i < FI_MAX_RULES; i++)
-            g_ev[k].matched[i] = -1;
+            g_ev[k].matched[i] = g_ev[k].rx_pkts[i] = g_ev[k].rx_dup[i] = g_ev[k].rx_oos[i] = -1;
     }
 }
 
@@ -954,6 +954,8 @@ START_TEST(test_result_round_trip)
     ck_assert_str_eq(back.rule[1].rule, "error nth=3");
     ck_assert_uint_eq(back.rule[1].fired, 4);
     ck_assert_uint_eq(back.rule[1].fired_by[1], 4);
+    /* No wire rule, no receivers' counters: not said, not zero. */
+    ck_assert(back.rule[1].rx_pkts == -1 && back.rule[1].rx_dup == -1 && back.rule[1].rx_oos == -1);
     ck_assert(back.rule[0].counting);
     ck_assert(!back.leak_ok);
     ck_assert(!back.rank[0].service && !back.rank[1].service);

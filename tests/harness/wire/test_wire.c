@@ -165,7 +165,7 @@ START_TEST(test_plan)
          "  - wire loss=1% before=500\n  - link_down rank=1 rail=1 after=200 up=100\n"
          "  - partition rank=0 after=900\n  - error nth=1\n  - wire delay=5 rail=0 after=600\n",
          &sc);
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 2, "/tmp", err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 2, tmpdir(), err, sizeof(err)), 0);
     ck_assert_int_eq(w.n, 2 + 1 + 2 + 1);
     ck_assert(w.act[0].rule == 0 && w.act[0].rank == 0 && w.act[0].rail == 0);
     ck_assert_str_eq(w.act[0].netdev, "eth-rxe0");
@@ -178,25 +178,25 @@ START_TEST(test_plan)
     ck_assert(w.act[3].rule == 2 && w.act[4].rule == 2 && w.act[3].off_s < 0);
     ck_assert(w.act[5].rule == 4 && w.act[5].on_s == 0.6);
     /* An external rank plans its own alone. */
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 1, 2, g_devs, 2, "/tmp", err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 1, 2, g_devs, 2, tmpdir(), err, sizeof(err)), 0);
     ck_assert_int_eq(w.n, 2 + 1 + 1);
     ck_assert(w.act[0].rank == 1 && w.act[3].rule == 4);
     /* A second attempt's scaled times. */
     rg_scenario_scale(&sc, 4);
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 2, "/tmp", err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 2, tmpdir(), err, sizeof(err)), 0);
     ck_assert(w.act[0].off_s == 2.0 && w.act[2].on_s == 0.8);
     load("ranks: 2\nprogram: [{op: barrier}]\nfaults: ['wire loss=1%', 'wire delay=3 after=10']\n",
          &sc);
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), -1);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, tmpdir(), err, sizeof(err)), -1);
     ck_assert_str_eq(err, "faults items 1 and 2: two wire rules on rxe0 (eth-rxe0) at once; netem "
                           "holds one a device: give them after=/before= windows apart, or one "
                           "rule");
     load("ranks: 2\nprogram: [{op: barrier}]\n"
          "faults: ['wire loss=1% before=10', 'wire delay=3 after=10']\n",
          &sc);
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, tmpdir(), err, sizeof(err)), 0);
     static const char hw[1][64] = {"mlx5_0"};
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, hw, 1, "/tmp", err, sizeof(err)), -1);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, hw, 1, tmpdir(), err, sizeof(err)), -1);
     ck_assert_str_eq(err, "faults item 1: rank 0 rail 0 (mlx5_0): no network device under it");
     /* No wire rule: nothing to do -- but an earlier run's wire evidence in the same directory
      * is gone, for the ranks planned here only, so it is never read as this run's. */
@@ -216,7 +216,7 @@ START_TEST(test_plan)
     ck_assert_int_eq(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/rank1.wire.jsonl", dir);
     ck_assert_int_eq(access(path, F_OK), -1);
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, tmpdir(), err, sizeof(err)), 0);
     ck_assert_int_eq(w.n, 0);
     ck_assert_double_eq(rg_wire_tick(&w, 0, NULL), -1);
 }
@@ -358,6 +358,21 @@ START_TEST(test_tick_and_evidence)
     fclose(f);
     text[got] = '\0';
     ck_assert_msg(strstr(text, "\"rx_why\":\"no hw_counters\""), "%s", text);
+    /* rank=: only that rank's egress is impaired, so its own device is no receiver of it. */
+    g_nic = (rg_wire_nic){.rcvd_pkts = 500, .dup = 2, .oos = 9};
+    dir = tmpdir();
+    load("ranks: 2\nprogram: [{op: barrier}]\nfaults: ['wire duplicate=1% rank=1']\n", &sc);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, dir, err, sizeof(err)), 0);
+    rg_wire_tick(&w, 0, NULL);
+    rg_wire_end(&w, 1);
+    snprintf(path, sizeof(path), "%s/rank1.wire.jsonl", dir);
+    f = fopen(path, "r");
+    got = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[got] = '\0';
+    ck_assert_msg(strstr(text, "\"rx_why\":\"rank=: the receivers are its peers") &&
+                      !strstr(text, "\"rx\":"),
+                  "%s", text);
 }
 END_TEST
 
@@ -389,7 +404,7 @@ START_TEST(test_step_anchored)
     load("ranks: 2\nprogram: [{op: barrier}, {op: barrier}]\n"
          "faults: ['wire loss=1% before=10', 'wire delay=3 step=1']\n",
          &sc);
-    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, "/tmp", err, sizeof(err)), -1);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, tmpdir(), err, sizeof(err)), -1);
     ck_assert_msg(strstr(err, "faults items 1 and 2: two wire rules on rxe0"), "%s", err);
 }
 END_TEST
