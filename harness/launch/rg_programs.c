@@ -35,6 +35,8 @@ static void start_child(const rg_program_launch *pl, int rank)
     unlink(bt);
     /* Its own process group, so what it forks goes with it at the end. */
     setpgid(0, 0);
+    for (int i = 0; i < pl->sc->nenv; i++)
+        setenv(pl->sc->env[i].name, pl->sc->env[i].value, 1);
     rg_proc_shim_env(pl->shim, pl->planfile, evp, rank, true, pl->sc->time_scale);
     snprintf(num, sizeof(num), "%d", rank);
     setenv("RG_RANK", num, 1);

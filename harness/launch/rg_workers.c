@@ -145,11 +145,21 @@ static bool served_rank(const rg_worker_launch *w, int r, const char *secret, co
     char e_scale[40];
     snprintf(e_scale, sizeof(e_scale), "RG_FI_TIME_SCALE=%d",
              w->sc->time_scale > 1 ? w->sc->time_scale : 1);
-    /* The secret as an exec'd rank gets it: set, and no file, when the run made one (with
+    /* The scenario's env: first, railguard's own after it (no name is both: rg_sc_env.c).
+     * The secret as an exec'd rank gets it: set, and no file, when the run made one (with
      * none the list ends at the NULL, leaving both as the server inherited them). */
-    const char *env[] = {"RG_FI_PLAN",     e_plan, e_log,   e_rank,
-                         e_fisig,          e_bt,   e_scale, secret[0] ? e_secret : NULL,
-                         "RG_SECRET_FILE", NULL};
+    static char e_sc[RG_SC_ENV_MAX][RG_SC_ENV_NAME_MAX + RG_SC_ENV_VALUE_MAX + 1];
+    const char *env[RG_SC_ENV_MAX + 10];
+    int ne = 0;
+    for (int i = 0; i < w->sc->nenv; i++) {
+        snprintf(e_sc[i], sizeof(e_sc[i]), "%s=%s", w->sc->env[i].name, w->sc->env[i].value);
+        env[ne++] = e_sc[i];
+    }
+    const char *ours[] = {"RG_FI_PLAN",     e_plan, e_log,   e_rank,
+                          e_fisig,          e_bt,   e_scale, secret[0] ? e_secret : NULL,
+                          "RG_SECRET_FILE", NULL};
+    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+        env[ne++] = ours[i];
     const char *args[RUN__WORKER_OPTS + 1];
     worker_opts(args, w, rank, bt, seed);
     int sp[2], gp[2];
@@ -228,6 +238,8 @@ static pid_t exec_rank(const rg_worker_launch *w, int r, const char *secret, con
             close(gfds[0]);
         unlink(evp); /* a rerun into the same directory must not read old evidence */
         unlink(bt);
+        for (int i = 0; i < w->sc->nenv; i++)
+            setenv(w->sc->env[i].name, w->sc->env[i].value, 1);
         rg_proc_shim_env(pre, w->planfile, evp, r, false, w->sc->time_scale);
         setenv("RG_BACKTRACE_SIGNAL", btsig, 1);
         if (secret[0]) {

@@ -173,7 +173,7 @@ const char *const sc_top_keys[T_KEYS] = {
     [T_EXPECT] = "expect",       [T_ZERO_COPY] = "zero_copy",
     [T_OWNERSHIP] = "ownership", [T_EXEC] = "exec",
     [T_KNOWN] = "known",         [T_EXCLUSIVE] = "exclusive",
-    [T_TRACE] = "trace",
+    [T_TRACE] = "trace",         [T_ENV] = "env",
 };
 
 const char *const sc_step_keys[S_KEYS] = {

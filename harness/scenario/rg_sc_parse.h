@@ -67,6 +67,7 @@ enum {
     T_KNOWN,
     T_EXCLUSIVE,
     T_TRACE,
+    T_ENV,
     T_KEYS
 };
 
@@ -143,6 +144,9 @@ bool sc_valid_name(const char *s, size_t len);
 int sc_default_name(const struct ctx *c, char *name);
 int sc_collect(const struct ctx *c, const yaml_node_t *m, const char *const *names, int count,
                yaml_node_t **keys, yaml_node_t **vals);
+
+/* rg_sc_env.c */
+int sc_parse_env(const struct ctx *c, const yaml_node_t *n);
 
 /* rg_sc_program.c */
 int sc_parse_program(const struct ctx *c, const yaml_node_t *n);

@@ -50,6 +50,14 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
         fputs("trace: true\n", f);
     if (sc->exclusive[0])
         fprintf(f, "exclusive: %s\n", sc->exclusive);
+    if (sc->nenv) {
+        fputs("env:\n", f);
+        for (int i = 0; i < sc->nenv; i++) {
+            fprintf(f, "  %s: ", sc->env[i].name);
+            write_quoted(f, sc->env[i].value);
+            fputc('\n', f);
+        }
+    }
     if (sc->nfaults) {
         fputs("faults:\n", f);
         for (int i = 0; i < sc->nfaults; i++) {

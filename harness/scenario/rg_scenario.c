@@ -52,6 +52,7 @@ static void top_defaults(rg_scenario *sc)
     sc->nfaults = 0;
     sc->zero_copy = false;
     sc->ownership = true;
+    sc->nenv = 0;
     for (int r = 0; r < RG_MAX_RANKS; r++) {
         sc->expect[r] = RG_SC_EXPECT_OK;
         sc->expect_at[r] = RG_SC_AT_ANY;
@@ -121,6 +122,8 @@ static int parse_key(const struct ctx *c, int key, const yaml_node_t *keynode, y
         return sc_parse_known(c, val);
     case T_EXCLUSIVE:
         return get_word(c, val, "exclusive", sc->exclusive);
+    case T_ENV:
+        return sc_parse_env(c, val);
     case T_EXEC: {
         int rc = sc_parse_exec(c, val);
         sc->exec.line = (int)sc_line_of(keynode); /* the line of "exec:" */

@@ -66,6 +66,14 @@
 #define RG_SC_RULE_MAX 512
 #define RG_SC_FAULTS_MAX (FI_MAX_RULES * RG_SC_RULE_MAX)
 #define RG_SC_OPS_MAX 256
+/* env: variables every rank starts with (rg_sc_env.c). */
+#define RG_SC_ENV_MAX 16
+#define RG_SC_ENV_NAME_MAX 64
+#define RG_SC_ENV_VALUE_MAX 256
+typedef struct rg_sc_env {
+    char name[RG_SC_ENV_NAME_MAX];
+    char value[RG_SC_ENV_VALUE_MAX];
+} rg_sc_env;
 /* Why an exec program takes no wire fault (a scenario's exec, railguard exec --faults). */
 #define RG_SC_EXEC_NO_WIRE                                                                         \
     "a wire fault acts on the rails of railguard's own ranks (a program of steps, or run "         \
@@ -230,6 +238,11 @@ typedef struct rg_scenario {
     /* exclusive: scenarios naming the same resource never run at once under -j (a program's
      * fixed port, a device it must have alone); "" for none. */
     char exclusive[RG_SC_NAME_MAX];
+    /* env: what every rank starts with besides railguard's own, in file order -- the
+     * transport's tuning (RG_IB_TIMEOUT: 16 for a cut the default retry window is too short
+     * for); a name railguard sets itself is refused. */
+    int nenv;
+    rg_sc_env env[RG_SC_ENV_MAX];
 } rg_scenario;
 
 /*

@@ -776,6 +776,39 @@ START_TEST(test_fork_server)
 END_TEST
 
 /*
+ * A scenario's env: reaches every rank, exec'd or forked by a fork server: a tuning the
+ * transport refuses fails each rank at init in the transport's own words, and one it takes
+ * runs as any other.
+ */
+START_TEST(test_scenario_env)
+{
+    char *bad = write_file("env-bad.yaml", "ranks: 2\nenv: {RG_IB_RETRY_CNT: '7'}\nprogram:\n"
+                                           "  - {op: barrier}\n");
+    char *good = write_file("env-good.yaml", "ranks: 2\nqp: rc\nenv: {RG_IB_TIMEOUT: 16}\n"
+                                             "program:\n  - {op: all_reduce, count: 1000}\n");
+    for (int served = 0; served < 2; served++) {
+        char out[PATH_MAX + 32];
+        snprintf(out, sizeof(out), "%s/env%d", g_tmp, served);
+        const char *execd[] = {"run", "--devices", g_devs, "--out", out, bad, good, NULL};
+        const char *forked[] = {
+            "run", "--fork-server", "--devices", g_devs, "--out", out, bad, good, NULL};
+        ck_assert_int_eq(railguard(NULL, served ? forked : execd, 240), 1);
+        ck_assert_str_eq(last_line(), "1 passed, 1 failed");
+        /* Both ranks said it: the variable reached each. */
+        const char *res = slurp("%s/000-env-bad/result.json", out), *at = res;
+        int said = 0;
+        while ((at = strstr(at, "RG_IB_RETRY_CNT='7': expected a number from 0 to 6"))) {
+            said++;
+            at++;
+        }
+        ck_assert_msg(said >= 2, "served %d: said %d times: %.800s", served, said, res);
+    }
+    free(bad);
+    free(good);
+}
+END_TEST
+
+/*
  * The fork server's end of its socket takes only well-formed requests: one with no
  * descriptors, or an item of an unknown kind, is answered "bad" and the server goes on; a good
  * one is answered with the rank's pid, and a rank with no shim under it says so on its status
@@ -1082,6 +1115,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_hosts_launch);
     tcase_add_test(t, test_deadline_cut);
     tcase_add_test(t, test_fork_server);
+    tcase_add_test(t, test_scenario_env);
     tcase_add_test(t, test_fork_server_requests);
     suite_add_tcase(s, t);
     return s;

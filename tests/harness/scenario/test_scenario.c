@@ -852,6 +852,30 @@ static void written_back(const rg_scenario *a, rg_scenario *b)
     free(buf);
 }
 
+/* env: in file order, any scalar as its text, and the same again once written back. */
+START_TEST(test_env)
+{
+    static rg_scenario a, b;
+    parse_ok("ranks: 2\nenv:\n  RG_IB_TIMEOUT: 16\n  RG_CHUNK_BYTES: '64K'\n"
+             "  MY_TOOL_OPTS: \"a 'b' \\\"c\\\" \\\\d\"\nprogram: [{op: barrier}]\n",
+             &a);
+    ck_assert_int_eq(a.nenv, 3);
+    ck_assert_str_eq(a.env[0].name, "RG_IB_TIMEOUT");
+    ck_assert_str_eq(a.env[0].value, "16");
+    ck_assert_str_eq(a.env[1].value, "64K");
+    ck_assert_str_eq(a.env[2].name, "MY_TOOL_OPTS");
+    ck_assert_str_eq(a.env[2].value, "a 'b' \"c\" \\d");
+    written_back(&a, &b);
+    ck_assert_int_eq(b.nenv, 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_str_eq(b.env[i].name, a.env[i].name);
+        ck_assert_str_eq(b.env[i].value, a.env[i].value);
+    }
+    parse_ok("ranks: 2\nprogram: [{op: barrier}]\n", &a);
+    ck_assert_int_eq(a.nenv, 0);
+}
+END_TEST
+
 /* exec: service: ranks that serve until stopped; refused where it cannot mean anything. */
 START_TEST(test_exec_service)
 {
@@ -1409,6 +1433,21 @@ static const struct bad_case {
      "program of steps"},
     {R X "expect: {0: detected@0}\n",
      "x.yaml:3: expect: detected@0 names no step (the program has 0, from 0)"},
+    /* env: names a shell exports, none railguard sets itself, printable values. */
+    {R "env: [RG_SLOTS]\n" P, "x.yaml:2: env must be a mapping of NAME: value, not '[...]'"},
+    {R "env: {rg_slots: 4}\n" P,
+     "x.yaml:2: env: a name is [A-Z_][A-Z0-9_]*, shorter than 64, not 'rg_slots'"},
+    {R "env: {RG_RANK: 1}\n" P,
+     "x.yaml:2: env: railguard sets this for every rank itself (or a key of the scenario does) "
+     "'RG_RANK'"},
+    {R "env: {LD_PRELOAD: x.so}\n" P,
+     "x.yaml:2: env: railguard sets this for every rank itself (or a key of the scenario does) "
+     "'LD_PRELOAD'"},
+    {R "env: {RG_SLOTS: 4, RG_SLOTS: 8}\n" P, "x.yaml:2: env: named twice 'RG_SLOTS'"},
+    {R "env: {RG_SLOTS: [4]}\n" P,
+     "x.yaml:2: env: RG_SLOTS's value must be one scalar, not '[...]'"},
+    {R "env: {RG_SLOTS: \"4\\t\"}\n" P,
+     "x.yaml:2: env: RG_SLOTS's value holds a character that is not printable '4?'"},
     /* A wire fault on an exec program would act on nothing: refused at its line. */
     {R X "faults:\n  - error nth=1\n  - wire loss=1%\n",
      "x.yaml:5: faults item 2: " RG_SC_EXEC_NO_WIRE},
@@ -1808,6 +1847,7 @@ Suite *rg_suite_scenario(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_full);
     tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_env);
     tcase_add_loop_test(tc, test_every_op, 0, (int)(sizeof(op_cases) / sizeof(op_cases[0])));
     tcase_add_test(tc, test_every_op_details);
     tcase_add_test(tc, test_names);
