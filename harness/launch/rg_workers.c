@@ -145,21 +145,12 @@ static bool served_rank(const rg_worker_launch *w, int r, const char *secret, co
     char e_scale[40];
     snprintf(e_scale, sizeof(e_scale), "RG_FI_TIME_SCALE=%d",
              w->sc->time_scale > 1 ? w->sc->time_scale : 1);
-    /* The scenario's env: first, railguard's own after it (no name is both: rg_sc_env.c).
-     * The secret as an exec'd rank gets it: set, and no file, when the run made one (with
-     * none the list ends at the NULL, leaving both as the server inherited them). */
-    static char e_sc[RG_SC_ENV_MAX][RG_SC_ENV_NAME_MAX + RG_SC_ENV_VALUE_MAX + 1];
-    const char *env[RG_SC_ENV_MAX + 10];
-    int ne = 0;
-    for (int i = 0; i < w->sc->nenv; i++) {
-        snprintf(e_sc[i], sizeof(e_sc[i]), "%s=%s", w->sc->env[i].name, w->sc->env[i].value);
-        env[ne++] = e_sc[i];
-    }
-    const char *ours[] = {"RG_FI_PLAN",     e_plan, e_log,   e_rank,
-                          e_fisig,          e_bt,   e_scale, secret[0] ? e_secret : NULL,
-                          "RG_SECRET_FILE", NULL};
-    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-        env[ne++] = ours[i];
+    /* The secret as an exec'd rank gets it: set, and no file, when the run made one (with
+     * none the list ends at the NULL, leaving both as the server inherited them). A scenario
+     * with env: never comes here (start_ranks). */
+    const char *env[] = {"RG_FI_PLAN",     e_plan, e_log,   e_rank,
+                         e_fisig,          e_bt,   e_scale, secret[0] ? e_secret : NULL,
+                         "RG_SECRET_FILE", NULL};
     const char *args[RUN__WORKER_OPTS + 1];
     worker_opts(args, w, rank, bt, seed);
     int sp[2], gp[2];
@@ -291,7 +282,10 @@ static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *s
         char tlp[1200];
         snprintf(tlp, sizeof(tlp), "%s/rank%d.status", w->dir, r);
         lr->proc.tl = open(tlp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (w->fork_server && served_rank(w, r, secret, btsig, &lr->proc))
+        /* A scenario with env: is exec'd: the fork server has set libibverbs up before it
+         * forks, so a variable read once at that set-up (or at a process's start) would reach
+         * an exec'd rank and not a forked one. */
+        if (w->fork_server && !w->sc->nenv && served_rank(w, r, secret, btsig, &lr->proc))
             continue;
         exec_rank(w, r, secret, btsig, &lr->proc);
     }

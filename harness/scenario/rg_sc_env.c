@@ -28,6 +28,10 @@ static const char *const reserved[] = {
     "JACCL_IBV_DEVICES",
     "MLX_JACCL_COORDINATOR",
     "JACCL_COORDINATOR",
+    "MLX_JACCL_RING",
+    "JACCL_RING",
+    "MLX_RANK",
+    "JACCL_RANK",
 };
 static const char *const reserved_prefix[] = {"RG_FI_", "LD_", "RG_SOFTROCE_"};
 

@@ -776,9 +776,9 @@ START_TEST(test_fork_server)
 END_TEST
 
 /*
- * A scenario's env: reaches every rank, exec'd or forked by a fork server: a tuning the
- * transport refuses fails each rank at init in the transport's own words, and one it takes
- * runs as any other.
+ * A scenario's env: reaches every rank, with --fork-server too (such a scenario's ranks are
+ * exec'd: the server set libibverbs up before it forks): a tuning the transport refuses fails
+ * each rank at init in the transport's own words, and one it takes runs as any other.
  */
 START_TEST(test_scenario_env)
 {
