@@ -122,6 +122,16 @@ static char *tmpdir(void)
     return dir;
 }
 
+/* A file's text (at most len - 1 bytes). */
+static void read_text(const char *path, char *text, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(text, 1, len - 1, f);
+    fclose(f);
+    text[got] = '\0';
+}
+
 /* netem's words, as tc takes them. */
 START_TEST(test_spec)
 {
@@ -339,10 +349,7 @@ START_TEST(test_tick_and_evidence)
     ck_assert_uint_eq(ev.fired[0], 40);
     ck_assert(ev.rx_pkts[0] == -1 && ev.rx_pkts[1] == -1);
     char text[4096];
-    f = fopen(path, "r");
-    size_t got = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[got] = '\0';
+    read_text(path, text, sizeof(text));
     ck_assert_msg(strstr(text, "\"rx_why\":\"rxe0's counters went back while the rule was on\""),
                   "%s", text);
     /* When the wire really went clean, beside when the rule said it would. */
@@ -353,10 +360,7 @@ START_TEST(test_tick_and_evidence)
     rg_wire_tick(&w, 0, NULL);
     rg_wire_end(&w, 1);
     snprintf(path, sizeof(path), "%s/rank0.wire.jsonl", dir);
-    f = fopen(path, "r");
-    got = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[got] = '\0';
+    read_text(path, text, sizeof(text));
     ck_assert_msg(strstr(text, "\"rx_why\":\"no hw_counters\""), "%s", text);
     /* rank=: only that rank's egress is impaired, so its own device is no receiver of it. */
     g_nic = (rg_wire_nic){.rcvd_pkts = 500, .dup = 2, .oos = 9};
@@ -366,10 +370,7 @@ START_TEST(test_tick_and_evidence)
     rg_wire_tick(&w, 0, NULL);
     rg_wire_end(&w, 1);
     snprintf(path, sizeof(path), "%s/rank1.wire.jsonl", dir);
-    f = fopen(path, "r");
-    got = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[got] = '\0';
+    read_text(path, text, sizeof(text));
     ck_assert_msg(strstr(text, "\"rx_why\":\"rank=: the receivers are its peers") &&
                       !strstr(text, "\"rx\":"),
                   "%s", text);
