@@ -31,16 +31,16 @@ static void first(rg_evidence *ev, double at, int rule)
     }
 }
 
-static void matched(rg_evidence *ev, int rule, uint64_t n)
-{
-    ev->matched[rule] = (ev->matched[rule] < 0 ? 0 : ev->matched[rule]) + (int64_t)n;
-}
-
 /* A count summed, -1 ("none said") counting as 0; saturated rather than wrapped. */
 static void add(int64_t *to, int64_t n)
 {
     int64_t was = *to < 0 ? 0 : *to;
     *to = n > INT64_MAX - was ? INT64_MAX : was + n;
+}
+
+static void matched(rg_evidence *ev, int rule, uint64_t n)
+{
+    add(&ev->matched[rule], n > INT64_MAX ? INT64_MAX : (int64_t)n);
 }
 
 /* wire_off's "rx": what the rank's device took in while the rule was on. Absent: its counters

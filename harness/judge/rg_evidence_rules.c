@@ -52,7 +52,6 @@ static void sum_known(int64_t *to, int64_t n)
 
 /* Each rule's fired and matched counts, summed over the ranks here; the first fault; what the
  * receiving devices said of each wire rule. */
-
 static void rule_counts(struct apply *a)
 {
     const rg_scenario *sc = a->sc;

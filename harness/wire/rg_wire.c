@@ -217,9 +217,9 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
         snprintf(a->nic_why, sizeof(a->nic_why), "%s",
                  a->one_rank ? "rank=: the receivers are its peers, whose devices this runner "
                                "does not read"
-                             : "no way to read its counters here");
-        a->nic_known = !a->one_rank && w->sys->nic &&
-                       w->sys->nic(a->dev, &a->nic_on, a->nic_why, sizeof(a->nic_why)) == 0;
+                             : "");
+        a->nic_known =
+            !a->one_rank && w->sys->nic(a->dev, &a->nic_on, a->nic_why, sizeof(a->nic_why)) == 0;
         if (w->sys->netem_on(a->netdev, a->spec, why, sizeof(why)) != 0) {
             a->off = true; /* nothing to undo */
             fail(w, a, now_s, "netem on", why);
@@ -278,9 +278,8 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
          * counters were read before the qdisc went. clean_t_ms says when it really ended. */
         double clean_s = -1;
         char clean_why[300] = "";
-        if (!w->sys->netem_clean ||
-            w->sys->netem_clean(a->netdev, clean_why, sizeof(clean_why)) == 0)
-            clean_s = w->sys->netem_clean ? rg_now_s() - w->t0 : now_s;
+        if (w->sys->netem_clean(a->netdev, clean_why, sizeof(clean_why)) == 0)
+            clean_s = rg_now_s() - w->t0;
         /* The receivers' counters at once: the window they count is the rule's. */
         json_t *f = rx_now(w, a);
         /* Read before it goes: its counters go with it. */

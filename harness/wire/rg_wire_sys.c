@@ -6,6 +6,7 @@
  * action fails with tc's or ip's own words, which the evidence keeps.
  */
 #include "wire/rg_wire.h"
+#include "rg_parse.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -150,10 +151,8 @@ static int64_t hw_counter(const char *rdma_dev, const char *name)
     snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s", rdma_dev, name);
     if (read_line(path, line, sizeof(line)) != 0)
         return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(line, &end, 10);
-    return errno || *end || end == line || v < 0 ? -1 : (int64_t)v;
+    uint64_t v;
+    return rg_parse_uint(line, false, 0, INT64_MAX, &v) ? -1 : (int64_t)v;
 }
 
 static int nic(const char *rdma_dev, rg_wire_nic *n, char *why, size_t whylen)
