@@ -120,6 +120,23 @@ START_TEST(test_recv_poison)
                            "\"bytes\":256");
     fi_own_free(o);
 
+    /* The first byte past the message, and one in the tail the check reads a byte at a time
+     * (from 100, whole words end at 252): each found where it is. */
+    static const int at[] = {100, 101, 251, 252, 255};
+    for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+        o = fi_own_recv(&g_ctx, &w);
+        memset(g_buf + 64, 0x33, 100);
+        g_buf[64 + at[k]] = 0xa4;
+        ck_assert(fi_own_check(o, 5, 3, true, 100));
+        char want[128];
+        snprintf(want, sizeof(want),
+                 "ownership:\"op\":\"recv\",\"qp\":5,\"wr_id\":\"0x3\",\"offset\":%d,"
+                 "\"bytes\":256",
+                 at[k]);
+        ck_assert_str_eq(g_ev, want);
+        fi_own_free(o);
+    }
+
     /* A receive completed in error is not judged, and its bytes are undefined: whatever
      * landed (here all 256 right bytes, as when the shim makes an error up) is poison again
      * before the program sees the completion, and nothing outside the SGE is touched. */
