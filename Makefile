@@ -48,9 +48,11 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                         evidence result judge report triage sweep)))) \
                     harness/wire/rg_wire.c \
                     harness/launch/rg_proc.c harness/launch/rg_symbolize.c harness/launch/rg_clock.c \
-                    harness/launch/rg_slow_measure.c harness/rank/rg_transport.c \
+                    harness/launch/rg_objcode.c harness/launch/rg_slow_measure.c \
+                    harness/rank/rg_transport.c \
                     harness/rank/rg_bench_spec.c \
-                    harness/cmd/rg_report_cmd.c harness/cmd/rg_sweep_run.c
+                    harness/cmd/rg_report_cmd.c harness/cmd/rg_sweep_run.c \
+                    harness/cmd/rg_sweep_code.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \

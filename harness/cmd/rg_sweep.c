@@ -231,7 +231,8 @@ static const rg_opt sweep_table[] = {
      .arg = "FILE",
      .help = "Take the points and call sites from another sweep's plan.json (every sweep writes "
              "one into its --out) instead of a counting run of its own: shards given one plan "
-             "cannot plan differently.",
+             "cannot plan differently. The code of each object its call sites are in is "
+             "compared with this build's, and a difference said (its site points may not fire).",
      .off = SO(plan),
      .len = sizeof(((struct sweep_opts *)0)->plan)},
     {.name = "list",
@@ -569,7 +570,7 @@ out:
  * or -1 after one line. */
 static int given_plan(const struct sweep_opts *o, const rg_scenario *sc, rg_sweep_point *pts,
                       rg_sw_site *sites, int *nsites, char *why, size_t whylen, char *baseline,
-                      size_t baselen, int *depth)
+                      size_t baselen, int *depth, rg_sw_obj *objs, int *nobjs)
 {
     static rg_sw_result p;
     char err[1200];
@@ -598,6 +599,11 @@ static int given_plan(const struct sweep_opts *o, const rg_scenario *sc, rg_swee
         sites[i] = p.sites[i];
     snprintf(why, whylen, "%s", p.sites_why);
     snprintf(baseline, baselen, "%s", p.baseline);
+    *nobjs = p.nobjs;
+    for (int i = 0; i < p.nobjs; i++)
+        objs[i] = p.objs[i];
+    if (n >= 0)
+        sweep_objs_check(o, &p);
     rg_sw_free(&p);
     return n;
 }
@@ -629,12 +635,13 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
     mkdir(path, 0755);
     double limit = sc.deadline_s + 120;
     static rg_sw_site sites[RG_SW_SITES_MAX];
+    static rg_sw_obj objs[RG_SW_OBJS_MAX];
     char sites_why[300], baseline[256] = "";
-    int nsites, n;
+    int nsites, n, nobjs = 0;
     if (o.plan[0]) {
         int depth = 1;
         if ((n = given_plan(&o, &sc, pts, sites, &nsites, sites_why, sizeof(sites_why), baseline,
-                            sizeof(baseline), &depth)) < 0)
+                            sizeof(baseline), &depth, objs, &nobjs)) < 0)
             return 2;
         o.spec.site_depth = depth;
         sweep_baseline_set(baseline);
@@ -646,6 +653,7 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
         nsites = call_sites(&o, ev, sc.ranks, sites, sites_why, sizeof(sites_why));
         if (nsites < 0 && o.by_site)
             return sweep_bad("--by-site: %s", sites_why);
+        nobjs = sweep_objs_of(sites, nsites, objs);
         n = o.by_site
                 ? rg_sweep_plan_sites(&o.spec, sites, nsites, pts, SW__POINTS_MAX, err, sizeof(err))
                 : rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));
@@ -680,7 +688,10 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
                           .npoints = n,
                           .nsites = nsites,
                           .sites = sites,
-                          .site_depth = o.spec.site_depth};
+                          .site_depth = o.spec.site_depth,
+                          .nobjs = nobjs};
+    for (int i = 0; i < nobjs; i++)
+        plan.objs[i] = objs[i];
     snprintf(plan.scenario, sizeof(plan.scenario), "%s", file);
     snprintf(plan.name, sizeof(plan.name), "%s", sc.name);
     snprintf(plan.sites_why, sizeof(plan.sites_why), "%s", sites_why);

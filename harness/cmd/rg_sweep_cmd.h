@@ -32,6 +32,14 @@ struct sweep_opts {
     int shard_k, shard_n; /* --shard K/N; 0 and 0: every point */
 };
 
+/* The objects the frames of sites[0..nsites) are in (at most RG_SW_OBJS_MAX), each with its
+ * code's digest (a line said of one that cannot be read): a plan's "objects". */
+int sweep_objs_of(const rg_sw_site *sites, int nsites, rg_sw_obj *objs);
+/* --plan: each of the plan's objects compared with the one this sweep will load (the transport
+ * by its file name, others where they were loaded), one line said of each that differs or
+ * cannot be compared. How many such lines. */
+int sweep_objs_check(const struct sweep_opts *o, const rg_sw_result *p);
+
 /* One line "railguard sweep: ..." on stderr; 2. */
 int sweep_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -168,6 +168,13 @@ typedef struct rg_sym_site {
 int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, char *why,
                  size_t whylen);
 #define RG_SYM_BATCH 256 /* offsets rg_sym_sites names in one call, at most */
+/*
+ * The code of the object at path, as 16 hex digits (rg_objcode.c): a digest of its executable
+ * sections' addresses, sizes and bytes, nothing else, so that a plan's call sites (offsets into
+ * it) can be told to still aim at the same instructions. 0, or -1 with err (one line naming
+ * the file) when it is no 64-bit ELF object or cannot be read.
+ */
+int rg_obj_code(const char *path, char out[17], char *err, size_t errlen);
 /* A demangled C++ name as a frame's name: "void ns::C::f<int>(int*) const" is "ns::C::f". */
 void rg_sym_norm(const char *full, char *out, size_t len);
 /* A process stopped (by its stop fault, or not) is ended by the runner: killed, reaped, and

@@ -546,11 +546,56 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
                   "sites", sites, "sites_why", r->sites_why, "baseline", r->baseline);
     if (j)
         json_object_set_new(j, "site_depth", json_integer(r->site_depth));
+    json_t *objs = j && r->nobjs >= 0 ? json_array() : NULL;
+    for (int i = 0; objs && i < r->nobjs; i++) {
+        json_t *o = json_pack("{s:s,s:s,s:s}", "name", r->objs[i].name, "path", r->objs[i].path,
+                              "code", r->objs[i].code);
+        if (!o || json_array_append_new(objs, o) != 0) { /* a path that is not UTF-8 */
+            json_decref(objs);
+            objs = NULL;
+            json_decref(j);
+            j = NULL;
+        }
+    }
+    if (objs)
+        json_object_set_new(j, "objects", objs);
     if (!j) {
         snprintf(err, errlen, "%s: cannot be written (bad UTF-8?)", path);
         return -1;
     }
     return rg_json_write(j, path, err, errlen);
+}
+
+/* plan.json's "objects" into r: absent (an older plan) is nobjs -1; the field that is not
+ * what rg_sw_plan_save writes, or NULL. */
+static const char *objs_of(json_t *j, rg_sw_result *r, char *where, size_t wlen)
+{
+    json_t *a = json_object_get(j, "objects");
+    r->nobjs = -1;
+    if (!a)
+        return NULL;
+    if (!json_is_array(a) || json_array_size(a) > RG_SW_OBJS_MAX)
+        return "objects";
+    r->nobjs = 0;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *o = json_array_get(a, i);
+        rg_sw_obj *b = &r->objs[i];
+        const char *bad = NULL;
+        if (str(o, "name", b->name, sizeof(b->name)) || !b->name[0] || strchr(b->name, '/'))
+            bad = "name";
+        else if (str(o, "path", b->path, sizeof(b->path)))
+            bad = "path";
+        else if (str(o, "code", b->code, sizeof(b->code)) ||
+                 (b->code[0] &&
+                  (strlen(b->code) != 16 || strspn(b->code, "0123456789abcdef") != 16)))
+            bad = "code";
+        if (bad) {
+            snprintf(where, wlen, "objects[%zu].", i);
+            return bad;
+        }
+        r->nobjs++;
+    }
+    return NULL;
 }
 
 int rg_sw_plan_read(rg_sw_result *r, rg_sweep_point *pts, int cap, const char *path, char *err,
@@ -585,6 +630,8 @@ int rg_sw_plan_read(rg_sw_result *r, rg_sweep_point *pts, int cap, const char *p
     }
     if (!bad)
         bad = sites_of(j, r, where, sizeof(where));
+    if (!bad)
+        bad = objs_of(j, r, where, sizeof(where));
     /* Optional (plans before it had none); a string that fits when there. */
     json_t *base = json_object_get(j, "baseline");
     r->baseline[0] = '\0';

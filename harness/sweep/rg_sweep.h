@@ -160,6 +160,15 @@ typedef struct rg_sw_row {
     char site[RG_SW_SITE_MAX]; /* where its fault landed (rg_sw_site's key), "" not in a call */
 } rg_sw_row;
 
+/* An object a plan's call sites are in: its file name (the sites' keys use it), where the
+ * counting run loaded it, and its code's digest (rg_obj_code; "" when it could not be read). */
+#define RG_SW_OBJS_MAX 8
+typedef struct rg_sw_obj {
+    char name[128];
+    char path[RG_EV_OBJ_MAX];
+    char code[17];
+} rg_sw_obj;
+
 typedef struct rg_sw_result {
     char scenario[1024];       /* the scenario file, as the sweep was given it */
     char name[RG_SC_NAME_MAX]; /* its name */
@@ -180,6 +189,10 @@ typedef struct rg_sw_result {
      * when not known (a plan written before it was kept). */
     char baseline[256];
     int site_depth; /* the frames naming a site (sweep --site-depth), 1.. */
+    /* plan.json's "objects": what the sites' offsets point into, checked by a sweep given the
+     * plan. nobjs -1: a plan written before they were kept. */
+    int nobjs;
+    rg_sw_obj objs[RG_SW_OBJS_MAX];
 } rg_sw_result;
 
 /* The plan's digest: FNV-1a 64 over every point's rule and a newline, as 16 hex digits. */

@@ -69,12 +69,100 @@ START_TEST(test_no_result_is_said)
 }
 END_TEST
 
+/* What sweep_objs_check printed for plan p given to a sweep whose transport is tp. */
+static void objs_said(const rg_sw_result *p, const char *tp, char *out, size_t len, int *lines)
+{
+    static struct sweep_opts o;
+    memset(&o, 0, sizeof(o));
+    snprintf(o.plan, sizeof(o.plan), "plan.json");
+    o.pass[0] = "--transport";
+    o.pass[1] = tp;
+    o.npass = 2;
+    char path[] = "/tmp/rg-objs-said-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stdout);
+    int keep = dup(1);
+    dup2(fd, 1);
+    *lines = sweep_objs_check(&o, p);
+    fflush(stdout);
+    dup2(keep, 1);
+    close(keep);
+    FILE *f = fdopen(fd, "r");
+    rewind(f);
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    unlink(path);
+}
+
+/* A plan's objects against the build a sweep given it loads: the transport found by its file
+ * name wherever this build keeps it, other objects where the counting run loaded them; other
+ * code, an object not there, or a plan with no digests each said in one line. */
+START_TEST(test_plan_objects_checked)
+{
+    char dir[] = "/tmp/rg-objs-XXXXXX", tp[128], other[128], err[256], out[4096], cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(tp, sizeof(tp), "%s/railguard-transport.so", dir);
+    snprintf(other, sizeof(other), "%s/other", dir);
+    snprintf(cmd, sizeof(cmd), "cp /proc/self/exe %s && objcopy -R .fini %s %s", tp, tp, other);
+    ck_assert_int_eq(system(cmd), 0);
+    static rg_sw_result p;
+    memset(&p, 0, sizeof(p));
+    p.nsites = 2;
+    p.nobjs = 2;
+    /* The transport as planned, though the plan saw it elsewhere; a program as planned. */
+    snprintf(p.objs[0].name, sizeof(p.objs[0].name), "railguard-transport.so");
+    snprintf(p.objs[0].path, sizeof(p.objs[0].path), "/elsewhere/railguard-transport.so");
+    ck_assert_int_eq(rg_obj_code(tp, p.objs[0].code, err, sizeof(err)), 0);
+    snprintf(p.objs[1].name, sizeof(p.objs[1].name), "other");
+    snprintf(p.objs[1].path, sizeof(p.objs[1].path), "%s", other);
+    ck_assert_int_eq(rg_obj_code(other, p.objs[1].code, err, sizeof(err)), 0);
+    int lines;
+    objs_said(&p, tp, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 0);
+    ck_assert_str_eq(out, "");
+    /* A transport rebuilt since: said, with both digests. */
+    char planned[17];
+    memcpy(planned, p.objs[0].code, sizeof(planned));
+    ck_assert_int_eq(rg_obj_code(other, p.objs[0].code, err, sizeof(err)), 0);
+    objs_said(&p, tp, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 1);
+    ck_assert_msg(strstr(out, "is not the code the plan's call sites were found in") &&
+                      strstr(out, planned) && strstr(out, p.objs[0].code) && strstr(out, tp),
+                  "%s", out);
+    memcpy(p.objs[0].code, planned, sizeof(planned));
+    /* The program gone, and a digest the plan could not take. */
+    unlink(other);
+    p.objs[0].code[0] = '\0';
+    objs_said(&p, tp, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 2);
+    ck_assert_msg(strstr(out, "in railguard-transport.so are not checked against this build: the "
+                              "plan keeps no code of it") &&
+                      strstr(out, "in other are not checked against this build: ") &&
+                      strstr(out, "No such file"),
+                  "%s", out);
+    /* A plan from before plans kept them. */
+    p.nobjs = -1;
+    objs_said(&p, tp, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 1);
+    ck_assert_msg(strstr(out, "keeps no code of the objects its call sites are in"), "%s", out);
+    /* No call site, nothing to check. */
+    p.nsites = 0;
+    objs_said(&p, tp, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 0);
+    unlink(tp);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *rg_suite_sweep_outcome(void)
 {
     Suite *s = suite_create("sweep_outcome");
     TCase *tc = tcase_create("read");
     tcase_add_test(tc, test_known_failure_weighed_against_the_counting_run);
     tcase_add_test(tc, test_no_result_is_said);
+    tcase_add_test(tc, test_plan_objects_checked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -631,9 +631,33 @@ START_TEST(test_result_merge)
     for (int i = 0; i < 40; i++)
         plan_pts[i] = rows[i].p, plan_pts[i].fired = false, plan_pts[i].failed = false;
     snprintf(whole.baseline, sizeof(whole.baseline), "LEAK,ok");
+    whole.nobjs = 2;
+    whole.objs[0] = (rg_sw_obj){"t.so", "/b/lib/t.so", "0123456789abcdef"};
+    whole.objs[1] = (rg_sw_obj){"prog", "/b/bin/prog", ""}; /* its code could not be read */
     ck_assert_msg(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_str_eq(back.baseline, "LEAK,ok");
+    ck_assert_int_eq(back.nobjs, 2);
+    ck_assert_str_eq(back.objs[0].name, "t.so");
+    ck_assert_str_eq(back.objs[0].path, "/b/lib/t.so");
+    ck_assert_str_eq(back.objs[0].code, "0123456789abcdef");
+    ck_assert_str_eq(back.objs[1].name, "prog");
+    ck_assert_str_eq(back.objs[1].code, "");
+    /* An object's digest that is not one, its name a path: the file and the field named. */
+    static const char *const bad_objs[][2] = {
+        {"s/0123456789abcdef/0123456789ABCDEF/", "objects[0].code is not"},
+        {"s/\"name\": \"t.so\"/\"name\": \"..\\/t.so\"/", "objects[0].name is not"},
+    };
+    for (size_t k = 0; k < sizeof(bad_objs) / sizeof(bad_objs[0]); k++) {
+        rg_sw_free(&back);
+        ck_assert_int_eq(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)), 0);
+        snprintf(err, sizeof(err), "sed -i '%s' %s", bad_objs[k][0], path);
+        ck_assert_int_eq(system(err), 0);
+        ck_assert_int_eq(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)), -1);
+        ck_assert_msg(strstr(err, path) && strstr(err, bad_objs[k][1]), "%s", err);
+    }
+    ck_assert_int_eq(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)), 0);
+    ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_int_eq(back.site_depth, 1);
     ck_assert_int_eq(back.npoints, 40);
     ck_assert_str_eq(back.digest, whole.digest);
