@@ -653,7 +653,7 @@ static int sweep_main(int argc, char **argv, rg_evidence *ev, rg_sweep_point *pt
         nsites = call_sites(&o, ev, sc.ranks, sites, sites_why, sizeof(sites_why));
         if (nsites < 0 && o.by_site)
             return sweep_bad("--by-site: %s", sites_why);
-        nobjs = sweep_objs_of(sites, nsites, objs);
+        nobjs = sweep_objs_of(&o, sites, nsites, objs);
         n = o.by_site
                 ? rg_sweep_plan_sites(&o.spec, sites, nsites, pts, SW__POINTS_MAX, err, sizeof(err))
                 : rg_sweep_plan(&o.spec, ev, sc.ranks, pts, SW__POINTS_MAX, err, sizeof(err));

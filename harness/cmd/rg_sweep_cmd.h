@@ -32,12 +32,15 @@ struct sweep_opts {
     int shard_k, shard_n; /* --shard K/N; 0 and 0: every point */
 };
 
-/* The objects the frames of sites[0..nsites) are in (at most RG_SW_OBJS_MAX), each with its
- * code's digest (a line said of one that cannot be read): a plan's "objects". */
-int sweep_objs_of(const rg_sw_site *sites, int nsites, rg_sw_obj *objs);
+/* The objects the frames of sites[0..nsites) are in (at most RG_SW_OBJS_MAX, a line said of
+ * each past them), each with its code's digest (a line said of one that cannot be read) and
+ * whether it is the sweep's transport: a plan's "objects". */
+int sweep_objs_of(const struct sweep_opts *o, const rg_sw_site *sites, int nsites, rg_sw_obj *objs);
 /* --plan: each of the plan's objects compared with the one this sweep will load (the transport
- * by its file name, others where they were loaded), one line said of each that differs or
- * cannot be compared. How many such lines. */
+ * wherever this sweep takes it from, railguard itself where it runs, others where they were
+ * loaded), one line said of each that differs, cannot be compared, or is another file than the
+ * plan's transport, and of each object a site names that the plan keeps no code of. How many
+ * such lines. */
 int sweep_objs_check(const struct sweep_opts *o, const rg_sw_result *p);
 
 /* One line "railguard sweep: ..." on stderr; 2. */

@@ -11,6 +11,7 @@
  */
 #include "rg_sweep_cmd.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +21,20 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-int sweep_objs_of(const rg_sw_site *sites, int nsites, rg_sw_obj *objs)
+/* The transport this sweep's runs load: the last --transport (as railguard run takes it), else
+ * the one beside railguard. */
+static void transport_path(const struct sweep_opts *o, char *out, size_t len)
 {
+    rg_beside(out, len, o->self, "railguard-transport.so");
+    for (int i = 0; i + 1 < o->npass; i += 2)
+        if (!strcmp(o->pass[i], "--transport"))
+            snprintf(out, len, "%s", o->pass[i + 1]);
+}
+
+int sweep_objs_of(const struct sweep_opts *o, const rg_sw_site *sites, int nsites, rg_sw_obj *objs)
+{
+    char tp[4096];
+    transport_path(o, tp, sizeof(tp));
     int n = 0;
     for (int i = 0; i < nsites; i++)
         for (int k = 0; k < sites[i].nframes; k++) {
@@ -29,11 +42,17 @@ int sweep_objs_of(const rg_sw_site *sites, int nsites, rg_sw_obj *objs)
             int j = 0;
             while (j < n && strcmp(objs[j].path, path))
                 j++;
-            if (j < n || n == RG_SW_OBJS_MAX) /* known, or no room: checked as unkept */
+            if (j < n)
                 continue;
+            if (n == RG_SW_OBJS_MAX) { /* a later sweep says so of each site in it */
+                printf("railguard sweep: the plan keeps no code of %s: more than %d objects\n",
+                       base_name(path), RG_SW_OBJS_MAX);
+                continue;
+            }
             rg_sw_obj *b = &objs[n++];
             snprintf(b->name, sizeof(b->name), "%s", base_name(path));
             snprintf(b->path, sizeof(b->path), "%s", path);
+            b->transport = !strcmp(b->name, base_name(tp));
             char err[600];
             if (rg_obj_code(path, b->code, err, sizeof(err)) != 0)
                 printf("railguard sweep: the plan keeps no code of %s: %s\n", b->name, err);
@@ -41,15 +60,33 @@ int sweep_objs_of(const rg_sw_site *sites, int nsites, rg_sw_obj *objs)
     return n;
 }
 
-/* The transport this sweep's runs load: --transport's, else the one beside railguard. */
-static void transport_path(const struct sweep_opts *o, char *out, size_t len)
+/* The objects the plan's site keys name that it keeps no code of, one line each. */
+static int unkept(const rg_sw_result *p)
 {
-    for (int i = 0; i + 1 < o->npass; i += 2)
-        if (!strcmp(o->pass[i], "--transport")) {
-            snprintf(out, len, "%s", o->pass[i + 1]);
-            return;
+    char seen[RG_SW_SITES_MAX][128];
+    int nseen = 0, odd = 0;
+    for (int i = 0; i < p->nsites; i++)
+        for (const char *f = p->sites[i].site; f && *f;) {
+            const char *plus = strstr(f, "+0x"), *next = strchr(f, '<');
+            if (!plus)
+                break;
+            char name[128];
+            snprintf(name, sizeof(name), "%.*s", (int)(plus - f), f);
+            f = next ? next + 1 : NULL;
+            bool kept = false;
+            for (int j = 0; j < p->nobjs && !kept; j++)
+                kept = !strcmp(p->objs[j].name, name);
+            for (int j = 0; j < nseen && !kept; j++)
+                kept = !strcmp(seen[j], name);
+            if (kept || nseen == RG_SW_SITES_MAX)
+                continue;
+            snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+            printf("railguard sweep: --plan: the call sites in %s are not checked against this "
+                   "build: the plan keeps no code of it\n",
+                   name);
+            odd++;
         }
-    rg_beside(out, len, o->self, "railguard-transport.so");
+    return odd;
 }
 
 int sweep_objs_check(const struct sweep_opts *o, const rg_sw_result *p)
@@ -64,14 +101,21 @@ int sweep_objs_check(const struct sweep_opts *o, const rg_sw_result *p)
     }
     char tp[4096];
     transport_path(o, tp, sizeof(tp));
-    int odd = 0;
+    int odd = unkept(p);
     for (int i = 0; i < p->nobjs; i++) {
         const rg_sw_obj *b = &p->objs[i];
-        /* The transport by its name, wherever this build keeps it; any other object (a program
-         * under exec, a library) where the counting run loaded it. */
-        const char *path = !strcmp(base_name(tp), b->name) ? tp : b->path;
+        /* The transport wherever this sweep takes it from, railguard itself where this one
+         * runs, any other object (a program under exec, a library) where it was loaded. */
+        const char *path = b->transport                           ? tp
+                           : !strcmp(b->name, base_name(o->self)) ? o->self
+                                                                  : b->path;
         char code[17], err[600];
-        if (rg_obj_code(path, code, err, sizeof(err)) != 0) {
+        if (b->transport && strcmp(base_name(tp), b->name)) {
+            printf("railguard sweep: --plan: the plan's call sites are in the transport %s; this "
+                   "sweep loads %s: no site point can fire in another file\n",
+                   b->name, tp);
+            odd++;
+        } else if (rg_obj_code(path, code, err, sizeof(err)) != 0) {
             printf("railguard sweep: --plan: the call sites in %s are not checked against this "
                    "build: %s\n",
                    b->name, err);

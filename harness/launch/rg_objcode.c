@@ -6,14 +6,19 @@
  * aim at code that is no longer there, instead of leaving them to read "not fired" with no
  * reason given. The digest covers the executable sections only (their addresses, sizes and
  * bytes): debug information, symbol tables and build ids stay out of it, so one source built
- * twice the same way has one digest.
+ * twice the same way has one digest -- in another directory too, where the build names its
+ * sources by relative paths (this project's does) or maps them (-ffile-prefix-map): an absolute
+ * path in __FILE__ or an assert's text moves the data the code addresses, and so the code.
  */
 #include "launch/rg_launch.h"
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void fnv(uint64_t *h, const void *p, size_t n)
 {
@@ -25,13 +30,27 @@ static void fnv(uint64_t *h, const void *p, size_t n)
 int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
 {
     out[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* A plan names the path: a FIFO or a device would block or never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat sb;
+    if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "%s: not a regular file", path);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    const uint64_t size = (uint64_t)sb.st_size;
     Elf64_Ehdr eh;
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = 0xcbf29ce484222325ull, hashed = 0;
     int sections = 0;
     const char *bad = NULL;
     if (fread(&eh, sizeof(eh), 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG))
@@ -40,6 +59,8 @@ int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
         bad = "not a 64-bit little-endian ELF object";
     else if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0)
         bad = "no section headers";
+    else if (eh.e_shoff > size || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff)
+        bad = "its section headers past the end";
     for (unsigned i = 0; !bad && i < eh.e_shnum; i++) {
         Elf64_Shdr sh;
         if (fseek(f, (long)(eh.e_shoff + (uint64_t)i * sizeof(sh)), SEEK_SET) != 0 ||
@@ -49,6 +70,12 @@ int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
         }
         if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
             continue;
+        /* Real code sections lie inside the file and do not overlap: more bytes than the file
+         * holds is no object a linker wrote. */
+        if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset || sh.sh_size > size - hashed) {
+            bad = "a code section past the end";
+            break;
+        }
         fnv(&h, &sh.sh_addr, sizeof(sh.sh_addr));
         fnv(&h, &sh.sh_size, sizeof(sh.sh_size));
         if (fseek(f, (long)sh.sh_offset, SEEK_SET) != 0) {
@@ -58,11 +85,14 @@ int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
         uint8_t buf[65536];
         for (uint64_t left = sh.sh_size; left && !bad;) {
             size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
-            if (fread(buf, 1, want, f) != want)
+            if (fread(buf, 1, want, f) != want) {
                 bad = "a code section cut short";
+                break;
+            }
             fnv(&h, buf, want);
             left -= want;
         }
+        hashed += sh.sh_size;
         sections++;
     }
     fclose(f);

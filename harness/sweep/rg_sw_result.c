@@ -548,8 +548,8 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
         json_object_set_new(j, "site_depth", json_integer(r->site_depth));
     json_t *objs = j && r->nobjs >= 0 ? json_array() : NULL;
     for (int i = 0; objs && i < r->nobjs; i++) {
-        json_t *o = json_pack("{s:s,s:s,s:s}", "name", r->objs[i].name, "path", r->objs[i].path,
-                              "code", r->objs[i].code);
+        json_t *o = json_pack("{s:s,s:s,s:s,s:b}", "name", r->objs[i].name, "path", r->objs[i].path,
+                              "code", r->objs[i].code, "transport", r->objs[i].transport);
         if (!o || json_array_append_new(objs, o) != 0) { /* a path that is not UTF-8 */
             json_decref(objs);
             objs = NULL;
@@ -564,6 +564,14 @@ int rg_sw_plan_save(const rg_sw_result *r, const rg_sweep_point *pts, const char
         return -1;
     }
     return rg_json_write(j, path, err, errlen);
+}
+
+static bool has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return true;
+    return false;
 }
 
 /* plan.json's "objects" into r: absent (an older plan) is nobjs -1; the field that is not
@@ -581,10 +589,15 @@ static const char *objs_of(json_t *j, rg_sw_result *r, char *where, size_t wlen)
         json_t *o = json_array_get(a, i);
         rg_sw_obj *b = &r->objs[i];
         const char *bad = NULL;
-        if (str(o, "name", b->name, sizeof(b->name)) || !b->name[0] || strchr(b->name, '/'))
+        json_t *tp = json_object_get(o, "transport");
+        /* Printed in one line each: no control character in either. */
+        if (str(o, "name", b->name, sizeof(b->name)) || !b->name[0] || strchr(b->name, '/') ||
+            has_control(b->name))
             bad = "name";
-        else if (str(o, "path", b->path, sizeof(b->path)))
+        else if (str(o, "path", b->path, sizeof(b->path)) || has_control(b->path))
             bad = "path";
+        else if (!json_is_boolean(tp))
+            bad = "transport";
         else if (str(o, "code", b->code, sizeof(b->code)) ||
                  (b->code[0] &&
                   (strlen(b->code) != 16 || strspn(b->code, "0123456789abcdef") != 16)))
@@ -593,6 +606,7 @@ static const char *objs_of(json_t *j, rg_sw_result *r, char *where, size_t wlen)
             snprintf(where, wlen, "objects[%zu].", i);
             return bad;
         }
+        b->transport = json_is_true(tp);
         r->nobjs++;
     }
     return NULL;

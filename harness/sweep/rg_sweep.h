@@ -161,12 +161,15 @@ typedef struct rg_sw_row {
 } rg_sw_row;
 
 /* An object a plan's call sites are in: its file name (the sites' keys use it), where the
- * counting run loaded it, and its code's digest (rg_obj_code; "" when it could not be read). */
+ * counting run loaded it, its code's digest (rg_obj_code; "" when it could not be read), and
+ * whether it was the sweep's transport (found by a later sweep wherever that one keeps its
+ * transport). */
 #define RG_SW_OBJS_MAX 8
 typedef struct rg_sw_obj {
     char name[128];
     char path[RG_EV_OBJ_MAX];
     char code[17];
+    bool transport;
 } rg_sw_obj;
 
 typedef struct rg_sw_result {

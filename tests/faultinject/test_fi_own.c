@@ -127,6 +127,8 @@ START_TEST(test_recv_poison)
         o = fi_own_recv(&g_ctx, &w);
         memset(g_buf + 64, 0x33, 100);
         g_buf[64 + at[k]] = 0xa4;
+        if (at[k] + 2 < 256)
+            g_buf[64 + at[k] + 2] = 0; /* a second in the same word: the first is the one said */
         ck_assert(fi_own_check(o, 5, 3, true, 100));
         char want[128];
         snprintf(want, sizeof(want),

@@ -112,6 +112,11 @@ START_TEST(test_plan_objects_checked)
     p.nsites = 2;
     p.nobjs = 2;
     /* The transport as planned, though the plan saw it elsewhere; a program as planned. */
+    p.sites = calloc(2, sizeof(p.sites[0]));
+    ck_assert_ptr_nonnull(p.sites);
+    snprintf(p.sites[0].site, sizeof(p.sites[0].site), "railguard-transport.so+0x10<other+0x20");
+    snprintf(p.sites[1].site, sizeof(p.sites[1].site), "other+0x30");
+    p.objs[0].transport = true;
     snprintf(p.objs[0].name, sizeof(p.objs[0].name), "railguard-transport.so");
     snprintf(p.objs[0].path, sizeof(p.objs[0].path), "/elsewhere/railguard-transport.so");
     ck_assert_int_eq(rg_obj_code(tp, p.objs[0].code, err, sizeof(err)), 0);
@@ -132,6 +137,26 @@ START_TEST(test_plan_objects_checked)
                       strstr(out, planned) && strstr(out, p.objs[0].code) && strstr(out, tp),
                   "%s", out);
     memcpy(p.objs[0].code, planned, sizeof(planned));
+    /* A transport of another file name: its sites cannot be there, whatever the old file holds. */
+    char renamed[160];
+    snprintf(renamed, sizeof(renamed), "%s/railguard-mine.so", dir);
+    snprintf(cmd, sizeof(cmd), "cp %s %s", tp, renamed);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(p.objs[0].path, sizeof(p.objs[0].path), "%s", tp); /* there, and the same code */
+    objs_said(&p, renamed, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 1);
+    ck_assert_msg(strstr(out, "in the transport railguard-transport.so; this sweep loads") &&
+                      strstr(out, renamed) && strstr(out, "no site point can fire"),
+                  "%s", out);
+    unlink(renamed);
+    /* A site in an object the plan keeps no code of (past its eight). */
+    snprintf(p.sites[1].site, sizeof(p.sites[1].site), "other+0x30<ninth.so+0x40");
+    objs_said(&p, tp, out, sizeof(out), &lines);
+    ck_assert_int_eq(lines, 1);
+    ck_assert_msg(strstr(out, "the call sites in ninth.so are not checked against this build: "
+                              "the plan keeps no code of it"),
+                  "%s", out);
+    snprintf(p.sites[1].site, sizeof(p.sites[1].site), "other+0x30");
     /* The program gone, and a digest the plan could not take. */
     unlink(other);
     p.objs[0].code[0] = '\0';
@@ -151,6 +176,7 @@ START_TEST(test_plan_objects_checked)
     p.nsites = 0;
     objs_said(&p, tp, out, sizeof(out), &lines);
     ck_assert_int_eq(lines, 0);
+    free(p.sites);
     unlink(tp);
     rmdir(dir);
 }

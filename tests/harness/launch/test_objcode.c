@@ -2,13 +2,16 @@
 /*
  * An object's code digest (launch/rg_objcode.c): the same for a copy and for a copy stripped of
  * its symbols and debug information, different once an executable section is gone, and one
- * line naming the file for what is no ELF object, is cut short or is not there.
+ * line naming the file for what is no ELF object, is cut short, claims more code than it
+ * holds, is no regular file or is not there.
  */
 #include "common/rg_check.h"
 #include "launch/rg_launch.h"
 
+#include <elf.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +61,34 @@ START_TEST(test_obj_code)
     ck_assert_str_eq(again, "");
     sh("head -c 100 '%s' > '%s'", self, less);
     ck_assert_int_eq(rg_obj_code(less, again, err, sizeof(err)), -1);
-    ck_assert_msg(strstr(err, less) && strstr(err, "cut short"), "%s", err);
+    ck_assert_msg(strstr(err, less) && strstr(err, "its section headers past the end"), "%s", err);
+    /* A code section larger than the file: refused, not read for ever. */
+    sh("cp '%s' '%s'", self, less);
+    FILE *f = fopen(less, "r+b");
+    ck_assert_ptr_nonnull(f);
+    Elf64_Ehdr eh;
+    ck_assert_int_eq(fread(&eh, sizeof(eh), 1, f), 1);
+    bool patched = false;
+    for (unsigned i = 0; i < eh.e_shnum && !patched; i++) {
+        Elf64_Shdr s;
+        long at = (long)(eh.e_shoff + i * sizeof(s));
+        ck_assert_int_eq(fseek(f, at, SEEK_SET), 0);
+        ck_assert_int_eq(fread(&s, sizeof(s), 1, f), 1);
+        if (s.sh_type != SHT_PROGBITS || !(s.sh_flags & SHF_EXECINSTR))
+            continue;
+        s.sh_size = 1ull << 40;
+        ck_assert_int_eq(fseek(f, at, SEEK_SET), 0);
+        ck_assert_int_eq(fwrite(&s, sizeof(s), 1, f), 1);
+        patched = true;
+    }
+    fclose(f);
+    ck_assert(patched);
+    ck_assert_int_eq(rg_obj_code(less, again, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, less) && strstr(err, "a code section past the end"), "%s", err);
+    /* A FIFO (a plan names the path): refused at once, never waited on. */
+    sh("rm -f '%s' && mkfifo '%s'", less, less);
+    ck_assert_int_eq(rg_obj_code(less, again, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, less) && strstr(err, "not a regular file"), "%s", err);
     ck_assert_int_eq(rg_obj_code("/nonexistent/x.so", again, err, sizeof(err)), -1);
     ck_assert_msg(strstr(err, "/nonexistent/x.so: No such file"), "%s", err);
     sh("rm -rf '%s'", g_dir);

@@ -632,8 +632,8 @@ START_TEST(test_result_merge)
         plan_pts[i] = rows[i].p, plan_pts[i].fired = false, plan_pts[i].failed = false;
     snprintf(whole.baseline, sizeof(whole.baseline), "LEAK,ok");
     whole.nobjs = 2;
-    whole.objs[0] = (rg_sw_obj){"t.so", "/b/lib/t.so", "0123456789abcdef"};
-    whole.objs[1] = (rg_sw_obj){"prog", "/b/bin/prog", ""}; /* its code could not be read */
+    whole.objs[0] = (rg_sw_obj){"t.so", "/b/lib/t.so", "0123456789abcdef", true};
+    whole.objs[1] = (rg_sw_obj){"prog", "/b/bin/prog", "", false}; /* its code unread */
     ck_assert_msg(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
     ck_assert_str_eq(back.baseline, "LEAK,ok");
@@ -641,12 +641,37 @@ START_TEST(test_result_merge)
     ck_assert_str_eq(back.objs[0].name, "t.so");
     ck_assert_str_eq(back.objs[0].path, "/b/lib/t.so");
     ck_assert_str_eq(back.objs[0].code, "0123456789abcdef");
+    ck_assert(back.objs[0].transport);
     ck_assert_str_eq(back.objs[1].name, "prog");
+    ck_assert_str_eq(back.objs[1].path, "/b/bin/prog");
     ck_assert_str_eq(back.objs[1].code, "");
+    ck_assert(!back.objs[1].transport);
+    /* None kept ([]) and a plan from before they were (no field) read back apart. */
+    for (int k = 0; k < 2; k++) {
+        rg_sw_free(&back);
+        whole.nobjs = k ? -1 : 0;
+        ck_assert_int_eq(rg_sw_plan_save(&whole, plan_pts, path, err, sizeof(err)), 0);
+        ck_assert_msg(rg_sw_plan_read(&back, back_pts, 40, path, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_int_eq(back.nobjs, whole.nobjs);
+    }
+    whole.nobjs = 2;
     /* An object's digest that is not one, its name a path: the file and the field named. */
     static const char *const bad_objs[][2] = {
         {"s/0123456789abcdef/0123456789ABCDEF/", "objects[0].code is not"},
         {"s/\"name\": \"t.so\"/\"name\": \"..\\/t.so\"/", "objects[0].name is not"},
+        {"s/\"path\": \"\\/b\\/lib\\/t.so\"/\"path\": \"\\/b\\/t\\\\n.so\"/",
+         "objects[0].path is not"},
+        {"s/\"transport\": true/\"transport\": 1/", "objects[0].transport is not"},
+        /* Nine objects: more than a plan keeps. */
+        {"s/\"objects\": \\[/&{\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, {\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, {\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, {\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, {\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, {\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, {\"name\": \"a\", \"path\": \"a\", \"code\": \"\", "
+         "\"transport\": false}, /",
+         "objects is not"},
     };
     for (size_t k = 0; k < sizeof(bad_objs) / sizeof(bad_objs[0]); k++) {
         rg_sw_free(&back);
