@@ -102,8 +102,8 @@ static int add_item(char *msg, size_t *len, char kind, const char *text)
     return 0;
 }
 
-pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const *args,
-                       const int fds[3], double timeout_s, char *err, size_t errlen)
+int rg_forksrv_send(rg_forksrv *s, const char *const *env, const char *const *args,
+                    const int fds[3], char *err, size_t errlen)
 {
     static char msg[RG_FORKSRV_MSG_MAX];
     size_t len = 0;
@@ -134,6 +134,15 @@ pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const 
         snprintf(err, errlen, "fork server %d: send: %s", (int)s->pid, strerror(errno));
         return -1;
     }
+    return 0;
+too_long:
+    snprintf(err, errlen, "fork server: a rank's options are longer than %d bytes",
+             RG_FORKSRV_MSG_MAX);
+    return -1;
+}
+
+pid_t rg_forksrv_take(rg_forksrv *s, double timeout_s, char *err, size_t errlen)
+{
     /* Its answer: "pid N", from the intermediate, within the deadline. */
     char ans[64];
     struct pollfd pf = {.fd = s->sock, .events = POLLIN};
@@ -166,9 +175,5 @@ pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const 
     snprintf(err, errlen, "fork server %d: rank %ld was never handed over: %s", (int)s->pid, pid,
              strerror(errno));
     kill((pid_t)pid, SIGKILL);
-    return -1;
-too_long:
-    snprintf(err, errlen, "fork server: a rank's options are longer than %d bytes",
-             RG_FORKSRV_MSG_MAX);
     return -1;
 }

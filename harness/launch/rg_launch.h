@@ -31,12 +31,17 @@ typedef struct rg_forksrv {
 int rg_forksrv_start(rg_forksrv *s, const char *self, const char *shim, const char *transport,
                      char *err, size_t errlen);
 /*
- * Starts one rank through s: env as "KEY=VALUE" (set) or "KEY" (unset), args the worker's
- * options, fds its log, status pipe and go pipe. Returns its pid -- a child of this process,
- * which must be a child subreaper -- or -1 with err (the server may then be stopped).
+ * Asks s for one rank: env as "KEY=VALUE" (set) or "KEY" (unset), args the worker's options,
+ * fds its log, status pipe and go pipe (the server holds copies once this returns). 0, or -1
+ * with err. Every rank of a scenario is asked for before any is taken, so that the servers
+ * fork them side by side: one after another, a 4-rank point's last rank was ready some 60 ms
+ * after its first, which waited for it.
  */
-pid_t rg_forksrv_spawn(rg_forksrv *s, const char *const *env, const char *const *args,
-                       const int fds[3], double timeout_s, char *err, size_t errlen);
+int rg_forksrv_send(rg_forksrv *s, const char *const *env, const char *const *args,
+                    const int fds[3], char *err, size_t errlen);
+/* The rank asked for last: its pid -- a child of this process, which must be a child
+ * subreaper -- or -1 with err (the server may then be stopped). */
+pid_t rg_forksrv_take(rg_forksrv *s, double timeout_s, char *err, size_t errlen);
 void rg_forksrv_stop(rg_forksrv *s);
 
 /* --- the processes of a run (rg_proc.c): workers under `run`, programs under `exec` -------- */

@@ -112,12 +112,12 @@ void rg_launch_servers_stop(void)
 }
 
 /*
- * Rank r of this scenario through its fork server: the same worker options, environment and
- * descriptors a rank exec'd below gets. Returns whether it started; if not, the server is
- * stopped (said once) and the rank is exec'd as always.
+ * Rank r of this scenario asked of its fork server: the same worker options, environment and
+ * descriptors a rank exec'd below gets. Returns whether it was asked (served_take then takes
+ * it); if not, the server is stopped (said once) and the rank is exec'd as always.
  */
-static bool served_rank(const rg_worker_launch *w, int r, const char *secret, const char *btsig,
-                        struct rg_proc *p)
+static bool served_ask(const rg_worker_launch *w, int r, const char *secret, const char *btsig,
+                       struct rg_proc *p)
 {
     char err[512], log[1200], evp[1200], bt[1200], rank[16], seed[32], fisig[16];
     char e_plan[1300], e_log[1300], e_rank[32], e_bt[48], e_fisig[48], e_secret[160];
@@ -169,11 +169,11 @@ static bool served_rank(const rg_worker_launch *w, int r, const char *secret, co
     }
     const int fds[3] = {lfd, sp[1], gp[0]};
     p->spawn_s = rg_now_s();
-    pid_t pid = rg_forksrv_spawn(&g_srv[r], env, args, fds, 10, err, sizeof(err));
+    int st = rg_forksrv_send(&g_srv[r], env, args, fds, err, sizeof(err));
     close(lfd);
     close(sp[1]);
     close(gp[0]);
-    if (pid < 0) {
+    if (st != 0) {
         fprintf(stderr, "railguard run: %s: exec'ing ranks instead\n", err);
         rg_forksrv_stop(&g_srv[r]);
         close(sp[0]);
@@ -181,10 +181,27 @@ static bool served_rank(const rg_worker_launch *w, int r, const char *secret, co
         return false;
     }
     fcntl(sp[0], F_SETFL, O_NONBLOCK);
-    p->pid = pid;
     p->fd = sp[0];
     p->go = gp[1];
     return true;
+}
+
+/* The rank served_ask asked for: whether it came; if not, its pipes are closed and the server
+ * stopped (said once), for the rank to be exec'd. */
+static bool served_take(int r, struct rg_proc *p)
+{
+    char err[512];
+    pid_t pid = rg_forksrv_take(&g_srv[r], 10, err, sizeof(err));
+    if (pid > 0) {
+        p->pid = pid;
+        return true;
+    }
+    fprintf(stderr, "railguard run: %s: exec'ing ranks instead\n", err);
+    rg_forksrv_stop(&g_srv[r]);
+    close(p->fd);
+    close(p->go);
+    p->fd = p->go = -1;
+    return false;
 }
 
 /* Rank r exec'd as `railguard worker` (under the wrapper, if any): its log, the status pipe at
@@ -268,10 +285,12 @@ static pid_t exec_rank(const rg_worker_launch *w, int r, const char *secret, con
     return pid;
 }
 
-/* Every rank lo..hi-1 started, each with what it says kept from the first line. */
+/* Every rank lo..hi-1 started, each with what it says kept from the first line: forked ones
+ * asked of every server first, then taken, so that the servers fork them side by side. */
 static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *secret,
                         const char *btsig)
 {
+    bool asked[RG_MAX_RANKS] = {false};
     for (int r = w->lo; r < w->hi; r++) {
         rg_launched_rank *lr = &l->rank[r];
         /* Until a rank says otherwise it is where it started. */
@@ -285,10 +304,15 @@ static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *s
         /* A scenario with env: is exec'd: the fork server has set libibverbs up before it
          * forks, so a variable read once at that set-up (or at a process's start) would reach
          * an exec'd rank and not a forked one. */
-        if (w->fork_server && !w->sc->nenv && served_rank(w, r, secret, btsig, &lr->proc))
+        if (w->fork_server && !w->sc->nenv && served_ask(w, r, secret, btsig, &lr->proc)) {
+            asked[r] = true;
             continue;
+        }
         exec_rank(w, r, secret, btsig, &lr->proc);
     }
+    for (int r = w->lo; r < w->hi; r++)
+        if (asked[r] && !served_take(r, &l->rank[r].proc))
+            exec_rank(w, r, secret, btsig, &l->rank[r].proc);
 }
 
 /* Whether rank r ended or stopped since last looked at: its status, and when, recorded. */
