@@ -96,6 +96,10 @@ const char *rg_version_git(void);
  * not fit.
  */
 int rg_shell_word(char *buf, size_t len, const char *word);
+/* FNV-1a 64 of n bytes at p, from h (RG_FNV_START to begin): the digests a plan keeps of its
+ * points and of the code its call sites are in. */
+#define RG_FNV_START 0xcbf29ce484222325ull
+uint64_t rg_fnv(uint64_t h, const void *p, size_t n);
 /* Text for HTML or XML (element content and double-quoted attributes): & < > " ' escaped,
  * control characters but tab and newline as '?' (XML 1.0 forbids them even escaped). */
 void rg_markup_text(FILE *f, const char *s);

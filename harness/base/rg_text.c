@@ -94,3 +94,11 @@ void rg_cut(char *dst, size_t len, const char *src)
     memcpy(dst, src, n);
     dst[n] = '\0';
 }
+
+uint64_t rg_fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}

@@ -63,16 +63,13 @@ int sweep_objs_of(const struct sweep_opts *o, const rg_sw_site *sites, int nsite
 /* The objects the plan's site keys name that it keeps no code of, one line each. */
 static int unkept(const rg_sw_result *p)
 {
-    char seen[RG_SW_SITES_MAX][128];
+    static char seen[RG_SW_SITES_MAX][RG_EV_OBJ_MAX]; /* 100 KB: not on the stack */
     int nseen = 0, odd = 0;
-    for (int i = 0; i < p->nsites; i++)
-        for (const char *f = p->sites[i].site; f && *f;) {
-            const char *plus = strstr(f, "+0x"), *next = strchr(f, '<');
-            if (!plus)
-                break;
-            char name[128];
-            snprintf(name, sizeof(name), "%.*s", (int)(plus - f), f);
-            f = next ? next + 1 : NULL;
+    for (int i = 0; i < p->nsites; i++) {
+        rg_ev_frame fr[FI_SITE_DEPTH];
+        int nf = rg_ev_path_parse(p->sites[i].site, fr, FI_SITE_DEPTH);
+        for (int k = 0; k < nf; k++) {
+            const char *name = fr[k].obj; /* a key's frames are file names already */
             bool kept = false;
             for (int j = 0; j < p->nobjs && !kept; j++)
                 kept = !strcmp(p->objs[j].name, name);
@@ -80,12 +77,13 @@ static int unkept(const rg_sw_result *p)
                 kept = !strcmp(seen[j], name);
             if (kept || nseen == RG_SW_SITES_MAX)
                 continue;
-            snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+            snprintf(seen[nseen++], sizeof(seen[0]), "%.*s", (int)sizeof(seen[0]) - 1, name);
             printf("railguard sweep: --plan: the call sites in %s are not checked against this "
                    "build: the plan keeps no code of it\n",
                    name);
             odd++;
         }
+    }
     return odd;
 }
 

@@ -20,13 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void fnv(uint64_t *h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++)
-        *h = (*h ^ b[i]) * 0x100000001b3ull;
-}
-
 int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
 {
     out[0] = '\0';
@@ -50,7 +43,7 @@ int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
     }
     const uint64_t size = (uint64_t)sb.st_size;
     Elf64_Ehdr eh;
-    uint64_t h = 0xcbf29ce484222325ull, hashed = 0;
+    uint64_t h = RG_FNV_START, hashed = 0;
     int sections = 0;
     const char *bad = NULL;
     if (fread(&eh, sizeof(eh), 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG))
@@ -76,8 +69,8 @@ int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
             bad = "a code section past the end";
             break;
         }
-        fnv(&h, &sh.sh_addr, sizeof(sh.sh_addr));
-        fnv(&h, &sh.sh_size, sizeof(sh.sh_size));
+        h = rg_fnv(h, &sh.sh_addr, sizeof(sh.sh_addr));
+        h = rg_fnv(h, &sh.sh_size, sizeof(sh.sh_size));
         if (fseek(f, (long)sh.sh_offset, SEEK_SET) != 0) {
             bad = "a code section past the end";
             break;
@@ -89,7 +82,7 @@ int rg_obj_code(const char *path, char out[17], char *err, size_t errlen)
                 bad = "a code section cut short";
                 break;
             }
-            fnv(&h, buf, want);
+            h = rg_fnv(h, buf, want);
             left -= want;
         }
         hashed += sh.sh_size;

@@ -7,6 +7,7 @@
  */
 #include "sweep/rg_sweep.h"
 
+#include "base/rg_base.h"
 #include "result/rg_result.h"
 
 #include <jansson.h>
@@ -29,18 +30,14 @@ const char *rg_sw_state_name(rg_sw_state s)
 /* FNV-1a 64 over a string and a newline, into h. */
 static uint64_t fnv(uint64_t h, const char *c)
 {
-    for (;; c++) {
-        h = (h ^ (unsigned char)(*c ? *c : '\n')) * 0x100000001b3ull;
-        if (!*c)
-            return h;
-    }
+    return rg_fnv(rg_fnv(h, c, strlen(c)), "\n", 1);
 }
 
 /* The rules and their costs: the split is a function of both, so two plans with one digest
  * split alike (a cost in hexadecimal is its exact bits). */
 static uint64_t digest_of(const rg_sweep_point *p, int n, size_t stride)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = RG_FNV_START;
     for (int i = 0; i < n; i++, p = (const rg_sweep_point *)((const char *)p + stride)) {
         char cost[40];
         snprintf(cost, sizeof(cost), "%a", p->cost);
