@@ -315,6 +315,7 @@ regression: deps
 # bounded run of this target uses them. SWEEP_SHARD=K/N runs shard K of N of every sweep into
 # BUILD/sweep and no mutants (a CI matrix: one machine a shard, `make sweep-mutants` its own
 # job); ci/sweep-merge BUILD OUT SHARD_DIR... joins them (.github/workflows/railguard.yml).
+# Each sweep's runs are kept as BUILD/sweep/NAME-KIND/runs.tar (ci/sweep-all: --work in TMPDIR).
 # SWEEP_LIST=1 only plans (BUILD/sweep/NAME-KIND/plan.json, no point run, no mutants), and
 # SWEEP_PLANS=DIR gives every sweep its plan from such a DIR: the shards of a matrix share one.
 SWEEP_KINDS ?= error negpoll delay

@@ -22,6 +22,7 @@ struct sweep_opts {
     const char *pass[16]; /* run options passed through: --transport X, --shim X, ... */
     int npass;
     char out[PATH_MAX];
+    char work[PATH_MAX]; /* --work DIR: where the runs write their evidence (default: out) */
     char plan[PATH_MAX]; /* --plan FILE: the points and sites of another sweep's plan.json */
     rg_sweep_spec spec;
     int shrink_tries;     /* candidates a failing point's shrinking may try (--shrink) */

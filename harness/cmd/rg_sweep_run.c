@@ -153,8 +153,8 @@ int run_batch(const struct batch *b)
     char out[PATH_MAX + 64], log[PATH_MAX + 64], buf[8192];
     int fd;
     /* parse_sweep keeps --out 64 bytes short of PATH_MAX: the precisions never cut. */
-    snprintf(out, sizeof(out), "%.4030s/run-%04d", b->o->out, b->idx[0] + 1);
-    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", b->o->out, b->idx[0] + 1);
+    snprintf(out, sizeof(out), "%.4030s/run-%04d", b->o->work, b->idx[0] + 1);
+    snprintf(log, sizeof(log), "%.4030s/run-%04d.log", b->o->work, b->idx[0] + 1);
     pid_t pid = start_batch(b, out, log, &fd);
     if (pid < 0)
         return -1;
@@ -341,8 +341,8 @@ static bool try_candidate(struct sweep_state *ss, int i, int k, rg_scenario *can
     struct outcome oc;
     snprintf(cand->name, sizeof(cand->name), "point-%04d-shrink-%d", i + 1, k);
     snprintf(path, sizeof(path), "%.4030s/points/%04d-shrink-%d.yaml", o->out, i + 1, k);
-    snprintf(out, sizeof(out), "%.4030s/points/%04d-shrink-%d", o->out, i + 1, k);
-    snprintf(log, sizeof(log), "%.4030s/points/%04d-shrink-%d.log", o->out, i + 1, k);
+    snprintf(out, sizeof(out), "%.4030s/points/%04d-shrink-%d", o->work, i + 1, k);
+    snprintf(log, sizeof(log), "%.4030s/points/%04d-shrink-%d.log", o->work, i + 1, k);
     if (rg_scenario_save(path, cand, "railguard sweep: a shrinking candidate") != 0)
         return false;
     run_one(o, path, out, log, limit);
@@ -402,8 +402,8 @@ void recheck(struct sweep_state *ss, int i, double limit)
     char path[PATH_MAX + 64], out[PATH_MAX + 64], log[PATH_MAX + 64], dir[PATH_MAX + 128];
     struct outcome oc;
     snprintf(path, sizeof(path), "%s/points/%04d.yaml", o->out, i + 1);
-    snprintf(out, sizeof(out), "%s/points/%04d-recheck", o->out, i + 1);
-    snprintf(log, sizeof(log), "%s/points/%04d-recheck.log", o->out, i + 1);
+    snprintf(out, sizeof(out), "%.4030s/points/%04d-recheck", o->work, i + 1);
+    snprintf(log, sizeof(log), "%.4030s/points/%04d-recheck.log", o->work, i + 1);
     snprintf(dir, sizeof(dir), "%s/000-point-%04d", out, i + 1);
     run_one(o, path, out, log, limit);
     point_outcome(ss, dir, &oc);

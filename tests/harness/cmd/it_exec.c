@@ -448,10 +448,38 @@ START_TEST(test_sweep_exec_scenario)
     snprintf(text, sizeof(text),
              "ranks: 1\ndeadline: 30\nexec: {command: '%s --msgs 3 --ignore-errors'}\n", g_probe);
     rg_check_write_temp(sc, text, strlen(text));
-    st = railguard("sweep", dir, sizeof(dir), "--fault error --op recv --max 2 %s", sc);
+    /* The runs in --work, everything else in --out: the counting run, the batch's run and the
+     * rechecks of its failures there (and shrinking candidates: a program with no steps has
+     * none); plan, points and reports here. */
+    char work[PATH_MAX + 32], path[2 * PATH_MAX + 64];
+    snprintf(work, sizeof(work), "%s/work-%ld", g_tmp, (long)getpid());
+    st = railguard("sweep", dir, sizeof(dir), "--work %s --fault error --op recv --max 2 %s", work,
+                   sc);
     ck_assert_msg(st == 1, "status %d:\n%s", st, g_out);
     expect_in("ERROR_SWALLOWED");
     expect_in("3 fired, 0 not fired, 3 failing");
+    snprintf(path, sizeof(path), "railguard sweep: the runs' evidence: %s\n", work);
+    expect_in(path);
+    const char *in_work[] = {"count", "count.log", "run-0001/000-point-0001/rank0.events.jsonl",
+                             "run-0001.log", "points/0001-recheck/000-point-0001/result.json"};
+    const char *in_out[] = {"plan.json", "sweep.json", "index.html", "points/0001.yaml",
+                            "points/0003.yaml"};
+    for (size_t i = 0; i < sizeof(in_work) / sizeof(in_work[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", work, in_work[i]);
+        ck_assert_msg(access(path, F_OK) == 0, "no %s:\n%s", path, g_out);
+        snprintf(path, sizeof(path), "%s/%s", dir, in_work[i]);
+        ck_assert_msg(access(path, F_OK) != 0, "%s is not in --work", path);
+    }
+    for (size_t i = 0; i < sizeof(in_out) / sizeof(in_out[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, in_out[i]);
+        ck_assert_msg(access(path, F_OK) == 0, "no %s:\n%s", path, g_out);
+    }
+    /* A --work that cannot be made: one line, 2, and no --out made. */
+    st = railguard("sweep", dir, sizeof(dir), "--work /dev/null/x --fault error %s", sc);
+    ck_assert_msg(st == 2, "status %d:\n%s", st, g_out);
+    ck_assert_str_eq(g_out, "railguard sweep: --work: cannot create '/dev/null/x': Not a "
+                            "directory\n");
+    ck_assert_int_ne(access(dir, F_OK), 0);
 }
 END_TEST
 
