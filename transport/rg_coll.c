@@ -54,10 +54,12 @@ static rg_status scratch(struct plan *p, const void *src, size_t bytes, int whol
                     total);
         return rg__fail(c, RG_ERR_NOMEM);
     }
+    uint64_t t0 = rg__ph_start(c);
     if (whole)
         memcpy(p->work, src, total);
     else
         memcpy(p->work + (size_t)c->rank * bytes, src, bytes);
+    rg__ph_add(c, RG_PH_COPY, t0);
     return RG_OK;
 }
 
@@ -79,23 +81,29 @@ static rg_status all_reduce_one_shot(struct plan *p, uint8_t *recv, size_t count
     rg__mesh_gather_steps(p, count);
     st = rg__coll_run(p);
     if (!st) {
+        uint64_t t0 = rg__ph_start(p->c);
         memcpy(recv, p->work, bytes);
+        rg__ph_add(p->c, RG_PH_COPY, t0);
+        t0 = rg__ph_start(p->c);
         for (int q = 1; q < p->c->size; q++)
             rg__reduce(recv, p->work + (size_t)q * bytes, count, p->dt, p->op);
+        rg__ph_add(p->c, RG_PH_REDUCE, t0);
     }
     free(p->work);
     return st;
 }
 
-rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
-                        rg_redop op)
+static rg_status all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
+                            rg_redop op)
 {
     struct plan p;
     rg_status st = begin(c, &p, dt, op, 1, "all_reduce");
     if (st)
         return st;
+    uint64_t t0 = rg__ph_start(c);
     if (send != recv && count)
         memmove(recv, send, count * p.esz);
+    rg__ph_add(c, RG_PH_COPY, t0);
     int n = c->size, r = c->rank;
     if (n == 1 || count == 0)
         return RG_OK;
@@ -128,6 +136,21 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
         return st;
     rg__ring_plan(&p, RING_ALL_REDUCE, count, 0);
     return rg__coll_run(&p);
+}
+
+/* RG_PHASES: the call's own time, beside its phases' (rg_phases.c). */
+rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt,
+                        rg_redop op)
+{
+    if (!c || !c->phases)
+        return all_reduce(c, send, recv, count, dt, op);
+    c->ph_on = 1;
+    uint64_t t0 = rg__ph_clock(c);
+    rg_status st = all_reduce(c, send, recv, count, dt, op);
+    c->ph.total_ns += rg__ph_clock(c) - t0;
+    c->ph.calls++;
+    c->ph_on = 0;
+    return st;
 }
 
 rg_status rg_all_gather(rg_comm_h c, const void *send, void *recv, size_t count, rg_dtype dt)

@@ -115,7 +115,7 @@ static rg_status run_steps(struct plan *p)
     }
     for (;;) {
         int pending = 0;
-        rg__waiting(c, -1, NULL);
+        rg__waiting(c, -1, RG_WAIT_NONE);
         for (int v = 0; v < nv; v++) {
             int k = v % p->nrails, d = v / p->nrails, nst = p->nsteps[d];
             /* Receive first: it frees slots, grants credits and unblocks forwarding. */
@@ -129,7 +129,7 @@ static rg_status run_steps(struct plan *p)
                     return c->err.st;
                 if (r == 0) {
                     if (c->wait_peer < 0)
-                        rg__waiting(c, x->peer, "its data");
+                        rg__waiting(c, x->peer, RG_WAIT_DATA);
                     break;
                 }
                 rg__chunk(s->recv_len, p->esz, c->chunk_bytes, rcv[v].j, &off, &n);
@@ -142,10 +142,14 @@ static rg_status run_steps(struct plan *p)
                     return rg__fail(c, RG_ERR_PROTOCOL);
                 }
                 uint8_t *dst = p->work + (s->recv_off + off) * p->esz;
-                if (s->act == ACT_REDUCE)
+                uint64_t t0 = rg__ph_start(c);
+                if (s->act == ACT_REDUCE) {
                     rg__reduce(dst, data, n, p->dt, p->op);
-                else
+                    rg__ph_add(c, RG_PH_REDUCE, t0);
+                } else {
                     memcpy(dst, data, len);
+                    rg__ph_add(c, RG_PH_SLOT_OUT, t0);
+                }
                 if (rg__release(c, x))
                     return c->err.st;
                 advance(p, 0, k, &rcv[v]);
@@ -160,7 +164,7 @@ static rg_status run_steps(struct plan *p)
                 struct rg_conn *x = conn(c, s->send_peer, k);
                 if (!rg__can_send(c, x)) {
                     if (c->wait_peer < 0)
-                        rg__waiting(c, x->peer, "a credit to send to it");
+                        rg__waiting(c, x->peer, RG_WAIT_CREDIT);
                     break;
                 }
                 size_t off, n;

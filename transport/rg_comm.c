@@ -72,8 +72,10 @@ static rg_status comm_tune(struct rg_comm *c, const rg_config *cfg)
     c->ib_retry_cnt = env_uint("RG_IB_RETRY_CNT", dflt.retry_cnt, 0, 6, false, &c->err);
     /* 0 or 1, read once: "RG_DEBUG=0" used to turn debugging on (any value did). */
     c->debug = env_uint("RG_DEBUG", 0, 0, 1, false, &c->err);
+    c->phases = env_uint("RG_PHASES", 0, 0, 1, false, &c->err);
     if (c->err.st)
         return c->err.st;
+    rg__ph_init(c);
     /* The tag tells this communicator's completions from any other's, e.g. a predecessor's. */
     /* Not rand(): the caller's random sequence is none of our business. */
     c->seed = (uint64_t)(rg__now() * 1e9) ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)c;
@@ -188,6 +190,7 @@ rg_status rg_comm_destroy(rg_comm_h c)
     rg_status st;
     if (!c)
         return RG_OK;
+    rg__ph_report(c);
     /*
      * Teardown drains: outstanding sends complete, and every rank reaches this point, before
      * any QP goes away, so no peer is left writing into freed memory or reading a closed

@@ -69,6 +69,35 @@ struct rg_mem {
     struct ibv_mr *mr[RG_MAX_RANKS * RG_MAX_RAILS];
 };
 
+/*
+ * RG_PHASES=1: where the time of the communicator's all_reduce calls goes, summed by phase
+ * over its life and said in one line on stderr at rg_comm_destroy (rg_phases.c,
+ * docs/bench.md). Off (the default), each place it is measured costs one branch.
+ */
+enum rg_phase {
+    RG_PH_COPY,        /* the caller's buffers: input to output, scratch in and out */
+    RG_PH_SLOT_IN,     /* payload copied into a send slot */
+    RG_PH_SLOT_OUT,    /* payload copied out of a receive slot */
+    RG_PH_REDUCE,      /* reductions, from a slot or the one-shot's scratch */
+    RG_PH_POST,        /* ibv_post_send/recv (rxe does its packet work in them) */
+    RG_PH_POLL,        /* passes of the progress loop that reaped completions */
+    RG_PH_WAIT_DATA,   /* passes that reaped nothing while a receive waited for its data */
+    RG_PH_WAIT_CREDIT, /* ... while a send waited for a credit */
+    RG_PH_WAIT_SENDS,  /* ... while the call waited for its own sends to complete */
+    RG_PH_WAIT_OTHER,  /* ... with nothing named (between a plan's passes) */
+    RG_PH_N
+};
+
+/* What a wait is for: the timeout's message names it, RG_PHASES sorts the wait by it. */
+enum rg_wait { RG_WAIT_NONE, RG_WAIT_DATA, RG_WAIT_CREDIT, RG_WAIT_SENDS };
+
+struct rg_phases {
+    uint64_t ns[RG_PH_N];
+    uint64_t calls, total_ns;
+    uint64_t reads;    /* clock reads made for this */
+    uint64_t clock_ns; /* what one read costs here, measured at create */
+};
+
 struct rg_comm {
     int rank, size;
     rg_config cfg;
@@ -103,17 +132,43 @@ struct rg_comm {
     unsigned idle;
     /* What the current wait needs, set before each rg__progress: a timeout names that peer
      * (a stopped or lost peer shows as the one whose data or credit never came). */
-    int wait_peer;        /* -1: none said */
-    unsigned debug;       /* RG_DEBUG=1: counters on stderr at failures and teardown */
-    const char *wait_for; /* "its data", "a credit to send to it", ... */
+    int wait_peer;          /* -1: none said */
+    unsigned debug;         /* RG_DEBUG=1: counters on stderr at failures and teardown */
+    enum rg_wait wait_kind; /* its data, a credit to send to it, ... */
+    unsigned phases;        /* RG_PHASES=1 */
+    unsigned ph_on;         /* phases, inside an all_reduce: only its time is summed */
+    struct rg_phases ph;
 };
 
 /* The peer the next waits are for, and what from it; a timeout's message names them. */
-static inline void rg__waiting(struct rg_comm *c, int peer, const char *what)
+static inline void rg__waiting(struct rg_comm *c, int peer, enum rg_wait what)
 {
     c->wait_peer = peer;
-    c->wait_for = what;
+    c->wait_kind = what;
 }
+
+/* RG_PHASES: a phase's start (0 when off), and its end added to the phase. */
+uint64_t rg__ph_clock(struct rg_comm *c);
+static inline uint64_t rg__ph_start(struct rg_comm *c)
+{
+    return c->ph_on ? rg__ph_clock(c) : 0;
+}
+static inline void rg__ph_add(struct rg_comm *c, enum rg_phase ph, uint64_t t0)
+{
+    if (c->ph_on)
+        c->ph.ns[ph] += rg__ph_clock(c) - t0;
+}
+/* The wait a progress pass that reaped nothing belongs to. */
+static inline enum rg_phase rg__ph_wait(const struct rg_comm *c)
+{
+    return c->wait_kind == RG_WAIT_DATA     ? RG_PH_WAIT_DATA
+           : c->wait_kind == RG_WAIT_CREDIT ? RG_PH_WAIT_CREDIT
+           : c->wait_kind == RG_WAIT_SENDS  ? RG_PH_WAIT_SENDS
+                                            : RG_PH_WAIT_OTHER;
+}
+/* At create: what a clock read costs. At destroy: the line on stderr. */
+void rg__ph_init(struct rg_comm *c);
+void rg__ph_report(const struct rg_comm *c);
 
 /* Slot addresses inside a connection's one registration. */
 static inline uint8_t *rg__recv_slot(struct rg_conn *c, unsigned slots, uint64_t seq)

@@ -69,11 +69,12 @@ rg_status rg__fail(struct rg_comm *c, rg_status st)
 
 rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x)
 {
-    uint64_t seq = x->recv_posted;
+    uint64_t seq = x->recv_posted, t0 = rg__ph_start(c);
     if (rg_vpost_recv(x->qp, rg__wrid(RG_WR_RECV, c->tag, (unsigned)x->idx, (uint32_t)seq),
                       rg__recv_slot(x, c->slots, seq), (uint32_t)x->slot_bytes, x->mr->lkey,
                       &c->err))
         return rg__fail(c, c->err.st);
+    rg__ph_add(c, RG_PH_POST, t0);
     x->recv_posted++;
     return RG_OK;
 }
@@ -113,8 +114,10 @@ rg_status rg__write_credit(struct rg_comm *c, struct rg_conn *x)
         .send_flags = IBV_SEND_SIGNALED,
         .wr.rdma = {.remote_addr = x->remote_mailbox, .rkey = x->remote_rkey},
     };
+    uint64_t t0 = rg__ph_start(c);
     if (rg_vpost_send_wr(x->qp, &wr, &c->err))
         return rg__fail(c, c->err.st);
+    rg__ph_add(c, RG_PH_POST, t0);
     x->credit_writes++;
     x->credit_granted = x->recv_posted;
     return RG_OK;
@@ -190,6 +193,7 @@ rg_status rg__progress(struct rg_comm *c, double *deadline)
     int any = 0;
     if (c->poisoned)
         return c->err.st;
+    uint64_t t0 = rg__ph_start(c);
     for (int d = 0; d < c->ndevs; d++) {
         int n = rg_vpoll(c->devs[d].cq, 32, wc, describe_wc, c, &c->err);
         if (n < 0)
@@ -200,6 +204,7 @@ rg_status rg__progress(struct rg_comm *c, double *deadline)
         any |= n;
     }
     if (any) {
+        rg__ph_add(c, RG_PH_POLL, t0);
         /* A credit left ungranted by rg__release waits for a credit write to complete, so
          * only a pass that saw completions can have new ones to grant. */
         for (int i = 0; i < c->nconns; i++)
@@ -240,9 +245,15 @@ rg_status rg__progress(struct rg_comm *c, double *deadline)
                 used += (size_t)w;
             }
             char whom[96] = "";
+            static const char *const wait_names[] = {
+                [RG_WAIT_NONE] = "progress",
+                [RG_WAIT_DATA] = "its data",
+                [RG_WAIT_CREDIT] = "a credit to send to it",
+                [RG_WAIT_SENDS] = "its receipt of a send (a completion)",
+            };
             if (c->wait_peer >= 0)
                 snprintf(whom, sizeof(whom), " waiting on rank %d for %s;", c->wait_peer,
-                         c->wait_for ? c->wait_for : "progress");
+                         wait_names[c->wait_kind]);
             rg__err_set(&c->err, RG_ERR_TIMEOUT,
                         "rank %d: operation %u did not finish within "
                         "%.1f s;%s%s",
@@ -250,6 +261,7 @@ rg_status rg__progress(struct rg_comm *c, double *deadline)
             return rg__fail(c, RG_ERR_TIMEOUT);
         }
     }
+    rg__ph_add(c, rg__ph_wait(c), t0);
     return RG_OK;
 }
 
@@ -273,16 +285,20 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
         {.addr = (uintptr_t)slot, .length = (uint32_t)(sizeof(h) + len), .lkey = x->mr->lkey},
         {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = mr ? mr->lkey : 0}};
     memcpy(slot, &h, sizeof(h));
+    uint64_t t0 = rg__ph_start(c);
     if (mr) {
         sge[0].length = (uint32_t)sizeof(h);
         c->zcopy_sends++;
     } else if (len) {
         memcpy(slot + sizeof(h), p, len);
+        rg__ph_add(c, RG_PH_SLOT_IN, t0);
+        t0 = rg__ph_start(c);
     }
     if (rg_vpost_send(x->qp,
                       rg__wrid(RG_WR_SEND, c->tag, (unsigned)x->idx, (uint32_t)x->send_posted), sge,
                       mr ? 2 : 1, &c->err))
         return rg__fail(c, c->err.st);
+    rg__ph_add(c, RG_PH_POST, t0);
     x->send_posted++;
     x->tx_seq++;
     return RG_OK;
@@ -340,7 +356,7 @@ rg_status rg__drain_sends(struct rg_comm *c, double *deadline)
         int busy = 0;
         for (int i = 0; i < c->nconns; i++)
             if (c->conns[i].send_posted != c->conns[i].send_done && !busy++)
-                rg__waiting(c, c->conns[i].peer, "its receipt of a send (a completion)");
+                rg__waiting(c, c->conns[i].peer, RG_WAIT_SENDS);
         if (!busy)
             return RG_OK;
         if (rg__progress(c, deadline))

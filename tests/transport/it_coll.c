@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void expect_ok(struct drive_opts *o)
 {
@@ -272,6 +273,73 @@ START_TEST(test_full_64mib)
 }
 END_TEST
 
+/*
+ * RG_PHASES=1 (the benchmark's breakdown): the results stay bit-exact, and each rank says one
+ * line at its communicator's end with every phase, the call's total and the clock's cost, its
+ * phases never above its total (they are disjoint parts of the call). 2 ranks, mesh (the
+ * one-shot at 5 elements, reduce-scatter and all-gather at 1021 and 40000) and ring.
+ */
+START_TEST(test_phases_line)
+{
+    static const char *const keys[] = {
+        "calls=",      "total=",      "copy=",  "slot_in=",   "slot_out=",
+        "reduce=",     "post=",       "poll=",  "wait_data=", "wait_credit=",
+        "wait_sends=", "wait_other=", "other=", "reads=",     "clock="};
+    char path[] = "/tmp/rg-it-phases.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2); /* the forked ranks inherit it */
+    setenv("RG_PHASES", "1", 1);
+    struct drive_opts o;
+    drive_opts_default(&o);
+    o.ranks = 2;
+    o.rails = 1;
+    o.qp = RG_QPT_RC;
+    o.algo = _i ? RG_ALGO_RING : RG_ALGO_AUTO;
+    o.all_dtypes = 0;
+    o.counts[0] = 5;
+    o.counts[1] = 1021;
+    o.counts[2] = 40000;
+    o.counts[3] = 0;
+    o.timeout_s = 30;
+    struct drive_result r;
+    int rc = drive_run(&o, &r);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    unsetenv("RG_PHASES");
+    ck_assert_msg(rc == 0, "%s", r.msg);
+    ck_assert_int_gt(r.checks, 0);
+    static char text[16384];
+    ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+    close(fd);
+    unlink(path);
+    ck_assert_int_gt(n, 0);
+    text[n] = '\0';
+    int lines = 0;
+    for (char *l = strstr(text, "railguard phases: "); l; l = strstr(l + 1, "railguard phases: ")) {
+        char *end = strchr(l, '\n');
+        ck_assert_ptr_nonnull(end);
+        *end = '\0';
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            ck_assert_msg(strstr(l, keys[k]), "no %s in '%s'", keys[k], l);
+        unsigned long long calls = strtoull(strstr(l, "calls=") + 6, NULL, 10);
+        unsigned long long total = strtoull(strstr(l, "total=") + 6, NULL, 10);
+        unsigned long long sum = 0;
+        for (size_t k = 2; k < 12; k++)
+            sum += strtoull(strstr(l, keys[k]) + strlen(keys[k]), NULL, 10);
+        ck_assert_msg(calls > 0 && total > 0, "'%s'", l);
+        /* Rounding each phase down to a whole ns a call can cost at most 1 ns a phase. */
+        ck_assert_msg(sum <= total + 10, "phases %llu above the call's %llu: '%s'", sum, total, l);
+        lines++;
+        *end = '\n';
+    }
+    ck_assert_msg(lines == 2, "%d phases line(s), not one a rank:\n%s", lines, text);
+}
+END_TEST
+
 Suite *rg_suite_it_coll(void)
 {
     Suite *s = suite_create("it_coll");
@@ -286,6 +354,7 @@ Suite *rg_suite_it_coll(void)
     tcase_add_test(tc, test_plan_settings_must_agree);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
+    tcase_add_loop_test(tc, test_phases_line, 0, 2);
     suite_add_tcase(s, tc);
     const char *full = getenv("RG_CHECK_FULL");
     if (full && *full && strcmp(full, "0")) {
