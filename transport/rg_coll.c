@@ -147,7 +147,7 @@ rg_status rg_all_reduce(rg_comm_h c, const void *send, void *recv, size_t count,
     c->ph_on = 1;
     uint64_t t0 = rg__ph_clock(c);
     rg_status st = all_reduce(c, send, recv, count, dt, op);
-    c->ph.total_ns += rg__ph_clock(c) - t0;
+    c->ph.total += rg__ph_clock(c) - t0;
     c->ph.calls++;
     c->ph_on = 0;
     return st;

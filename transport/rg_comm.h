@@ -92,10 +92,11 @@ enum rg_phase {
 enum rg_wait { RG_WAIT_NONE, RG_WAIT_DATA, RG_WAIT_CREDIT, RG_WAIT_SENDS };
 
 struct rg_phases {
-    uint64_t ns[RG_PH_N];
-    uint64_t calls, total_ns;
-    uint64_t reads;    /* clock reads made for this */
-    uint64_t clock_ns; /* what one read costs here, measured at create */
+    uint64_t ns[RG_PH_N]; /* in the clock's ticks (rg_phases.c), as total; ns when said */
+    uint64_t calls, total;
+    uint64_t reads;        /* clock reads made for this */
+    uint64_t clock_ns;     /* what one read costs here, measured at create */
+    uint64_t mono0, tick0; /* both clocks at create: the ticks' rate at report */
 };
 
 struct rg_comm {
