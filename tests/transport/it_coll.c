@@ -282,9 +282,9 @@ END_TEST
 START_TEST(test_phases_line)
 {
     static const char *const keys[] = {
-        "calls=",      "total=",      "copy=",  "slot_in=",   "slot_out=",
-        "reduce=",     "post=",       "poll=",  "wait_data=", "wait_credit=",
-        "wait_sends=", "wait_other=", "other=", "reads=",     "clock="};
+        "calls=",      "total=",      "copy=",   "slot_in=",   "slot_out=",
+        "reduce=",     "post=",       "poll=",   "wait_data=", "wait_credit=",
+        "wait_sends=", "wait_other=", " other=", "reads=",     "clock="};
     char path[] = "/tmp/rg-it-phases.XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
