@@ -68,7 +68,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_SITES] = B(K_DEPTH),
     /* The wire has no QPs, ops, steps or events to count: a rank's device, a rail, a window. */
     [FI_WIRE] = WIRE_WHERE | B(K_LOSS) | B(K_DELAY) | B(K_JITTER) | B(K_REORDER) | B(K_DUPLICATE) |
-                B(K_CORRUPT),
+                B(K_CORRUPT) | B(K_UP),
     [FI_LINK_DOWN] = B(K_RANK) | B(K_RAIL) | B(K_AFTER) | B(K_UP) | B(K_STEP),
     [FI_PARTITION] = B(K_RANK) | B(K_AFTER) | B(K_UP) | B(K_STEP),
 };
@@ -173,8 +173,9 @@ static int finish_rule(const struct fi__ctx *c, struct fi_rule *r, unsigned seen
         return fi__plan_fail(c, "%s counts polls, which have no op or qp: add per=cqe",
                              fi_kind_name(r->kind));
     /* A wire fault starts at a time or when a rank's program starts step N: one of them. It
-     * ends by its up= (a link) or, for netem, at before= or the end; a window in time past a
-     * start that is a step would be a guess. */
+     * ends by its up= (a link, or a netem's wire made clean again that long after it went on)
+     * or, for netem, at before= or the end; a window in time past a start that is a step would
+     * be a guess. */
     if (fi_kind_wire(r->kind) && (seen & B(K_STEP))) {
         if (r->step == FI_PHASE_INIT)
             return fi__plan_fail(c, "%s step= is a step of the program, from 0, not init",
@@ -184,6 +185,9 @@ static int finish_rule(const struct fi__ctx *c, struct fi_rule *r, unsigned seen
                                  fi_kind_name(r->kind));
     }
     if (r->kind == FI_WIRE) {
+        /* Two ends for one window: which one meant? */
+        if ((seen & B(K_UP)) && (seen & B(K_BEFORE)))
+            return fi__plan_fail(c, "wire ends at before= or up= ms after it starts, not both");
         if (!(seen & (B(K_LOSS) | B(K_DELAY) | B(K_REORDER) | B(K_DUPLICATE) | B(K_CORRUPT))))
             return fi__plan_fail(c, "wire needs loss=, delay=, reorder=, duplicate= or corrupt=");
         /* netem's jitter varies the delay, and it reorders by sending some packets at once,

@@ -295,12 +295,16 @@ static void not_exercised(const struct apply *a)
         char shown[96], matched[160];
         enum fi_kind kind = (enum fi_kind)a->sc->fault[i].kind;
         if (kind == FI_WIRE)
-            /* The wire's own counters: what crossed it under netem, and none acted on. */
+            /* The wire's own counters: what crossed it under netem, and none acted on. They run
+             * to the qdisc's removal, after the wire was made clean: packets counted there
+             * passed a window that missed the traffic. */
             snprintf(matched, sizeof(matched), "put %lld packet(s) through its netem%s",
                      (long long)(u->matched < 0 ? 0 : u->matched),
-                     u->matched > 0 ? ""
-                                    : " (ranks on one soft-RoCE device never leave it, or the "
-                                      "run ended before its after=)");
+                     u->matched > 0
+                         ? " (counted to its removal: its window missed the traffic; step= "
+                           "anchors it)"
+                         : " (ranks on one soft-RoCE device never leave it, or the run ended "
+                           "before its after=)");
         else if (kind == FI_LINK_DOWN || kind == FI_PARTITION)
             snprintf(matched, sizeof(matched), "took %lld link(s) down, none said it went down",
                      (long long)(u->matched < 0 ? 0 : u->matched));

@@ -127,9 +127,10 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
         double on_s = (double)fr->after_ms * scale / 1000.0, off_s = -1;
         if (fr->kind == FI_WIRE && fr->before_ms != UINT64_MAX)
             off_s = (double)fr->before_ms * scale / 1000.0;
-        if (fr->kind != FI_WIRE && fr->up_ms)
+        /* up=: a link up again, a netem's wire clean again, that long after it went down. */
+        if (fr->up_ms)
             off_s = on_s + (double)fr->up_ms * scale / 1000.0;
-        double up_s = fr->kind != FI_WIRE ? (double)fr->up_ms * scale / 1000.0 : 0;
+        double up_s = (double)fr->up_ms * scale / 1000.0;
         if (fr->step >= 0)
             on_s = off_s = -1; /* when its rank gets there */
         for (int r = lo; r < hi; r++) {
@@ -322,9 +323,9 @@ double rg_wire_tick(rg_wire *w, double now_s, const int *steps)
     for (int i = 0; i < w->n; i++) {
         rg_wire_act *a = &w->act[i];
         if (!a->on && a->on_step >= 0 && steps && steps[a->rank] >= a->on_step) {
-            /* Its time is now: a link's way back up counts from here. */
+            /* Its time is now: the way back (up=) counts from here. */
             a->on_s = now_s;
-            if (a->kind != FI_WIRE && a->up_s > 0)
+            if (a->up_s > 0)
                 a->off_s = now_s + a->up_s;
         }
         if (!a->on && (a->on_step < 0 || a->on_s >= 0) && now_s >= a->on_s)

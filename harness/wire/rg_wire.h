@@ -77,7 +77,7 @@ typedef struct rg_wire_act {
     char spec[200];     /* netem's words ("loss 1% delay 5ms 1ms"), for FI_WIRE */
     double on_s, off_s; /* from the ranks' start; off_s < 0: at the end */
     int on_step;        /* >= 0: on when its rank starts this step (on_s then set) */
-    double up_s;        /* a link's time down once on (0: to the end) */
+    double up_s;        /* up=: its time on, a link down or a wire impaired (0: to the end) */
     bool on, off;       /* done */
     rg_wire_counts at_on;
     bool one_rank;      /* rank=: its egress only, so this device is no receiver of it */

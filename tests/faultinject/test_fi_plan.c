@@ -375,6 +375,11 @@ START_TEST(test_wire)
     r = one_rule("link_down rail=0 step=2 up=100");
     ck_assert_int_eq(r.step, 2);
     ck_assert_uint_eq(r.after_ms, 0);
+    r = one_rule("wire loss=100% rank=1 rail=0 step=1 up=100");
+    ck_assert_int_eq(r.kind, FI_WIRE);
+    ck_assert_int_eq(r.step, 1);
+    ck_assert_uint_eq(r.up_ms, 100);
+    ck_assert_uint_eq(r.before_ms, UINT64_MAX);
     r = one_rule("partition rank=0 after=1000");
     ck_assert_int_eq(r.kind, FI_PARTITION);
     ck_assert_int_eq(r.rail, -1);
@@ -671,6 +676,9 @@ static const struct {
      "RG_FI_PLAN:1: link_down step= is a step of the program, from 0, not init"},
     {"wire loss=1% step=1 after=5",
      "RG_FI_PLAN:1: wire starts at step= or after=, not both; before= needs after="},
+    {"wire loss=1% after=5 before=9 up=3",
+     "RG_FI_PLAN:1: wire ends at before= or up= ms after it starts, not both"},
+    {"wire loss=1% up=0", "RG_FI_PLAN:1: up must be 1..3600000 '0'"},
     {"partition step=1 before=5", "RG_FI_PLAN:1: partition does not take key 'before'"},
     {"wire loss=1% qp=#0", "RG_FI_PLAN:1: wire does not take key 'qp'"},
     {"error loss=1%", "RG_FI_PLAN:1: error does not take key 'loss'"},

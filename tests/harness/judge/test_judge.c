@@ -523,6 +523,22 @@ START_TEST(test_not_exercised)
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_NOT_EXERCISED);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
+    /* A netem whose window missed the traffic: its packets are counted to the qdisc's removal,
+     * clean by then, and the message says the count is not the window's. */
+    static const char *const cut[] = {"wire loss=100% rank=1 rail=0 after=1500 before=1600"};
+    setup_case(2, cut, 1);
+    g_ev[1].matched[0] = 177;
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_NOT_EXERCISED);
+    ck_assert_str_eq(
+        g_r.rank[0].detail,
+        "faults item 1 'wire loss=100% rank=1 rail=0 after=1500 before=1600' (line 10) "
+        "put 177 packet(s) through its netem (counted to its removal: its window "
+        "missed the traffic; step= anchors it), fired 0 times on every rank");
+    setup_case(2, cut, 1);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[1].detail, "put 0 packet(s) through its netem (ranks on "
+                                                     "one soft-RoCE device never leave it"));
 }
 END_TEST
 

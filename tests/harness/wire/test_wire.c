@@ -378,8 +378,9 @@ START_TEST(test_tick_and_evidence)
 END_TEST
 
 /*
- * A link taken down when its rank starts a step, up again up= later; nothing before the step,
- * whatever the time; and a wire rule anchored to a step is held to overlap every other.
+ * A link taken down when its rank starts a step, up again up= later, and a netem cut the same
+ * way; nothing before the step, whatever the time; and a wire rule anchored to a step is held to
+ * overlap every other.
  */
 START_TEST(test_step_anchored)
 {
@@ -402,6 +403,24 @@ START_TEST(test_step_anchored)
     rg_wire_tick(&w, 6.2, steps);
     ck_assert_str_eq(g_calls, "down eth-rxe0;up eth-rxe0;");
     rg_wire_end(&w, 7);
+    /* A netem cut at a step for up= ms: traffic's own time, not the clock's. */
+    load("ranks: 2\nqp: rc\nprogram: [{op: barrier}, {op: barrier}]\nfaults:\n"
+         "  - wire loss=100% rank=1 rail=0 step=1 up=100\n",
+         &sc);
+    ck_assert_int_eq(rg_wire_plan(&w, &fake, &sc, 0, 2, g_devs, 1, tmpdir(), err, sizeof(err)), 0);
+    ck_assert_int_eq(w.n, 1);
+    g_calls[0] = '\0';
+    g_fail_netem = false;
+    int at[RG_MAX_RANKS] = {1, 0};
+    ck_assert_double_eq(rg_wire_tick(&w, 9.0, at), -1); /* rank 1 is in step 0 */
+    ck_assert_str_eq(g_calls, "");
+    at[1] = 1;
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 9.5, at), 0.1, 1e-9);
+    ck_assert_str_eq(g_calls, "on eth-rxe0 loss 100%;");
+    ck_assert_double_eq_tol(rg_wire_tick(&w, 9.55, at), 0.05, 1e-9);
+    rg_wire_tick(&w, 9.6, at);
+    ck_assert_str_eq(g_calls, "on eth-rxe0 loss 100%;clean eth-rxe0;off eth-rxe0;");
+    rg_wire_end(&w, 10);
     load("ranks: 2\nprogram: [{op: barrier}, {op: barrier}]\n"
          "faults: ['wire loss=1% before=10', 'wire delay=3 step=1']\n",
          &sc);
