@@ -133,11 +133,12 @@ rg_status rg_barrier(rg_comm_h comm);
  * device the communicator uses. From then on a call whose outgoing block lies inside such a
  * region, is at least RG_ZCOPY_MIN bytes (default 32 KiB) and is not written again by the same
  * call goes to the wire straight from these pages instead of through a staging copy: all_gather,
- * broadcast, send, and the all-gather half of all_reduce. The reduce-scatter half of
- * all_reduce rewrites what it sent, and reduce_scatter works in a private copy, so those copy.
- * The work happens in the output buffer (all_reduce's recv, all_gather's recv, broadcast's
- * buf, send's buf), so that is the one to register. Receives always land in staging, where
- * each message's header is checked before its data reaches the caller.
+ * broadcast, send, the all-gather half of all_reduce, and all_reduce's first send when send
+ * is not recv (it is read from send). The rest of all_reduce's reduce-scatter half sends what
+ * it rewrites, and reduce_scatter works in a private copy, so those copy. The work happens in
+ * the output buffer (all_reduce's recv, all_gather's recv, broadcast's buf, send's buf), so
+ * that is the one to register, and all_reduce's send beside it. Receives always land in
+ * staging, where each message's header is checked before its data reaches the caller.
  *
  * A call that succeeds returns after every send it posted completed. A call that sent from
  * registered memory and fails tears down every connection with a send still in flight before

@@ -73,9 +73,10 @@ static rg_status scratch(struct plan *p, const void *src, size_t bytes, int whol
 static rg_status all_reduce_one_shot(struct plan *p, uint8_t *recv, size_t count, int rails)
 {
     size_t bytes = count * p->esz;
-    rg_status st = scratch(p, recv, bytes, 0, "all_reduce");
+    rg_status st = scratch(p, p->in ? p->in : recv, bytes, 0, "all_reduce");
     if (st)
         return st;
+    p->in = NULL; /* the steps send the scratch copy */
     p->algo = RG_ALGO_MESH;
     p->nrails = rg__wires(p->c, bytes, rails);
     rg__mesh_gather_steps(p, count);
@@ -100,14 +101,23 @@ static rg_status all_reduce(rg_comm_h c, const void *send, void *recv, size_t co
     rg_status st = begin(c, &p, dt, op, 1, "all_reduce");
     if (st)
         return st;
-    uint64_t t0 = rg__ph_start(c);
-    if (send != recv && count)
-        memmove(recv, send, count * p.esz);
-    rg__ph_add(c, RG_PH_COPY, t0);
     int n = c->size, r = c->rank;
+    size_t bytes = count * p.esz;
+    const uint8_t *in = send, *out = recv;
+    /* One rank's result is its input; buffers that partly overlap (in place is send == recv)
+     * would have the steps read input the output already overwrote: the input is copied into
+     * the output first, and the call runs in place. Otherwise the steps read the input where
+     * it is, and only what comes back is written (rg_coll_plan.c). */
+    if (in != out && count && (n == 1 || (in < out + bytes && out < in + bytes))) {
+        uint64_t t0 = rg__ph_start(c);
+        memmove(recv, send, bytes);
+        rg__ph_add(c, RG_PH_COPY, t0);
+        in = out;
+    }
     if (n == 1 || count == 0)
         return RG_OK;
     p.work = recv;
+    p.in = in != out ? in : NULL;
     int mesh = rg__use_mesh(c, count * p.esz);
     if (mesh && c->algo == RG_ALGO_AUTO && count * p.esz <= c->oneshot_bytes)
         return all_reduce_one_shot(&p, recv, count, mesh);
@@ -122,7 +132,13 @@ static rg_status all_reduce(rg_comm_h c, const void *send, void *recv, size_t co
         for (int s = 1; s < n; s++) {
             size_t so, sl;
             rg__seg(count, n, rg__mod(r + s, n), &so, &sl);
-            rg__add_step(&p, rg__mod(r + s, n), so, sl, rg__mod(r - s, n), mo, ml, ACT_REDUCE, -1);
+            struct step *rs = rg__add_step(&p, rg__mod(r + s, n), so, sl, rg__mod(r - s, n), mo, ml,
+                                           ACT_REDUCE, -1);
+            /* Sends from the input; the first step's receives (each chunk's first, the
+             * receive cursor walking steps in order) reduce it into the output, the rest
+             * reduce there in place. */
+            rs->send_in = 1;
+            rs->reduce_in = s == 1;
         }
         for (int s = 1; s < n; s++) {
             size_t ro, rl;

@@ -22,11 +22,16 @@ struct step {
     int act;
     int dep; /* -1, or the step whose chunk j must have arrived before this one sends chunk j */
     struct rg_mem *zc; /* the registered region the send block lies in, or NULL: copy it */
+    /* Where the plan has a separate input (p->in): the send block is read from it, and a
+     * reduction's first operand is the input at the receive block (the result goes to work).
+     * all_reduce so reads its input once, in place of a copy of it into the output first. */
+    int send_in, reduce_in;
 };
 
 struct plan {
     struct rg_comm *c;
     uint8_t *work;
+    const uint8_t *in; /* the caller's input where steps read it apart from work, or NULL */
     size_t esz;
     rg_dtype dt;
     rg_redop op;
@@ -65,9 +70,14 @@ int rg__wires(const struct rg_comm *c, size_t bytes, int rails);
 rg_status rg__ring_setup(struct plan *p, size_t bytes, const char *what);
 /* 0 when this call takes the ring, else the rail count every peer has (what the mesh uses). */
 int rg__use_mesh(const struct rg_comm *c, size_t bytes);
-/* Appends a step to the plan's current direction. */
-void rg__add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
-                  size_t roff, size_t rlen, int act, int dep);
+/* Appends a step to the plan's current direction, and returns it. */
+struct step *rg__add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
+                          size_t roff, size_t rlen, int act, int dep);
+/* Where step s's send block starts: in the input or in work. */
+static inline const uint8_t *rg__send_base(const struct plan *p, const struct step *s)
+{
+    return s->send_in && p->in ? p->in : p->work;
+}
 /* The ring plan of a call over blocks of count elements, one way round or both. */
 void rg__ring_plan(struct plan *p, enum ring_kind kind, size_t count, int root);
 /* Mesh all-gather of blocks of count elements: my block to every peer, theirs into place. */

@@ -75,11 +75,12 @@ int rg__use_mesh(const struct rg_comm *c, size_t bytes)
     return r;
 }
 
-void rg__add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
-                  size_t roff, size_t rlen, int act, int dep)
+struct step *rg__add_step(struct plan *p, int send_peer, size_t soff, size_t slen, int recv_peer,
+                          size_t roff, size_t rlen, int act, int dep)
 {
-    p->st[p->dir][p->nsteps[p->dir]++] =
-        (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep, NULL};
+    struct step *s = &p->st[p->dir][p->nsteps[p->dir]++];
+    *s = (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep, NULL, 0, 0};
+    return s;
 }
 
 /*
@@ -127,7 +128,10 @@ static void ring_half(size_t cnt, int ways, int w, size_t *lo, size_t *len)
 /*
  * Ring all_reduce of elements [base, base + cnt): reduce-scatter leaves segment pos complete
  * at position pos, then all-gather passes it on. The segments are interchangeable, so which
- * rank owns which one needs no mapping back to ranks.
+ * rank owns which one needs no mapping back to ranks. With a separate input, the first step
+ * sends from it and every reduce-scatter step reduces input and received data into work: each
+ * segment is received there once (segment pos - 1, sent first, comes back in the all-gather),
+ * so work needs no copy of the input.
  */
 static void ring_all_reduce_steps(struct plan *p, size_t base, size_t cnt, const struct ring *g)
 {
@@ -138,8 +142,10 @@ static void ring_all_reduce_steps(struct plan *p, size_t base, size_t cnt, const
         size_t so, sl, ro, rl;
         rg__seg(cnt, n, sseg, &so, &sl);
         rg__seg(cnt, n, rseg, &ro, &rl);
-        rg__add_step(p, g->right, base + so, sl, g->left, base + ro, rl, rs ? ACT_REDUCE : ACT_COPY,
-                     t - 1);
+        struct step *st = rg__add_step(p, g->right, base + so, sl, g->left, base + ro, rl,
+                                       rs ? ACT_REDUCE : ACT_COPY, t - 1);
+        st->send_in = t == 0;
+        st->reduce_in = rs;
     }
 }
 

@@ -67,6 +67,8 @@ static int overlap(size_t a, size_t alen, size_t b, size_t blen)
 static int rewritten(const struct plan *p, int d, int t)
 {
     const struct step *s = &p->st[d][t];
+    if (rg__send_base(p, s) != p->work)
+        return 0; /* the input, which no receive writes (rg_all_reduce keeps it apart) */
     for (int d2 = 0; d2 < p->ndirs; d2++)
         for (int t2 = d2 == d ? t : 0; t2 < p->nsteps[d2]; t2++) {
             const struct step *o = &p->st[d2][t2];
@@ -83,7 +85,7 @@ static void plan_zcopy(struct plan *p)
     for (int d = 0; d < p->ndirs; d++)
         for (int t = 0; t < p->nsteps[d]; t++) {
             struct step *s = &p->st[d][t];
-            const uint8_t *a = p->work + s->send_off * p->esz;
+            const uint8_t *a = rg__send_base(p, s) + s->send_off * p->esz;
             size_t len = s->send_len * p->esz;
             s->zc = NULL;
             if (s->send_peer < 0 || !len || len < c->zcopy_min)
@@ -144,7 +146,9 @@ static rg_status run_steps(struct plan *p)
                 uint8_t *dst = p->work + (s->recv_off + off) * p->esz;
                 uint64_t t0 = rg__ph_start(c);
                 if (s->act == ACT_REDUCE) {
-                    rg__reduce(dst, data, n, p->dt, p->op);
+                    const uint8_t *mine =
+                        s->reduce_in && p->in ? p->in + (s->recv_off + off) * p->esz : dst;
+                    rg__reduce_to(dst, mine, data, n, p->dt, p->op);
                     rg__ph_add(c, RG_PH_REDUCE, t0);
                 } else {
                     memcpy(dst, data, len);
@@ -169,8 +173,8 @@ static rg_status run_steps(struct plan *p)
                 }
                 size_t off, n;
                 rg__chunk(s->send_len, p->esz, c->chunk_bytes, snd[v].j, &off, &n);
-                if (rg__send(c, x, RG_MSG_DATA, p->work + (s->send_off + off) * p->esz, n * p->esz,
-                             s->zc ? s->zc->mr[x->dev - c->devs] : NULL))
+                if (rg__send(c, x, RG_MSG_DATA, rg__send_base(p, s) + (s->send_off + off) * p->esz,
+                             n * p->esz, s->zc ? s->zc->mr[x->dev - c->devs] : NULL))
                     return c->err.st;
                 advance(p, 1, k, &snd[v]);
             }

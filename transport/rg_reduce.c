@@ -315,19 +315,21 @@ RG__HALF_OPS(bf16, bf16_to_f32, f32_to_bf16)
 /* --- kernels ------------------------------------------------------------------------------ */
 
 /*
- * One kernel per (type, op): a loop over elements that applies OP. Elements are loaded and
- * stored with memcpy, so buffers need no particular alignment; compilers turn a fixed-size
- * memcpy into a plain (vector) load or store. dst and src are not restrict: the compiler
- * versions the loop on overlap, and an in-place call with dst == src stays correct.
+ * One kernel per (type, op): a loop over elements that applies OP, dst[i] = OP(x[i], y[i]).
+ * Elements are loaded and stored with memcpy, so buffers need no particular alignment;
+ * compilers turn a fixed-size memcpy into a plain (vector) load or store. No pointer is
+ * restrict: the compiler versions the loop on overlap, and dst == x (the in-place reduction)
+ * or x == y stays correct. Three operands, so the all_reduce reads the caller's input and the
+ * received data and writes the output in one pass, with no copy of the input first.
  */
 #define RG__KERNEL(NAME, T, OP)                                                                    \
-    static void NAME(void *dst, const void *src, size_t count)                                     \
+    static void NAME(void *dst, const void *x, const void *y, size_t count)                        \
     {                                                                                              \
         unsigned char *d = dst;                                                                    \
-        const unsigned char *s = src;                                                              \
+        const unsigned char *p = x, *s = y;                                                        \
         for (size_t i = 0; i < count; i++) {                                                       \
             T a, b;                                                                                \
-            memcpy(&a, d + i * sizeof(T), sizeof(T));                                              \
+            memcpy(&a, p + i * sizeof(T), sizeof(T));                                              \
             memcpy(&b, s + i * sizeof(T), sizeof(T));                                              \
             a = OP(a, b);                                                                          \
             memcpy(d + i * sizeof(T), &a, sizeof(T));                                              \
@@ -388,9 +390,9 @@ RG__KERNEL(k_min_f64, double, min_double)
 #undef RG__KERNEL
 
 /* complex64 is two floats, real then imaginary, so its sum is the float sum of twice as many. */
-static void k_add_c64(void *dst, const void *src, size_t count)
+static void k_add_c64(void *dst, const void *x, const void *y, size_t count)
 {
-    k_add_f32(dst, src, 2 * count);
+    k_add_f32(dst, x, y, 2 * count);
 }
 
 /*
@@ -399,14 +401,14 @@ static void k_add_c64(void *dst, const void *src, size_t count)
  * the plain arithmetic, the same on every rank. The parts are loaded as separate floats,
  * which the vectorizer handles where a two-float struct defeats it.
  */
-static void k_mul_c64(void *dst, const void *src, size_t count)
+static void k_mul_c64(void *dst, const void *x, const void *y, size_t count)
 {
     unsigned char *d = dst;
-    const unsigned char *s = src;
+    const unsigned char *p = x, *s = y;
     for (size_t i = 0; i < count; i++) {
         float ar, ai, br, bi;
-        memcpy(&ar, d + 8 * i, 4);
-        memcpy(&ai, d + 8 * i + 4, 4);
+        memcpy(&ar, p + 8 * i, 4);
+        memcpy(&ai, p + 8 * i + 4, 4);
         memcpy(&br, s + 8 * i, 4);
         memcpy(&bi, s + 8 * i + 4, 4);
         float re = ar * br - ai * bi;
@@ -416,7 +418,7 @@ static void k_mul_c64(void *dst, const void *src, size_t count)
     }
 }
 
-typedef void (*rg__kernel)(void *dst, const void *src, size_t count);
+typedef void (*rg__kernel)(void *dst, const void *x, const void *y, size_t count);
 
 /*
  * The dispatch table: a NULL entry is a pair that is not defined. rg_redop_supported reads
@@ -459,5 +461,12 @@ void rg__reduce(void *dst, const void *src, size_t count, rg_dtype dt, rg_redop 
      */
     rg__kernel k = kernel_for(dt, op);
     if (k)
-        k(dst, src, count);
+        k(dst, dst, src, count);
+}
+
+void rg__reduce_to(void *dst, const void *x, const void *y, size_t count, rg_dtype dt, rg_redop op)
+{
+    rg__kernel k = kernel_for(dt, op);
+    if (k)
+        k(dst, x, y, count);
 }

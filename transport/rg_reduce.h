@@ -18,6 +18,8 @@
  * rounded back to nearest, ties to even.
  */
 void rg__reduce(void *dst, const void *src, size_t count, rg_dtype dt, rg_redop op);
+/* dst[i] = x[i] op y[i]: the same, reading x where rg__reduce reads dst (dst may be x). */
+void rg__reduce_to(void *dst, const void *x, const void *y, size_t count, rg_dtype dt, rg_redop op);
 
 float rg__f16_to_f32(uint16_t h);
 uint16_t rg__f32_to_f16(float f);

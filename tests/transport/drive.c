@@ -191,10 +191,28 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
         check_ways(x, "all_reduce", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
         check_one_shot(x, bytes, count, each))
         goto out;
+    /* The steps read the input where it is (no copy into the output first): still unwritten. */
+    rg_data_fill(want, count, dt, (int)op, &k, r, 0);
+    if (memcmp(in, want, bytes)) {
+        snprintf(x->out->msg, sizeof(x->out->msg),
+                 "rank %d: all_reduce of %zu elements wrote its "
+                 "input",
+                 r, count);
+        goto out;
+    }
+    rg_data_expect_reduce(want, count, dt, op, &k, n, 0);
     rg_data_fill(out, count, dt, (int)op, &k, r, 0);
     st = rg_all_reduce(x->comm, out, out, count, dt, op);
     if (check(x, "all_reduce(in place)", dt, op, count, st, out, want, count, true))
         goto out;
+    /* Input and output that partly overlap: the input is the caller's until the call reads it. */
+    if (count >= 2 && n >= 2) { /* out holds n blocks */
+        size_t h = count / 2;
+        rg_data_fill(out + h * esz, count, dt, (int)op, &k, r, 0);
+        st = rg_all_reduce(x->comm, out + h * esz, out, count, dt, op);
+        if (check(x, "all_reduce(overlapping)", dt, op, count, st, out, want, count, true))
+            goto out;
+    }
     /* reduce_scatter: block b of rank q's input is the logical stream at offset b * count */
     k = key(seed, K_REDUCE_SCATTER, cycle, n);
     rg_data_fill(in, count * (size_t)n, dt, (int)op, &k, r, 0);

@@ -592,7 +592,7 @@ START_TEST(test_reduce_unaligned_and_in_place)
     const size_t w = c->size;
     const int n = c->nvals;
     _Alignas(16) unsigned char a[MAXV * 8 + 16], b[MAXV * 8 + 16], u[MAXV * 8 + 16],
-        v[MAXV * 8 + 16], want[MAXV * 8];
+        v[MAXV * 8 + 16], want[MAXV * 8], t3[MAXV * 8 + 16];
     fmt16_init();
 
     for (int op = 0; op < RG_REDOP_COUNT; op++) {
@@ -605,11 +605,22 @@ START_TEST(test_reduce_unaligned_and_in_place)
         }
         memcpy(u + 1, a, (size_t)n * w);
         memcpy(v + 1, b, (size_t)n * w);
+        /* Three operands, the output apart and misaligned: what the all_reduce's reduce-scatter
+         * does, input and received data into the output. The inputs stay as they were. */
+        memset(t3, 0xa5, sizeof(t3));
+        rg__reduce_to(t3 + 3, u + 1, v + 1, (size_t)n, c->dt, (rg_redop)op);
+        EXPECT(!memcmp(u + 1, a, (size_t)n * w) && !memcmp(v + 1, b, (size_t)n * w),
+               "%s %s: rg__reduce_to wrote an input", c->name, opnames[op]);
         rg__reduce(a, b, (size_t)n, c->dt, (rg_redop)op);
         rg__reduce(u + 1, v + 1, (size_t)n, c->dt, (rg_redop)op);
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             EXPECT(elem_equal(c->dt, w, u + 1 + (size_t)i * w, a + (size_t)i * w),
                    "%s %s: misaligned element %d differs", c->name, opnames[op], i);
+            EXPECT(elem_equal(c->dt, w, t3 + 3 + (size_t)i * w, a + (size_t)i * w),
+                   "%s %s: three-operand element %d differs", c->name, opnames[op], i);
+        }
+        EXPECT(t3[2] == 0xa5 && t3[3 + (size_t)n * w] == 0xa5,
+               "%s %s: rg__reduce_to wrote outside its output", c->name, opnames[op]);
 
         /* In place: each element combined with itself. */
         for (int i = 0; i < n; i++) {
