@@ -283,7 +283,8 @@ static const rg_opt sweep_table[] = {
      .help = "Where the runs write their evidence (the counting run, run-NNNN/ and its log, "
              "rechecks, shrinking candidates) instead of --out, which keeps the plan, the points' "
              "files and the reports: a machine-local directory when --out is on a network file "
-             "system, where every small file a rank writes costs a round trip (default: --out).",
+             "system, where every small file a rank writes costs a round trip (default: --out). "
+             "One a sweep: two running at once in one directory would read each other's runs.",
      .off = SO(work),
      .len = sizeof(((struct sweep_opts *)0)->work) - 64},
 };
