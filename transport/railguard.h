@@ -138,7 +138,9 @@ rg_status rg_barrier(rg_comm_h comm);
  * it rewrites, and reduce_scatter works in a private copy, so those copy. The work happens in
  * the output buffer (all_reduce's recv, all_gather's recv, broadcast's buf, send's buf), so
  * that is the one to register, and all_reduce's send beside it. Receives always land in
- * staging, where each message's header is checked before its data reaches the caller.
+ * staging, where each message's header is checked before its data reaches the caller. A call
+ * that sends RG_ZCOPY_AUTO bytes (default 256 KiB) or more from a buffer no region holds
+ * registers it for that call alone, and deregisters it before returning.
  *
  * A call that succeeds returns after every send it posted completed. A call that sent from
  * registered memory and fails tears down every connection with a send still in flight before

@@ -14,6 +14,9 @@
 #define DEFAULT_CHUNK (64u << 10)
 #define DEFAULT_SLOTS 8u
 #define DEFAULT_ZCOPY_MIN (32u << 10)
+/* Sends of at least this much from one buffer in a call register it for the call: guest
+ * measurements in rg_coll_run.c. */
+#define DEFAULT_ZCOPY_AUTO (256u << 10)
 #define DEFAULT_POLL_YIELD 1024u
 #define DEFAULT_ONESHOT (4u << 10)
 
@@ -61,6 +64,7 @@ static rg_status comm_tune(struct rg_comm *c, const rg_config *cfg)
     c->slots = env_uint("RG_SLOTS", DEFAULT_SLOTS, 2, RG_SLOTS_MAX, false, &c->err);
     c->ring_bidir = env_uint("RG_RING_BIDIR", 1, 0, 1, false, &c->err);
     c->zcopy_min = env_uint("RG_ZCOPY_MIN", DEFAULT_ZCOPY_MIN, 0, 1u << 30, true, &c->err);
+    c->zcopy_auto = env_uint("RG_ZCOPY_AUTO", DEFAULT_ZCOPY_AUTO, 0, 1u << 30, true, &c->err);
     c->oneshot_bytes = env_uint("RG_ONESHOT_BYTES", DEFAULT_ONESHOT, 0, 1u << 20, true, &c->err);
     c->credit_batch = env_uint("RG_CREDIT_BATCH", c->slots / 2, 1, c->slots, false, &c->err);
     c->poll_yield = env_uint("RG_POLL_YIELD", DEFAULT_POLL_YIELD, 0, 1u << 30, false, &c->err);
@@ -262,6 +266,18 @@ size_t rg__comm_chunk_bytes(rg_comm_h c)
 uint64_t rg__comm_zcopy_sends(rg_comm_h c)
 {
     return c ? c->zcopy_sends : 0;
+}
+
+size_t rg__comm_zcopy_auto(rg_comm_h c)
+{
+    return c ? c->zcopy_auto : 0;
+}
+
+uint64_t rg__comm_auto_regs(rg_comm_h c, uint64_t *fails)
+{
+    if (fails)
+        *fails = c ? c->auto_reg_fails : 0;
+    return c ? c->auto_regs : 0;
 }
 
 size_t rg__comm_zcopy_min(rg_comm_h c)

@@ -76,6 +76,7 @@ struct rg_mem {
  */
 enum rg_phase {
     RG_PH_COPY,        /* the caller's buffers: input to output, scratch in and out */
+    RG_PH_REG,         /* the caller's buffers registered for one call, and deregistered */
     RG_PH_SLOT_IN,     /* payload copied into a send slot */
     RG_PH_SLOT_OUT,    /* payload copied out of a receive slot */
     RG_PH_REDUCE,      /* reductions, from a slot or the one-shot's scratch */
@@ -115,7 +116,11 @@ struct rg_comm {
     unsigned ib_retry_cnt; /* RG_IB_RETRY_CNT: RC's retries before RETRY_EXC_ERR */
     size_t oneshot_bytes;  /* RG_ONESHOT_BYTES: auto's one-hop all_reduce up to this size */
     size_t zcopy_min;      /* RG_ZCOPY_MIN: smallest block sent from registered memory in place */
+    size_t zcopy_auto;     /* RG_ZCOPY_AUTO: a call's sends from one unregistered buffer that
+                            * register it for the call; 0 never (rg_coll_run.c) */
     uint64_t zcopy_sends;
+    uint64_t auto_regs, auto_reg_fails; /* buffers registered for a call; refused by a device */
+    struct rg_mem call_mem[2];          /* those registrations while the call runs */
     struct rg_mem *mem[RG_MEM_MAX];
     int nmem;
     unsigned tag;

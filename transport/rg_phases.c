@@ -62,6 +62,7 @@ static double ns_per_tick(const struct rg_comm *c)
 
 static const char *const ph_names[RG_PH_N] = {
     [RG_PH_COPY] = "copy",
+    [RG_PH_REG] = "reg",
     [RG_PH_SLOT_IN] = "slot_in",
     [RG_PH_SLOT_OUT] = "slot_out",
     [RG_PH_REDUCE] = "reduce",

@@ -118,11 +118,23 @@ static int check_ways(struct ctx *x, const char *what, size_t step_bytes, uint64
 /*
  * With registered buffers, a block of at least RG_ZCOPY_MIN bytes that the call does not
  * rewrite goes in place: all_gather's and send's blocks always qualify, so zero-copy sends
- * must be seen exactly when the block is that large. Without registration there are none.
+ * must be seen exactly when the block is that large. Without registration, a call that sends
+ * RG_ZCOPY_AUTO bytes or more from its buffer registers it for the call (one buffer: regs,
+ * the registrations the call made, must be 1) and sends the same way; below that, none.
  */
-static int check_zcopy(struct ctx *x, const char *what, size_t block_bytes, uint64_t zc)
+static int check_zcopy(struct ctx *x, const char *what, size_t block_bytes, size_t sent_bytes,
+                       uint64_t zc, uint64_t regs)
 {
-    int want = x->o->zcopy && block_bytes >= rg__comm_zcopy_min(x->comm);
+    size_t at = rg__comm_zcopy_auto(x->comm);
+    int reg = !x->o->zcopy && at && sent_bytes >= at;
+    int want = (x->o->zcopy || reg) && block_bytes >= rg__comm_zcopy_min(x->comm);
+    if (regs != (uint64_t)reg) {
+        snprintf(x->out->msg, sizeof(x->out->msg),
+                 "rank %d: %s sending %zu bytes registered %llu buffer(s) for the call, expected "
+                 "%d (RG_ZCOPY_AUTO %zu)",
+                 x->rank, what, sent_bytes, (unsigned long long)regs, reg, at);
+        return -1;
+    }
     if (want == (zc > 0))
         return 0;
     snprintf(x->out->msg, sizeof(x->out->msg),
@@ -166,7 +178,7 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     uint64_t seed = x->o->seed; /* the cycle is the stream's repeat */
     uint8_t *in = malloc(nb + 1), *out = malloc(nb + 1), *want = malloc(nb + 1);
     int rc = -1, n = x->n, r = x->rank, left = (r + n - 1) % n;
-    uint64_t l0, z0, each[8];
+    uint64_t l0, z0, a0, each[8];
     rg_mem_h min = NULL, mout = NULL;
     rg_status st;
     if (!in || !out || !want) {
@@ -235,11 +247,14 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     memset(out, 0xa5, nb);
     l0 = rg__comm_sends_to(x->comm, left);
     z0 = rg__comm_zcopy_sends(x->comm);
+    a0 = rg__comm_auto_regs(x->comm, NULL);
     st = rg_all_gather(x->comm, in, out, count, dt);
+    /* Ring or mesh, a rank sends n - 1 blocks' worth. */
     if (check(x, "all_gather", dt, op, count, st, out, want, count * (size_t)n, false) ||
         check_ways(x, "all_gather", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
         check_zcopy(x, "all_gather", ring_both_ways(x, bytes) ? (count - count / 2) * esz : bytes,
-                    rg__comm_zcopy_sends(x->comm) - z0))
+                    bytes * (size_t)(n - 1), rg__comm_zcopy_sends(x->comm) - z0,
+                    rg__comm_auto_regs(x->comm, NULL) - a0))
         goto out;
     /* broadcast from a root that moves with the cycle */
     int root = cycle % n;
@@ -262,6 +277,7 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     rg_data_fill(want, count, dt, -1, &k, left, 0);
     memset(out, 0xa5, bytes);
     z0 = rg__comm_zcopy_sends(x->comm);
+    a0 = rg__comm_auto_regs(x->comm, NULL);
     if (r % 2 == 0) {
         st = rg_send(x->comm, in, count, dt, right);
         if (!st)
@@ -272,7 +288,8 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
             st = rg_send(x->comm, in, count, dt, right);
     }
     if (check(x, "send/recv", dt, op, count, st, out, want, count, false) ||
-        check_zcopy(x, "send", bytes, rg__comm_zcopy_sends(x->comm) - z0))
+        check_zcopy(x, "send", bytes, bytes, rg__comm_zcopy_sends(x->comm) - z0,
+                    rg__comm_auto_regs(x->comm, NULL) - a0))
         goto out;
     rc = 0;
 out:

@@ -115,6 +115,34 @@ START_TEST(test_zero_copy_registered)
 END_TEST
 
 /*
+ * The same without rg_mem_register: calls that send RG_ZCOPY_AUTO bytes or more from a buffer
+ * (8 KiB here, so the middle count does too) register it for the call and send in place; the
+ * drive checks each all_gather and send made one registration exactly when it should, that the
+ * sends went in place, and the data. UC and RC, ring and mesh, two rails.
+ */
+START_TEST(test_zero_copy_auto)
+{
+    static const int shape[3][3] = {
+        {2, 2, RG_ALGO_RING}, {3, 2, RG_ALGO_MESH}, {3, 1, RG_ALGO_RING}};
+    struct drive_opts o;
+    drive_opts_default(&o);
+    setenv("RG_ZCOPY_AUTO", "8K", 1);
+    setenv("RG_ZCOPY_MIN", "4K", 1);
+    o.ranks = shape[_i][0];
+    o.rails = shape[_i][1];
+    o.algo = (rg_algo)shape[_i][2];
+    o.qp = _i == 1 ? RG_QPT_UC : RG_QPT_RC;
+    o.all_dtypes = 0;
+    o.cycles = 2;
+    o.counts[0] = 3;
+    o.counts[1] = 12289;
+    o.counts[2] = 0;
+    o.timeout_s = 30;
+    expect_ok(&o);
+}
+END_TEST
+
+/*
  * auto's one-shot all_reduce (up to RG_ONESHOT_BYTES, 4 KiB by default): every dtype and op
  * at 2 and 4 ranks, 1, 5 and 1021 elements, drive checking that each peer got one message
  * wherever the size is within the threshold. Every rank reduces in rank order, so results are
@@ -282,9 +310,9 @@ END_TEST
 START_TEST(test_phases_line)
 {
     static const char *const keys[] = {
-        "calls=",      "total=",      "copy=",   "slot_in=",   "slot_out=",
-        "reduce=",     "post=",       "poll=",   "wait_data=", "wait_credit=",
-        "wait_sends=", "wait_other=", " other=", "reads=",     "clock="};
+        "calls=",      "total=",  "copy=",  "reg=",       "slot_in=",     "slot_out=",
+        "reduce=",     "post=",   "poll=",  "wait_data=", "wait_credit=", "wait_sends=",
+        "wait_other=", " other=", "reads=", "clock="};
     char path[] = "/tmp/rg-it-phases.XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -328,7 +356,7 @@ START_TEST(test_phases_line)
         unsigned long long calls = strtoull(strstr(l, "calls=") + 6, NULL, 10);
         unsigned long long total = strtoull(strstr(l, "total=") + 6, NULL, 10);
         unsigned long long sum = 0;
-        for (size_t k = 2; k < 12; k++)
+        for (size_t k = 2; k < 14; k++) /* copy= to other= */
             sum += strtoull(strstr(l, keys[k]) + strlen(keys[k]), NULL, 10);
         ck_assert_msg(calls > 0 && total > 0, "'%s'", l);
         /* Rounding each phase down to a whole ns a call can cost at most 1 ns a phase. */
@@ -349,6 +377,7 @@ Suite *rg_suite_it_coll(void)
     tcase_add_loop_test(tc, test_large_prime_multirail, 0, 2);
     tcase_add_loop_test(tc, test_bidirectional_ring_small_chunks, 0, 3);
     tcase_add_loop_test(tc, test_zero_copy_registered, 0, 4);
+    tcase_add_loop_test(tc, test_zero_copy_auto, 0, 3);
     tcase_add_loop_test(tc, test_one_shot_auto, 0, 2);
     tcase_add_loop_test(tc, test_minimal_credits, 0, 3);
     tcase_add_test(tc, test_plan_settings_must_agree);
