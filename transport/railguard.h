@@ -135,17 +135,21 @@ rg_status rg_barrier(rg_comm_h comm);
  * call goes to the wire straight from these pages instead of through a staging copy: all_gather,
  * broadcast, send, the all-gather half of all_reduce, and all_reduce's first send when send
  * is not recv (it is read from send). The rest of all_reduce's reduce-scatter half sends what
- * it rewrites, and reduce_scatter works in a private copy, so those copy. The work happens in
- * the output buffer (all_reduce's recv, all_gather's recv, broadcast's buf, send's buf), so
- * that is the one to register, and all_reduce's send beside it. Receives always land in
- * staging, where each message's header is checked before its data reaches the caller. A call
- * that sends RG_ZCOPY_AUTO bytes (default 256 KiB) or more from a buffer no region holds
- * registers it for that call alone, and deregisters it before returning.
+ * it rewrites, so that copies. The work happens in the output buffer (all_reduce's recv,
+ * all_gather's recv, broadcast's buf, send's buf), so that is the one to register, and
+ * all_reduce's send beside it. Where the pages are writable, a copied block of the same size
+ * that nothing else of the call touches first may also be received in place (all_gather,
+ * broadcast, recv, all_reduce's all-gather half): past the receives a connection had posted
+ * before the call, its messages' payload lands in the output, their headers in staging,
+ * checked before the call returns. A call that moves RG_ZCOPY_AUTO bytes (default 256 KiB)
+ * or more through a buffer no region holds registers it for that call alone, and
+ * deregisters it before returning.
  *
- * A call that succeeds returns after every send it posted completed. A call that sent from
- * registered memory and fails tears down every connection with a send still in flight before
- * it returns, so the NIC never reads a buffer its caller has got back (should the device
- * refuse, stderr says so). Keep the memory mapped until
+ * A call that succeeds returns after every send it posted completed and every receive it
+ * posted landed. A call that used the caller's memory in place and fails tears down every
+ * connection with a send still in flight or a receive still posted there before it returns,
+ * so the NIC never touches a buffer its caller has got back (should the device refuse, stderr
+ * says so); the output of a failed call is undefined. Keep the memory mapped until
  * rg_mem_deregister (also after errors); rg_comm_destroy deregisters what is left. Regions
  * may overlap; at most RG_MEM_MAX per communicator. Registration is local: no peer takes part,
  * and a failure (RG_ERR_INVALID, RG_ERR_NOMEM, RG_ERR_VERBS) does not poison the communicator.

@@ -5,6 +5,8 @@
  *                   barrier): each checks its arguments, picks ring or mesh, builds a plan, runs it
  *   rg_coll_plan.c  the plans: which block goes to which peer in each step, ring or mesh
  *   rg_coll_run.c   the engine every plan runs on: chunks over rails, pipelined, with credits
+ *   rg_coll_zc.c    the caller's memory in place: zero-copy sends, receives landing in the
+ *                   output, the registrations for one call that allow them
  */
 #ifndef RG_COLL_H
 #define RG_COLL_H
@@ -26,6 +28,7 @@ struct step {
      * reduction's first operand is the input at the receive block (the result goes to work).
      * all_reduce so reads its input once, in place of a copy of it into the output first. */
     int send_in, reduce_in;
+    int into; /* its receives land in work in place, not through a slot (rg_coll_run.c) */
 };
 
 struct plan {
@@ -44,8 +47,9 @@ struct plan {
      * one sense only: clockwise data leaves on the right connection and arrives on the left.
      */
     int ndirs;
-    int dir;   /* where add_step appends */
-    int zcopy; /* some step sends from the caller's memory in place */
+    int dir;                 /* where add_step appends */
+    int zcopy;               /* some step sends from the caller's memory in place */
+    struct rg_mem *into_mem; /* the writable region steps' in-place receives land in */
     int nsteps[2];
     struct step st[2][2 * RG_MAX_RANKS];
 };
@@ -60,6 +64,15 @@ static inline int rg__mod(int a, int n)
 
 /* Runs a built plan: every step's chunks on their rails until all arrived, or the first error. */
 rg_status rg__coll_run(struct plan *p);
+/* The caller's memory in place (rg_coll_zc.c). Before a plan runs: which steps send from
+ * registered memory and receive into it, registering buffers for this call where that pays;
+ * returns how many were (c->call_mem). After: those deregistered, the cursors off. */
+int rg__zc_prepare(struct plan *p);
+void rg__zc_finish(struct rg_comm *c, int ncall);
+/* The receive cursors, one a connection, set past the receives posted before the call; and
+ * where the receive posted next on x lands (NULL: in its slot), with its length and region. */
+void rg__into_start(struct plan *p);
+uint8_t *rg__into_next(struct plan *p, struct rg_conn *x, size_t *len, const struct ibv_mr **mr);
 
 /* A peer for send or recv: another rank, with a link in the devices file. */
 rg_status rg__need_link(struct rg_comm *c, int peer, const char *what);

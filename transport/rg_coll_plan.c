@@ -79,7 +79,7 @@ struct step *rg__add_step(struct plan *p, int send_peer, size_t soff, size_t sle
                           size_t roff, size_t rlen, int act, int dep)
 {
     struct step *s = &p->st[p->dir][p->nsteps[p->dir]++];
-    *s = (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep, NULL, 0, 0};
+    *s = (struct step){send_peer, recv_peer, soff, slen, roff, rlen, act, dep, NULL, 0, 0, 0};
     return s;
 }
 

@@ -54,131 +54,6 @@ static struct rg_conn *conn(struct rg_comm *c, int peer, int rail)
     return &c->conns[c->conn_of[peer][rail]];
 }
 
-static int overlap(size_t a, size_t alen, size_t b, size_t blen)
-{
-    return alen && blen && a < b + blen && b < a + alen;
-}
-
-/*
- * Does any receive that may still land after step t of direction d starts sending write into
- * its send block? In this direction that is step t itself and every later one (an earlier
- * receive into the block has happened before the block is sent: that is the plan's dep
- * rule, zero-copy or not); in the other direction, which runs alongside, any step.
- */
-static int rewritten(const struct plan *p, int d, int t)
-{
-    const struct step *s = &p->st[d][t];
-    if (rg__send_base(p, s) != p->work)
-        return 0; /* the input, which no receive writes (rg_all_reduce keeps it apart) */
-    for (int d2 = 0; d2 < p->ndirs; d2++)
-        for (int t2 = d2 == d ? t : 0; t2 < p->nsteps[d2]; t2++) {
-            const struct step *o = &p->st[d2][t2];
-            if (o->recv_peer >= 0 && overlap(s->send_off, s->send_len, o->recv_off, o->recv_len))
-                return 1;
-        }
-    return 0;
-}
-
-/* The registered region [a, a + len) lies in: the caller's, or one made for this call. */
-static struct rg_mem *region_of(struct rg_comm *c, const uint8_t *a, size_t len, int ncall)
-{
-    for (int i = 0; i < RG_MEM_MAX + ncall; i++) {
-        struct rg_mem *m = i < RG_MEM_MAX ? c->mem[i] : &c->call_mem[i - RG_MEM_MAX];
-        if (m && a >= m->base && len <= m->len && (size_t)(a - m->base) <= m->len - len)
-            return m;
-    }
-    return NULL;
-}
-
-/*
- * Zero-copy without rg_mem_register (RG_ZCOPY_AUTO): a buffer this call sends at least that
- * many bytes from, and no registered region holds, is registered on every device for the call
- * alone and deregistered when it ends -- after every send completed, or after the connections
- * were torn down (rg__coll_run), so the device reads no page the caller has back. In the TCG
- * guest registering and deregistering 1 MiB took 205 us against 287 us to copy it, 4 MiB 248
- * against 1289 us, 32 KiB 117 against 60 us: a copy costs less only below a few hundred KiB.
- * Nothing is kept from one call to the next: a cache would one day send from pages the caller
- * freed and the allocator handed out again at the same address, unless every free were
- * watched. A device that refuses (a memlock limit) leaves the call to its staging copies,
- * counted in auto_reg_fails; the call itself is no worse for it.
- */
-static int register_for_call(struct plan *p)
-{
-    struct rg_comm *c = p->c;
-    const uint8_t *bases[2] = {p->work, p->in};
-    int ncall = 0;
-    for (int b = 0; b < 2 && c->zcopy_auto; b++) {
-        size_t lo = SIZE_MAX, hi = 0, total = 0;
-        for (int d = 0; d < p->ndirs; d++)
-            for (int t = 0; t < p->nsteps[d]; t++) {
-                const struct step *s = &p->st[d][t];
-                if (s->send_peer < 0 || !s->send_len || !bases[b] ||
-                    rg__send_base(p, s) != bases[b])
-                    continue;
-                lo = s->send_off < lo ? s->send_off : lo;
-                hi = s->send_off + s->send_len > hi ? s->send_off + s->send_len : hi;
-                total += s->send_len;
-            }
-        if (!total || total * p->esz < c->zcopy_auto)
-            continue;
-        uint8_t *a = (uint8_t *)bases[b] + lo * p->esz;
-        size_t len = (hi - lo) * p->esz;
-        if (region_of(c, a, len, ncall))
-            continue; /* the caller's registration holds it already */
-        uint64_t t0 = rg__ph_start(c);
-        struct rg_mem *m = &c->call_mem[ncall];
-        struct rg_err e;
-        memset(m->mr, 0, sizeof(m->mr));
-        m->base = a;
-        m->len = len;
-        int d = 0;
-        /* Read by the local device only: a const input's pages register too. */
-        while (d < c->ndevs && !rg_vmr_reg(&c->devs[d].v, a, len, 0, &m->mr[d], &e))
-            d++;
-        if (d == c->ndevs) {
-            ncall++;
-            c->auto_regs++;
-        } else {
-            while (d-- > 0)
-                rg_vmr_dereg(m->mr[d]);
-            c->auto_reg_fails++;
-        }
-        rg__ph_add(c, RG_PH_REG, t0);
-    }
-    return ncall;
-}
-
-static void deregister_for_call(struct rg_comm *c, int ncall)
-{
-    uint64_t t0 = rg__ph_start(c);
-    for (int i = 0; i < ncall; i++)
-        for (int d = 0; d < c->ndevs; d++) {
-            rg_vmr_dereg(c->call_mem[i].mr[d]);
-            c->call_mem[i].mr[d] = NULL;
-        }
-    if (ncall)
-        rg__ph_add(c, RG_PH_REG, t0);
-}
-
-/* Which sends go from registered memory in place: see rg_mem_register in railguard.h. */
-static void plan_zcopy(struct plan *p, int ncall)
-{
-    struct rg_comm *c = p->c;
-    for (int d = 0; d < p->ndirs; d++)
-        for (int t = 0; t < p->nsteps[d]; t++) {
-            struct step *s = &p->st[d][t];
-            const uint8_t *a = rg__send_base(p, s) + s->send_off * p->esz;
-            size_t len = s->send_len * p->esz;
-            s->zc = NULL;
-            if (s->send_peer < 0 || !len || len < c->zcopy_min)
-                continue;
-            s->zc = region_of(c, a, len, ncall);
-            if (s->zc && rewritten(p, d, t))
-                s->zc = NULL;
-            p->zcopy |= s->zc != NULL;
-        }
-}
-
 static rg_status run_steps(struct plan *p)
 {
     struct rg_comm *c = p->c;
@@ -222,8 +97,19 @@ static rg_status run_steps(struct plan *p)
                     return rg__fail(c, RG_ERR_PROTOCOL);
                 }
                 uint8_t *dst = p->work + (s->recv_off + off) * p->esz;
+                const uint8_t *landed = x->recv_into[x->recv_consumed % c->slots];
                 uint64_t t0 = rg__ph_start(c);
-                if (s->act == ACT_REDUCE) {
+                if (landed) {
+                    /* In place already (rg_coll_zc.c): it must be where this step wants it. */
+                    if (landed != dst || s->act != ACT_COPY) {
+                        rg__err_set(&c->err, RG_ERR_PROTOCOL,
+                                    "rank %d: recv from rank %d rail %d (qp 0x%x): chunk %zu of "
+                                    "step %d landed in place at offset %td, not its own %td",
+                                    c->rank, x->peer, k, x->qp->qp_num, rcv[v].j, rcv[v].t,
+                                    landed - p->work, dst - p->work);
+                        return rg__fail(c, RG_ERR_PROTOCOL);
+                    }
+                } else if (s->act == ACT_REDUCE) {
                     const uint8_t *mine =
                         s->reduce_in && p->in ? p->in + (s->recv_off + off) * p->esz : dst;
                     rg__reduce_to(dst, mine, data, n, p->dt, p->op);
@@ -232,7 +118,10 @@ static rg_status run_steps(struct plan *p)
                     memcpy(dst, data, len);
                     rg__ph_add(c, RG_PH_SLOT_OUT, t0);
                 }
-                if (rg__release(c, x))
+                size_t ilen = 0;
+                const struct ibv_mr *imr = NULL;
+                uint8_t *into = rg__into_next(p, x, &ilen, &imr);
+                if (rg__release_into(c, x, into, ilen, imr))
                     return c->err.st;
                 advance(p, 0, k, &rcv[v]);
             }
@@ -270,14 +159,13 @@ static rg_status run_steps(struct plan *p)
 rg_status rg__coll_run(struct plan *p)
 {
     rg_status st;
-    int ncall = register_for_call(p);
-    if (p->c->nmem || ncall)
-        plan_zcopy(p, ncall);
+    int ncall = rg__zc_prepare(p);
+    rg__into_start(p);
     p->c->last_algo = p->algo;
     p->c->last_rails = p->nrails;
     st = run_steps(p);
-    if (st && p->zcopy && p->c->poisoned)
+    if (st && (p->zcopy || p->into_mem) && p->c->poisoned)
         rg__quiesce(p->c);
-    deregister_for_call(p->c, ncall);
+    rg__zc_finish(p->c, ncall);
     return st;
 }

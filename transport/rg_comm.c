@@ -263,6 +263,11 @@ size_t rg__comm_chunk_bytes(rg_comm_h c)
     return c ? c->chunk_bytes : 0;
 }
 
+uint64_t rg__comm_into_recvs(rg_comm_h c)
+{
+    return c ? c->into_recvs : 0;
+}
+
 uint64_t rg__comm_zcopy_sends(rg_comm_h c)
 {
     return c ? c->zcopy_sends : 0;

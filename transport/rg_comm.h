@@ -50,6 +50,15 @@ struct rg_conn {
     /* receive side */
     uint64_t recv_posted, recv_arrived, recv_consumed;
     uint32_t recv_len[RG_SLOTS_MAX];
+    /* Where a posted receive's payload lands when not in its slot (the caller's output, in
+     * place: rg_coll_run.c), by slot; NULL: in the slot. Its header lands in the slot always. */
+    uint8_t *recv_into[RG_SLOTS_MAX];
+    /* This call's next message on the connection to post a receive for, walking the steps
+     * that receive from its peer on its rail (rg_coll_run.c); on only inside a call. */
+    struct {
+        int on, d, t;
+        size_t j;
+    } ip;
     uint32_t rx_seq;
     /* send side */
     uint64_t send_posted, send_done;
@@ -66,6 +75,7 @@ struct rg_conn {
 struct rg_mem {
     uint8_t *base;
     size_t len;
+    int writable; /* registered for local writes too: receives may land in it */
     struct ibv_mr *mr[RG_MAX_RANKS * RG_MAX_RAILS];
 };
 
@@ -119,6 +129,7 @@ struct rg_comm {
     size_t zcopy_auto;     /* RG_ZCOPY_AUTO: a call's sends from one unregistered buffer that
                             * register it for the call; 0 never (rg_coll_run.c) */
     uint64_t zcopy_sends;
+    uint64_t into_recvs; /* receives posted to land in the caller's output in place */
     uint64_t auto_regs, auto_reg_fails; /* buffers registered for a call; refused by a device */
     struct rg_mem call_mem[2];          /* those registrations while the call runs */
     struct rg_mem *mem[RG_MEM_MAX];
@@ -211,19 +222,26 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
 int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, size_t *len);
 /* Gives the peeked slot back: reposts its receive and grants the credit. */
 rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
+/* The same, the new receive's payload landing at into (len bytes, registered as mr) instead of
+ * in the slot: a message of the running call that lands in the caller's output in place. */
+rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
+                           const struct ibv_mr *mr);
 /* Waits until every posted send on every connection has completed. */
 rg_status rg__drain_sends(struct rg_comm *c, double *deadline);
 
 /*
- * After a failed call that sent from the caller's memory: tears down every connection with a
- * send still in flight, so the NIC is done with the caller's buffers when the call returns.
- * The communicator is poisoned already, so nothing uses those connections again.
+ * After a failed call that sent from or received into the caller's memory: tears down every
+ * connection with a send still in flight or a receive posted there, so the NIC is done with
+ * the caller's buffers when the call returns. The communicator is poisoned already, so
+ * nothing uses those connections again.
  */
 void rg__quiesce(struct rg_comm *c);
 
 /* Set-up's uses of the engine (rg_conns.c): a receive slot posted, and a credit written to the
  * peer. */
 rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x);
+rg_status rg__post_recv_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
+                             const struct ibv_mr *mr);
 rg_status rg__write_credit(struct rg_comm *c, struct rg_conn *x);
 
 /* x's credit mailbox, past its slots: what the peer writes {count, ~count} into. Inline: the

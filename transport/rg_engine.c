@@ -69,13 +69,27 @@ rg_status rg__fail(struct rg_comm *c, rg_status st)
 
 rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x)
 {
+    return rg__post_recv_into(c, x, NULL, 0, NULL);
+}
+
+rg_status rg__post_recv_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
+                             const struct ibv_mr *mr)
+{
     uint64_t seq = x->recv_posted, t0 = rg__ph_start(c);
-    if (rg_vpost_recv(x->qp, rg__wrid(RG_WR_RECV, c->tag, (unsigned)x->idx, (uint32_t)seq),
-                      rg__recv_slot(x, c->slots, seq), (uint32_t)x->slot_bytes, x->mr->lkey,
-                      &c->err))
+    uint8_t *slot = rg__recv_slot(x, c->slots, seq);
+    /* The header in the slot, where peek checks it; the payload in the slot, or in place. */
+    struct ibv_sge sge[2] = {
+        {.addr = (uintptr_t)slot, .length = (uint32_t)x->slot_bytes, .lkey = x->mr->lkey},
+        {.addr = (uintptr_t)into, .length = (uint32_t)len, .lkey = mr ? mr->lkey : 0}};
+    if (into)
+        sge[0].length = (uint32_t)sizeof(struct rg_hdr);
+    if (rg_vpost_recv_sge(x->qp, rg__wrid(RG_WR_RECV, c->tag, (unsigned)x->idx, (uint32_t)seq), sge,
+                          into ? 2 : 1, &c->err))
         return rg__fail(c, c->err.st);
     rg__ph_add(c, RG_PH_POST, t0);
+    x->recv_into[seq % c->slots] = into;
     x->recv_posted++;
+    c->into_recvs += into != NULL;
     return RG_OK;
 }
 
@@ -343,9 +357,16 @@ int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, siz
 
 rg_status rg__release(struct rg_comm *c, struct rg_conn *x)
 {
+    return rg__release_into(c, x, NULL, 0, NULL);
+}
+
+rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
+                           const struct ibv_mr *mr)
+{
+    x->recv_into[x->recv_consumed % c->slots] = NULL;
     x->recv_consumed++;
     x->rx_seq++;
-    if (rg__post_recv_slot(c, x))
+    if (rg__post_recv_into(c, x, into, len, mr))
         return c->err.st;
     return grant_credit(c, x);
 }
@@ -369,7 +390,10 @@ void rg__quiesce(struct rg_comm *c)
     int n = 0;
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
-        if (x->qp && x->send_posted != x->send_done) {
+        int into = 0; /* a receive posted into the caller's memory and not yet consumed */
+        for (uint64_t q = x->recv_consumed; q < x->recv_posted && !into; q++)
+            into = x->recv_into[q % c->slots] != NULL;
+        if (x->qp && (x->send_posted != x->send_done || into)) {
             /* Once ibv_destroy_qp returns, the device touches none of its work requests'
              * memory. The counters stay as they were, for RG_DEBUG's report. */
             int rc = rg_vqp_destroy(x->qp);
@@ -377,7 +401,7 @@ void rg__quiesce(struct rg_comm *c)
                 /* Nothing else stops the device; say so, whatever RG_DEBUG says. */
                 fprintf(stderr,
                         "railguard: rank %d: ibv_destroy_qp(qp 0x%x) failed: %s; a send may "
-                        "still read the caller's buffer\n",
+                        "still read the caller's buffer, a receive write it\n",
                         c->rank, x->qp->qp_num, strerror(rc));
                 continue; /* comm_free tries again */
             }
@@ -387,7 +411,7 @@ void rg__quiesce(struct rg_comm *c)
     }
     if (n && c->debug)
         fprintf(stderr,
-                "rank %d op %u: tore down %d connection(s) with sends in flight after a call "
-                "that sent from the caller's memory failed\n",
+                "rank %d op %u: tore down %d connection(s) with sends in flight or receives "
+                "posted after a call that used the caller's memory in place failed\n",
                 c->rank, c->op_seq, n);
 }

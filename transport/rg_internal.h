@@ -32,6 +32,8 @@ size_t rg__comm_chunk_bytes(rg_comm_h c);
 /* Sends that went from registered memory in place, so far; the RG_ZCOPY_MIN in force. */
 uint64_t rg__comm_zcopy_sends(rg_comm_h c);
 size_t rg__comm_zcopy_min(rg_comm_h c);
+/* Receives posted so far to land in the caller's output in place. */
+uint64_t rg__comm_into_recvs(rg_comm_h c);
 /* Buffers registered for a single call (RG_ZCOPY_AUTO) so far, and registrations refused. */
 uint64_t rg__comm_auto_regs(rg_comm_h c, uint64_t *fails);
 size_t rg__comm_zcopy_auto(rg_comm_h c);

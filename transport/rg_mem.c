@@ -35,8 +35,24 @@ rg_status rg_mem_register(rg_comm_h c, void *buf, size_t len, rg_mem_h *mem_p)
         return rg__err_set(&c->err, RG_ERR_NOMEM, "rank %d: rg_mem_register: no memory", c->rank);
     m->base = buf;
     m->len = len;
+    /* Written by the local device too where the pages allow, so receives may land there in
+     * place; read-only pages (a const input) register for reads, on every device alike. */
+    m->writable = 1;
     for (int d = 0; d < c->ndevs; d++) {
-        /* Read by the local device only: read-only pages (a const input) register too. */
+        struct rg_err e;
+        if (m->writable &&
+            rg_vmr_reg(&c->devs[d].v, buf, len, IBV_ACCESS_LOCAL_WRITE, &m->mr[d], &e) == RG_OK)
+            continue;
+        if (m->writable && d > 0) {
+            for (int k = 0; k < d; k++) {
+                rg_vmr_dereg(m->mr[k]);
+                m->mr[k] = NULL;
+            }
+            d = -1; /* again from the first device, for reads only */
+            m->writable = 0;
+            continue;
+        }
+        m->writable = 0;
         rg_status st = rg_vmr_reg(&c->devs[d].v, buf, len, 0, &m->mr[d], &c->err);
         if (st) {
             rg__mem_free(c, m);

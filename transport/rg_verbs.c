@@ -210,8 +210,8 @@ rg_status rg_vqp_create(struct rg_vdev *d, enum rg_qp_kind kind, struct ibv_cq *
         .recv_cq = recv_cq,
         .cap = {.max_send_wr = max_send,
                 .max_recv_wr = max_recv,
-                .max_send_sge = 2, /* a header from staging + a payload in place */
-                .max_recv_sge = 1},
+                .max_send_sge = 2,  /* a header from staging + a payload in place */
+                .max_recv_sge = 2}, /* the same, received in place */
         .qp_type = kind == RG_QP_RC ? IBV_QPT_RC : IBV_QPT_UC,
         .sq_sig_all = 1,
     };
@@ -380,6 +380,20 @@ rg_status rg_vpost_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr, uint32_t 
         return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
                            "qp 0x%x: post_recv of %u bytes (wr_id 0x%llx) failed: %s", qp->qp_num,
                            len, (unsigned long long)wr_id, strerror(rc));
+    return RG_OK;
+}
+
+rg_status rg_vpost_recv_sge(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge *sge, int nsge,
+                            struct rg_err *e)
+{
+    struct ibv_recv_wr wr = {
+        .wr_id = wr_id, .sg_list = (struct ibv_sge *)(uintptr_t)sge, .num_sge = nsge};
+    struct ibv_recv_wr *bad;
+    int rc = ibv_post_recv(qp, &wr, &bad);
+    if (rc)
+        return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
+                           "qp 0x%x: post_recv of %d buffers (wr_id 0x%llx) failed: %s", qp->qp_num,
+                           nsge, (unsigned long long)wr_id, strerror(rc));
     return RG_OK;
 }
 

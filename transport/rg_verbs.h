@@ -100,6 +100,9 @@ rg_status rg_vpost_send(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge 
 rg_status rg_vpost_send_wr(struct ibv_qp *qp, struct ibv_send_wr *wr, struct rg_err *e);
 rg_status rg_vpost_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey,
                         struct rg_err *e);
+/* A receive scattered over nsge buffers (each sge names its own lkey). */
+rg_status rg_vpost_recv_sge(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge *sge, int nsge,
+                            struct rg_err *e);
 
 /*
  * Polls up to n completions into wc. Returns how many, all with IBV_WC_SUCCESS, or a negative

@@ -17,6 +17,7 @@
 
 struct rank_out {
     int done, ok, checks;
+    unsigned long long into; /* receives that landed in the output in place */
     char msg[512];
 };
 
@@ -123,10 +124,11 @@ static int check_ways(struct ctx *x, const char *what, size_t step_bytes, uint64
  * the registrations the call made, must be 1) and sends the same way; below that, none.
  */
 static int check_zcopy(struct ctx *x, const char *what, size_t block_bytes, size_t sent_bytes,
-                       uint64_t zc, uint64_t regs)
+                       size_t landed_bytes, uint64_t zc, uint64_t regs)
 {
     size_t at = rg__comm_zcopy_auto(x->comm);
-    int reg = !x->o->zcopy && at && sent_bytes >= at;
+    /* What the call sends plus what it may receive in place, against RG_ZCOPY_AUTO. */
+    int reg = !x->o->zcopy && at && sent_bytes + landed_bytes >= at;
     int want = (x->o->zcopy || reg) && block_bytes >= rg__comm_zcopy_min(x->comm);
     if (regs != (uint64_t)reg) {
         snprintf(x->out->msg, sizeof(x->out->msg),
@@ -141,6 +143,19 @@ static int check_zcopy(struct ctx *x, const char *what, size_t block_bytes, size
              "rank %d: %s of %zu-byte blocks made %llu sends in place, expected %s", x->rank, what,
              block_bytes, (unsigned long long)zc, want ? "some" : "none");
     return -1;
+}
+
+/* The bytes an all_gather of count elements a rank receives in place: its blocks (halves, when
+ * the ring runs both ways) of RG_ZCOPY_MIN or more, n - 1 of each. */
+static size_t landed_gather(struct ctx *x, size_t count, size_t esz)
+{
+    size_t zmin = rg__comm_zcopy_min(x->comm), part[2] = {count * esz, 0};
+    if (ring_both_ways(x, count * esz)) {
+        part[0] = count / 2 * esz;
+        part[1] = (count - count / 2) * esz;
+    }
+    size_t one = (part[0] >= zmin ? part[0] : 0) + (part[1] >= zmin ? part[1] : 0);
+    return one * (size_t)(x->n - 1);
 }
 
 static void sends_to_each(struct ctx *x, uint64_t *out)
@@ -253,8 +268,8 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     if (check(x, "all_gather", dt, op, count, st, out, want, count * (size_t)n, false) ||
         check_ways(x, "all_gather", bytes, rg__comm_sends_to(x->comm, left) - l0, 1) ||
         check_zcopy(x, "all_gather", ring_both_ways(x, bytes) ? (count - count / 2) * esz : bytes,
-                    bytes * (size_t)(n - 1), rg__comm_zcopy_sends(x->comm) - z0,
-                    rg__comm_auto_regs(x->comm, NULL) - a0))
+                    bytes * (size_t)(n - 1), landed_gather(x, count, esz),
+                    rg__comm_zcopy_sends(x->comm) - z0, rg__comm_auto_regs(x->comm, NULL) - a0))
         goto out;
     /* broadcast from a root that moves with the cycle */
     int root = cycle % n;
@@ -278,18 +293,32 @@ static int run_dtype(struct ctx *x, rg_dtype dt, rg_redop op, size_t count, int 
     memset(out, 0xa5, bytes);
     z0 = rg__comm_zcopy_sends(x->comm);
     a0 = rg__comm_auto_regs(x->comm, NULL);
+    /* The receive's own registration (a block that lands in place) counted apart. */
+    uint64_t recv_regs = 0, b0;
     if (r % 2 == 0) {
         st = rg_send(x->comm, in, count, dt, right);
+        b0 = rg__comm_auto_regs(x->comm, NULL);
         if (!st)
             st = rg_recv(x->comm, out, count, dt, left);
+        recv_regs = rg__comm_auto_regs(x->comm, NULL) - b0;
     } else {
+        b0 = rg__comm_auto_regs(x->comm, NULL);
         st = rg_recv(x->comm, out, count, dt, left);
+        recv_regs = rg__comm_auto_regs(x->comm, NULL) - b0;
         if (!st)
             st = rg_send(x->comm, in, count, dt, right);
     }
+    size_t at = rg__comm_zcopy_auto(x->comm);
+    int want_rr = !x->o->zcopy && at && bytes >= at && bytes >= rg__comm_zcopy_min(x->comm);
+    if (!st && recv_regs != (uint64_t)want_rr) {
+        snprintf(x->out->msg, sizeof(x->out->msg),
+                 "rank %d: recv of %zu bytes registered %llu buffer(s) for the call, expected %d",
+                 r, bytes, (unsigned long long)recv_regs, want_rr);
+        goto out;
+    }
     if (check(x, "send/recv", dt, op, count, st, out, want, count, false) ||
-        check_zcopy(x, "send", bytes, bytes, rg__comm_zcopy_sends(x->comm) - z0,
-                    rg__comm_auto_regs(x->comm, NULL) - a0))
+        check_zcopy(x, "send", bytes, bytes, 0, rg__comm_zcopy_sends(x->comm) - z0,
+                    rg__comm_auto_regs(x->comm, NULL) - a0 - recv_regs))
         goto out;
     rc = 0;
 out:
@@ -406,6 +435,7 @@ static void run_rank(const struct drive_opts *o, int rank, const char *devfile, 
             rg_comm_destroy(x.comm);
             return;
         }
+        out->into += rg__comm_into_recvs(x.comm);
         rg_comm_destroy(x.comm);
     }
     out->ok = 1;
@@ -521,6 +551,7 @@ int drive_run(const struct drive_opts *o, struct drive_result *res)
     res->seconds = rg__now() - t0;
     for (int r = 0; r < o->ranks; r++) {
         res->checks += outs[r].checks;
+        res->into += outs[r].into;
         if (!outs[r].ok) {
             res->failed_ranks++;
             if (!o->quiet)

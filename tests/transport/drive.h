@@ -33,7 +33,8 @@ struct drive_opts {
 
 struct drive_result {
     int failed_ranks;
-    int checks; /* results verified across all ranks */
+    int checks;              /* results verified across all ranks */
+    unsigned long long into; /* receives that landed in the caller's output in place */
     double seconds;
     char msg[512]; /* the first failure */
 };
