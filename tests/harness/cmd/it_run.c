@@ -664,7 +664,13 @@ START_TEST(test_external_launch)
         ck_assert_int_eq(railguard(NULL, rep, 60), 0);
         expect_in(pass ? "PASS  ext-flush" : "PASS  ext-clean");
         read_log(logs[1]);
-        expect_in(pass ? "  detected@0:completion  fired 1\n" : "  ok  fired -\n");
+        /* The flushed receive is step 0's first data, but a peer that finished its set-up
+         * first can have it arrive while rank 1's set-up still polls: then create is the
+         * call that fails (detected@init), a race of the two ranks, seen once in the guest. */
+        if (pass && !strstr(g_out, "  detected@init:completion  fired 1\n"))
+            expect_in("  detected@0:completion  fired 1\n");
+        else if (!pass)
+            expect_in("  ok  fired -\n");
         ck_assert_str_eq(last_line(), "1 passed, 0 failed");
         /* Its reproduce line is an external launch's, with what this run was given. */
         const char *res = slurp("%s/rank1.result.json", dir);
