@@ -212,7 +212,8 @@ int fi_send_before(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp, struct
     return rc;
 }
 
-/* The same for receives; the first SGE is kept for corrupt. */
+/* The same for receives; the first FI_RENT_SGE entries of the scatter list are kept for
+ * corrupt. */
 int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ibv_recv_wr *wr,
                 struct ibv_recv_wr **bad)
 {
@@ -220,12 +221,15 @@ int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ib
     uint32_t tail0 = q->rring.tail, n = 0;
     bool exact0 = q->rring.exact;
     bool own = fi_own_on();
-    for (struct ibv_recv_wr *w = wr; w; w = w->next)
-        fi_ring_push_own(&q->rring,
-                         &(struct fi_rent){.wr_id = w->wr_id,
-                                           .addr = w->num_sge > 0 ? w->sg_list[0].addr : 0,
-                                           .len = w->num_sge > 0 ? w->sg_list[0].length : 0,
-                                           .own = own ? fi_own_recv(qp->context, w) : NULL});
+    for (struct ibv_recv_wr *w = wr; w; w = w->next) {
+        struct fi_rent e = {.wr_id = w->wr_id, .own = own ? fi_own_recv(qp->context, w) : NULL};
+        for (int i = 0; i < w->num_sge && i < FI_RENT_SGE; i++) {
+            e.addr[i] = w->sg_list[i].addr;
+            e.len[i] = w->sg_list[i].length;
+            e.nsge++;
+        }
+        fi_ring_push_own(&q->rring, &e);
+    }
     double at = fi_trace_now();
     int rc = post(qp, wr, bad);
     for (struct ibv_recv_wr *w = wr; rc && w && w != *bad; w = w->next)

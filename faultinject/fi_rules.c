@@ -294,23 +294,35 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
             fi_qp_break(q);
             return;
         }
-        uint32_t span = byte_len;
-        if (!e || !e->addr || !byte_len) {
+        /* The received bytes fill the scatter list in order: the span is what landed in the
+         * entries kept, a header's and its payload's alike. */
+        uint64_t span = 0;
+        for (uint32_t k = 0; e && k < e->nsge; k++)
+            span += e->len[k];
+        if (span > byte_len)
+            span = byte_len;
+        if (!e || !span) {
             fi_event_fault(lp, i, &s, nth, "\"skipped\":\"receive buffer unknown or empty\"");
             continue;
         }
-        if (span > e->len)
-            span = e->len;
         uint64_t bit = r->bit >= 0 ? (uint64_t)r->bit
                                    : (uint64_t)(fi_draw(r->seed, i, nth) * (double)span * 8.0);
         char d[96];
-        if (bit >= (uint64_t)span * 8) {
-            snprintf(d, sizeof(d), "\"skipped\":\"bit %llu beyond %u bytes\"",
-                     (unsigned long long)bit, span);
+        if (bit >= span * 8) {
+            snprintf(d, sizeof(d), "\"skipped\":\"bit %llu beyond %llu bytes\"",
+                     (unsigned long long)bit, (unsigned long long)span);
         } else {
-            ((volatile uint8_t *)(uintptr_t)e->addr)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-            snprintf(d, sizeof(d), "\"byte\":%llu,\"bit\":%u," FI_EV_WR_ID,
-                     (unsigned long long)(bit / 8), (unsigned)(bit % 8), wr_id);
+            uint64_t at = bit / 8;
+            uint32_t k = 0;
+            while (at >= e->len[k]) /* within span, so within the entries kept */
+                at -= e->len[k++];
+            if (!e->addr[k]) {
+                snprintf(d, sizeof(d), "\"skipped\":\"scatter entry %u has no address\"", k);
+            } else {
+                ((volatile uint8_t *)(uintptr_t)e->addr[k])[at] ^= (uint8_t)(1u << (bit % 8));
+                snprintf(d, sizeof(d), "\"byte\":%llu,\"bit\":%u," FI_EV_WR_ID,
+                         (unsigned long long)(bit / 8), (unsigned)(bit % 8), wr_id);
+            }
         }
         fi_event_fault(lp, i, &s, nth, d);
     }

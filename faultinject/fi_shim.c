@@ -92,8 +92,11 @@ static void fi_oldest(char *out, size_t len, const struct fi_ring *r, int max)
     size_t o = (size_t)snprintf(out, len, "[");
     for (int i = 0; cap && i < max && (head + (uint32_t)i) % cap != tail && o < len; i++) {
         const struct fi_rent *e = &r->e[(head + (uint32_t)i) % cap];
-        o += (size_t)snprintf(out + o, len - o, "%s{" FI_EV_WR_ID ",\"len\":%u}", i ? "," : "",
-                              e->wr_id, e->len);
+        uint64_t bytes = 0;
+        for (uint32_t k = 0; k < e->nsge; k++)
+            bytes += e->len[k];
+        o += (size_t)snprintf(out + o, len - o, "%s{" FI_EV_WR_ID ",\"len\":%llu}", i ? "," : "",
+                              e->wr_id, (unsigned long long)bytes);
     }
     if (o < len)
         snprintf(out + o, len - o, "]");

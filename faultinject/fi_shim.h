@@ -140,10 +140,14 @@ extern pthread_mutex_t g_lock; /* creation and destruction only */
 /* ---- QPs and CQs -------------------------------------------------------------------------- */
 enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_DEAD = 2 };
 
-struct fi_rent { /* a posted work request: its id, for receives the buffer it fills */
+/* The scatter entries a receive keeps for corrupt: a header and a payload apart (the reference
+ * transport's in-place receives, UCX's and NCCL's headers) are two; more are rare. */
+#define FI_RENT_SGE 4
+struct fi_rent { /* a posted work request: its id, for receives the buffers it fills */
     uint64_t wr_id;
-    uint64_t addr;
-    uint32_t len;
+    uint64_t addr[FI_RENT_SGE]; /* the first FI_RENT_SGE entries of its scatter list */
+    uint32_t len[FI_RENT_SGE];
+    uint32_t nsge;
     bool signaled;      /* sends: whether its completion is reported on success */
     struct fi_own *own; /* the ownership sanitizer's record, NULL when it is off or exempt */
 };

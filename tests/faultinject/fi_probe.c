@@ -108,6 +108,7 @@ struct opts {
     bool scribble;       /* reuse the send buffer as soon as ibv_post_send returns (the bug) */
     long poll_empty;     /* time this many polls of an empty CQ, then stop */
     int unsignaled;      /* unsignaled sends before each message's signaled one, same wr_id */
+    int recv_sges;       /* each receive's buffer cut into this many scatter entries */
     const char *control; /* a plan set through the shim's control table, not the environment */
     bool restart;        /* --restart: that plan through the environment and restart() */
     bool qp_ex;          /* QPs made by ibv_create_qp_ex, sends posted through ibv_wr_* */
@@ -161,7 +162,8 @@ static int usage(const char *msg)
     fprintf(
         stderr,
         "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
-        "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--hang] "
+        "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--recv-sges N] "
+        "[--hang] "
         "[--scribble] [--control PLAN [--restart]] [--qp-ex] [--ignore-errors] [--leak] [--spin] "
         "[--tag-ids] [--fork]\n",
         msg);
@@ -170,8 +172,12 @@ static int usage(const char *msg)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o =
-        (struct opts){.dev = "rxe0", .type = IBV_QPT_UC, .msgs = 4, .size = 4096, .timeout_s = 3.0};
+    *o = (struct opts){.dev = "rxe0",
+                       .type = IBV_QPT_UC,
+                       .msgs = 4,
+                       .size = 4096,
+                       .timeout_s = 3.0,
+                       .recv_sges = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -215,6 +221,10 @@ static int parse(int argc, char **argv, struct opts *o)
             o->size = (size_t)strtoul(v, &end, 10), i++;
             if (*end || o->size < 1 || o->size > (1u << 24))
                 return usage("--size takes 1..16777216");
+        } else if (!strcmp(a, "--recv-sges")) {
+            o->recv_sges = (int)strtol(v, &end, 10), i++;
+            if (*end || o->recv_sges < 1 || o->recv_sges > 4)
+                return usage("--recv-sges takes 1..4");
         } else if (!strcmp(a, "--unsignaled")) {
             o->unsignaled = (int)strtol(v, &end, 10), i++;
             if (*end || o->unsignaled < 0 || o->unsignaled > 7)
@@ -454,7 +464,7 @@ __attribute__((noinline)) static int run(const struct opts *o)
             .send_cq = s[k].cq,
             .recv_cq = s[k].cq,
             .qp_type = o->type,
-            .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1}};
+            .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 4}};
         struct ibv_qp_init_attr_ex qx = {.send_cq = qa.send_cq,
                                          .recv_cq = qa.recv_cq,
                                          .qp_type = qa.qp_type,
@@ -507,10 +517,17 @@ __attribute__((noinline)) static int run(const struct opts *o)
         for (size_t i = 0; i < o->size; i++)
             sbuf[i] = pattern(m, i);
         memset(rbuf, 0, o->size);
-        struct ibv_sge rsge = {(uintptr_t)rbuf, (uint32_t)o->size, mr->lkey};
+        /* The buffer cut into recv_sges entries, in order (a header and a payload apart). */
+        struct ibv_sge rsge[4];
+        int nsge = o->recv_sges < (int)o->size ? o->recv_sges : 1;
+        for (int k = 0; k < nsge; k++) {
+            size_t lo = o->size * (size_t)k / (size_t)nsge,
+                   hi = o->size * (size_t)(k + 1) / (size_t)nsge;
+            rsge[k] = (struct ibv_sge){(uintptr_t)(rbuf + lo), (uint32_t)(hi - lo), mr->lkey};
+        }
         struct ibv_recv_wr rwr = {.wr_id = o->tag | (1000u + (unsigned)m),
-                                  .sg_list = &rsge,
-                                  .num_sge = 1},
+                                  .sg_list = rsge,
+                                  .num_sge = nsge},
                            *rbad;
         struct ibv_sge ssge = {(uintptr_t)sbuf, (uint32_t)o->size, mr->lkey};
         struct ibv_send_wr swr = {.wr_id = o->tag | (2000u + (unsigned)m),

@@ -1009,6 +1009,17 @@ START_TEST(test_corrupt)
     long byte = ev_int(json_array_get(f, 0), "byte");
     ck_assert(byte >= 0 && byte < 4096);
     json_decref(f);
+    /* A receive scattered over four entries (a header apart from its payload, as the reference
+     * transport's in-place receives): a bit in the last one is flipped there, not skipped as
+     * beyond the first entry's 1024 bytes. */
+    ck_assert_int_eq(probe(&p, "corrupt nth=2 bit=25000", ARGS("--msgs", "3", "--recv-sges", "4")),
+                     1);
+    expect(&p, "corrupt", 1);
+    expect(&p, "recv_ok", 2);
+    f = events("fault");
+    ck_assert_uint_eq(json_array_size(f), 1);
+    ck_assert_int_eq(ev_int(json_array_get(f, 0), "byte"), 3125);
+    json_decref(f);
 }
 END_TEST
 
