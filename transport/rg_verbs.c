@@ -373,14 +373,7 @@ rg_status rg_vpost_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr, uint32_t 
                         struct rg_err *e)
 {
     struct ibv_sge sge = {.addr = (uintptr_t)addr, .length = len, .lkey = lkey};
-    struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1};
-    struct ibv_recv_wr *bad;
-    int rc = ibv_post_recv(qp, &wr, &bad);
-    if (rc)
-        return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
-                           "qp 0x%x: post_recv of %u bytes (wr_id 0x%llx) failed: %s", qp->qp_num,
-                           len, (unsigned long long)wr_id, strerror(rc));
-    return RG_OK;
+    return rg_vpost_recv_sge(qp, wr_id, &sge, 1, e);
 }
 
 rg_status rg_vpost_recv_sge(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_sge *sge, int nsge,
@@ -389,11 +382,15 @@ rg_status rg_vpost_recv_sge(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_
     struct ibv_recv_wr wr = {
         .wr_id = wr_id, .sg_list = (struct ibv_sge *)(uintptr_t)sge, .num_sge = nsge};
     struct ibv_recv_wr *bad;
+    uint32_t bytes = 0;
+    for (int i = 0; i < nsge; i++)
+        bytes += sge[i].length;
     int rc = ibv_post_recv(qp, &wr, &bad);
     if (rc)
         return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
-                           "qp 0x%x: post_recv of %d buffers (wr_id 0x%llx) failed: %s", qp->qp_num,
-                           nsge, (unsigned long long)wr_id, strerror(rc));
+                           "qp 0x%x: post_recv of %u bytes in %d buffer(s) (wr_id 0x%llx) "
+                           "failed: %s",
+                           qp->qp_num, bytes, nsge, (unsigned long long)wr_id, strerror(rc));
     return RG_OK;
 }
 
