@@ -68,7 +68,7 @@ rg_status rg__coll_run(struct plan *p);
  * registered memory and receive into it, registering buffers for this call where that pays;
  * returns how many were (c->call_mem). After: those deregistered, the cursors off. */
 int rg__zc_prepare(struct plan *p);
-void rg__zc_finish(struct rg_comm *c, int ncall);
+void rg__zc_finish(struct plan *p, int ncall);
 /* The receive cursors, one a connection, set past the receives posted before the call; and
  * where the receive posted next on x lands (NULL: in its slot), with its length and region. */
 void rg__into_start(struct plan *p);

@@ -166,6 +166,6 @@ rg_status rg__coll_run(struct plan *p)
     st = run_steps(p);
     if (st && (p->zcopy || p->into_mem) && p->c->poisoned)
         rg__quiesce(p->c);
-    rg__zc_finish(p->c, ncall);
+    rg__zc_finish(p, ncall);
     return st;
 }

@@ -125,6 +125,14 @@ int rg__zc_prepare(struct plan *p)
     struct rg_comm *c = p->c;
     const uint8_t *bases[2] = {p->work, p->in};
     int ncall = 0;
+    /* Every call comes here, the 8-byte one too: with no caller's region and fewer bytes
+     * moved than RG_ZCOPY_AUTO, nothing below can apply, and the plan is left as built. */
+    size_t moved = 0;
+    for (int d = 0; d < p->ndirs; d++)
+        for (int t = 0; t < p->nsteps[d]; t++)
+            moved += p->st[d][t].send_len + p->st[d][t].recv_len;
+    if (!c->nmem && (!c->zcopy_auto || moved * p->esz < c->zcopy_auto))
+        return 0;
     for (int d = 0; d < p->ndirs; d++)
         for (int t = 0; t < p->nsteps[d]; t++)
             p->st[d][t].into = may_land(p, d, t);
@@ -187,9 +195,10 @@ int rg__zc_prepare(struct plan *p)
     return ncall;
 }
 
-void rg__zc_finish(struct rg_comm *c, int ncall)
+void rg__zc_finish(struct plan *p, int ncall)
 {
-    for (int i = 0; i < c->nconns; i++)
+    struct rg_comm *c = p->c;
+    for (int i = 0; i < c->nconns && p->into_mem; i++) /* only rg__into_start set them */
         c->conns[i].ip.on = 0;
     uint64_t t0 = rg__ph_start(c);
     for (int i = 0; i < ncall; i++)
