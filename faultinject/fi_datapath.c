@@ -93,15 +93,22 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
 }
 
 /* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+/* Out of line, so the pass-through above needs no stack frame. */
+__attribute__((noinline)) static int fi_poll_cq_entered(struct ibv_cq *cq, int ne,
+                                                        struct ibv_wc *wc, void *site)
+{
+    fi_call_enter(site, FI_CALL_POLL);
+    int rc = fi_poll_cq_slow(cq, ne, wc);
+    fi_call_leave();
+    return rc;
+}
+
 int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
     poll_fn one = atomic_load_explicit(&g_one.poll, memory_order_relaxed);
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(cq, ne, wc);
-    fi_call_enter(__builtin_return_address(0), FI_CALL_POLL);
-    int rc = fi_poll_cq_slow(cq, ne, wc);
-    fi_call_leave();
-    return rc;
+    return fi_poll_cq_entered(cq, ne, wc, __builtin_return_address(0));
 }
 
 /* A delay fault holds a post ms before it is made: the trace cannot say when the program
@@ -273,15 +280,22 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
 }
 
 /* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+/* Out of line, so the pass-through above needs no stack frame. */
+__attribute__((noinline)) static int fi_post_send_entered(struct ibv_qp *qp, struct ibv_send_wr *wr,
+                                                          struct ibv_send_wr **bad, void *site)
+{
+    fi_call_enter(site, FI_CALL_POST_SEND);
+    int rc = fi_post_send_slow(qp, wr, bad);
+    fi_call_leave();
+    return rc;
+}
+
 int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     post_send_fn one = atomic_load_explicit(&g_one.post_send, memory_order_relaxed);
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(qp, wr, bad);
-    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_SEND);
-    int rc = fi_post_send_slow(qp, wr, bad);
-    fi_call_leave();
-    return rc;
+    return fi_post_send_entered(qp, wr, bad, __builtin_return_address(0));
 }
 
 __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct ibv_recv_wr *wr,
@@ -349,15 +363,22 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
 }
 
 /* The pass-through: with no plan and one provider, a load, a test and a tail call. */
+/* Out of line, so the pass-through above needs no stack frame. */
+__attribute__((noinline)) static int fi_post_recv_entered(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+                                                          struct ibv_recv_wr **bad, void *site)
+{
+    fi_call_enter(site, FI_CALL_POST_RECV);
+    int rc = fi_post_recv_slow(qp, wr, bad);
+    fi_call_leave();
+    return rc;
+}
+
 int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
     post_recv_fn one = atomic_load_explicit(&g_one.post_recv, memory_order_relaxed);
     if (__builtin_expect(one && !atomic_load_explicit(&g_live, memory_order_relaxed), 1))
         return one(qp, wr, bad);
-    fi_call_enter(__builtin_return_address(0), FI_CALL_POST_RECV);
-    int rc = fi_post_recv_slow(qp, wr, bad);
-    fi_call_leave();
-    return rc;
+    return fi_post_recv_entered(qp, wr, bad, __builtin_return_address(0));
 }
 
 int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)

@@ -58,6 +58,7 @@ static rg_status comm_tune(struct rg_comm *c, const rg_config *cfg)
     explicit_bzero(c->cfg.secret, sizeof(c->cfg.secret)); /* needed at the handshake only */
     c->rank = cfg->rank;
     c->wait_peer = -1;
+    c->poller = (struct rg_vpoller){.describe = rg__describe_wc, .arg = c, .e = &c->err};
     c->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
     c->algo = cfg->algo;
     c->chunk_bytes = env_uint("RG_CHUNK_BYTES", DEFAULT_CHUNK, 4096, 8u << 20, true, &c->err);

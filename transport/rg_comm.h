@@ -146,6 +146,7 @@ struct rg_comm {
     int nrails[RG_MAX_RANKS];
     int poisoned;
     struct rg_err err;
+    struct rg_vpoller poller; /* describe_wc, this, &err */
     unsigned idle;
     /* What the current wait needs, set before each rg__progress: a timeout names that peer
      * (a stopped or lost peer shows as the one whose data or credit never came). */
@@ -253,6 +254,8 @@ static inline uint64_t *rg__mailbox(struct rg_comm *c, struct rg_conn *x)
 
 /* Records the first error, poisons the communicator and tells the peers. Returns st. */
 rg_status rg__fail(struct rg_comm *c, rg_status st);
+/* Names the operation behind a failed completion (c->poller's describe). */
+void rg__describe_wc(const struct ibv_wc *wc, void *arg, char *buf, size_t len);
 
 /* splitmix64: tags and starting PSNs only need to differ between communicators. */
 static inline uint64_t rg__mix(uint64_t *s)

@@ -18,7 +18,7 @@ static const char *kind_name(unsigned k)
 }
 
 /* Names the operation behind a failed completion: "rank 1: recv from rank 0 rail 1". */
-static void describe_wc(const struct ibv_wc *wc, void *arg, char *buf, size_t len)
+void rg__describe_wc(const struct ibv_wc *wc, void *arg, char *buf, size_t len)
 {
     struct rg_comm *c = arg;
     unsigned idx = rg__wrid_conn(wc->wr_id);
@@ -209,7 +209,7 @@ rg_status rg__progress(struct rg_comm *c, double *deadline)
         return c->err.st;
     uint64_t t0 = rg__ph_start(c);
     for (int d = 0; d < c->ndevs; d++) {
-        int n = rg_vpoll(c->devs[d].cq, 32, wc, describe_wc, c, &c->err);
+        int n = rg_vpoll(c->devs[d].cq, 32, wc, &c->poller);
         if (n < 0)
             return rg__fail(c, c->err.st);
         for (int i = 0; i < n; i++)

@@ -69,6 +69,14 @@ int rg_vgid_pick(const struct rg_vgid_entry *entries, int n);
 /* Describes the operation behind a failed completion, e.g. "recv from rank 0 rail 1". */
 typedef void (*rg_vwc_describe_fn)(const struct ibv_wc *wc, void *arg, char *buf, size_t len);
 
+/* What rg_vpoll names a failed completion with (describe may be NULL) and where its error
+ * goes: one pointer, so a poll that finds nothing saves two registers, not four. */
+struct rg_vpoller {
+    rg_vwc_describe_fn describe;
+    void *arg;
+    struct rg_err *e;
+};
+
 rg_status rg_vdev_open(struct rg_vdev *d, const char *name, struct rg_err *e);
 void rg_vdev_close(struct rg_vdev *d);
 
@@ -107,10 +115,9 @@ rg_status rg_vpost_recv_sge(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_
 /*
  * Polls up to n completions into wc. Returns how many, all with IBV_WC_SUCCESS, or a negative
  * rg_status: RG_ERR_POLL when ibv_poll_cq itself fails, RG_ERR_COMPLETION for the first
- * completion whose status is not success (described by describe, if given). Every poll site
+ * completion whose status is not success (described by pl->describe, if set). Every poll site
  * in the transport goes through here, so no completion status goes unchecked.
  */
-int rg_vpoll(struct ibv_cq *cq, int n, struct ibv_wc *wc, rg_vwc_describe_fn describe, void *arg,
-             struct rg_err *e);
+int rg_vpoll(struct ibv_cq *cq, int n, struct ibv_wc *wc, const struct rg_vpoller *pl);
 
 #endif /* RG_VERBS_H */

@@ -184,7 +184,7 @@ static void run_receiver(const struct vpair_opts *o, int fd)
             rg__err_set(&s.err, RG_ERR_SIDE_CHANNEL, "cannot send credits to the sender");
             goto report;
         }
-        int n = rg_vpoll(s.cq, 16, wc, NULL, NULL, &s.err);
+        int n = rg_vpoll(s.cq, 16, wc, &(struct rg_vpoller){.e = &s.err});
         if (n < 0)
             goto report;
         for (int i = 0; i < n; i++) {
@@ -272,7 +272,7 @@ static void run_sender(const struct vpair_opts *o, int fd, struct vpair_result *
             sent++;
             credits--;
         }
-        int n = rg_vpoll(s.cq, 16, wc, NULL, NULL, &s.err);
+        int n = rg_vpoll(s.cq, 16, wc, &(struct rg_vpoller){.e = &s.err});
         if (n < 0)
             goto out;
         acked += (size_t)n;
