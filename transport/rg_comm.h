@@ -30,6 +30,10 @@ struct rg_hdr {
     uint32_t seq; /* per connection and direction, from 0: a gap is a lost message */
     uint32_t op;  /* the communicator's operation number */
     uint32_t len; /* payload bytes */
+    /* The sender's receives posted on this connection (low 32 bits), a credit that costs no
+     * write of its own wherever traffic flows both ways; ~credit, so a damaged one is never
+     * taken (rg_engine.c). */
+    uint32_t credit, credit_chk;
 };
 #define RG_HDR_MAGIC 0x5247u
 enum { RG_MSG_HELLO = 1, RG_MSG_DATA = 2 };
@@ -63,9 +67,9 @@ struct rg_conn {
     /* send side */
     uint64_t send_posted, send_done;
     uint32_t tx_seq;
-    uint64_t peer_credit; /* last consistent value read from the mailbox */
+    uint64_t peer_credit; /* last consistent count from the mailbox or a message's header */
     /* credits we grant */
-    uint64_t credit_granted; /* recv_posted value last written to the peer */
+    uint64_t credit_granted; /* recv_posted value last written or sent to the peer */
     uint64_t credit_writes, credit_done;
     uint64_t remote_mailbox;
     uint32_t remote_rkey;

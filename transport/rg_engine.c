@@ -98,6 +98,29 @@ static uint64_t *credit_src(struct rg_comm *c, struct rg_conn *x, uint64_t n)
     return rg__mailbox(c, x) + 2 + 2 * (n % RG_CREDIT_SRC);
 }
 
+/* A count the peer sent, low 32 bits: taken when ahead of the one held (by less than 2^31). */
+static void take_count(struct rg_conn *x, uint32_t v)
+{
+    uint32_t ahead = v - (uint32_t)x->peer_credit;
+    if (ahead && ahead < 1u << 31)
+        x->peer_credit += ahead;
+}
+
+/*
+ * The count in an arrived message's header, taken at its completion rather than when the plan
+ * reaches it: a sender must never wait for a credit that sits unread in its own receive
+ * queue. A header that fails its checks is left to rg__peek, which names what is wrong.
+ */
+static void header_credit(struct rg_comm *c, struct rg_conn *x, uint64_t seq, uint32_t got)
+{
+    struct rg_hdr h;
+    if (got < sizeof(h))
+        return;
+    memcpy(&h, rg__recv_slot(x, c->slots, seq), sizeof(h));
+    if (h.magic == RG_HDR_MAGIC && h.credit_chk == (uint32_t)~h.credit)
+        take_count(x, h.credit);
+}
+
 /* The mailbox holds {count, ~count}; a torn or stale pair keeps the last good value. */
 static void read_credit(struct rg_comm *c, struct rg_conn *x)
 {
@@ -175,6 +198,7 @@ __attribute__((noinline)) static rg_status on_completion(struct rg_comm *c, cons
         if (seq != (uint32_t)want)
             break;
         x->recv_len[want % c->slots] = wc->byte_len;
+        header_credit(c, x, want, wc->byte_len);
         x->recv_arrived++;
         return RG_OK;
     case RG_WR_SEND:
@@ -292,8 +316,10 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
                    const struct ibv_mr *mr)
 {
     uint8_t *slot = rg__send_slot(x, c->slots, x->send_posted);
-    struct rg_hdr h = {RG_HDR_MAGIC, (uint8_t)kind, (uint8_t)x->rail,
-                       x->tx_seq,    c->op_seq,     (uint32_t)len};
+    /* The header carries this connection's receive count: a credit without a write. */
+    uint32_t credit = (uint32_t)x->recv_posted;
+    struct rg_hdr h = {RG_HDR_MAGIC, (uint8_t)kind, (uint8_t)x->rail, x->tx_seq,
+                       c->op_seq,    (uint32_t)len, credit,           ~credit};
     /* Header and payload in the slot, or the header there and the payload in place. */
     struct ibv_sge sge[2] = {
         {.addr = (uintptr_t)slot, .length = (uint32_t)(sizeof(h) + len), .lkey = x->mr->lkey},
@@ -315,6 +341,7 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
     rg__ph_add(c, RG_PH_POST, t0);
     x->send_posted++;
     x->tx_seq++;
+    x->credit_granted = x->recv_posted;
     return RG_OK;
 }
 
@@ -341,6 +368,8 @@ int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, siz
             what = "from another rail";
         else if (h.len != got - sizeof(h))
             what = "of inconsistent length";
+        else if (h.credit_chk != (uint32_t)~h.credit)
+            what = "with a damaged credit count";
     }
     if (what) {
         rg__err_set(&c->err, RG_ERR_PROTOCOL,

@@ -565,14 +565,27 @@ START_TEST(test_reference_transport)
                          "program:\n  - {op: all_gather, count: 100003}\n"
                          "  - {op: broadcast, count: 50021, root: 0}\n"
                          "expect:\n  all: any\n  0: detected\n");
+    /* The reference's own header check, not a conformance rule (a flipped bit of another
+     * transport's payload is no error it could see): the count in the header's bytes 16-19
+     * (bit 130) damaged on arrival is refused and named, never taken as a credit. */
+    char *k = write_file("credit.yaml", "ranks: 2\ntimeout: 5\nfaults:\n"
+                                        "  - corrupt op=recv rank=1 step=0 nth=4 bit=130\n"
+                                        "program:\n  - {op: all_reduce, count: 300000}\n"
+                                        "expect:\n  0: detected@0:peer_abort\n"
+                                        "  1: detected@0:protocol\n");
     char out[PATH_MAX + 32];
     snprintf(out, sizeof(out), "%s/ref", g_tmp);
-    const char *args[] = {"run", "--devices", g_devs, "--out", out, "-j", "2", a, b, z, NULL};
+    const char *args[] = {"run", "--devices", g_devs, "--out", out, "-j", "2", a, b, z, k, NULL};
     ck_assert_int_eq(railguard(NULL, args, 240), 0);
-    ck_assert_str_eq(last_line(), "3 passed, 0 failed");
+    ck_assert_str_eq(last_line(), "4 passed, 0 failed");
     expect_in("PASS  clean");
     expect_in("PASS  flush");
     expect_in("PASS  zflush");
+    expect_in("PASS  credit");
+    const char *res = slurp("%s/003-credit/result.json", out);
+    ck_assert_msg(strstr(res, "rank 1: recv from rank 0 rail 0 (qp 0x") &&
+                      strstr(res, "): message with a damaged credit count: seq "),
+                  "%s", res);
     /* The flushed rank's events name the injected fault. */
     char ev[PATH_MAX + 64];
     snprintf(ev, sizeof(ev), "%s/001-flush/rank1.events.jsonl", out);
@@ -598,6 +611,7 @@ START_TEST(test_reference_transport)
     free(a);
     free(b);
     free(z);
+    free(k);
 }
 END_TEST
 
