@@ -318,8 +318,9 @@ RG__HALF_OPS(bf16, bf16_to_f32, f32_to_bf16)
  * One kernel per (type, op): a loop over elements that applies OP, dst[i] = OP(x[i], y[i]).
  * Elements are loaded and stored with memcpy, so buffers need no particular alignment;
  * compilers turn a fixed-size memcpy into a plain (vector) load or store. No pointer is
- * restrict: the compiler versions the loop on overlap, and dst == x (the in-place reduction)
- * or x == y stays correct. Three operands, so the all_reduce reads the caller's input and the
+ * restrict: the compiler versions the loop on overlap (the Makefile gives this file the cost
+ * model that allows it; -O2's leaves such a loop scalar), and dst == x (the in-place
+ * reduction) or x == y stays correct. Three operands, so the all_reduce reads the caller's input and the
  * received data and writes the output in one pass, with no copy of the input first.
  */
 #define RG__KERNEL(NAME, T, OP)                                                                    \
