@@ -92,8 +92,7 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
     return got;
 }
 
-/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
-/* Out of line, so the pass-through above needs no stack frame. */
+/* The slow path's way in, out of line, so the pass-through below needs no stack frame. */
 __attribute__((noinline)) static int fi_poll_cq_entered(struct ibv_cq *cq, int ne,
                                                         struct ibv_wc *wc, void *site)
 {
@@ -103,6 +102,7 @@ __attribute__((noinline)) static int fi_poll_cq_entered(struct ibv_cq *cq, int n
     return rc;
 }
 
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
 int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
     poll_fn one = atomic_load_explicit(&g_one.poll, memory_order_relaxed);
@@ -279,8 +279,7 @@ __attribute__((noinline)) static int fi_post_send_slow(struct ibv_qp *qp, struct
     return head ? fi_send_run(q, cx->post_send, qp, head, bad) : 0;
 }
 
-/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
-/* Out of line, so the pass-through above needs no stack frame. */
+/* The slow path's way in, out of line, so the pass-through below needs no stack frame. */
 __attribute__((noinline)) static int fi_post_send_entered(struct ibv_qp *qp, struct ibv_send_wr *wr,
                                                           struct ibv_send_wr **bad, void *site)
 {
@@ -290,6 +289,7 @@ __attribute__((noinline)) static int fi_post_send_entered(struct ibv_qp *qp, str
     return rc;
 }
 
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
 int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     post_send_fn one = atomic_load_explicit(&g_one.post_send, memory_order_relaxed);
@@ -362,8 +362,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
     return fi_recv_run(q, cx->post_recv, qp, wr, bad);
 }
 
-/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
-/* Out of line, so the pass-through above needs no stack frame. */
+/* The slow path's way in, out of line, so the pass-through below needs no stack frame. */
 __attribute__((noinline)) static int fi_post_recv_entered(struct ibv_qp *qp, struct ibv_recv_wr *wr,
                                                           struct ibv_recv_wr **bad, void *site)
 {
@@ -373,6 +372,7 @@ __attribute__((noinline)) static int fi_post_recv_entered(struct ibv_qp *qp, str
     return rc;
 }
 
+/* The pass-through: with no plan and one provider, a load, a test and a tail call. */
 int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
     post_recv_fn one = atomic_load_explicit(&g_one.post_recv, memory_order_relaxed);

@@ -320,8 +320,9 @@ RG__HALF_OPS(bf16, bf16_to_f32, f32_to_bf16)
  * compilers turn a fixed-size memcpy into a plain (vector) load or store. No pointer is
  * restrict: the compiler versions the loop on overlap (the Makefile gives this file the cost
  * model that allows it; -O2's leaves such a loop scalar), and dst == x (the in-place
- * reduction) or x == y stays correct. Three operands, so the all_reduce reads the caller's input and the
- * received data and writes the output in one pass, with no copy of the input first.
+ * reduction) or x == y stays correct. Three operands, so the all_reduce reads the caller's
+ * input and the received data and writes the output in one pass, with no copy of the input
+ * first.
  */
 #define RG__KERNEL(NAME, T, OP)                                                                    \
     static void NAME(void *dst, const void *x, const void *y, size_t count)                        \

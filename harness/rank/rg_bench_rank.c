@@ -5,8 +5,8 @@
  * transport through the plugin ABI, and for each operation and size fills its inputs from
  * rg_data (so every rank knows every other's contribution), runs the warmup calls, then each
  * round -- a barrier, one call to bring the ranks back in step, then the timed calls -- and
- * checks the last call's output bit-exact
- * against the reference. It tells the runner, one line each on the status descriptor:
+ * checks the last call's output bit-exact against the reference. It tells the runner, one
+ * line each on the status descriptor:
  *
  *   init <seconds>                          joined the others
  *   skip <op> <why>                         the transport declares it lacks what op needs
