@@ -382,15 +382,16 @@ rg_status rg_vpost_recv_sge(struct ibv_qp *qp, uint64_t wr_id, const struct ibv_
     struct ibv_recv_wr wr = {
         .wr_id = wr_id, .sg_list = (struct ibv_sge *)(uintptr_t)sge, .num_sge = nsge};
     struct ibv_recv_wr *bad;
-    uint32_t bytes = 0;
-    for (int i = 0; i < nsge; i++)
-        bytes += sge[i].length;
     int rc = ibv_post_recv(qp, &wr, &bad);
-    if (rc)
+    if (rc) {
+        uint32_t bytes = 0; /* for the message only: every receive's repost comes here */
+        for (int i = 0; i < nsge; i++)
+            bytes += sge[i].length;
         return rg__err_set(e, rc == ENOMEM ? RG_ERR_NOMEM : RG_ERR_VERBS,
                            "qp 0x%x: post_recv of %u bytes in %d buffer(s) (wr_id 0x%llx) "
                            "failed: %s",
                            qp->qp_num, bytes, nsge, (unsigned long long)wr_id, strerror(rc));
+    }
     return RG_OK;
 }
 
