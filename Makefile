@@ -349,13 +349,13 @@ sweep-mutants: deps
 	RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
 
-# The benchmark (not part of CI; about 12 minutes, measured 2026-11-28): in one soft-RoCE boot the link's own figures
+# The benchmark (not part of CI; 14-17 minutes, measured 2026-11-28): in one soft-RoCE boot the link's own figures
 # (perftest by the wall clock) and `railguard bench` of the reference transport (RC and UC, 2
 # and 4 ranks, with and without the shim, every operation, callgrind against the mlx-3152
 # mutant); then BENCHMARKS.md and its plot, docs/bench.png.
 # BENCH_QUICK=1: two sizes, few iterations, one callgrind run, into BENCH_MD and BENCH_PNG
 # (make check's bounded run, which writes under build/ and never over BENCHMARKS.md).
-# BENCH_FULL=1: the link timed one way too, at every size of the grid (not both ways at five).
+# BENCH_FULL=1: the link timed one way too, at every size of the grid (not only in the pairs).
 # BENCH_PARTS="phases ...": only these parts of ci/bench, into the same BENCH_OUT.
 BENCH_QUICK ?=
 BENCH_FULL  ?=
