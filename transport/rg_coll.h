@@ -73,6 +73,10 @@ void rg__zc_finish(struct plan *p, int ncall);
  * where the receive posted next on x lands (NULL: in its slot), with its length and region. */
 void rg__into_start(struct plan *p);
 uint8_t *rg__into_next(struct plan *p, struct rg_conn *x, size_t *len, const struct ibv_mr **mr);
+/* Whether x's cursor has passed this call's last message (receives posted now take the next
+ * call's); and the receives the last call owed, posted at this one's start by the cursors. */
+int rg__into_past(const struct plan *p, const struct rg_conn *x);
+rg_status rg__post_owed(struct plan *p);
 
 /* A peer for send or recv: another rank, with a link in the devices file. */
 rg_status rg__need_link(struct rg_comm *c, int peer, const char *what);

@@ -121,7 +121,16 @@ static rg_status run_steps(struct plan *p)
                 size_t ilen = 0;
                 const struct ibv_mr *imr = NULL;
                 uint8_t *into = rg__into_next(p, x, &ilen, &imr);
-                if (rg__release_into(c, x, into, ilen, imr))
+                /*
+                 * Past this call's last message on x, a receive posted now would land in a
+                 * slot whatever the next call is; beyond recv_keep it is left to the next call,
+                 * whose cursor can post it in place (rg__post_owed), so a large call's
+                 * all-gather lands in the output from its first message, not its slots+1-th.
+                 */
+                if (!into && rg__into_past(p, x) &&
+                    x->recv_posted - x->recv_consumed > c->recv_keep)
+                    rg__release_owed(c, x);
+                else if (rg__release_into(c, x, into, ilen, imr))
                     return c->err.st;
                 advance(p, 0, k, &rcv[v]);
             }
@@ -163,7 +172,9 @@ rg_status rg__coll_run(struct plan *p)
     rg__into_start(p);
     p->c->last_algo = p->algo;
     p->c->last_rails = p->nrails;
-    st = run_steps(p);
+    st = rg__post_owed(p);
+    if (!st)
+        st = run_steps(p);
     if (st && (p->zcopy || p->into_mem) && p->c->poisoned)
         rg__quiesce(p->c);
     rg__zc_finish(p, ncall);

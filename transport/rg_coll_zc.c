@@ -276,3 +276,31 @@ uint8_t *rg__into_next(struct plan *p, struct rg_conn *x, size_t *len, const str
     into_settle(p, x);
     return into;
 }
+
+int rg__into_past(const struct plan *p, const struct rg_conn *x)
+{
+    return p->into_mem && x->ip.on && x->ip.t >= p->nsteps[x->ip.d];
+}
+
+/*
+ * The receives the last call left unposted (rg_coll_run.c), posted where this call's cursors
+ * say: in place when its messages have a place in the output. No credit write: the count
+ * rides on this call's first send to the peer, and a peer that gets none still holds a credit
+ * (recv_keep >= credit_batch), so its first message comes and the progress loop grants the
+ * rest.
+ */
+rg_status rg__post_owed(struct plan *p)
+{
+    struct rg_comm *c = p->c;
+    for (int i = 0; i < c->nconns; i++) {
+        struct rg_conn *x = &c->conns[i];
+        for (; x->recv_owed; x->recv_owed--) {
+            size_t len = 0;
+            const struct ibv_mr *mr = NULL;
+            uint8_t *into = rg__into_next(p, x, &len, &mr);
+            if (rg__post_recv_into(c, x, into, len, mr))
+                return c->err.st;
+        }
+    }
+    return RG_OK;
+}

@@ -53,6 +53,8 @@ struct rg_conn {
     size_t slot_bytes;
     /* receive side */
     uint64_t recv_posted, recv_arrived, recv_consumed;
+    /* Receives a call left unposted for the next call, past recv_keep (rg_coll_run.c). */
+    uint32_t recv_owed;
     uint32_t recv_len[RG_SLOTS_MAX];
     /* Where a posted receive's payload lands when not in its slot (the caller's output, in
      * place: rg_coll_run.c), by slot; NULL: in the slot. Its header lands in the slot always. */
@@ -125,6 +127,7 @@ struct rg_comm {
     unsigned slots;
     unsigned ring_bidir;   /* RG_RING_BIDIR: 1 (default) runs multi-chunk ring calls both ways */
     unsigned credit_batch; /* RG_CREDIT_BATCH: consumed messages per credit write */
+    unsigned recv_keep;    /* RG_RECV_KEEP: receives posted between in-place calls */
     unsigned poll_yield;   /* RG_POLL_YIELD: empty polls before yielding the CPU, 0 never */
     unsigned ib_timeout;   /* RG_IB_TIMEOUT: RC's ack timeout, 4.096 us * 2^this a try */
     unsigned ib_retry_cnt; /* RG_IB_RETRY_CNT: RC's retries before RETRY_EXC_ERR */
@@ -227,6 +230,8 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
 int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, size_t *len);
 /* Gives the peeked slot back: reposts its receive and grants the credit. */
 rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
+/* Consumes the message and owes its receive to the next call (recv_owed). */
+void rg__release_owed(struct rg_comm *c, struct rg_conn *x);
 /* The same, the new receive's payload landing at into (len bytes, registered as mr) instead of
  * in the slot: a message of the running call that lands in the caller's output in place. */
 rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,

@@ -400,6 +400,14 @@ rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, 
     return grant_credit(c, x);
 }
 
+void rg__release_owed(struct rg_comm *c, struct rg_conn *x)
+{
+    x->recv_into[x->recv_consumed % c->slots] = NULL;
+    x->recv_consumed++;
+    x->rx_seq++;
+    x->recv_owed++;
+}
+
 rg_status rg__drain_sends(struct rg_comm *c, double *deadline)
 {
     for (;;) {

@@ -195,6 +195,53 @@ START_TEST(test_minimal_credits)
 }
 END_TEST
 
+/*
+ * Receives past RG_RECV_KEEP are owed to the next call, which posts them where its plan wants
+ * them. _i 0: 2 ranks with the default 8 slots, keep 4, 4 KiB chunks and calls registered
+ * from 8 KiB: a 32 KiB all_reduce has 4 chunks each way a phase, so its all-gather lands in
+ * place from the second call on, where keep 8 (every slot posted between calls) lands it in
+ * slots; the drive counts both. _i 1, 2: 2 slots, credits back every message, one receive kept
+ * (a peer holds one credit between calls): 4 ranks over 2 rails, ring and mesh.
+ */
+START_TEST(test_recv_keep)
+{
+    struct drive_opts o;
+    drive_opts_default(&o);
+    setenv("RG_ZCOPY_AUTO", "8K", 1);
+    setenv("RG_ZCOPY_MIN", "4K", 1);
+    setenv("RG_CHUNK_BYTES", "4096", 1);
+    o.all_dtypes = 0;
+    o.timeout_s = 30;
+    struct drive_result r, off;
+    if (_i == 0) {
+        o.ranks = 2;
+        o.rails = 1;
+        o.algo = RG_ALGO_MESH;
+        o.counts[0] = 8192;
+        o.counts[1] = 0;
+        setenv("RG_RECV_KEEP", "8", 1);
+        ck_assert_msg(drive_run(&o, &off) == 0, "%s", off.msg);
+        unsetenv("RG_RECV_KEEP");
+        ck_assert_msg(drive_run(&o, &r) == 0, "%s", r.msg);
+        ck_assert_msg(r.checks == off.checks && r.into > off.into,
+                      "in place: %llu receives with keep 4, %llu with keep 8 (%d, %d checks)",
+                      r.into, off.into, r.checks, off.checks);
+        return;
+    }
+    setenv("RG_SLOTS", "2", 1);
+    setenv("RG_CREDIT_BATCH", "1", 1);
+    setenv("RG_RECV_KEEP", "1", 1);
+    o.ranks = 4;
+    o.rails = 2;
+    o.algo = _i == 1 ? RG_ALGO_RING : RG_ALGO_MESH;
+    o.counts[0] = 3;
+    o.counts[1] = 12289;
+    o.counts[2] = 0;
+    ck_assert_msg(drive_run(&o, &r) == 0, "%s", r.msg);
+    ck_assert_msg(r.into > 0, "no receive landed in place in %d checks", r.checks);
+}
+END_TEST
+
 /* Settings that shape the plan must agree: one rank without the one-shot plan fails connect
  * on both sides, naming the setting, instead of reducing the wrong messages. */
 START_TEST(test_plan_settings_must_agree)
@@ -387,6 +434,7 @@ Suite *rg_suite_it_coll(void)
     tcase_add_loop_test(tc, test_zero_copy_auto, 0, 3);
     tcase_add_loop_test(tc, test_one_shot_auto, 0, 2);
     tcase_add_loop_test(tc, test_minimal_credits, 0, 3);
+    tcase_add_loop_test(tc, test_recv_keep, 0, 3);
     tcase_add_test(tc, test_plan_settings_must_agree);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
