@@ -289,7 +289,9 @@ MUTANT_SOS  := $(foreach m,$(MUTANTS),$(MUTANT_DIR)/$(m)/railguard-transport.so)
 MUTANT_CFLAGS = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O2 -fPIC $(PKG_CFLAGS) $(CFLAGS)
 
 # A patch with a "# combine: A B" line is mutants A and B first, then its own hunks: several
-# bugs in one transport (triage's own test), each bug's text kept in one place.
+# bugs in one transport (triage's own test), each bug's text kept in one place. rg_reduce.c
+# gets the reference's own VECT_CFLAGS: a mutant differs from the reference by its patch
+# alone (make bench's callgrind against mlx-3152 compared a scalar reduction with a vector one).
 $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
                                         $(wildcard transport/*.h) transport/rg_plugin.map \
                                         $(wildcard tests/mutants/*.patch)
@@ -301,8 +303,11 @@ $(MUTANT_DIR)/%/railguard-transport.so: tests/mutants/%.patch $(TRANSPORT_SRC) \
 	    { echo "mutants: tests/mutants/$$p.patch no longer applies (for $*): refresh it" >&2; \
 	      exit 1; }; done
 	$(call quiet,LD,$@)
+	$(Q)$(CC) $(MUTANT_CFLAGS) $(VECT_CFLAGS) -c -o $(MUTANT_DIR)/$*/rg_reduce.o \
+	    $(MUTANT_DIR)/$*/transport/rg_reduce.c
 	$(Q)$(CC) $(MUTANT_CFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map -Wl,-z,defs \
-	    -o $@ $(MUTANT_DIR)/$*/transport/*.c $(PARSE_SRC) $(PROOF_SRC) -libverbs -ljansson -lcrypto
+	    -o $@ $$(ls $(MUTANT_DIR)/$*/transport/*.c | grep -v '/rg_reduce\.c$$') \
+	    $(MUTANT_DIR)/$*/rg_reduce.o $(PARSE_SRC) $(PROOF_SRC) -libverbs -ljansson -lcrypto
 	@nm -D --defined-only $@ | grep -q ' rg_plugin_v2$$' || \
 	    { echo "mutants: $@ has no plugin table" >&2; rm -f $@; exit 1; }
 
