@@ -230,12 +230,12 @@ rg_status rg__send(struct rg_comm *c, struct rg_conn *x, int kind, const void *p
 int rg__peek(struct rg_comm *c, struct rg_conn *x, int kind, const void **p, size_t *len);
 /* Gives the peeked slot back: reposts its receive and grants the credit. */
 rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
-/* Consumes the message and owes its receive to the next call (recv_owed). */
-void rg__release_owed(struct rg_comm *c, struct rg_conn *x);
 /* The same, the new receive's payload landing at into (len bytes, registered as mr) instead of
  * in the slot: a message of the running call that lands in the caller's output in place. */
 rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
                            const struct ibv_mr *mr);
+/* Consumes the message and owes its receive to the next call (recv_owed). */
+void rg__release_owed(struct rg_comm *c, struct rg_conn *x);
 /* Waits until every posted send on every connection has completed. */
 rg_status rg__drain_sends(struct rg_comm *c, double *deadline);
 
