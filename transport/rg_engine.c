@@ -399,18 +399,12 @@ rg_status rg__release(struct rg_comm *c, struct rg_conn *x)
     return rg__release_into(c, x, NULL, 0, NULL);
 }
 
-/* The peeked message is done with: its slot's receive is no longer outstanding. */
-static void consume(struct rg_comm *c, struct rg_conn *x)
+rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
+                           const struct ibv_mr *mr)
 {
     x->recv_into[x->recv_consumed % c->slots] = NULL;
     x->recv_consumed++;
     x->rx_seq++;
-}
-
-rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
-                           const struct ibv_mr *mr)
-{
-    consume(c, x);
     if (rg__post_recv_into(c, x, into, len, mr))
         return c->err.st;
     return grant_credit(c, x);
@@ -418,7 +412,9 @@ rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, 
 
 void rg__release_owed(struct rg_comm *c, struct rg_conn *x)
 {
-    consume(c, x);
+    x->recv_into[x->recv_consumed % c->slots] = NULL;
+    x->recv_consumed++;
+    x->rx_seq++;
     x->recv_owed++;
 }
 
