@@ -221,7 +221,7 @@ START_TEST(test_recv_keep)
         o.counts[1] = 0;
         setenv("RG_RECV_KEEP", "8", 1);
         ck_assert_msg(drive_run(&o, &off) == 0, "%s", off.msg);
-        setenv("RG_RECV_KEEP", "4", 1);
+        unsetenv("RG_RECV_KEEP"); /* the default: the credit batch, 4 */
         ck_assert_msg(drive_run(&o, &r) == 0, "%s", r.msg);
         ck_assert_msg(r.checks == off.checks && r.into > off.into,
                       "in place: %llu receives with keep 4, %llu with keep 8 (%d, %d checks)",
