@@ -287,7 +287,10 @@ int rg__into_past(const struct plan *p, const struct rg_conn *x)
  * say: in place when its messages have a place in the output. No credit write: the count
  * rides on this call's first send to the peer, and a peer that gets none still holds a credit
  * (recv_keep >= credit_batch), so its first message comes and the progress loop grants the
- * rest.
+ * rest. A call that lands in place and has fewer messages on x than receives are posted
+ * leaves the rest owed: posted into slots now, they would sit ahead of the next call's
+ * messages too, and calls shorter than the slots would never land in place. A call that
+ * lands nothing in place posts them all, as before keep existed.
  */
 rg_status rg__post_owed(struct plan *p)
 {
@@ -295,6 +298,9 @@ rg_status rg__post_owed(struct plan *p)
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
         for (; x->recv_owed; x->recv_owed--) {
+            if (p->into_mem && (!x->ip.on || x->ip.t >= p->nsteps[x->ip.d]) &&
+                x->recv_posted - x->recv_consumed >= c->recv_keep)
+                break;
             size_t len = 0;
             const struct ibv_mr *mr = NULL;
             uint8_t *into = rg__into_next(p, x, &len, &mr);

@@ -201,7 +201,11 @@ END_TEST
  * from 8 KiB: a 32 KiB all_reduce has 4 chunks each way a phase, so its all-gather lands in
  * place from the second call on, where keep 8 (every slot posted between calls) lands it in
  * slots; the drive counts both. _i 1, 2: 2 slots, credits back every message, one receive kept
- * (a peer holds one credit between calls): 4 ranks over 2 rails, ring and mesh.
+ * (a peer holds one credit between calls): 4 ranks over 2 rails, ring and mesh. _i 3: a call
+ * shorter than the slots (16 KiB: 2 chunks each way a phase, 4 messages a connection against 8
+ * slots) with credits back every message and one receive kept: the next call must not post
+ * the owed receives into slots ahead of its own messages, so its all-gather lands in place,
+ * where keep 8 lands every message in slots.
  */
 START_TEST(test_recv_keep)
 {
@@ -225,6 +229,22 @@ START_TEST(test_recv_keep)
         ck_assert_msg(drive_run(&o, &r) == 0, "%s", r.msg);
         ck_assert_msg(r.checks == off.checks && r.into > off.into,
                       "in place: %llu receives with keep 4, %llu with keep 8 (%d, %d checks)",
+                      r.into, off.into, r.checks, off.checks);
+        return;
+    }
+    if (_i == 3) {
+        o.ranks = 2;
+        o.rails = 1;
+        o.algo = RG_ALGO_MESH;
+        o.counts[0] = 4096;
+        o.counts[1] = 0;
+        setenv("RG_CREDIT_BATCH", "1", 1);
+        setenv("RG_RECV_KEEP", "8", 1);
+        ck_assert_msg(drive_run(&o, &off) == 0, "%s", off.msg);
+        setenv("RG_RECV_KEEP", "1", 1);
+        ck_assert_msg(drive_run(&o, &r) == 0, "%s", r.msg);
+        ck_assert_msg(r.checks == off.checks && r.into > off.into,
+                      "in place: %llu receives with keep 1, %llu with keep 8 (%d, %d checks)",
                       r.into, off.into, r.checks, off.checks);
         return;
     }
@@ -434,7 +454,7 @@ Suite *rg_suite_it_coll(void)
     tcase_add_loop_test(tc, test_zero_copy_auto, 0, 3);
     tcase_add_loop_test(tc, test_one_shot_auto, 0, 2);
     tcase_add_loop_test(tc, test_minimal_credits, 0, 3);
-    tcase_add_loop_test(tc, test_recv_keep, 0, 3);
+    tcase_add_loop_test(tc, test_recv_keep, 0, 4);
     tcase_add_test(tc, test_plan_settings_must_agree);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);
