@@ -258,10 +258,16 @@ void rg__into_start(struct plan *p)
     }
 }
 
+/* Has x's cursor no message of this call left for a receive (or none at all)? */
+static int cursor_done(const struct plan *p, const struct rg_conn *x)
+{
+    return !x->ip.on || x->ip.t >= p->nsteps[x->ip.d];
+}
+
 /* Where the receive posted next on x lands: its payload's place in work, or NULL (a slot). */
 uint8_t *rg__into_next(struct plan *p, struct rg_conn *x, size_t *len, const struct ibv_mr **mr)
 {
-    if (!x->ip.on || x->ip.t >= p->nsteps[x->ip.d])
+    if (cursor_done(p, x))
         return NULL;
     const struct step *s = &p->st[x->ip.d][x->ip.t];
     uint8_t *into = NULL;
@@ -279,7 +285,7 @@ uint8_t *rg__into_next(struct plan *p, struct rg_conn *x, size_t *len, const str
 
 int rg__into_past(const struct plan *p, const struct rg_conn *x)
 {
-    return p->into_mem && x->ip.on && x->ip.t >= p->nsteps[x->ip.d];
+    return p->into_mem && x->ip.on && cursor_done(p, x);
 }
 
 /*
@@ -298,7 +304,7 @@ rg_status rg__post_owed(struct plan *p)
     for (int i = 0; i < c->nconns; i++) {
         struct rg_conn *x = &c->conns[i];
         for (; x->recv_owed; x->recv_owed--) {
-            if (p->into_mem && (!x->ip.on || x->ip.t >= p->nsteps[x->ip.d]) &&
+            if (p->into_mem && cursor_done(p, x) &&
                 x->recv_posted - x->recv_consumed >= c->recv_keep)
                 break;
             size_t len = 0;
