@@ -128,10 +128,12 @@ static rg_status run_steps(struct plan *p)
                  * all-gather lands in the output from its first message, not its slots+1-th.
                  */
                 if (!into && rg__into_past(p, x) &&
-                    x->recv_posted - x->recv_consumed > c->recv_keep)
-                    rg__release_owed(c, x);
-                else if (rg__release_into(c, x, into, ilen, imr))
+                    x->recv_posted - x->recv_consumed > c->recv_keep) {
+                    if (rg__release_owed(c, x))
+                        return c->err.st;
+                } else if (rg__release_into(c, x, into, ilen, imr)) {
                     return c->err.st;
+                }
                 advance(p, 0, k, &rcv[v]);
             }
             while (snd[v].t < nst) {

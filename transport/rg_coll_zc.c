@@ -290,13 +290,15 @@ int rg__into_past(const struct plan *p, const struct rg_conn *x)
 
 /*
  * The receives the last call left unposted (rg_coll_run.c), posted where this call's cursors
- * say: in place when its messages have a place in the output. No credit write: the count
- * rides on this call's first send to the peer, and a peer that gets none still holds a credit
- * (recv_keep >= credit_batch), so its first message comes and the progress loop grants the
- * rest. A call that lands in place and has fewer messages on x than receives are posted
- * leaves the rest owed: posted into slots now, they would sit ahead of the next call's
- * messages too, and calls shorter than the slots would never land in place. A call that
- * lands nothing in place posts them all, as before keep existed.
+ * say: in place when its messages have a place in the output. Their count rides on this
+ * call's first send to the peer; a peer still holding a credit sends its first message and
+ * the progress loop grants the rest. A peer the last call left starved (keep below the credit
+ * batch) was granted at that consume unless every credit write was in flight; it is granted
+ * here at the latest, or it would wait for a send that may never come. A call that lands in
+ * place and has fewer messages on x than receives are posted leaves the rest owed: posted
+ * into slots now, they would sit ahead of the next call's messages too, and calls shorter
+ * than the slots would never land in place. A call that lands nothing in place posts them
+ * all, as before keep existed.
  */
 rg_status rg__post_owed(struct plan *p)
 {
@@ -313,6 +315,8 @@ rg_status rg__post_owed(struct plan *p)
             if (rg__post_recv_into(c, x, into, len, mr))
                 return c->err.st;
         }
+        if (rg__peer_starved(x) && rg__grant_credit(c, x))
+            return c->err.st;
     }
     return RG_OK;
 }

@@ -68,9 +68,9 @@ static rg_status comm_tune(struct rg_comm *c, const rg_config *cfg)
     c->zcopy_auto = env_uint("RG_ZCOPY_AUTO", DEFAULT_ZCOPY_AUTO, 0, 1u << 30, true, &c->err);
     c->oneshot_bytes = env_uint("RG_ONESHOT_BYTES", DEFAULT_ONESHOT, 0, 1u << 20, true, &c->err);
     c->credit_batch = env_uint("RG_CREDIT_BATCH", c->slots / 2, 1, c->slots, false, &c->err);
-    /* At least a batch, so a peer always holds a credit between calls (rg_coll_run.c). */
-    c->recv_keep =
-        env_uint("RG_RECV_KEEP", c->credit_batch, c->credit_batch, c->slots, false, &c->err);
+    /* Below a batch, a peer can be starved between calls: grant_credit and rg__post_owed
+     * grant it at once then (rg_engine.c). */
+    c->recv_keep = env_uint("RG_RECV_KEEP", c->credit_batch, 1, c->slots, false, &c->err);
     c->poll_yield = env_uint("RG_POLL_YIELD", DEFAULT_POLL_YIELD, 0, 1u << 30, false, &c->err);
     /* RC's reliability, as NCCL_IB_TIMEOUT and NCCL_IB_RETRY_CNT: a wire that drops packets
      * for longer than retry_cnt + 1 timeouts fails the QP with RETRY_EXC_ERR. retry_cnt 7

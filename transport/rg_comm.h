@@ -234,8 +234,9 @@ rg_status rg__release(struct rg_comm *c, struct rg_conn *x);
  * in the slot: a message of the running call that lands in the caller's output in place. */
 rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
                            const struct ibv_mr *mr);
-/* Consumes the message and owes its receive to the next call (recv_owed). */
-void rg__release_owed(struct rg_comm *c, struct rg_conn *x);
+/* Consumes the message and owes its receive to the next call (recv_owed); a peer it leaves
+ * starved is granted what is posted (rg_engine.c). */
+rg_status rg__release_owed(struct rg_comm *c, struct rg_conn *x);
 /* Waits until every posted send on every connection has completed. */
 rg_status rg__drain_sends(struct rg_comm *c, double *deadline);
 
@@ -253,6 +254,14 @@ rg_status rg__post_recv_slot(struct rg_comm *c, struct rg_conn *x);
 rg_status rg__post_recv_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, size_t len,
                              const struct ibv_mr *mr);
 rg_status rg__write_credit(struct rg_comm *c, struct rg_conn *x);
+/* A credit write if a batch is ungranted, or the peer is starved and anything is. */
+rg_status rg__grant_credit(struct rg_comm *c, struct rg_conn *x);
+/* Every credit the peer was given has been used and consumed here: it can send nothing until
+ * this side grants more (consumed <= arrived <= sent <= granted). */
+static inline int rg__peer_starved(const struct rg_conn *x)
+{
+    return x->recv_consumed == x->credit_granted;
+}
 
 /* x's credit mailbox, past its slots: what the peer writes {count, ~count} into. Inline: the
  * engine reads it on every progress pass, and set-up publishes its address. */

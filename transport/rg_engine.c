@@ -169,12 +169,24 @@ rg_status rg__write_credit(struct rg_comm *c, struct rg_conn *x)
  * only one message in flight per connection to make progress (it_coll runs them with two
  * slots and a batch of two). What batching takes away is eagerness: an rg_send may now need
  * the peer's rg_recv once more than slots - credit_batch + 1 chunks are outstanding.
+ *
+ * With fewer receives kept between calls than a batch (RG_RECV_KEEP), the peer can use up
+ * every credit while this side consumes all it sent: both would wait, for a message and for
+ * a batch that never fills. So a starved peer gets what is posted at once, batch or not.
+ * Where keep >= batch the peer is never starved with fewer than a batch ungranted, and
+ * nothing changes.
  */
 static rg_status grant_credit(struct rg_comm *c, struct rg_conn *x)
 {
-    if (x->recv_posted - x->credit_granted < c->credit_batch)
-        return RG_OK;
-    return rg__write_credit(c, x);
+    uint64_t ungranted = x->recv_posted - x->credit_granted;
+    if (ungranted >= c->credit_batch || (ungranted && rg__peer_starved(x)))
+        return rg__write_credit(c, x);
+    return RG_OK;
+}
+
+rg_status rg__grant_credit(struct rg_comm *c, struct rg_conn *x)
+{
+    return grant_credit(c, x);
 }
 
 /* Out of line on purpose: `make bench` counts completions by this function's calls under
@@ -410,12 +422,14 @@ rg_status rg__release_into(struct rg_comm *c, struct rg_conn *x, uint8_t *into, 
     return grant_credit(c, x);
 }
 
-void rg__release_owed(struct rg_comm *c, struct rg_conn *x)
+rg_status rg__release_owed(struct rg_comm *c, struct rg_conn *x)
 {
     x->recv_into[x->recv_consumed % c->slots] = NULL;
     x->recv_consumed++;
     x->rx_seq++;
     x->recv_owed++;
+    /* Nothing posted, but the message consumed may be the last the peer had a credit for. */
+    return grant_credit(c, x);
 }
 
 rg_status rg__drain_sends(struct rg_comm *c, double *deadline)

@@ -203,9 +203,11 @@ END_TEST
  * slots; the drive counts both. _i 1, 2: 2 slots, credits back every message, one receive kept
  * (a peer holds one credit between calls): 4 ranks over 2 rails, ring and mesh. _i 3: a call
  * shorter than the slots (16 KiB: 2 chunks each way a phase, 4 messages a connection against 8
- * slots) with credits back every message and one receive kept: the next call must not post
- * the owed receives into slots ahead of its own messages, so its all-gather lands in place,
- * where keep 8 lands every message in slots.
+ * slots) with the default batch of 4 and one receive kept: the next call must not post the
+ * owed receives into slots ahead of its own messages, so its all-gather lands in place, where
+ * keep 8 lands every message in slots. _i 4, 5: as 1 and 2 with 8 slots, the default batch of
+ * 4 and one receive kept: a peer that used every credit while fewer than a batch were
+ * posted back must be granted them at once (rg_engine.c), or both sides wait.
  */
 START_TEST(test_recv_keep)
 {
@@ -218,15 +220,13 @@ START_TEST(test_recv_keep)
     o.timeout_s = 30;
     struct drive_result r, off;
     if (_i == 0 || _i == 3) {
-        /* keep 8 against the default (_i 0) or keep 1 with a batch of 1 (_i 3), 2 ranks. */
+        /* keep 8 against the default (_i 0) or keep 1 (_i 3), 2 ranks, the default batch. */
         const char *keep = _i == 0 ? NULL : "1";
         o.ranks = 2;
         o.rails = 1;
         o.algo = RG_ALGO_MESH;
         o.counts[0] = _i == 0 ? 8192 : 4096;
         o.counts[1] = 0;
-        if (keep)
-            setenv("RG_CREDIT_BATCH", "1", 1);
         setenv("RG_RECV_KEEP", "8", 1);
         ck_assert_msg(drive_run(&o, &off) == 0, "%s", off.msg);
         if (keep)
@@ -239,15 +239,18 @@ START_TEST(test_recv_keep)
                       r.into, keep ? keep : "4", off.into, r.checks, off.checks);
         return;
     }
-    setenv("RG_SLOTS", "2", 1);
-    setenv("RG_CREDIT_BATCH", "1", 1);
+    if (_i < 4) {
+        setenv("RG_SLOTS", "2", 1);
+        setenv("RG_CREDIT_BATCH", "1", 1);
+    }
     setenv("RG_RECV_KEEP", "1", 1);
     o.ranks = 4;
     o.rails = 2;
-    o.algo = _i == 1 ? RG_ALGO_RING : RG_ALGO_MESH;
+    o.algo = _i % 3 == 1 ? RG_ALGO_RING : RG_ALGO_MESH;
     o.counts[0] = 3;
     o.counts[1] = 12289;
-    o.counts[2] = 0;
+    o.counts[2] = _i < 4 ? 0 : 65539;
+    o.counts[3] = 0;
     ck_assert_msg(drive_run(&o, &r) == 0, "%s", r.msg);
     ck_assert_msg(r.into > 0, "no receive landed in place in %d checks", r.checks);
 }
@@ -445,7 +448,7 @@ Suite *rg_suite_it_coll(void)
     tcase_add_loop_test(tc, test_zero_copy_auto, 0, 3);
     tcase_add_loop_test(tc, test_one_shot_auto, 0, 2);
     tcase_add_loop_test(tc, test_minimal_credits, 0, 3);
-    tcase_add_loop_test(tc, test_recv_keep, 0, 4);
+    tcase_add_loop_test(tc, test_recv_keep, 0, 6);
     tcase_add_test(tc, test_plan_settings_must_agree);
     tcase_add_test(tc, test_rc_create_destroy_cycles);
     tcase_add_test(tc, test_crossed_rails_fail_at_init);

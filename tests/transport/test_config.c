@@ -781,9 +781,10 @@ START_TEST(test_comm_env_values)
         {"RG_IB_TIMEOUT", "32", "RG_IB_TIMEOUT='32': expected a number from 1 to 31"},
         {"RG_IB_TIMEOUT", "0", "RG_IB_TIMEOUT='0': expected a number from 1 to 31"},
         {"RG_IB_RETRY_CNT", "7", "RG_IB_RETRY_CNT='7': expected a number from 0 to 6"},
-        /* From the credit batch (slots / 2 = 4) to the slots (8). */
-        {"RG_RECV_KEEP", "3", "RG_RECV_KEEP='3': expected a number from 4 to 8"},
-        {"RG_RECV_KEEP", "9", "RG_RECV_KEEP='9': expected a number from 4 to 8"},
+        /* From 1 (below the batch: a starved peer is granted at once) to the slots (8). */
+        {"RG_RECV_KEEP", "0", "RG_RECV_KEEP='0': expected a number from 1 to 8"},
+        {"RG_RECV_KEEP", "9", "RG_RECV_KEEP='9': expected a number from 1 to 8"},
+        {"RG_RECV_KEEP", "1", "no rank: set rg_config.rank, or RG_RANK"},
         {"RG_RECV_KEEP", "8", "no rank: set rg_config.rank, or RG_RANK"},     /* fine: never owe */
         {"RG_IB_TIMEOUT", "18", "no rank: set rg_config.rank, or RG_RANK"},   /* fine: 1 s */
         {"RG_CHUNK_BYTES", "64K", "no rank: set rg_config.rank, or RG_RANK"}, /* fine: 64 KiB */
