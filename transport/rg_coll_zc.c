@@ -293,8 +293,9 @@ int rg__into_past(const struct plan *p, const struct rg_conn *x)
  * say: in place when its messages have a place in the output. Their count rides on this
  * call's first send to the peer; a peer still holding a credit sends its first message and
  * the progress loop grants the rest. A peer the last call left starved (keep below the credit
- * batch) was granted at that consume unless every credit write was in flight; it is granted
- * here at the latest, or it would wait for a send that may never come. A call that lands in
+ * batch) with nothing ungranted then got no credit at that consume; the receives posted here
+ * are new credit, granted at once, or it would wait for a send that may never come (a call
+ * that only receives from it sends nothing to carry the count). A call that lands in
  * place and has fewer messages on x than receives are posted leaves the rest owed: posted
  * into slots now, they would sit ahead of the next call's messages too, and calls shorter
  * than the slots would never land in place. A call that lands nothing in place posts them
