@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <netinet/in.h>
@@ -34,9 +35,36 @@ __attribute__((no_sanitize_address)) static void bss_touch(void) /* redzones are
     (void)sum;
 }
 
+/*
+ * The run's scratch directory: every test's temporary files go under it (rg_check_write_temp,
+ * rg_check_tmpdir), and the parent removes it when the run ends, so a run leaves nothing in
+ * /tmp -- each test is a forked child, and a failing one never reaches its own cleanup.
+ */
+static char g_tmpdir[64];
+
+const char *rg_check_tmpdir(void)
+{
+    if (!g_tmpdir[0]) {
+        strcpy(g_tmpdir, "/tmp/rg-check.XXXXXX");
+        if (!mkdtemp(g_tmpdir)) {
+            fprintf(stderr, "rg_check: mkdtemp %s: %s\n", g_tmpdir, strerror(errno));
+            abort();
+        }
+    }
+    return g_tmpdir;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
 int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
 {
     bss_touch();
+    (void)rg_check_tmpdir(); /* made here, so that every forked test shares it */
     /* RG_CHECK_SHARD=K/N: every Nth suite from the Kth, so N processes share the cores (make
      * check runs the ASan build's tests so: its leak check makes them slow, not the tests). */
     int k = 1, nsh = 1;
@@ -57,6 +85,7 @@ int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
     srunner_run_all(sr, CK_NORMAL);
     int run = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    nftw(g_tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     printf("%s: %d passed, %d failed\n", label, run - failed, failed);
     const char *tally = getenv("RG_TALLY");
     if (tally && *tally) {
@@ -118,7 +147,7 @@ int rg_check_free_port(void)
 
 void rg_check_write_temp(char *path, const char *data, size_t len)
 {
-    strcpy(path, "/tmp/rg_test_XXXXXX");
+    snprintf(path, 64, "%s/t_XXXXXX", rg_check_tmpdir());
     int fd = mkstemp(path);
     ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
     size_t off = 0;

@@ -64,7 +64,9 @@ int rg_check_main(const char *label, Suite *(*const *suites)(void), int n);
  */
 void rg_check_build_file(char *out, size_t len, const char *rel);
 
-/* Writes len bytes into a new temporary file; its path goes to path (at least 64 bytes). */
+/* The run's scratch directory, removed with everything in it when rg_check_main's run ends. */
+const char *rg_check_tmpdir(void);
+/* Writes len bytes into a new file in it; its path goes to path (at least 64 bytes). */
 void rg_check_write_temp(char *path, const char *data, size_t len);
 
 /*

@@ -45,6 +45,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char g_path[64];
 
+/* The events file goes when the fuzzer exits, as a run's last input leaves it behind. */
+static void drop_log(void)
+{
+    unlink(g_path);
+}
+
 /* A fresh events file, the shim's writer pointed at it. */
 static void fresh_log(void)
 {
@@ -52,6 +58,7 @@ static void fresh_log(void)
     if (!g_path[0]) {
         snprintf(g_path, sizeof(g_path), "/tmp/rg-fuzz-evidence-%ld.jsonl", (long)getpid());
         setenv("RG_FI_LOG", g_path, 1);
+        atexit(drop_log);
     }
     unlink(g_path);
     if (fi_event_open(err, sizeof(err)))

@@ -31,7 +31,7 @@ static void put(const char *name, const char *text)
 static void setup(void)
 {
     memset(&g_r, 0, sizeof(g_r));
-    snprintf(g_r.dir, sizeof(g_r.dir), "/tmp/rg-test-timeline.%ld", (long)getpid());
+    snprintf(g_r.dir, sizeof(g_r.dir), "%s/timeline.%ld", rg_check_tmpdir(), (long)getpid());
     mkdir(g_r.dir, 0755);
     snprintf(g_r.name, sizeof(g_r.name), "<script>x()</script>");
     g_r.ranks = 2;
