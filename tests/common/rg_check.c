@@ -54,17 +54,19 @@ const char *rg_check_tmpdir(void)
     return g_tmpdir;
 }
 
+static int g_rm_failed;
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    (void)st, (void)flag, (void)ftw;
-    remove(path);
+    (void)st, (void)ftw;
+    if (flag == FTW_DNR || remove(path) != 0)
+        g_rm_failed = 1;
     return 0;
 }
 
 int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
 {
     bss_touch();
-    (void)rg_check_tmpdir(); /* made here, so that every forked test shares it */
     /* RG_CHECK_SHARD=K/N: every Nth suite from the Kth, so N processes share the cores (make
      * check runs the ASan build's tests so: its leak check makes them slow, not the tests). */
     int k = 1, nsh = 1;
@@ -76,6 +78,7 @@ int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
             return 2;
         }
     }
+    (void)rg_check_tmpdir(); /* made before the forks, so that every test shares it */
     SRunner *sr = srunner_create(NULL);
     for (int i = 0; i < n; i++)
         if (i % nsh == k - 1)
@@ -85,7 +88,8 @@ int rg_check_main(const char *label, Suite *(*const *suites)(void), int n)
     srunner_run_all(sr, CK_NORMAL);
     int run = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    nftw(g_tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (nftw(g_tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0 || g_rm_failed)
+        fprintf(stderr, "%s: could not remove all of %s\n", label, g_tmpdir);
     printf("%s: %d passed, %d failed\n", label, run - failed, failed);
     const char *tally = getenv("RG_TALLY");
     if (tally && *tally) {
