@@ -117,7 +117,7 @@ static void load(const char *text, rg_scenario *sc)
 static char *tmpdir(void)
 {
     static char dir[64];
-    snprintf(dir, sizeof(dir), "/tmp/rg-wire-XXXXXX");
+    snprintf(dir, sizeof(dir), "%s/wire-XXXXXX", rg_check_tmpdir()); /* removed at the run's end */
     ck_assert_ptr_nonnull(mkdtemp(dir));
     return dir;
 }
