@@ -354,10 +354,11 @@ sweep-mutants: deps
 	RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
 
-# The benchmark (not part of CI; 11 minutes at 93b6034, measured 2026-11-29): in one soft-RoCE boot the link's own figures
-# (perftest by the wall clock) and `railguard bench` of the reference transport (RC and UC, 2
-# and 4 ranks, with and without the shim, every operation, callgrind against the mlx-3152
-# mutant); then BENCHMARKS.md and its plot, docs/bench.png.
+# The benchmark (not part of CI; 11 minutes at 93b6034, measured 2026-11-29): in one soft-RoCE
+# boot the link's own figures (perftest, by the wall clock and by its own) and `railguard
+# bench` of the reference transport (RC and UC, 2 and 4 ranks, with and without the shim,
+# every operation, callgrind against the mlx-3152 mutant); then BENCHMARKS.md and its plot,
+# docs/bench.png.
 # BENCH_QUICK=1: two sizes, few iterations, one callgrind run, into BENCH_MD and BENCH_PNG
 # (make check's bounded run, which writes under build/ and never over BENCHMARKS.md).
 # BENCH_FULL=1: the link timed one way too, at every size of the grid (not only in the pairs).
