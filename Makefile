@@ -70,13 +70,14 @@ FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c fa
                  faultinject/fi_caller.c \
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
+FLOOR_SRC     := tests/transport/floor.c $(PARSE_SRC)
 HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c tests/*/*/test_*.c))
 IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c tests/*/*/it_*.c))
 SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
 DRIVE_SRC     := tests/transport/drive_main.c tests/transport/drive.c harness/data/rg_data.c
 
-ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) \
+ALL_C := $(sort $(TRANSPORT_SRC) $(HELPER_SRC) $(UNIT_SRC) $(IT_SRC) $(SMOKE_SRC) $(DRIVE_SRC) $(FLOOR_SRC) \
                 $(wildcard faultinject/*.c tests/faultinject/*.c harness/*/*.c tests/harness/*/*.c \
                            tests/parse/*.c tests/fuzz/*.c examples/*/*.c adapters/*/*.cpp))
 ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*/*.h tests/*/*.h \
@@ -206,6 +207,12 @@ $(BUILD)/$(1)/lib/railguard-transport.so: $$(patsubst %.c,$(BUILD)/$(1)/pic/%.o,
 	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -shared -Wl,--version-script=transport/rg_plugin.map \
 	    -Wl,-z,defs -o $$@ $$(filter %.o,$$^) -libverbs -ljansson -lcrypto
 
+# make bench's floor for the 8-byte all_reduce: a 2-process exchange with nothing but verbs.
+$(BUILD)/$(1)/bin/rg-floor: $$(call obj_$(1),$(FLOOR_SRC))
+	@mkdir -p $$(@D)
+	$$(call quiet,LD,$$@)
+	$(Q)$$(CC) $$(FLAVOUR_$(1)) $$(LDFLAGS) -o $$@ $$^ -libverbs
+
 $(BUILD)/$(1)/bin/rg-fi-probe: $$(call obj_$(1),$(PROBE_SRC))
 	@mkdir -p $$(@D)
 	$$(call quiet,LD,$$@)
@@ -261,7 +268,7 @@ $(BUILD)/$(1)/share/railguard.bash: $(BUILD)/$(1)/bin/railguard
 	$(Q)$$< help --completion >$$@.tmp && mv $$@.tmp $$@
 
 build-$(1): $(BUILD)/$(1)/tests/unit $(BUILD)/$(1)/tests/integration $(BUILD)/$(1)/bin/rg-smoke \
-            $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/railguard \
+            $(BUILD)/$(1)/bin/rg-drive $(BUILD)/$(1)/bin/rg-floor $(BUILD)/$(1)/bin/railguard \
             $(BUILD)/$(1)/share/railguard.1 $(BUILD)/$(1)/share/railguard.bash \
             $(BUILD)/$(1)/lib/railguard-transport.so \
             $(if $(filter asan,$(1)),,$(BUILD)/$(1)/lib/railguard-fi.so \
