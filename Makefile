@@ -361,7 +361,7 @@ sweep-mutants: deps
 	RG_SWEEP_MUTANTS='$(SWEEP_MUTANTS)' \
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 1800 -- ci/sweep-mutants $(BUILD)
 
-# The benchmark (not part of CI; 11 minutes at 93b6034, measured 2026-11-29): in one soft-RoCE
+# The benchmark (not part of CI; 11-19 minutes, measured 2026-11-29): in one soft-RoCE
 # boot the link's own figures (perftest, by the wall clock and by its own) and `railguard
 # bench` of the reference transport (RC and UC, 2 and 4 ranks, with and without the shim,
 # every operation, callgrind against the mlx-3152 mutant); then BENCHMARKS.md and its plot,
