@@ -80,6 +80,23 @@ static void drop_pending(struct sc_pending *p, int *n, int i, const char *coord,
     p[i] = p[--*n];
 }
 
+/*
+ * Hangs up on a connection for its time or for room, not for what it sent: it hears SC_AGAIN
+ * first, so a rank that was only slow (valgrind, a loaded emulated CPU) dials again instead of
+ * failing the job. What it sent meanwhile is read away first: a close with bytes unread is a
+ * reset, which may discard the frame before the rank reads it.
+ */
+static void hang_up(struct rg_sc *sc, struct sc_pending *p, int *n, int i, const char *coord,
+                    const char *why)
+{
+    char junk[512];
+    for (int k = 0; k < 32 && read(p[i].fd, junk, sizeof(junk)) > 0; k++)
+        ; /* bounded: a stranger that never stops writing gets its reset */
+    rg__sc_send(sc, p[i].fd, SC_AGAIN, NULL, 0, rg__now() + 0.5);
+    shutdown(p[i].fd, SHUT_WR);
+    drop_pending(p, n, i, coord, why);
+}
+
 /* Reads what pending connection i sent. Returns a rank it proved, -1 to keep waiting, -2 when
  * it was refused (and dropped). */
 static int take_pending(struct rg_sc *sc, struct sc_pending *p, int *n, int i, const char *coord)
@@ -151,7 +168,7 @@ static void accept_one(struct rg_sc *sc, int lfd, struct sc_pending *p, int *n, 
     if (fd < 0)
         return;
     if (*n == SC_PENDING) /* full: the oldest unproven one makes room (strangers can't crowd out) */
-        drop_pending(p, n, 0, coord, "too many connections waiting to prove the job secret");
+        hang_up(sc, p, n, 0, coord, "too many connections waiting to prove the job secret");
     struct sc_pending *q = &p[(*n)++];
     *q = (struct sc_pending){.fd = fd, .until = rg__now() + SC_PROOF_S};
     char host[64] = "?", port[16] = "?";
@@ -206,7 +223,7 @@ static rg_status open_root(struct rg_sc *sc, struct addrinfo *ai, const char *co
                 if (take_pending(sc, pend, &npend, i, coord) >= 0)
                     joined++;
             } else if (rg__now() >= pend[i].until) {
-                drop_pending(pend, &npend, i, coord, "it sent no proof of the job secret in time");
+                hang_up(sc, pend, &npend, i, coord, "it sent no proof of the job secret in time");
             }
         }
         if (pr > 0 && (pf[0].revents & POLLIN))
@@ -297,6 +314,8 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
     *dropped = st == RG_ERR_PEER_ABORT; /* closed before its challenge: no room for us yet */
     if (st)
         return st;
+    if (type == SC_AGAIN)
+        goto again;
     uint8_t root_nonce[SC_NONCE];
     if (type != SC_CHALLENGE || len != SC_NONCE) {
         free(pl);
@@ -330,6 +349,8 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
     }
     if (st)
         return st;
+    if (type == SC_AGAIN)
+        goto again;
     struct sc_hello w;
     uint8_t want[SC_MAC];
     if (type != SC_HELLO || from != 0 || len != sizeof(w)) {
@@ -347,6 +368,13 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
                            "job's rank 0",
                            sc->rank, coord);
     return RG_OK;
+again:
+    free(pl);
+    *dropped = true;
+    return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
+                       "rank %d: rank 0 at %s hung up before this rank proved the job secret: "
+                       "too slow, or no room",
+                       sc->rank, coord);
 }
 
 rg_status rg__sc_open(const char *coordinator, const char *secret, int rank, int size,

@@ -47,7 +47,11 @@ static int write_full(int fd, const void *buf, size_t len, double deadline)
     return 0;
 }
 
-/* Reads exactly len bytes before the deadline. Returns 0, -1 on error or timeout, -2 on EOF. */
+/*
+ * Reads exactly len bytes before the deadline. Returns 0, -1 when the deadline passed, -2 when
+ * the peer closed (EOF, or a reset: a close with our bytes unread is a reset, and is the same
+ * news), -3 on any other error (errno says which).
+ */
 static int read_full(int fd, void *buf, size_t len, double deadline)
 {
     size_t off = 0;
@@ -64,10 +68,10 @@ static int read_full(int fd, void *buf, size_t len, double deadline)
         ssize_t r = read(fd, (char *)buf + off, len - off);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r == 0)
+        if (r == 0 || (r < 0 && (errno == ECONNRESET || errno == EPIPE)))
             return -2;
         if (r < 0)
-            return -1;
+            return -3;
         off += (size_t)r;
     }
     return 0;
@@ -138,6 +142,9 @@ rg_status rg__sc_recv(struct rg_sc *sc, int fd, int who, double deadline, int *t
                            "word (it exited or was killed)",
                            sc->rank, who);
     }
+    if (r == -3)
+        return rg__err_set(e, RG_ERR_SIDE_CHANNEL, "rank %d: side channel from rank %d: read: %s",
+                           sc->rank, who, strerror(errno));
     if (r)
         return rg__err_set(
             e, RG_ERR_TIMEOUT,
@@ -153,7 +160,7 @@ rg_status rg__sc_recv(struct rg_sc *sc, int fd, int who, double deadline, int *t
         return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
                            "rank %d: side channel from rank %d: protocol version %u, expected %d",
                            sc->rank, who, ntohs(h.version), SC_VERSION);
-    if (type < SC_HELLO || type > SC_CHALLENGE)
+    if (type < SC_HELLO || type > SC_AGAIN)
         return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
                            "rank %d: side channel from rank %d: unknown frame type %d", sc->rank,
                            who, type);
@@ -172,9 +179,14 @@ rg_status rg__sc_recv(struct rg_sc *sc, int fd, int who, double deadline, int *t
             return rg__err_set(e, RG_ERR_NOMEM, "rank %d: side channel: no memory", sc->rank);
         r = read_full(fd, p, len, deadline);
         if (r) {
+            int err = errno;
             free(p);
-            return rg__err_set(e, r == -2 ? RG_ERR_PEER_ABORT : RG_ERR_TIMEOUT,
-                               "rank %d: side channel: rank %d stopped mid-message", sc->rank, who);
+            return rg__err_set(e,
+                               r == -2   ? RG_ERR_PEER_ABORT
+                               : r == -3 ? RG_ERR_SIDE_CHANNEL
+                                         : RG_ERR_TIMEOUT,
+                               "rank %d: side channel: rank %d stopped mid-message%s%s", sc->rank,
+                               who, r == -3 ? ": " : "", r == -3 ? strerror(err) : "");
         }
         ((char *)p)[len] = '\0';
     }

@@ -14,11 +14,21 @@
 #include <stdint.h>
 
 #define SC_MAGIC 0x52475343u /* "RGSC" */
-#define SC_VERSION 2         /* 2: the secret's handshake */
+#define SC_VERSION 3         /* 2: the secret's handshake; 3: SC_AGAIN */
 #define SC_NONCE 32
 #define SC_MAC 32
 
-enum sc_type { SC_HELLO = 1, SC_GATHER = 2, SC_GATHER_ALL = 3, SC_ABORT = 4, SC_CHALLENGE = 5 };
+/* SC_AGAIN: rank 0 hangs up on a connection that has not proven the secret in its time, or to
+ * make room, and says so first: the rank behind it, if it is one, dials again. A refusal (a
+ * wrong proof) is a hang-up without a word. */
+enum sc_type {
+    SC_HELLO = 1,
+    SC_GATHER = 2,
+    SC_GATHER_ALL = 3,
+    SC_ABORT = 4,
+    SC_CHALLENGE = 5,
+    SC_AGAIN = 6
+};
 
 struct sc_hdr {
     uint32_t magic;

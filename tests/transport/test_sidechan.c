@@ -101,13 +101,14 @@ static size_t drain(int fd, unsigned char *buf, size_t cap)
 static size_t frame(unsigned char *out, int type, int from, const void *p, uint32_t len)
 {
     uint32_t magic = htonl(0x52475343u), f = htonl((uint32_t)from), l = htonl(len);
-    uint16_t v = htons(2), t = htons((uint16_t)type);
+    uint16_t v = htons(3), t = htons((uint16_t)type);
     memcpy(out, &magic, 4);
     memcpy(out + 4, &v, 2);
     memcpy(out + 6, &t, 2);
     memcpy(out + 8, &f, 4);
     memcpy(out + 12, &l, 4);
-    memcpy(out + 16, p, len);
+    if (len)
+        memcpy(out + 16, p, len);
     return 16 + len;
 }
 
@@ -195,12 +196,16 @@ START_TEST(test_sc_strangers)
     unsigned char got[4096];
     ck_assert_uint_eq(drain(junk, got, sizeof(got)), 48);
     ck_assert_uint_eq(drain(forged, got, sizeof(got)), 48);
-    ck_assert_uint_eq(drain(silent, got, sizeof(got)), 48);
+    /* The silent one, unless the job joined within its SC_PROOF_S (a slow machine), was hung
+     * up on for its time: then an empty SC_AGAIN followed, and the refusal was logged. */
+    size_t quiet = drain(silent, got, sizeof(got));
     ck_assert_int_eq(got[7], 5); /* a challenge frame */
+    ck_assert_msg(quiet == 48 || (quiet == 64 && got[48 + 7] == 6 && got[48 + 15] == 0),
+                  "the silent stranger got %zu bytes", quiet);
     close(junk);
     close(forged);
     close(silent);
-    ck_assert_int_eq(log_count("refused a connection from 127.0.0.1 port "), 3);
+    ck_assert_int_eq(log_count("refused a connection from 127.0.0.1 port "), quiet == 48 ? 3 : 4);
     ck_assert_int_eq(log_count("not a railguard side channel (bad magic)"), 1);
     ck_assert_int_eq(log_count("wrong proof of the job secret"), 2);
     unlink(g_log);
@@ -315,6 +320,120 @@ START_TEST(test_sc_dropped_rank_dials_again)
     ck_assert_msg(r1.st == RG_OK, "rank 1: %s", r1.err.msg);
     ck_assert_msg(r0.st == RG_OK, "rank 0: %s", r0.err.msg);
     ck_assert(r0.gathered && r1.gathered);
+}
+END_TEST
+
+/* Reads exactly n bytes from fd within 10 s. */
+static void read_n(int fd, unsigned char *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ck_assert_int_eq(poll(&p, 1, 10000), 1);
+        ssize_t k = read(fd, buf + got, n - got);
+        ck_assert_int_gt(k, 0);
+        got += (size_t)k;
+    }
+}
+
+/*
+ * A connection that takes longer than SC_PROOF_S to answer its challenge is hung up on with an
+ * SC_AGAIN frame first (and the hang-up logged); the job's rank 1 still joins after it.
+ */
+START_TEST(test_sc_slow_prover_told_again)
+{
+    char coord[64];
+    int port = loopback(coord, sizeof(coord));
+    capture_stderr();
+    pthread_t t0, t1;
+    static struct rank_run r0, r1;
+    start(&t0, &r0, coord, SECRET, 0, 2, 30);
+    int slow = dial(port);
+    unsigned char got[4096];
+    read_n(slow, got, 48);
+    ck_assert_int_eq(got[7], 5); /* the challenge */
+    /* Then nothing, past SC_PROOF_S (5 s): what follows is the SC_AGAIN, then the end. */
+    struct pollfd p = {.fd = slow, .events = POLLIN};
+    ck_assert_int_eq(poll(&p, 1, 10000), 1);
+    ck_assert_uint_eq(drain(slow, got, sizeof(got)), 16);
+    ck_assert_int_eq(got[7], 6);
+    ck_assert_int_eq(got[15], 0); /* no payload */
+    close(slow);
+    ck_assert_int_eq(log_count("it sent no proof of the job secret in time"), 1);
+    start(&t1, &r1, coord, SECRET, 1, 2, 20);
+    pthread_join(t1, NULL);
+    pthread_join(t0, NULL);
+    ck_assert_msg(r0.st == RG_OK, "rank 0: %s", r0.err.msg);
+    ck_assert_msg(r1.st == RG_OK, "rank 1: %s", r1.err.msg);
+    ck_assert(r0.gathered && r1.gathered);
+    unlink(g_log);
+}
+END_TEST
+
+/*
+ * The rank's side of it: told SC_AGAIN after its hello (it was slow: valgrind, four ranks on
+ * two loaded vCPUs), it dials again and joins. It used to take the hang-up for a refusal, or,
+ * when the hang-up came as a reset, report "no message from rank 0 before the deadline" at
+ * once and leave the other ranks to wait out theirs.
+ */
+START_TEST(test_sc_told_again_dials_again)
+{
+    char coord[64];
+    int port = loopback(coord, sizeof(coord));
+    int lfd = listen_on(port);
+    pthread_t t0, t1;
+    static struct rank_run r0, r1;
+    start(&t1, &r1, coord, SECRET, 1, 2, 20);
+    int fd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(fd, 0);
+    unsigned char nonce[32], buf[256], in[128];
+    memset(nonce, 9, sizeof(nonce));
+    size_t n = frame(buf, 5, 0, nonce, sizeof(nonce));
+    ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+    read_n(fd, in, 88); /* its hello */
+    n = frame(buf, 6, 0, NULL, 0);
+    ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+    close(lfd);
+    start(&t0, &r0, coord, SECRET, 0, 2, 20);
+    pthread_join(t1, NULL);
+    pthread_join(t0, NULL);
+    ck_assert_msg(r1.st == RG_OK, "rank 1: %s", r1.err.msg);
+    ck_assert_msg(r0.st == RG_OK, "rank 0: %s", r0.err.msg);
+    ck_assert(r0.gathered && r1.gathered);
+}
+END_TEST
+
+/*
+ * Refused with a reset (rank 0 closed with the hello unread): a refusal, said at once, not a
+ * timeout "before the deadline" that never came.
+ */
+START_TEST(test_sc_reset_is_a_refusal)
+{
+    char coord[64];
+    int port = loopback(coord, sizeof(coord));
+    int lfd = listen_on(port);
+    pthread_t t1;
+    static struct rank_run r1;
+    start(&t1, &r1, coord, SECRET, 1, 2, 20);
+    int fd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(fd, 0);
+    unsigned char nonce[32], buf[256];
+    memset(nonce, 9, sizeof(nonce));
+    size_t n = frame(buf, 5, 0, nonce, sizeof(nonce));
+    ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    ck_assert_int_eq(poll(&p, 1, 10000), 1); /* its hello is here, and stays unread */
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    double t = rg__now();
+    close(fd);
+    close(lfd);
+    pthread_join(t1, NULL);
+    ck_assert_int_eq(r1.st, RG_ERR_SIDE_CHANNEL);
+    ck_assert_msg(strstr(r1.err.msg, "closed the connection instead of welcoming this rank"), "%s",
+                  r1.err.msg);
+    ck_assert_msg(rg__now() - t < 10, "the refusal took %.1f s", rg__now() - t);
 }
 END_TEST
 
@@ -464,6 +583,9 @@ Suite *rg_suite_sidechan(void)
     tcase_add_test(t, test_sc_silent_flood);
     tcase_add_test(t, test_sc_squatter);
     tcase_add_test(t, test_sc_dropped_rank_dials_again);
+    tcase_add_test(t, test_sc_slow_prover_told_again);
+    tcase_add_test(t, test_sc_told_again_dials_again);
+    tcase_add_test(t, test_sc_reset_is_a_refusal);
     tcase_add_test(t, test_sc_setup_errors);
     tcase_add_test(t, test_sc_gone_named);
     tcase_add_test(t, test_sc_abort_reason_one_line);
