@@ -421,6 +421,66 @@ START_TEST(test_minimise)
 END_TEST
 
 /*
+ * A deterministic group (3 of 3 re-runs) whose bug, below a count of 8, fails only on a
+ * candidate's first run (a race that halving made rare): those candidates are screened in and
+ * then refused on the runs that confirm them, so the minimal case stops at 8 and fails every
+ * time, rather than at a count of 1 that failed once.
+ */
+START_TEST(test_minimise_confirms)
+{
+    static rg_result bad, good;
+    static rg_tri_run run;
+    static rg_scenario min;
+    char dir[] = "/tmp/rg-minc-XXXXXX", err[600], path[700], script[700], cmd[1500];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/big.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("ranks: 2\nprogram:\n  - {op: all_reduce, count: 16}\n", f);
+    fclose(f);
+    mk(&bad, "big", 2, 0, RG_V_SILENT_CORRUPTION, RG_V_SILENT_CORRUPTION, "all_reduce float32", 0);
+    mk(&good, "big", 2, 0, RG_V_OK, RG_V_OK, "all_reduce float32", 0);
+    snprintf(bad.path, sizeof(bad.path), "%s", path);
+    save(dir, "000-big", &bad);
+    snprintf(path, sizeof(path), "%s/good.json", dir);
+    ck_assert_int_eq(rg_result_save(&good, path, err, sizeof(err)), 0);
+    snprintf(script, sizeof(script), "%s/fake-railguard", dir);
+    f = fopen(script, "w");
+    fprintf(f,
+            "#!/bin/sh\n"
+            "for a; do last=$a; done\n"
+            "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+            "mkdir -p \"$out/000-x\"\n"
+            "fail=0\n"
+            "grep -Eq 'count: (8|16)[^0-9]' \"$last\" && fail=1\n"
+            "[ $fail = 0 ] && [ ! -e \"$last.seen\" ] && : >\"$last.seen\" && fail=1\n"
+            "if [ $fail = 1 ]; then cp %s/000-big/result.json \"$out/000-x/\";\n"
+            "else cp %s/good.json \"$out/000-x/result.json\"; fi\n",
+            dir, dir);
+    fclose(f);
+    ck_assert_int_eq(chmod(script, 0755), 0);
+    snprintf(bad.repro, sizeof(bad.repro), "%s run --seed 1 --out %s/repro %s/big.yaml", script,
+             dir, dir);
+    snprintf(path, sizeof(path), "%s/000-big/result.json", dir);
+    ck_assert_int_eq(rg_result_save(&bad, path, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_load(dir, &run, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    rg_tri_group *gr = &run.groups[0];
+    gr->rate = (rg_tri_rate){.n = 3, .same = 3};
+    ck_assert_int_eq(rg_tri_minimise(&run, 0, 20, 60, err, sizeof(err)), 0);
+    ck_assert_msg(gr->min.path[0], "%s", gr->min.note);
+    ck_assert_msg(rg_scenario_load(gr->min.path, &min, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(min.ops[0].count, 8);
+    ck_assert_msg(strstr(gr->min.note, "each failing alike in at least 3 of 3 run(s)"), "%s",
+                  gr->min.note);
+    /* The candidates below 8 were each run: once screened in, then refused. */
+    ck_assert_msg(gr->min.tried > gr->min.kept, "%s", gr->min.note);
+    rg_tri_free(&run);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/*
  * Two groups that differ only in the fault that fired (a stall, a delay), where the stand-in
  * fails alike without any: each minimal case drops its fault first, the two minimal cases have
  * one signature, and the groups merge into one, its known-failures entry naming no faults.
@@ -660,6 +720,7 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_rate_said);
     tcase_add_test(t, test_rerun);
     tcase_add_test(t, test_minimise);
+    tcase_add_test(t, test_minimise_confirms);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_diagnose);
     tcase_add_test(t, test_known_many_groups);
