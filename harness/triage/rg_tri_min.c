@@ -139,20 +139,16 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
             snprintf(err, errlen, "%s: cannot write it", path);
             return -1;
         }
-        static rg_sig got;
+        static rg_sig got, more;
         int same = alike(run, gr, g, k, path, 1, tries, limit_s, &got, err, errlen);
-        if (same < 0)
+        /* The confirming runs only once the screening ones said yes (numbered after them). */
+        int again = same >= need && confirm
+                        ? alike(run, gr, g, k, path, 2, confirm, limit_s, &more, err, errlen)
+                        : confirm;
+        if (same < 0 || again < 0)
             return -1;
-        if (same < need)
+        if (same < need || again < confirm)
             continue;
-        if (confirm) {
-            static rg_sig more;
-            int again = alike(run, gr, g, k, path, 2, confirm, limit_s, &more, err, errlen);
-            if (again < 0)
-                return -1;
-            if (again < confirm)
-                continue;
-        }
         /* From here on the case must fail as this candidate did: without the faults it cut. */
         gr->min.sig = got;
         cur = cand;

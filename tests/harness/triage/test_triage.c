@@ -350,24 +350,23 @@ START_TEST(test_rerun)
 END_TEST
 
 /*
- * Minimising with the same stand-in, whose bug is any all_reduce: from 3 ranks, 2 rails, an
- * all_reduce of 16 and a broadcast, the minimal case is 2 ranks, 1 rail, an all_reduce of 1.
+ * A run directory in dir with one failing case, big.yaml (its YAML given, `ranks` ranks), and a
+ * stand-in railguard (dir/fake-railguard) as its reproduce line: the case's result where the
+ * shell condition `fails` holds of the candidate ($last), a pass elsewhere. Loaded into run and
+ * grouped.
  */
-START_TEST(test_minimise)
+static void stand_in(const char *dir, const char *yaml, int ranks, const char *fails,
+                     rg_tri_run *run)
 {
     static rg_result bad, good;
-    static rg_tri_run run;
-    static rg_scenario min;
-    char dir[] = "/tmp/rg-min-XXXXXX", err[600], path[700], script[700], cmd[1500];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char err[600], path[700], script[700];
     snprintf(path, sizeof(path), "%s/big.yaml", dir);
     FILE *f = fopen(path, "w");
-    fputs("ranks: 3\nrails: 2\nprogram:\n  - {op: all_reduce, count: 16}\n"
-          "  - {op: broadcast, count: 4, root: 0}\n",
-          f);
+    fputs(yaml, f);
     fclose(f);
-    mk(&bad, "big", 3, 0, RG_V_SILENT_CORRUPTION, RG_V_SILENT_CORRUPTION, "all_reduce float32", 0);
-    mk(&good, "big", 3, 0, RG_V_OK, RG_V_OK, "all_reduce float32", 0);
+    mk(&bad, "big", ranks, 0, RG_V_SILENT_CORRUPTION, RG_V_SILENT_CORRUPTION, "all_reduce float32",
+       0);
+    mk(&good, "big", ranks, 0, RG_V_OK, RG_V_OK, "all_reduce float32", 0);
     snprintf(bad.path, sizeof(bad.path), "%s", path);
     save(dir, "000-big", &bad);
     snprintf(path, sizeof(path), "%s/good.json", dir);
@@ -379,17 +378,34 @@ START_TEST(test_minimise)
             "for a; do last=$a; done\n"
             "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
             "mkdir -p \"$out/000-x\"\n"
-            "if grep -q all_reduce \"$last\"; then cp %s/000-big/result.json \"$out/000-x/\";\n"
+            "if %s; then cp %s/000-big/result.json \"$out/000-x/\";\n"
             "else cp %s/good.json \"$out/000-x/result.json\"; fi\n",
-            dir, dir);
+            fails, dir, dir);
     fclose(f);
     ck_assert_int_eq(chmod(script, 0755), 0);
     snprintf(bad.repro, sizeof(bad.repro), "%s run --seed 1 --out %s/repro %s/big.yaml", script,
              dir, dir);
     snprintf(path, sizeof(path), "%s/000-big/result.json", dir);
     ck_assert_int_eq(rg_result_save(&bad, path, err, sizeof(err)), 0);
-    ck_assert_int_eq(rg_tri_load(dir, &run, err, sizeof(err)), 0);
-    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    ck_assert_int_eq(rg_tri_load(dir, run, err, sizeof(err)), 0);
+    ck_assert_int_eq(rg_tri_group_cases(run), 0);
+}
+
+/*
+ * Minimising with the same stand-in, whose bug is any all_reduce: from 3 ranks, 2 rails, an
+ * all_reduce of 16 and a broadcast, the minimal case is 2 ranks, 1 rail, an all_reduce of 1.
+ */
+START_TEST(test_minimise)
+{
+    static rg_tri_run run;
+    static rg_scenario min;
+    char dir[] = "/tmp/rg-min-XXXXXX", err[600], path[700], script[700], cmd[1500];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(script, sizeof(script), "%s/fake-railguard", dir);
+    stand_in(dir,
+             "ranks: 3\nrails: 2\nprogram:\n  - {op: all_reduce, count: 16}\n"
+             "  - {op: broadcast, count: 4, root: 0}\n",
+             3, "grep -q all_reduce \"$last\"", &run);
     rg_tri_group *gr = &run.groups[0];
     ck_assert_int_eq(rg_tri_minimise(&run, 0, 20, 60, err, sizeof(err)), 0);
     ck_assert_msg(gr->min.kept >= 4 && gr->min.path[0], "%s", gr->min.note);
@@ -428,42 +444,14 @@ END_TEST
  */
 START_TEST(test_minimise_confirms)
 {
-    static rg_result bad, good;
     static rg_tri_run run;
     static rg_scenario min;
-    char dir[] = "/tmp/rg-minc-XXXXXX", err[600], path[700], script[700], cmd[1500];
+    char dir[] = "/tmp/rg-minc-XXXXXX", err[600], cmd[1500];
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/big.yaml", dir);
-    FILE *f = fopen(path, "w");
-    fputs("ranks: 2\nprogram:\n  - {op: all_reduce, count: 16}\n", f);
-    fclose(f);
-    mk(&bad, "big", 2, 0, RG_V_SILENT_CORRUPTION, RG_V_SILENT_CORRUPTION, "all_reduce float32", 0);
-    mk(&good, "big", 2, 0, RG_V_OK, RG_V_OK, "all_reduce float32", 0);
-    snprintf(bad.path, sizeof(bad.path), "%s", path);
-    save(dir, "000-big", &bad);
-    snprintf(path, sizeof(path), "%s/good.json", dir);
-    ck_assert_int_eq(rg_result_save(&good, path, err, sizeof(err)), 0);
-    snprintf(script, sizeof(script), "%s/fake-railguard", dir);
-    f = fopen(script, "w");
-    fprintf(f,
-            "#!/bin/sh\n"
-            "for a; do last=$a; done\n"
-            "while [ $# -gt 1 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
-            "mkdir -p \"$out/000-x\"\n"
-            "fail=0\n"
-            "grep -Eq 'count: (8|16)[^0-9]' \"$last\" && fail=1\n"
-            "[ $fail = 0 ] && [ ! -e \"$last.seen\" ] && : >\"$last.seen\" && fail=1\n"
-            "if [ $fail = 1 ]; then cp %s/000-big/result.json \"$out/000-x/\";\n"
-            "else cp %s/good.json \"$out/000-x/result.json\"; fi\n",
-            dir, dir);
-    fclose(f);
-    ck_assert_int_eq(chmod(script, 0755), 0);
-    snprintf(bad.repro, sizeof(bad.repro), "%s run --seed 1 --out %s/repro %s/big.yaml", script,
-             dir, dir);
-    snprintf(path, sizeof(path), "%s/000-big/result.json", dir);
-    ck_assert_int_eq(rg_result_save(&bad, path, err, sizeof(err)), 0);
-    ck_assert_int_eq(rg_tri_load(dir, &run, err, sizeof(err)), 0);
-    ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+    stand_in(dir, "ranks: 2\nprogram:\n  - {op: all_reduce, count: 16}\n", 2,
+             "grep -Eq 'count: (8|16)[^0-9]' \"$last\" || "
+             "{ [ ! -e \"$last.seen\" ] && : >\"$last.seen\"; }",
+             &run);
     rg_tri_group *gr = &run.groups[0];
     gr->rate = (rg_tri_rate){.n = 3, .same = 3};
     ck_assert_int_eq(rg_tri_minimise(&run, 0, 20, 60, err, sizeof(err)), 0);
