@@ -93,8 +93,7 @@ static void hang_up(struct rg_sc *sc, struct sc_pending *p, int *n, int i, const
     for (int k = 0; k < 32 && read(p[i].fd, junk, sizeof(junk)) > 0; k++)
         ; /* bounded: a stranger that never stops writing gets its reset */
     rg__sc_send(sc, p[i].fd, SC_AGAIN, NULL, 0, rg__now() + 0.5);
-    shutdown(p[i].fd, SHUT_WR);
-    drop_pending(p, n, i, coord, why);
+    drop_pending(p, n, i, coord, why); /* logged before the close: the peer's EOF follows it */
 }
 
 /* Reads what pending connection i sent. Returns a rank it proved, -1 to keep waiting, -2 when
