@@ -313,8 +313,6 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
     *dropped = st == RG_ERR_PEER_ABORT; /* closed before its challenge: no room for us yet */
     if (st)
         return st;
-    if (type == SC_AGAIN)
-        goto again;
     uint8_t root_nonce[SC_NONCE];
     if (type != SC_CHALLENGE || len != SC_NONCE) {
         free(pl);
@@ -348,8 +346,16 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
     }
     if (st)
         return st;
-    if (type == SC_AGAIN)
-        goto again;
+    /* Rank 0 hangs up for time or room only after its challenge: SC_AGAIN comes here or not
+     * at all (before a challenge it is a stranger's frame, refused above). */
+    if (type == SC_AGAIN) {
+        free(pl);
+        *dropped = true;
+        return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
+                           "rank %d: rank 0 at %s hung up before this rank proved the job "
+                           "secret: too slow, or no room",
+                           sc->rank, coord);
+    }
     struct sc_hello w;
     uint8_t want[SC_MAC];
     if (type != SC_HELLO || from != 0 || len != sizeof(w)) {
@@ -367,13 +373,6 @@ static rg_status prove_to_root(struct rg_sc *sc, int fd, const char *coord, doub
                            "job's rank 0",
                            sc->rank, coord);
     return RG_OK;
-again:
-    free(pl);
-    *dropped = true;
-    return rg__err_set(e, RG_ERR_SIDE_CHANNEL,
-                       "rank %d: rank 0 at %s hung up before this rank proved the job secret: "
-                       "too slow, or no room",
-                       sc->rank, coord);
 }
 
 rg_status rg__sc_open(const char *coordinator, const char *secret, int rank, int size,

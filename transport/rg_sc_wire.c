@@ -179,14 +179,14 @@ rg_status rg__sc_recv(struct rg_sc *sc, int fd, int who, double deadline, int *t
             return rg__err_set(e, RG_ERR_NOMEM, "rank %d: side channel: no memory", sc->rank);
         r = read_full(fd, p, len, deadline);
         if (r) {
-            int err = errno;
+            const char *why = r == -3 ? strerror(errno) : NULL;
             free(p);
             return rg__err_set(e,
-                               r == -2   ? RG_ERR_PEER_ABORT
-                               : r == -3 ? RG_ERR_SIDE_CHANNEL
+                               why       ? RG_ERR_SIDE_CHANNEL
+                               : r == -2 ? RG_ERR_PEER_ABORT
                                          : RG_ERR_TIMEOUT,
                                "rank %d: side channel: rank %d stopped mid-message%s%s", sc->rank,
-                               who, r == -3 ? ": " : "", r == -3 ? strerror(err) : "");
+                               who, why ? ": " : "", why ? why : "");
         }
         ((char *)p)[len] = '\0';
     }

@@ -126,7 +126,7 @@ int rg_tri_minimise(rg_tri_run *run, int g, int budget, double limit_s, char *er
      * (a UC sender outrunning its receiver) made one that failed once, then passed three fresh
      * runs in a row, and a minimal case that does not reproduce is no minimal case.
      */
-    int confirm = tries == 1 && gr->rate.n > 1 && gr->rate.same == gr->rate.n ? gr->rate.n - 1 : 0;
+    int confirm = gr->rate.n > 1 && gr->rate.same == gr->rate.n ? gr->rate.n - 1 : 0;
     size_t used = 0, mark = 0;
     int repeats = 0;
     char last[300] = "";
