@@ -316,16 +316,25 @@ START_TEST(test_hosts_launch)
     snprintf(sshlog, sizeof(sshlog), "%s/ssh.log", g_tmp);
     snprintf(out, sizeof(out), "%s/hosts", g_tmp);
     ck_assert_int_eq(mkdir(bin, 0755) == 0 || errno == EEXIST, 1);
-    char script[PATH_MAX * 4];
+    static char script[PATH_MAX * 8];
     snprintf(script, sizeof(script),
              "#!/bin/sh\n"
+             "for a; do case $a in ControlMaster=yes) m=1;; ControlPath=*) p=${a#*=};; esac; "
+             "done\n"
              "while [ $# -gt 2 ]; do shift; done\n"
+             "if [ -n \"$m\" ]; then\n"
+             "  [ \"$2\" = down ] && exit 255\n"
+             "  echo \"master $2: $p\" >> %s; : > \"$p\"\n"
+             "  trap 'echo \"master $2 stopped\" >> %s; rm -f \"$p\"; exit 0' TERM\n"
+             "  while :; do sleep 1 & wait $!; done\n"
+             "fi\n"
+             "echo \"$1 via $p\" >> %s\n"
              "c=$2\n"
              "[ \"$1\" = far ] && c=$(printf '%%s' \"$2\" | sed \"s|%s\\([/ ']\\)|%s-far\\1|g\")\n"
              "echo \"$1: $c\" >> %s\n"
              "case \"$1\" in down) exit 255;; esac\n"
              "exec sh -c \"$c\"\n",
-             out, out, sshlog);
+             sshlog, sshlog, sshlog, out, out, sshlog);
     snprintf(path, sizeof(path), "%s/ssh", bin);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -363,6 +372,25 @@ START_TEST(test_hosts_launch)
                       strstr(log, " && tar -cf - rank1.*'"),
                   "%s", log);
     ck_assert_msg(!strstr(log, "RG_SECRET="), "the secret on a command line:\n%s", log);
+    /* One shared connection a host, up before the ranks' calls, which go through it, and
+     * stopped at the end with its directory. */
+    const char *mnear = strstr(log, "master near: /tmp/rg-ssh."),
+               *mfar = strstr(log, "master far: ");
+    ck_assert_msg(mnear && mfar && strstr(log, "master near stopped") &&
+                      strstr(log, "master far stopped"),
+                  "%s", log);
+    char mux[64] = "";
+    sscanf(mnear + strlen("master near: "), "%40[^ \n]", mux);
+    char *slash = strrchr(mux, '/');
+    ck_assert_msg(slash && !strcmp(slash, "/0"), "%s", log);
+    *slash = '\0';
+    char via[96];
+    snprintf(via, sizeof(via), "near via %s/0\n", mux);
+    ck_assert_msg(strstr(log, via) && strstr(log, via) > mnear, "no '%s' after the master:\n%s",
+                  via, log);
+    snprintf(via, sizeof(via), "far via %s/1\n", mux);
+    ck_assert_msg(strstr(log, via), "no '%s':\n%s", via, log);
+    ck_assert_msg(access(mux, F_OK) != 0, "%s still there after the run", mux);
     /* Rank 1's files came back from far's own tree; its clock was measured with the secret. */
     slurp("%s-far/hosts-flush/rank1.result.json", out);
     slurp("%s/hosts-flush/rank1.result.json", out);
