@@ -74,7 +74,7 @@ void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inp
 {
     char path[1200], evp[1200], err[256];
     static rg_evidence ev;
-    bool asked[RG_MAX_RANKS] = {false};
+    bool asked[RG_MAX_RANKS] = {false}, unloaded[RG_MAX_RANKS] = {false};
     int hung = 0;
     for (int r = lo; r < hi; r++) {
         if (l->rank[r].proc.pid <= 0 || l->rank[r].proc.exited)
@@ -85,8 +85,11 @@ void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inp
         /* Only a shim that said it handles the snapshot signal is sent it: to any other
          * process a real-time signal is fatal, and the backtrace would be lost with it. */
         snprintf(evp, sizeof(evp), "%s/rank%d.events.jsonl", dir, r);
-        if (rg_evidence_read(evp, &ev, err, sizeof(err)) == 0 &&
-            ev.snapshot_signal == rg_proc_snapshot_signal()) {
+        bool read = rg_evidence_read(evp, &ev, err, sizeof(err)) == 0;
+        /* No load event: the shim (preloaded into every rank) never ran in it, so the rank's
+         * program had not started -- held by its wrapper, or a machine too slow to start it. */
+        unloaded[r] = !read || !ev.nprocs || ev.proc[0].load_mono_ms < 0;
+        if (read && ev.snapshot_signal == rg_proc_snapshot_signal()) {
             kill(l->rank[r].proc.pid, rg_proc_snapshot_signal());
             asked[r] = true;
         }
@@ -120,8 +123,20 @@ void rg_proc_stop_hung(rg_launched *l, int lo, int hi, const char *dir, bool inp
         if (p->pid <= 0 || p->exited)
             continue;
         snprintf(path, sizeof(path), "%s/rank%d.backtrace", dir, r);
-        if (!rg_file_has(path, NULL))
+        if (rg_file_has(path, NULL))
+            continue;
+        /* gdb would show the wrapper or the loader, not the program, and costs 10-20 s a
+         * process under emulation: the second attempt a slow machine needs would wait for it. */
+        FILE *f = unloaded[r] ? fopen(path, "a") : NULL;
+        if (f) {
+            fprintf(f,
+                    "no backtrace: rank %d's program had not started (the shim never loaded "
+                    "in it) when it was stopped\n",
+                    r);
+            fclose(f);
+        } else {
             p->gdb = gdb_start(dir, r, p->pid);
+        }
     }
     until = rg_now_s() + RG_BACKTRACE_S;
     for (int r = lo; r < hi; r++) {

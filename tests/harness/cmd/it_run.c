@@ -482,6 +482,11 @@ START_TEST(test_too_slow)
     ck_assert_msg(strstr(res, "\"verdict\": \"DEADLOCK\"") && strstr(res, "\"attempts\": 1"), "%s",
                   res);
     slurp("%s/000-slowstart/attempt-1/rank0.status", out);
+    /* The held rank gets no gdb: it would show the wrapper, and cost seconds a process. */
+    res = slurp("%s/000-slowstart/attempt-1/rank1.backtrace", out);
+    ck_assert_msg(strstr(res, "no backtrace: rank 1's program had not started (the shim never "
+                              "loaded in it) when it was stopped"),
+                  "%s", res);
 
     setenv("HOLD_ALWAYS", " --time-scale 1 ", 1);
     snprintf(out, sizeof(out), "%s/slow-always", g_tmp); /* a fresh DIR per run, as documented */
