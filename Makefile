@@ -400,7 +400,8 @@ mutant-seeds: deps
 # The soak: the stock suite and the regression scenarios on the reference, round after round
 # under a new seed, -j 2, beside SOAK_HOGS busy loops, until SOAK_RUNS scenario runs are
 # judged; every FAIL or XPASS is a false verdict (the reference is correct). Prints "false
-# verdicts: N in M scenario runs"; fails on any. make check runs a bounded one (SOAK_RUNS=60: one round);
+# verdicts: N in M scenario runs"; fails on any. make check runs a bounded one (one round,
+# without the regression and exec *-flush scenarios);
 # SOAK_TALLY: append "soak P F" there. SOAK_SCENARIOS: what a round runs (default every stock
 # scenario, exec and regression ones too).
 SOAK_RUNS ?= 2000
@@ -580,7 +581,8 @@ check: deps
 
 # The full matrix: ranks 2-4 x ring/mesh x 1-4 rails, sizes from one element to 64 MiB (prime
 # counts), every dtype over four rails. Needs a guest with 4 rails; not part of CI.
-# CHECK_FULL=quick: the first case of each full-matrix loop only (make check's bounded run).
+# CHECK_FULL=quick: the first case of the sizes and dtypes loops only, no 64 MiB case (make
+# check's bounded run).
 CHECK_FULL ?= 1
 check-full: deps
 	@$(BUILDMAKE) build-rel
