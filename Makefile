@@ -373,7 +373,9 @@ sweep-mutants: deps
 # docs/bench.png.
 # BENCH_QUICK=1: two sizes, few iterations, one callgrind run, into BENCH_MD and BENCH_PNG
 # (make check's bounded run, which writes under build/ and never over BENCHMARKS.md).
-# BENCH_FULL=1: the link timed one way too, at every size of the grid (not only in the pairs).
+# BENCH_FULL=1: the link timed one way too, at every size of the grid (not only in the pairs),
+# and what no target reads: the grids under the shim and with registered buffers, callgrind
+# under the shim's counting plan, the 2 MiB profile.
 # BENCH_PARTS="phases ...": only these parts of ci/bench, into the same BENCH_OUT.
 BENCH_QUICK ?=
 BENCH_FULL  ?=
