@@ -48,7 +48,7 @@ PROOF_SRC     := parse/rg_proof.c
 TRANSPORT_SRC := $(sort $(wildcard transport/*.c)) $(PARSE_SRC) $(PROOF_SRC)
 # The fault plan's pure half, linked into the unit tests; the shim itself is a preload library.
 FI_PLAN_SRC   := faultinject/fi_plan.c faultinject/fi_plan_value.c faultinject/fi_plan_names.c
-FI_PURE_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c
+FI_PURE_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_ev_format.c
 # The ownership sanitizer needs no device either: the unit tests link it with an event catcher.
 FI_OWN_SRC    := faultinject/fi_own.c
 # The harness's pure parts (scenario parser, inputs and references, verdicts and reports),
@@ -68,7 +68,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/cmd/rg_report_cmd.c harness/cmd/rg_sweep_run.c \
                     harness/cmd/rg_sweep_code.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
-FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_own.c faultinject/fi_dl.c \
+FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_ev_format.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
                  faultinject/fi_ring.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_trace.c faultinject/fi_verbs.c \
@@ -76,7 +76,7 @@ FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c fa
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 FLOOR_SRC     := tests/transport/floor.c $(PARSE_SRC)
-HELPER_SRC    := tests/common/rg_check.c tests/transport/vpair.c tests/transport/drive.c
+HELPER_SRC    := tests/common/rg_check.c tests/common/rg_ev_gen.c tests/transport/vpair.c tests/transport/drive.c
 UNIT_SRC      := tests/unit_main.c $(sort $(wildcard tests/*/test_*.c tests/*/*/test_*.c))
 IT_SRC        := tests/integration_main.c $(sort $(wildcard tests/*/it_*.c tests/*/*/it_*.c))
 SMOKE_SRC     := tests/transport/smoke.c tests/transport/vpair.c
@@ -440,8 +440,9 @@ FUZZ_SRC_sidechan := transport/rg_status.c $(PROOF_SRC)
 FUZZ_SRC_clock    := $(PARSE_SRC) $(PROOF_SRC)
 # The shim's line writer and the runner's reader, linked together: what one writes the other
 # must read back exactly.
-FUZZ_SRC_evidence := faultinject/fi_event.c harness/evidence/rg_evidence.c \
-                     harness/evidence/rg_ev_field.c harness/evidence/rg_trace.c $(PARSE_SRC)
+FUZZ_SRC_evidence := faultinject/fi_event.c faultinject/fi_ev_format.c harness/evidence/rg_evidence.c \
+                     harness/evidence/rg_ev_field.c harness/evidence/rg_ev_schema.c \
+                     harness/evidence/rg_trace.c tests/common/rg_ev_gen.c $(PARSE_SRC)
 FUZZ_LIBS         := $(shell pkg-config --libs jansson yaml-0.1 libcrypto 2>/dev/null) -lm
 
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(PARSE_SRC) $(wildcard harness/*/*.c harness/*/*.h \

@@ -36,6 +36,17 @@
 #define FI_CALLER_OBJS 32
 #define FI_CALLER_PATH 400
 
+/* An object's path as a site names it: quotes, backslashes and control bytes dropped, so it
+ * reads the same in a site= of a plan as in the evidence. */
+static void path_clean(char *dst, size_t len, const char *src)
+{
+    size_t o = 0;
+    for (; *src && o + 1 < len; src++)
+        if ((unsigned char)*src >= 0x20 && *src != '"' && *src != '\\')
+            dst[o++] = *src;
+    dst[o] = '\0';
+}
+
 static const char *const call_names[FI_CALL_KINDS] = {
     [FI_CALL_POLL] = "poll",           [FI_CALL_POST_SEND] = "post_send",
     [FI_CALL_POST_RECV] = "post_recv", [FI_CALL_REG_MR] = "reg_mr",
@@ -95,12 +106,12 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
         f->found = true;
         /* The main program has no name here: its path is /proc/self/exe's. */
         if (info->dlpi_name && info->dlpi_name[0]) {
-            fi_json_clean(f->path, sizeof(f->path), info->dlpi_name);
+            path_clean(f->path, sizeof(f->path), info->dlpi_name);
         } else {
             char p[FI_CALLER_PATH];
             ssize_t n = readlink("/proc/self/exe", p, sizeof(p) - 1);
             p[n > 0 ? n : 0] = '\0';
-            fi_json_clean(f->path, sizeof(f->path), n > 0 ? p : "?");
+            path_clean(f->path, sizeof(f->path), n > 0 ? p : "?");
         }
         return 1;
     }
@@ -371,19 +382,12 @@ void fi_call_summary(const char *why)
         if (entry_text(c, 1, k, true, from, sizeof(from)) != 0)
             from[0] = '\0';
         n++;
-        fi_event("caller",
-                 "\"why\":\"%s\",\"verb\":\"%s\",\"caller\":\"%s\",\"from\":\"%s\",\"calls\":%llu,"
-                 "\"ops\":{\"send\":%llu,\"recv\":%llu,\"write\":%llu,\"read\":%llu,"
-                 "\"atomic\":%llu}",
-                 why, fi_call_name(c->verb), where, from,
-                 (unsigned long long)atomic_load(&c->calls),
-                 (unsigned long long)atomic_load(&c->ev[FI_OP_SEND]),
-                 (unsigned long long)atomic_load(&c->ev[FI_OP_RECV]),
-                 (unsigned long long)atomic_load(&c->ev[FI_OP_WRITE]),
-                 (unsigned long long)atomic_load(&c->ev[FI_OP_READ]),
-                 (unsigned long long)atomic_load(&c->ev[FI_OP_ATOMIC]));
+        FI_EV(caller, .why = why, .verb = fi_call_name(c->verb), .caller = where, .from = from,
+              .calls = atomic_load(&c->calls),
+              .ops = {{atomic_load(&c->ev[FI_OP_SEND]), atomic_load(&c->ev[FI_OP_RECV]),
+                       atomic_load(&c->ev[FI_OP_WRITE]), atomic_load(&c->ev[FI_OP_READ]),
+                       atomic_load(&c->ev[FI_OP_ATOMIC])}});
     }
     /* The list's end: a reader knows it has every site, or how many calls it could not place. */
-    fi_event("callers", "\"why\":\"%s\",\"sites\":%d,\"lost\":%llu", why, n,
-             (unsigned long long)lost);
+    FI_EV(callers, .why = why, .sites = n, .lost = lost);
 }

@@ -156,44 +156,29 @@ static void fi_summary_why(const char *why)
         if (atomic_load(&g_cq[i].state) == SLOT_LIVE)
             fi_cq_summary(&g_cq[i], why);
     for (int i = 0; lp && i < lp->plan.nrules; i++)
-        fi_event("rule",
-                 "\"why\":\"%s\",\"rule\":%d,\"line\":%d,\"fault\":\"%s\",\"matched\":%llu,"
-                 "\"fired\":%llu",
-                 why, i, lp->plan.rules[i].line, fi_kind_name(lp->plan.rules[i].kind),
-                 (unsigned long long)atomic_load(&lp->matched[i]),
-                 (unsigned long long)atomic_load(&lp->fired[i]));
+        FI_EV(rule, .why = why, .rule = i, .line = lp->plan.rules[i].line,
+              .fault = fi_kind_name(lp->plan.rules[i].kind),
+              .matched = atomic_load(&lp->matched[i]), .fired = atomic_load(&lp->fired[i]));
     fi_call_summary(why);
     int64_t qps = 0, cqs = 0;
     for (int i = 0; i < FI_MAX_QPS; i++)
         qps += atomic_load(&g_qp[i].state) == SLOT_LIVE;
     for (int i = 0; i < FI_MAX_CQS; i++)
         cqs += atomic_load(&g_cq[i].state) == SLOT_LIVE;
-    fi_event("alive",
-             "\"why\":\"%s\",\"contexts\":%lld,\"pds\":%lld,\"mrs\":%lld,\"cqs\":%lld,\"qps\":%lld,"
-             "\"channels\":%lld",
-             why, (long long)atomic_load(&g_alive.contexts), (long long)atomic_load(&g_alive.pds),
-             (long long)atomic_load(&g_alive.mrs), (long long)cqs, (long long)qps,
-             (long long)atomic_load(&g_alive.channels));
+    FI_EV(alive, .why = why, .contexts = atomic_load(&g_alive.contexts),
+          .pds = atomic_load(&g_alive.pds), .mrs = atomic_load(&g_alive.mrs), .cqs = cqs,
+          .qps = qps, .channels = atomic_load(&g_alive.channels));
     if (lp && lp->own) {
         struct fi_own_tally t;
         fi_own_counts(&t);
-        fi_event("owned",
-                 "\"why\":\"%s\",\"sends\":%llu,\"recvs\":%llu,\"rewritten\":%llu,"
-                 "\"unsanitized\":%llu,\"repoisoned\":%llu",
-                 why, (unsigned long long)t.sends, (unsigned long long)t.recvs,
-                 (unsigned long long)t.rewritten, (unsigned long long)t.unsanitized,
-                 (unsigned long long)t.repoisoned);
+        FI_EV(owned, .why = why, .sends = t.sends, .recvs = t.recvs, .rewritten = t.rewritten,
+              .unsanitized = t.unsanitized, .repoisoned = t.repoisoned);
     }
-    fi_event(
-        "totals",
-        "\"why\":\"%s\",\"contexts\":%llu,\"qps\":%llu,\"cqs\":%llu,\"posts_send\":%llu,"
-        "\"posts_recv\":%llu,\"polls\":%llu,\"cqe\":%llu,\"cqe_err\":%llu",
-        why, (unsigned long long)atomic_load(&g_tot.contexts),
-        (unsigned long long)atomic_load(&g_tot.qps), (unsigned long long)atomic_load(&g_tot.cqs),
-        (unsigned long long)atomic_load(&g_tot.posts_send),
-        (unsigned long long)atomic_load(&g_tot.posts_recv),
-        (unsigned long long)atomic_load(&g_tot.polls), (unsigned long long)atomic_load(&g_tot.cqe),
-        (unsigned long long)atomic_load(&g_tot.cqe_err));
+    FI_EV(totals, .why = why, .contexts = atomic_load(&g_tot.contexts),
+          .qps = atomic_load(&g_tot.qps), .cqs = atomic_load(&g_tot.cqs),
+          .posts_send = atomic_load(&g_tot.posts_send),
+          .posts_recv = atomic_load(&g_tot.posts_recv), .polls = atomic_load(&g_tot.polls),
+          .cqe = atomic_load(&g_tot.cqe), .cqe_err = atomic_load(&g_tot.cqe_err));
 }
 
 static void fi_summary(void)
@@ -211,23 +196,17 @@ static void fi_on_snapshot(int sig)
  * the rank ran under the shim it meant and that the shim wraps the library the rank uses. */
 static void fi_event_load(void)
 {
-    char shim[PATH_MAX] = "", exe[PATH_MAX] = "", a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+    char shim[PATH_MAX] = "", exe[PATH_MAX] = "";
     struct fi_live *lp = fi_live();
     if (g_self_path[0] && !realpath(g_self_path, shim))
         snprintf(shim, sizeof(shim), "%s", g_self_path);
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
-    fi_json_clean(a, sizeof(a), shim);
-    fi_json_clean(b, sizeof(b), g_verbs_path);
-    fi_json_clean(c, sizeof(c), exe);
     /* snapshot_signal: a runner sends it only to a rank that says it is handled, since to any
      * other process a real-time signal is fatal. */
     /* ppid: a runner draws a rank's process tree from its processes' load events. */
-    fi_event("load",
-             "\"rules\":%d,\"shim\":\"%s\",\"verbs\":\"%s\",\"exe\":\"%s\",\"snapshot_signal\":%d,"
-             "\"ppid\":%ld,\"time_scale\":%llu",
-             lp ? lp->plan.nrules : 0, a, b, c, g_snapshot_sig, (long)getppid(),
-             (unsigned long long)g_time_scale);
+    FI_EV(load, .rules = lp ? lp->plan.nrules : 0, .shim = shim, .verbs = g_verbs_path, .exe = exe,
+          .snapshot_signal = g_snapshot_sig, .ppid = getppid(), .time_scale = g_time_scale);
 }
 
 static void fi_fatal(const char *msg)
@@ -310,30 +289,27 @@ static struct {
     uint64_t posts_op[FI_OP_ATOMIC + 1], cqe_op[FI_OP_ATOMIC + 1], polls;
 } g_phase_base;
 
-static void fi_phase_counts(char *out, size_t len, const char *key, _Atomic uint64_t *now,
-                            uint64_t *base)
+/* What each op did since base, base moved up to now. */
+static rg_ev_ops fi_phase_counts(_Atomic uint64_t *now, uint64_t *base)
 {
-    int o = snprintf(out, len, "\"%s\":{", key);
-    for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC && o > 0 && (size_t)o < len; op++) {
+    rg_ev_ops o;
+    for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC; op++) {
         uint64_t v = atomic_load(&now[op]);
-        o += snprintf(out + o, len - (size_t)o, "%s\"%s\":%llu", op == FI_OP_SEND ? "" : ",",
-                      fi_op_name((enum fi_op)op), (unsigned long long)(v - base[op]));
+        o.op[op - FI_OP_SEND] = v - base[op];
         base[op] = v;
     }
-    if (o > 0 && (size_t)o < len - 1)
-        snprintf(out + o, len - (size_t)o, "}");
+    return o;
 }
 
 static void ctl_set_phase(int step, int rep)
 {
     int prev = atomic_load(&g_step), prev_rep = atomic_load(&g_rep);
     if (prev != FI_PHASE_ANY && fi_live()) {
-        char posts[160], cqe[160];
         uint64_t polls = atomic_load(&g_tot.polls);
-        fi_phase_counts(posts, sizeof(posts), "posts_op", g_tot.posts_op, g_phase_base.posts_op);
-        fi_phase_counts(cqe, sizeof(cqe), "cqe_op", g_tot.cqe_op, g_phase_base.cqe_op);
-        fi_event("phase", "\"step\":%d,\"rep\":%d,%s,%s,\"polls\":%llu", prev, prev_rep, posts, cqe,
-                 (unsigned long long)(polls - g_phase_base.polls));
+        FI_EV(phase, .step = prev, .rep = prev_rep,
+              .posts_op = fi_phase_counts(g_tot.posts_op, g_phase_base.posts_op),
+              .cqe_op = fi_phase_counts(g_tot.cqe_op, g_phase_base.cqe_op),
+              .polls = polls - g_phase_base.polls);
         g_phase_base.polls = polls;
     } else {
         for (int op = 0; op <= FI_OP_ATOMIC; op++) {

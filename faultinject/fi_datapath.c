@@ -133,9 +133,8 @@ static void fi_first_post(struct fi_live *lp, struct fi_qp *q, enum fi_op op)
     for (uint32_t m = lp->m_first; m; m &= m - 1) {
         int i = __builtin_ctz(m);
         if (fi_fire(lp, i, &s, &nth)) {
-            char d[32];
-            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)lp->plan.rules[i].ms);
-            fi_event_fault(lp, i, &s, nth, d);
+            fi_event_fault(lp, i, &s, nth,
+                           FI_FD(.has = RG_EVH(fault, ms), .ms = lp->plan.rules[i].ms));
             fi_held(lp, q, lp->plan.rules[i].ms);
         }
     }
@@ -192,7 +191,7 @@ static void send_fate_of(struct fi_live *lp, struct fi_qp *q, const struct fi_si
             sv.verb = FI_VERB_POST_SEND;
             if (!fi_fire(lp, i, &sv, &nth))
                 continue;
-            fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+            fi_event_fault(lp, i, &sv, nth, FI_FD_NOMEM);
             f->nomem = true;
             return;
         }
@@ -202,24 +201,19 @@ static void send_fate_of(struct fi_live *lp, struct fi_qp *q, const struct fi_si
         if (!fi_fire(lp, i, s, &nth))
             continue;
         if (r->kind == FI_LATE && !f->late_ms) {
-            char d[64];
-            snprintf(d, sizeof(d), "\"ms\":%llu," FI_EV_WR_ID, (unsigned long long)r->ms,
-                     (uint64_t)w->wr_id);
-            fi_event_fault(lp, i, s, nth, d);
+            fi_event_fault(lp, i, s, nth,
+                           FI_FD(.has = RG_EVH(fault, ms) | RG_EVH(fault, wr_id), .ms = r->ms,
+                                 .wr_id = w->wr_id));
             if (lp->trace) /* held off the trace until posted, or dropped with its QP */
                 fi_trace_gap(q, "a late fault held a send");
             f->late_ms = r->ms;
             continue;
         }
         if (r->kind == FI_DELAY) {
-            char d[32];
-            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
-            fi_event_fault(lp, i, s, nth, d);
+            fi_event_fault(lp, i, s, nth, FI_FD(.has = RG_EVH(fault, ms), .ms = r->ms));
             fi_held(lp, q, r->ms);
         } else if (r->kind == FI_LOSE && !f->drop) {
-            char d[48];
-            snprintf(d, sizeof(d), FI_EV_WR_ID, (uint64_t)w->wr_id);
-            fi_event_fault(lp, i, s, nth, d);
+            fi_event_fault(lp, i, s, nth, FI_FD(.has = RG_EVH(fault, wr_id), .wr_id = w->wr_id));
             f->drop = true;
         }
     }
@@ -334,7 +328,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
             if (!fi_fire(lp, i, &sv, &nth))
                 continue;
             if (r->kind == FI_NOMEM) {
-                fi_event_fault(lp, i, &sv, nth, "\"errno\":\"ENOMEM\"");
+                fi_event_fault(lp, i, &sv, nth, FI_FD_NOMEM);
                 /* Everything before w is posted; w and after are not, as bad_wr says. */
                 int rc = 0;
                 if (w != wr) {
@@ -351,9 +345,7 @@ __attribute__((noinline)) static int fi_post_recv_slow(struct ibv_qp *qp, struct
                     *bad = w;
                 return rc ? rc : ENOMEM;
             }
-            char d[32];
-            snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
-            fi_event_fault(lp, i, &sv, nth, d);
+            fi_event_fault(lp, i, &sv, nth, FI_FD(.has = RG_EVH(fault, ms), .ms = r->ms));
             fi_held(lp, q, r->ms);
         }
     }
@@ -533,7 +525,7 @@ static int qpx_complete(struct ibv_qp_ex *qx)
         for (uint32_t m = lp->m_send; m; m &= m - 1) {
             int i = __builtin_ctz(m);
             if (lp->plan.rules[i].kind == FI_NOMEM && fi_fire(lp, i, &s, &nth)) {
-                fi_event_fault(lp, i, &s, nth, "\"errno\":\"ENOMEM\"");
+                fi_event_fault(lp, i, &s, nth, FI_FD_NOMEM);
                 q->wr_abort(qx);
                 return ENOMEM;
             }

@@ -75,9 +75,7 @@ static void *fi_dl_swap(void *h, const char *call, const char *file, long lmid)
     if (h && file && g_self[0] && fi_is_verbs_handle(h)) {
         void *self = fi_real_dlopen()(g_self, RTLD_NOW | RTLD_NOLOAD);
         if (self) {
-            char name[512];
-            fi_json_clean(name, sizeof(name), file);
-            fi_event("dlopen", "\"call\":\"%s\",\"file\":\"%s\",\"lmid\":%ld", call, name, lmid);
+            FI_EV(dlopen, .call = call, .file = file, .lmid = lmid);
             dlclose(h);
             h = self;
         }

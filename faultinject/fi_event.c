@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,52 +50,21 @@ int fi_event_logged(void)
     return g_fd > 2;
 }
 
-void fi_event(const char *name, const char *fmt, ...)
+void fi_ev(enum rg_ev_kind kind, const void *rec)
 {
     char line[4096];   /* a fault event with its call path: FI_SITE_DEPTH object paths */
     int saved = errno; /* events are written inside wrapped calls: the program's errno stays */
     /* mono_ms is CLOCK_MONOTONIC itself, shared by every rank on the host: a runner orders
      * faults and verdicts of different ranks with it. t_ms is relative to this rank's load. */
-    uint64_t now = fi_now_ns();
-    int n = snprintf(line, sizeof(line),
-                     "{\"event\":\"%s\",\"rank\":%d,\"pid\":%ld,\"t_ms\":%.3f,\"mono_ms\":%.3f",
-                     name, fi_rank(), (long)getpid(), fi_elapsed_ms(), (double)now / 1e6);
-    if (n < 0 || (size_t)n >= sizeof(line) - 3)
-        goto out;
-    if (fmt && *fmt) {
-        va_list ap;
-        line[n++] = ',';
-        va_start(ap, fmt);
-        int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 2, fmt, ap);
-        va_end(ap);
-        if (m < 0)
-            goto out;
-        /* A truncated body would be broken JSON: cut back to the header instead. */
-        if ((size_t)m >= sizeof(line) - (size_t)n - 2)
-            m = -1;
-        n = m < 0 ? n - 1 : n + m;
-    }
-    line[n++] = '}';
-    line[n++] = '\n';
-    for (size_t off = 0; off < (size_t)n;) {
-        ssize_t w = write(g_fd, line + off, (size_t)n - off);
+    struct fi_ev_head h = {fi_rank(), (long)getpid(), fi_elapsed_ms(), (double)fi_now_ns() / 1e6};
+    size_t n = fi_ev_format(line, sizeof(line), kind, rec, &h);
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(g_fd, line + off, n - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            goto out;
+            break;
         off += (size_t)w;
     }
-out:
     errno = saved;
-}
-
-/* A string as a JSON string's contents: quotes, backslashes and control bytes dropped, so an
- * odd file name cannot break the event line. */
-void fi_json_clean(char *dst, size_t len, const char *src)
-{
-    size_t o = 0;
-    for (; *src && o + 1 < len; src++)
-        if ((unsigned char)*src >= 0x20 && *src != '"' && *src != '\\')
-            dst[o++] = *src;
-    dst[o] = '\0';
 }

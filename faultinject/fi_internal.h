@@ -5,6 +5,7 @@
 #define RG_FI_INTERNAL_H
 
 #include "fi_plan.h"
+#include "rg_fi_events.h"
 #include "rg_parse.h"
 
 #include <infiniband/verbs.h>
@@ -29,19 +30,26 @@ int fi_event_open(char *err, size_t errlen);
 int fi_event_logged(void);
 
 /*
- * Writes one JSONL event: {"event":"<name>","rank":R,"pid":P,"t_ms":T,<body>}. `fmt` formats
- * the body's remaining members (without braces; may be empty). One write() per line, so lines
- * from several processes sharing a file never interleave. No allocation.
+ * Writes one JSONL event of a kind of the schema (rg_fi_events.h): the head every line has
+ * ({"event":"<kind>","rank":R,"pid":P,"t_ms":T,"mono_ms":M}), then the record's fields in the
+ * schema's order, each as its type is written, the optional ones where rec's `has` says. One
+ * write() per line, so lines from several processes sharing a file never interleave. No
+ * allocation. FI_EV(kind, .field = v, ...) makes the record, typed by the compiler.
  */
-void fi_event(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* An event's wr_id member: the program's 64-bit value exactly, whatever its top bit (ids that
- * are pointers or tagged values), as RG_HEX64 writes it and the runner reads it back. */
-#define FI_EV_WR_ID "\"wr_id\":" RG_HEX64
-
-/* A string as a JSON string's contents (fi_event.c): quotes, backslashes and control bytes
- * dropped, so an odd file name cannot break an event line. */
-void fi_json_clean(char *dst, size_t len, const char *src);
+void fi_ev(enum rg_ev_kind kind, const void *rec);
+/* The line itself (fi_ev_format.c), into line[cap] (cap >= 256), with the head h: its length
+ * with the newline, no NUL. A record too long for cap makes a "cut" event naming its kind. */
+struct fi_ev_head {
+    int rank;
+    long pid;
+    double t_ms, mono_ms;
+};
+size_t fi_ev_format(char *line, size_t cap, enum rg_ev_kind kind, const void *rec,
+                    const struct fi_ev_head *h);
+#define FI_EV(kind, ...) fi_ev(RG_EVK_##kind, &(struct rg_evr_##kind){__VA_ARGS__})
+/* A count the shim knows, and one it does not. */
+#define FI_N(x) ((rg_ev_n){true, (uint64_t)(x)})
+#define FI_N_UNKNOWN ((rg_ev_n){false, 0})
 
 /* What the shim exports besides the verbs: dlopen, dlmopen, the control table. */
 #define FI_EXPORT __attribute__((visibility("default")))

@@ -62,7 +62,8 @@ static uint64_t fi_late_post_due(uint64_t now)
         struct ibv_send_wr *bad = NULL;
         int rc = fi_send_run_own(e->q, e->post, e->qp, &e->wr, &bad, e->own);
         if (rc)
-            fi_event("note", "\"what\":\"late post failed\",\"qp\":%u,\"errno\":%d", e->q->qpn, rc);
+            FI_EV(note, .has = RG_EVH(note, qp) | RG_EVH(note, err), .what = "late post failed",
+                  .qp = e->q->qpn, .err = rc);
         e->used = false;
         atomic_fetch_sub(&e->q->late, 1);
     }
@@ -146,11 +147,12 @@ bool fi_late_hold(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
     if (held)
         pthread_cond_signal(&g_late_cond);
     pthread_mutex_unlock(&g_late_lock);
-    if (!held)
-        fi_event("note",
-                 "\"what\":\"late: request posted at once (pool full, or %d SGEs)\","
-                 "\"qp\":%u",
-                 w->num_sge, q->qpn);
+    if (!held) {
+        char what[80];
+        snprintf(what, sizeof(what), "late: request posted at once (pool full, or %d SGEs)",
+                 w->num_sge);
+        FI_EV(note, .has = RG_EVH(note, qp), .what = what, .qp = q->qpn);
+    }
     return held;
 }
 
@@ -167,9 +169,11 @@ void fi_late_drop(struct fi_qp *q)
         }
     atomic_store(&q->late, 0);
     pthread_mutex_unlock(&g_late_lock);
-    if (n)
-        fi_event("note", "\"what\":\"late: %d held request(s) dropped with their QP\",\"qp\":%u", n,
-                 q->qpn);
+    if (n) {
+        char what[80];
+        snprintf(what, sizeof(what), "late: %d held request(s) dropped with their QP", n);
+        FI_EV(note, .has = RG_EVH(note, qp), .what = what, .qp = q->qpn);
+    }
 }
 
 /* In a forked child: the late thread is the parent's, so the child starts its own if it needs

@@ -342,10 +342,8 @@ bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, 
     if (at < 0)
         return false;
     atomic_fetch_add(&g_own.rewritten, 1);
-    fi_event("ownership",
-             "\"op\":\"%s\",\"qp\":%" PRIu32 "," FI_EV_WR_ID ",\"offset\":%" PRId64
-             ",\"bytes\":%" PRIu32,
-             o->recv ? "recv" : "send", qpn, wr_id, at, o->total);
+    FI_EV(ownership, .op = o->recv ? "recv" : "send", .qp = qpn, .wr_id = wr_id, .offset = at,
+          .bytes = o->total);
     return true;
 }
 

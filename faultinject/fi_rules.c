@@ -70,19 +70,26 @@ bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth)
 }
 
 void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, uint64_t nth,
-                    const char *detail)
+                    const struct rg_evr_fault *d)
 {
     const struct fi_rule *r = &lp->plan.rules[i];
     /* Where in the program the fault landed: the call site of the verbs call it fired in. */
     char site[440], from[1400];
     fi_call_site(site, sizeof(site), from, sizeof(from));
-    fi_event("fault",
-             "\"fault\":\"%s\",\"rule\":%d,\"line\":%d,\"dev\":\"%s\",\"qp\":%lld,\"qp_ord\":%d,"
-             "\"cq_ord\":%d,\"op\":\"%s\",\"nth\":%llu,\"caller\":\"%s\",\"from\":\"%s\"%s%s",
-             fi_kind_name(r->kind), i, r->line, s->dev ? s->dev : "", (long long)s->qpn, s->qp_ord,
-             s->cq_ord, s->verb != FI_VERB_NONE ? fi_verb_name(s->verb) : fi_op_name(s->op),
-             (unsigned long long)nth, site, from, detail && *detail ? "," : "",
-             detail ? detail : "");
+    struct rg_evr_fault e = d ? *d : (struct rg_evr_fault){0};
+    e.fault = fi_kind_name(r->kind);
+    e.rule = i;
+    e.line = r->line;
+    e.dev = s->dev ? s->dev : "";
+    /* A fault of no QP or CQ (a verb's, a first post's before its QP is known) says so. */
+    e.qp = s->qpn >= 0 ? FI_N(s->qpn) : FI_N_UNKNOWN;
+    e.qp_ord = s->qp_ord >= 0 ? FI_N(s->qp_ord) : FI_N_UNKNOWN;
+    e.cq_ord = s->cq_ord >= 0 ? FI_N(s->cq_ord) : FI_N_UNKNOWN;
+    e.op = s->verb != FI_VERB_NONE ? fi_verb_name(s->verb) : fi_op_name(s->op);
+    e.nth = nth;
+    e.caller = site;
+    e.from = from;
+    fi_ev(RG_EVK_fault, &e);
 }
 
 static enum fi_op fi_wc_op(enum ibv_wc_opcode op)
@@ -160,7 +167,7 @@ bool fi_verb_fails(enum fi_verb v, struct ibv_context *ctx, void *ra)
     for (uint32_t m = lp->m_verb; m; m &= m - 1) {
         int i = __builtin_ctz(m);
         if (fi_fire(lp, i, &s, &nth)) { /* fi_filter matches the rule's verb= against v */
-            fi_event_fault(lp, i, &s, nth, "\"errno\":\"ENOMEM\"");
+            fi_event_fault(lp, i, &s, nth, FI_FD_NOMEM);
             fail = true;
         }
     }
@@ -227,8 +234,8 @@ void fi_qp_break(struct fi_qp *q)
     int err = fi_real.modify_qp(q->qp, &a, IBV_QP_STATE);
     errno = saved;
     if (err) {
-        fi_event("note", "\"what\":\"modify_qp to ERR failed\",\"qp\":%u,\"errno\":%d", q->qpn,
-                 err);
+        FI_EV(note, .has = RG_EVH(note, qp) | RG_EVH(note, err), .what = "modify_qp to ERR failed",
+              .qp = q->qpn, .err = err);
         if (sc && !sc->is_ex) {
             pthread_mutex_lock(&q->rlock);
             struct fi_ring *r = &q->sring;
@@ -241,8 +248,11 @@ void fi_qp_break(struct fi_qp *q)
             pthread_mutex_unlock(&q->rlock);
         }
     }
-    if (lost)
-        fi_event("note", "\"what\":\"%d flushes not made: full CQ\",\"qp\":%u", lost, q->qpn);
+    if (lost) {
+        char what[64];
+        snprintf(what, sizeof(what), "%d flushes not made: full CQ", lost);
+        FI_EV(note, .has = RG_EVH(note, qp), .what = what, .qp = q->qpn);
+    }
 }
 
 /*
@@ -269,28 +279,28 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
         if (r->kind == FI_KILL || r->kind == FI_STOP) {
             /* The event is written (one write) before the signal: the runner tells a planned
              * death from a crash by it. The completion is the program's if it ever runs on. */
-            char d[96];
-            snprintf(d, sizeof(d), "\"signal\":\"%s\"," FI_EV_WR_ID,
-                     r->kind == FI_KILL ? "SIGKILL" : "SIGSTOP", wr_id);
-            fi_event_fault(lp, i, &s, nth, d);
+            fi_event_fault(lp, i, &s, nth,
+                           FI_FD(.has = RG_EVH(fault, signal) | RG_EVH(fault, wr_id),
+                                 .signal = r->kind == FI_KILL ? "SIGKILL" : "SIGSTOP",
+                                 .wr_id = wr_id));
             raise(r->kind == FI_KILL ? SIGKILL : SIGSTOP);
             continue;
         }
         if (r->kind == FI_EXIT) {
             /* exit(), not _exit(): a program that returns early runs its atexit handlers and
              * the shim's own, which records what was still alive. */
-            char d[96];
-            snprintf(d, sizeof(d), "\"exit\":%d," FI_EV_WR_ID, r->code, wr_id);
-            fi_event_fault(lp, i, &s, nth, d);
+            fi_event_fault(lp, i, &s, nth,
+                           FI_FD(.has = RG_EVH(fault, exit) | RG_EVH(fault, wr_id), .exit = r->code,
+                                 .wr_id = wr_id));
             exit(r->code);
         }
         if (r->kind == FI_ERROR) {
-            char d[96];
-            snprintf(d, sizeof(d), "\"status\":\"%s\",\"code\":%d," FI_EV_WR_ID,
-                     fi_status_name(r->status), r->status, wr_id);
             *status = r->status;
             *vendor_err = 0;
-            fi_event_fault(lp, i, &s, nth, d);
+            fi_event_fault(
+                lp, i, &s, nth,
+                FI_FD(.has = RG_EVH(fault, status) | RG_EVH(fault, code) | RG_EVH(fault, wr_id),
+                      .status = fi_status_name(r->status), .code = r->status, .wr_id = wr_id));
             fi_qp_break(q);
             return;
         }
@@ -302,29 +312,35 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
         if (span > byte_len)
             span = byte_len;
         if (!e || !span) {
-            fi_event_fault(lp, i, &s, nth, "\"skipped\":\"receive buffer unknown or empty\"");
+            fi_event_fault(
+                lp, i, &s, nth,
+                FI_FD(.has = RG_EVH(fault, skipped), .skipped = "receive buffer unknown or empty"));
             continue;
         }
         uint64_t bit = r->bit >= 0 ? (uint64_t)r->bit
                                    : (uint64_t)(fi_draw(r->seed, i, nth) * (double)span * 8.0);
-        char d[96];
+        char why[96];
+        struct rg_evr_fault d = {.has = RG_EVH(fault, skipped), .skipped = why};
         if (bit >= span * 8) {
-            snprintf(d, sizeof(d), "\"skipped\":\"bit %llu beyond %llu bytes\"",
-                     (unsigned long long)bit, (unsigned long long)span);
+            snprintf(why, sizeof(why), "bit %llu beyond %llu bytes", (unsigned long long)bit,
+                     (unsigned long long)span);
         } else {
             uint64_t at = bit / 8;
             uint32_t k = 0;
             while (at >= e->len[k]) /* within span, so within the entries kept */
                 at -= e->len[k++];
             if (!e->addr[k]) {
-                snprintf(d, sizeof(d), "\"skipped\":\"scatter entry %u has no address\"", k);
+                snprintf(why, sizeof(why), "scatter entry %u has no address", k);
             } else {
                 ((volatile uint8_t *)(uintptr_t)e->addr[k])[at] ^= (uint8_t)(1u << (bit % 8));
-                snprintf(d, sizeof(d), "\"byte\":%llu,\"bit\":%u," FI_EV_WR_ID,
-                         (unsigned long long)(bit / 8), (unsigned)(bit % 8), wr_id);
+                d = (struct rg_evr_fault){.has = RG_EVH(fault, byte) | RG_EVH(fault, bit) |
+                                                 RG_EVH(fault, wr_id),
+                                          .byte = bit / 8,
+                                          .bit = bit % 8,
+                                          .wr_id = wr_id};
             }
         }
-        fi_event_fault(lp, i, &s, nth, d);
+        fi_event_fault(lp, i, &s, nth, &d);
     }
 }
 
@@ -419,15 +435,11 @@ int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
                 continue;
             }
             if (r->kind == FI_NEGPOLL) {
-                char d[32];
-                snprintf(d, sizeof(d), "\"ret\":%d", r->ret);
-                fi_event_fault(lp, i, &s, nth, d);
+                fi_event_fault(lp, i, &s, nth, FI_FD(.has = RG_EVH(fault, ret), .ret = r->ret));
                 if (result > 0)
                     result = r->ret;
             } else {
-                char d[32];
-                snprintf(d, sizeof(d), "\"ms\":%llu", (unsigned long long)r->ms);
-                fi_event_fault(lp, i, &s, nth, d);
+                fi_event_fault(lp, i, &s, nth, FI_FD(.has = RG_EVH(fault, ms), .ms = r->ms));
                 atomic_store(&c->stall_until_ns, fi_now_ns() + r->ms * 1000000u);
             }
         }

@@ -62,84 +62,67 @@ _Atomic int g_step = FI_PHASE_ANY, g_rep = FI_PHASE_ANY;
  * without the ring's lock: the snapshot handler may have interrupted its holder, and a count a
  * request off is all a racing read can cost.
  */
-static long long fi_outstanding(const struct fi_ring *r, bool unknown)
+/* What a queue still holds; unknown behind an SRQ or for a ring that may miss requests. */
+static rg_ev_n fi_outstanding(const struct fi_ring *r, bool unknown)
 {
     uint32_t cap = r->cap, head = __atomic_load_n(&r->head, __ATOMIC_RELAXED),
              tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
     if (unknown || !__atomic_load_n(&r->exact, __ATOMIC_RELAXED))
-        return -1;
-    return cap ? (long long)((tail + cap - head) % cap) : 0;
+        return FI_N_UNKNOWN;
+    return FI_N(cap ? (tail + cap - head) % cap : 0);
 }
 
-/* {"send":N,"recv":N,"write":N,"read":N,"atomic":N}: the events an op= filter would count. */
-static void fi_by_op(char *out, size_t len, _Atomic uint64_t *v)
+/* The events an op= filter would count, by op. */
+static rg_ev_ops fi_by_op(_Atomic uint64_t *v)
 {
-    static const enum fi_op ops[] = {FI_OP_SEND, FI_OP_RECV, FI_OP_WRITE, FI_OP_READ, FI_OP_ATOMIC};
-    size_t o = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && o < len; i++)
-        o += (size_t)snprintf(out + o, len - o, "%s\"%s\":%llu", i ? "," : "{", fi_op_name(ops[i]),
-                              (unsigned long long)atomic_load(&v[ops[i]]));
-    if (o < len)
-        snprintf(out + o, len - o, "}");
+    rg_ev_ops o;
+    for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC; op++)
+        o.op[op - FI_OP_SEND] = atomic_load(&v[op]);
+    return o;
 }
 
-/* The oldest `max` requests a ring still holds, as a JSON array of {wr_id, len}. */
-static void fi_oldest(char *out, size_t len, const struct fi_ring *r, int max)
+/* The oldest requests a ring still holds; unknown behind an SRQ or for a ring that may miss
+ * requests (not exact), rather than the wrong ones. */
+static rg_ev_wrs fi_oldest(const struct fi_ring *r, bool unknown)
 {
+    rg_ev_wrs w = {.n = -1};
+    if (unknown || !__atomic_load_n(&r->exact, __ATOMIC_RELAXED))
+        return w;
     uint32_t cap = r->cap, head = __atomic_load_n(&r->head, __ATOMIC_RELAXED),
              tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
-    size_t o = (size_t)snprintf(out, len, "[");
-    for (int i = 0; cap && i < max && (head + (uint32_t)i) % cap != tail && o < len; i++) {
+    w.n = 0;
+    for (int i = 0; cap && i < RG_EV_WRS_MAX && (head + (uint32_t)i) % cap != tail; i++) {
         const struct fi_rent *e = &r->e[(head + (uint32_t)i) % cap];
         uint64_t bytes = 0;
         for (uint32_t k = 0; k < e->nsge; k++)
             bytes += e->len[k];
-        o += (size_t)snprintf(out + o, len - o, "%s{" FI_EV_WR_ID ",\"len\":%llu}", i ? "," : "",
-                              e->wr_id, (unsigned long long)bytes);
+        w.e[w.n].wr_id = e->wr_id;
+        w.e[w.n++].len = bytes;
     }
-    if (o < len)
-        snprintf(out + o, len - o, "]");
-    if (o >= len - 1)
-        snprintf(out, len, "[]"); /* cut short: none rather than broken JSON */
+    return w;
 }
 
 void fi_qp_summary(struct fi_qp *q, const char *why)
 {
-    char posts[160], cqes[160];
+    const char *dev = q->c ? q->c->dev : "?";
     /* At the deadline a hung rank's oldest requests say what it waits for: their own event,
      * so the summary's line stays within an event's length. */
-    if (!strcmp(why, "snapshot")) {
-        char snd[320] = "[]", rcv[320] = "[]";
-        /* A ring that may miss requests (not exact) lists none rather than the wrong ones. */
-        if (__atomic_load_n(&q->sring.exact, __ATOMIC_RELAXED))
-            fi_oldest(snd, sizeof(snd), &q->sring, 6);
-        if (!q->srq && __atomic_load_n(&q->rring.exact, __ATOMIC_RELAXED))
-            fi_oldest(rcv, sizeof(rcv), &q->rring, 6);
-        fi_event("outstanding", "\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"send\":%s,\"recv\":%s",
-                 q->c ? q->c->dev : "?", q->qpn, q->ord, snd, rcv);
-    }
-    fi_by_op(posts, sizeof(posts), q->posts_op);
-    fi_by_op(cqes, sizeof(cqes), q->cqe_op);
-    fi_event("qp",
-             "\"why\":\"%s\",\"dev\":\"%s\",\"qp\":%u,\"qp_ord\":%d,\"type\":%d,"
-             "\"posts_send\":%llu,\"posts_recv\":%llu,\"cqe_send\":%llu,\"cqe_recv\":%llu,"
-             "\"cqe_err\":%llu,\"faulted\":%d,\"out_send\":%lld,\"out_recv\":%lld,"
-             "\"posts_op\":%s,\"cqe_op\":%s",
-             why, q->c ? q->c->dev : "?", q->qpn, q->ord, (int)q->qp->qp_type,
-             (unsigned long long)atomic_load(&q->posts_send),
-             (unsigned long long)atomic_load(&q->posts_recv),
-             (unsigned long long)atomic_load(&q->cqe_send),
-             (unsigned long long)atomic_load(&q->cqe_recv),
-             (unsigned long long)atomic_load(&q->cqe_err), atomic_load(&q->faulted),
-             fi_outstanding(&q->sring, false), fi_outstanding(&q->rring, q->srq), posts, cqes);
+    if (!strcmp(why, "snapshot"))
+        FI_EV(outstanding, .dev = dev, .qp = q->qpn, .qp_ord = q->ord,
+              .send = fi_oldest(&q->sring, false), .recv = fi_oldest(&q->rring, q->srq));
+    FI_EV(qp, .why = why, .dev = dev, .qp = q->qpn, .qp_ord = q->ord, .type = q->qp->qp_type,
+          .srq = q->srq, .posts_send = atomic_load(&q->posts_send),
+          .posts_recv = atomic_load(&q->posts_recv), .cqe_send = atomic_load(&q->cqe_send),
+          .cqe_recv = atomic_load(&q->cqe_recv), .cqe_err = atomic_load(&q->cqe_err),
+          .faulted = atomic_load(&q->faulted), .out_send = fi_outstanding(&q->sring, false),
+          .out_recv = fi_outstanding(&q->rring, q->srq), .posts_op = fi_by_op(q->posts_op),
+          .cqe_op = fi_by_op(q->cqe_op));
 }
 
 void fi_cq_summary(struct fi_cq *c, const char *why)
 {
-    fi_event("cq", "\"why\":\"%s\",\"dev\":\"%s\",\"cq_ord\":%d,\"polls\":%llu,\"cqe\":%llu", why,
-             c->c ? c->c->dev : "?", c->ord, (unsigned long long)atomic_load(&c->polls),
-             (unsigned long long)atomic_load(&c->cqe));
+    FI_EV(cq, .why = why, .dev = c->c ? c->c->dev : "?", .cq_ord = c->ord,
+          .polls = atomic_load(&c->polls), .cqe = atomic_load(&c->cqe));
 }
 
 void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, bool srq, int sq_sig_all,
@@ -157,7 +140,9 @@ void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, bool srq
     }
     if (!q) {
         pthread_mutex_unlock(&g_lock);
-        fi_event("note", "\"what\":\"QP table full: qp %u is not watched\"", qp->qp_num);
+        char what[64];
+        snprintf(what, sizeof(what), "QP table full: qp %u is not watched", qp->qp_num);
+        FI_EV(note, .what = what);
         if (fi_tracing())
             fi_trace_hole("QP table full");
         errno = saved;
@@ -220,7 +205,9 @@ void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx)
     }
     if (!c) {
         pthread_mutex_unlock(&g_lock);
-        fi_event("note", "\"what\":\"CQ table full: cq %d is not watched\"", ord);
+        char what[64];
+        snprintf(what, sizeof(what), "CQ table full: cq %d is not watched", ord);
+        FI_EV(note, .what = what);
         errno = saved;
         return;
     }

@@ -371,8 +371,13 @@ void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx);
 
 /* fi_rules.c */
 bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth);
+/* The fault event of rule i at site s; d (or NULL) holds what the fault did, in the optional
+ * fields of the schema's fault (rg_fi_events.h) with their `has` bits. */
 void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, uint64_t nth,
-                    const char *detail);
+                    const struct rg_evr_fault *d);
+/* A fault's detail record, made in place: FI_FD(.has = RG_EVH(fault, ms), .ms = 5). */
+#define FI_FD(...) (&(const struct rg_evr_fault){__VA_ARGS__})
+#define FI_FD_NOMEM FI_FD(.has = RG_EVH(fault, err), .err = "ENOMEM")
 enum fi_op fi_wr_op(enum ibv_wr_opcode op);
 void fi_site_qp(struct fi_site *s, const struct fi_qp *q);
 /* ra: the call's return address, its site in the program */

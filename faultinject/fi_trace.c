@@ -33,7 +33,7 @@ static bool room(void)
 {
     uint64_t n = atomic_fetch_add_explicit(&g_tr_events, 1, memory_order_relaxed);
     if (n == FI_TRACE_MAX)
-        fi_event("trace_full", "\"events\":%d", FI_TRACE_MAX);
+        FI_EV(trace_full, .has = RG_EVH(trace_full, events), .events = FI_TRACE_MAX);
     return n < FI_TRACE_MAX;
 }
 
@@ -111,26 +111,30 @@ void fi_trace_qp(struct ibv_qp *qp, const struct ibv_qp_attr *a, int mask)
     struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
     if (!q || !room())
         return;
-    char peer[96] = "", gid[33] = "";
+    char gid[33] = "", dg[33] = "";
+    struct rg_evr_trace_qp e = {.dev = q->c ? q->c->dev : "?",
+                                .qp = q->qpn,
+                                .type = qp_type_name(qp->qp_type),
+                                .srq = q->srq,
+                                .gid = gid,
+                                .send_cq = cq_ord(qp->send_cq),
+                                .recv_cq = cq_ord(qp->recv_cq)};
     if ((mask & IBV_QP_DEST_QPN) && (mask & IBV_QP_AV)) {
         union ibv_gid own;
+        e.peer_qp = a->dest_qp_num;
         if (a->ah_attr.is_global) {
-            char dg[33];
             gid_hex(dg, &a->ah_attr.grh.dgid);
-            snprintf(peer, sizeof(peer), ",\"peer_qp\":%u,\"peer_gid\":\"%s\"", a->dest_qp_num, dg);
+            e.has = RG_EVH(trace_qp, peer_qp) | RG_EVH(trace_qp, peer_gid);
+            e.peer_gid = dg;
             if (fi_real.query_gid(qp->context, a->ah_attr.port_num, a->ah_attr.grh.sgid_index,
                                   &own) == 0)
                 gid_hex(gid, &own);
         } else {
-            snprintf(peer, sizeof(peer), ",\"peer_qp\":%u,\"peer_lid\":%u", a->dest_qp_num,
-                     a->ah_attr.dlid);
+            e.has = RG_EVH(trace_qp, peer_qp) | RG_EVH(trace_qp, peer_lid);
+            e.peer_lid = a->ah_attr.dlid;
         }
     }
-    fi_event("trace_qp",
-             "\"dev\":\"%s\",\"qp\":%u,\"type\":\"%s\",\"srq\":%s,\"gid\":\"%s\",\"send_cq\":%d,"
-             "\"recv_cq\":%d%s",
-             q->c ? q->c->dev : "?", q->qpn, qp_type_name(qp->qp_type), q->srq ? "true" : "false",
-             gid, cq_ord(qp->send_cq), cq_ord(qp->recv_cq), peer);
+    fi_ev(RG_EVK_trace_qp, &e);
 }
 
 /* One posted request: its queue's next ordinal, and its event while there is room. False once
@@ -145,11 +149,9 @@ static bool post_event(struct fi_qp *q, int recv, const char *op, uint64_t wr_id
     uint64_t n = atomic_fetch_add_explicit(&q->tr_n[recv], 1, memory_order_relaxed) + 1;
     if (!room())
         return false;
-    fi_event("trace_post",
-             "\"dev\":\"%s\",\"qp\":%u,\"dir\":\"%s\",\"op\":\"%s\",\"n\":%" PRIu64 "," FI_EV_WR_ID
-             ",\"bytes\":%" PRIu64 ",\"signaled\":%s,\"fate\":\"%s\",\"at_ms\":%.3f",
-             q->c ? q->c->dev : "?", q->qpn, recv ? "recv" : "send", op, n, wr_id, bytes,
-             signaled ? "true" : "false", fate, at_ms);
+    FI_EV(trace_post, .dev = q->c ? q->c->dev : "?", .qp = q->qpn, .dir = recv ? "recv" : "send",
+          .op = op, .n = n, .wr_id = wr_id, .bytes = bytes, .signaled = signaled, .fate = fate,
+          .at_ms = at_ms);
     return true;
 }
 
@@ -176,15 +178,13 @@ static void trace_cqe(struct fi_cq *c, const char *dev, uint32_t qpn, int recv, 
 {
     if (!room())
         return;
-    fi_event("trace_cqe",
-             "\"dev\":\"%s\",\"qp\":%u,\"dir\":\"%s\",\"op\":\"%s\",\"status\":%d," FI_EV_WR_ID
-             ",\"bytes\":%u,\"cq\":%d,\"polls\":%" PRIu64,
-             dev, qpn,
-             recv < 0 ? "?"
-             : recv   ? "recv"
-                      : "send",
-             status == IBV_WC_SUCCESS ? wc_name(op) : "?", status, wr_id, byte_len, c ? c->ord : -1,
-             c ? atomic_load_explicit(&c->polls, memory_order_relaxed) : 0);
+    FI_EV(trace_cqe, .dev = dev, .qp = qpn,
+          .dir = recv < 0 ? "?"
+                 : recv   ? "recv"
+                          : "send",
+          .op = status == IBV_WC_SUCCESS ? wc_name(op) : "?", .status = status, .wr_id = wr_id,
+          .bytes = byte_len, .cq = c ? c->ord : -1,
+          .polls = c ? atomic_load_explicit(&c->polls, memory_order_relaxed) : 0);
 }
 
 /* Which queue a completion came from: a success says so in its opcode; an error's opcode is
@@ -226,7 +226,7 @@ void fi_trace_hole(const char *why)
     static _Atomic int said;
     if (atomic_exchange(&said, 1) || !room())
         return;
-    fi_event("trace_full", "\"why\":\"%s\"", why);
+    FI_EV(trace_full, .has = RG_EVH(trace_full, why), .why = why);
 }
 
 /*
@@ -242,14 +242,12 @@ void fi_trace_polled(struct fi_cq *c, int got)
     }
     uint64_t n = atomic_fetch_add_explicit(&c->tr_idle, 1, memory_order_relaxed) + 1;
     if (n >= 128 && !(n & (n - 1)) && room())
-        fi_event("trace_idle", "\"dev\":\"%s\",\"cq\":%d,\"idle\":%" PRIu64, c->c ? c->c->dev : "?",
-                 c->ord, n);
+        FI_EV(trace_idle, .dev = c->c ? c->c->dev : "?", .cq = c->ord, .idle = n);
 }
 
 void fi_trace_gap(struct fi_qp *q, const char *why)
 {
     if (atomic_exchange(&q->tr_gap, 1) || !room())
         return;
-    fi_event("trace_gap", "\"dev\":\"%s\",\"qp\":%u,\"why\":\"%s\"", q->c ? q->c->dev : "?", q->qpn,
-             why);
+    FI_EV(trace_gap, .dev = q->c ? q->c->dev : "?", .qp = q->qpn, .why = why);
 }

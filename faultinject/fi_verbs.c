@@ -83,7 +83,9 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
         slot = n;
     if (slot < 0) {
         pthread_mutex_unlock(&g_lock);
-        fi_event("note", "\"what\":\"context table full: %s is not watched\"", dev->name);
+        char what[128];
+        snprintf(what, sizeof(what), "context table full: %.64s is not watched", dev->name);
+        FI_EV(note, .what = what);
         errno = saved;
         return ctx;
     }
@@ -160,8 +162,9 @@ FI_EXPORT struct ibv_device **ibv_get_device_list(int *num)
         const struct fi_rule *r = &lp->plan.rules[i];
         int np = r->nperm ? r->nperm : n < FI_MAX_DEVS ? n : FI_MAX_DEVS;
         if (np > n || np < 2) {
-            fi_event("note", "\"what\":\"swap_rails needs %d devices, %d present\",\"rule\":%d", np,
-                     n, i);
+            char what[64];
+            snprintf(what, sizeof(what), "swap_rails needs %d devices, %d present", np, n);
+            FI_EV(note, .has = RG_EVH(note, rule), .what = what, .rule = i);
             continue;
         }
         if (!fi_fire(lp, i, &s, &nth))
@@ -209,9 +212,7 @@ FI_EXPORT struct ibv_device **ibv_get_device_list(int *num)
             }
         }
         pthread_mutex_unlock(&g_lock);
-        char d[300];
-        snprintf(d, sizeof(d), "\"map\":\"%s\"", map);
-        fi_event_fault(lp, i, &s, nth, d);
+        fi_event_fault(lp, i, &s, nth, FI_FD(.has = RG_EVH(fault, map), .map = map));
         list = mine + 1;
         break;
     }

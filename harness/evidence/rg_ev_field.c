@@ -68,8 +68,8 @@ bool rg_ev_bool(rg_ev_line *l, json_t *o, const char *key)
     return json_is_true(v);
 }
 
-int rg_ev_each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *arg), void *arg,
-               int *bad_lines, char *first, size_t firstlen, char *err, size_t errlen)
+static int each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *arg), void *arg,
+                int *bad_lines, char *first, size_t firstlen, char *err, size_t errlen, bool shim)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -98,7 +98,7 @@ int rg_ev_each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *ar
                 rg_ev_bad(&l, "not JSON: %s at column %d", je.text, je.column);
             else if (!json_is_object(o))
                 rg_ev_bad(&l, "not a JSON object");
-            else
+            else if (!shim || rg_ev_check(&l, o))
                 take(&l, o, arg);
             json_decref(o);
         }
@@ -122,4 +122,16 @@ int rg_ev_each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *ar
         return -1;
     }
     return 1;
+}
+
+int rg_ev_each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *arg), void *arg,
+               int *bad_lines, char *first, size_t firstlen, char *err, size_t errlen)
+{
+    return each(path, take, arg, bad_lines, first, firstlen, err, errlen, false);
+}
+
+int rg_ev_each_shim(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *arg), void *arg,
+                    int *bad_lines, char *first, size_t firstlen, char *err, size_t errlen)
+{
+    return each(path, take, arg, bad_lines, first, firstlen, err, errlen, true);
 }

@@ -8,6 +8,8 @@
 #ifndef RG_EV_FIELD_H
 #define RG_EV_FIELD_H
 
+#include "rg_fi_events.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +31,26 @@ const char *rg_ev_str(rg_ev_line *l, json_t *o, const char *key);
 /* A boolean field: absent is false. */
 bool rg_ev_bool(rg_ev_line *l, json_t *o, const char *key);
 
+/* A count the shim may not know (schema type N): absent is a known 0; "unknown" is unknown. */
+rg_ev_n rg_ev_count(rg_ev_line *l, json_t *o, const char *key);
+
+/* The schema's kind named name (its enum in *kind when not NULL), or NULL. */
+const rg_ev_kdef *rg_ev_kind_of(const char *name, enum rg_ev_kind *kind);
+/*
+ * One line of the shim's against the schema (rg_fi_events.h): its event a kind of it, every
+ * field one of the head's or the kind's and of its type. A field may be absent (a hand-made
+ * line, a shim older than the field): the accessors above say what absent reads as. False, with
+ * the line unreadable, otherwise.
+ */
+bool rg_ev_check(rg_ev_line *l, json_t *o);
+/*
+ * The line decoded into its kind's record (struct rg_evr_<kind>, *kind says which), every
+ * field the schema requires present; `has` has a bit for each field present. Strings are
+ * copied, byte for byte as the shim had them, into strs. 0, or -1 with the line unreadable.
+ */
+int rg_ev_decode(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, void *rec, char *strs,
+                 size_t strslen);
+
 /*
  * Reads the events file at path, handing each line that is a JSON object to take (which may
  * find it unreadable with rg_ev_bad). Lines that are not the shim's (too long, cut short, a
@@ -38,5 +60,8 @@ bool rg_ev_bool(rg_ev_line *l, json_t *o, const char *key);
  */
 int rg_ev_each(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *arg), void *arg,
                int *bad_lines, char *first, size_t firstlen, char *err, size_t errlen);
+/* The same for a file of the shim's: each line rg_ev_check'ed before take sees it. */
+int rg_ev_each_shim(const char *path, void (*take)(rg_ev_line *l, json_t *o, void *arg), void *arg,
+                    int *bad_lines, char *first, size_t firstlen, char *err, size_t errlen);
 
 #endif

@@ -30,19 +30,26 @@ static int rule_of(rg_ev_line *l, json_t *o)
 /* A summary starts over at each "totals": the queues listed are those of the last summary. */
 static void take_qp(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
 {
-    uint64_t os = rg_ev_u64(l, o, "out_send"), orv = rg_ev_u64(l, o, "out_recv");
+    rg_ev_n os = rg_ev_count(l, o, "out_send"), orv = rg_ev_count(l, o, "out_recv");
     if (*fresh) {
         ev->queues[0] = '\0';
         *fresh = false;
     }
-    if (!os && !orv)
+    /* A queue the shim cannot count (receives through an SRQ) is said so, never as none. */
+    if ((!os.known || !os.v) && (!orv.known || !orv.v))
         return;
+    char s[24] = "unknown", r[40] = "an unknown number of";
+    if (os.known)
+        snprintf(s, sizeof(s), "%llu", (unsigned long long)os.v);
+    if (orv.known)
+        snprintf(r, sizeof(r), "%llu", (unsigned long long)orv.v);
+    else if (rg_ev_bool(l, o, "srq"))
+        snprintf(r, sizeof(r), "%s", "an unknown number of (its SRQ's)");
     size_t n = strlen(ev->queues);
     snprintf(ev->queues + n, sizeof(ev->queues) - n,
-             "%sqp %llu (%.16s): %llu send(s) and %llu receive(s) outstanding of %llu and %llu "
+             "%sqp %llu (%.16s): %s send(s) and %s receive(s) outstanding of %llu and %llu "
              "posted",
-             n ? "; " : "", (unsigned long long)rg_ev_u64(l, o, "qp"), rg_ev_str(l, o, "dev"),
-             (unsigned long long)os, (unsigned long long)orv,
+             n ? "; " : "", (unsigned long long)rg_ev_u64(l, o, "qp"), rg_ev_str(l, o, "dev"), s, r,
              (unsigned long long)rg_ev_u64(l, o, "posts_send"),
              (unsigned long long)rg_ev_u64(l, o, "posts_recv"));
 }
@@ -451,8 +458,8 @@ int rg_evidence_read(const char *path, rg_evidence *ev, char *err, size_t errlen
     for (int i = 0; i < FI_MAX_RULES; i++)
         ev->matched[i] = ev->rule_site[i] = ev->rx_pkts[i] = ev->rx_dup[i] = ev->rx_oos[i] = -1;
     struct take_arg a = {ev, true};
-    int rc = rg_ev_each(path, take_line, &a, &ev->bad_lines, ev->unreadable, sizeof(ev->unreadable),
-                        err, errlen);
+    int rc = rg_ev_each_shim(path, take_line, &a, &ev->bad_lines, ev->unreadable,
+                             sizeof(ev->unreadable), err, errlen);
     if (rc < 0)
         return -1;
     ev->present = rc > 0;

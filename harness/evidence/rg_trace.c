@@ -261,8 +261,8 @@ int rg_trace_read(const char *path, rg_trace *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof(*t));
     struct rd d = {t, false};
-    int rc = rg_ev_each(path, take, &d, &t->bad_lines, t->unreadable, sizeof(t->unreadable), err,
-                        errlen);
+    int rc = rg_ev_each_shim(path, take, &d, &t->bad_lines, t->unreadable, sizeof(t->unreadable),
+                             err, errlen);
     if (rc < 0)
         return -1;
     t->present = rc > 0;

@@ -46,7 +46,8 @@ typedef struct rg_tl_qp {
     int ord;
     unsigned qpn;
     char dev[32], why[16];
-    long long posts_send, posts_recv, cqe_send, cqe_recv, out_send, out_recv;
+    long long posts_send, posts_recv, cqe_send, cqe_recv;
+    long long out_send, out_recv; /* -1: the shim could not count them (an SRQ) */
     char oldest[400]; /* at the deadline: its oldest requests still posted ("" none said) */
 } rg_tl_qp;
 typedef struct rg_tl_rank {

@@ -101,6 +101,13 @@ static void oldest_text(char *out, size_t len, json_t *snd, json_t *rcv)
         snprintf(out + len - 4, 4, "...");
 }
 
+/* A count the shim may not know (rg_fi_events.h, N): -1 for "unknown". */
+static long long count_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? -1 : json_integer_value(v);
+}
+
 static const char *str_or(json_t *o, const char *key)
 {
     const char *v = json_string_value(json_object_get(o, key));
@@ -149,8 +156,8 @@ static void take_event(const rg_result *r, double base_ms, rg_tl_rank *t, struct
         q->posts_recv = json_integer_value(json_object_get(o, "posts_recv"));
         q->cqe_send = json_integer_value(json_object_get(o, "cqe_send"));
         q->cqe_recv = json_integer_value(json_object_get(o, "cqe_recv"));
-        q->out_send = json_integer_value(json_object_get(o, "out_send"));
-        q->out_recv = json_integer_value(json_object_get(o, "out_recv"));
+        q->out_send = count_of(o, "out_send");
+        q->out_recv = count_of(o, "out_recv");
         q->oldest[0] = '\0';
         if (!strcmp(q->why, "snapshot") && rd->pending_ord == q->ord) {
             snprintf(q->oldest, sizeof(q->oldest), "%s", rd->pending);
@@ -325,10 +332,14 @@ static void rank_events(json_t *a, const rg_result *r, int rank, const rg_tl_ran
                       us(q->t_s), "pid", rank, "tid", TID_QP0 + j, "args", "posts_send",
                       (json_int_t)q->posts_send, "cqe_send", (json_int_t)q->cqe_send, "posts_recv",
                       (json_int_t)q->posts_recv, "cqe_recv", (json_int_t)q->cqe_recv));
-        if (!strcmp(q->why, "snapshot") && (q->out_send || q->out_recv)) {
-            char n[128];
-            snprintf(n, sizeof(n), "outstanding at the deadline: %lld send(s), %lld receive(s)",
-                     (long long)q->out_send, (long long)q->out_recv);
+        if (!strcmp(q->why, "snapshot") && (q->out_send > 0 || q->out_recv > 0)) {
+            char n[160], ns[24] = "unknown", nr[24] = "unknown";
+            if (q->out_send >= 0)
+                snprintf(ns, sizeof(ns), "%lld", (long long)q->out_send);
+            if (q->out_recv >= 0)
+                snprintf(nr, sizeof(nr), "%lld", (long long)q->out_recv);
+            snprintf(n, sizeof(n), "outstanding at the deadline: %s send(s), %s receive(s)", ns,
+                     nr);
             instant(a, rank, TID_QP0 + j, q->t_s, n, "t",
                     q->oldest[0] ? json_pack("{s:s}", "oldest", q->oldest) : NULL);
         }

@@ -39,6 +39,7 @@ Suite *rg_suite_slow(void);
 Suite *rg_suite_triage(void);
 Suite *rg_suite_signature(void);
 Suite *rg_suite_trace(void);
+Suite *rg_suite_ev_schema(void);
 Suite *rg_suite_tri_qp(void);
 
 /* Integration suites: they need rxe devices named in $RG_SOFTROCE_DEVICES. */

@@ -1,26 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The buffer-ownership sanitizer (faultinject/fi_own.c) without a device: MRs are noted by hand,
- * work requests are plain structs, and the events it writes are caught by this file's fi_event.
+ * work requests are plain structs, and the events it writes are caught by this file's fi_ev.
  */
 #include "common/rg_check.h"
 #include "fi_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static char g_ev[512];
 static int g_nev;
 
-/* The shim's writer, replaced: the last event's body, and how many there were. */
-void fi_event(const char *name, const char *fmt, ...)
+/* The shim's writer, replaced: the last event's record as text, and how many there were. */
+void fi_ev(enum rg_ev_kind kind, const void *rec)
 {
-    va_list ap;
-    int n = snprintf(g_ev, sizeof(g_ev), "%s:", name);
-    va_start(ap, fmt);
-    vsnprintf(g_ev + n, sizeof(g_ev) - (size_t)n, fmt, ap);
-    va_end(ap);
+    const struct rg_evr_ownership *o = rec;
+    if (kind != RG_EVK_ownership) {
+        snprintf(g_ev, sizeof(g_ev), "%s:?", rg_ev_kinds[kind].name);
+    } else {
+        snprintf(g_ev, sizeof(g_ev),
+                 "ownership:\"op\":\"%s\",\"qp\":%llu,\"wr_id\":\"0x%llx\",\"offset\":%lld,"
+                 "\"bytes\":%llu",
+                 o->op, (unsigned long long)o->qp, (unsigned long long)o->wr_id,
+                 (long long)o->offset, (unsigned long long)o->bytes);
+    }
     g_nev++;
 }
 

@@ -3,6 +3,8 @@
  * libFuzzer target: a rank's evidence, written by the shim's own line writer
  * (faultinject/fi_event.c) and read back by the runner's reader (harness/rg_evidence.c), the
  * two linked together. Each input is used twice:
+ *   0. as the fields of one record of every event kind of the schema (rg_fi_events.h), each
+ *      written by the shim's writer and decoded by the runner exactly as it was made;
  *   1. as 64-bit values (8 bytes each, the edges 0, 2^63 - 1, 2^63 and 2^64 - 1 always among
  *      them): each is written as the wr_id of a fault and of an ownership finding, in the
  *      shim's format (FI_EV_WR_ID), and must be read back exactly, every line readable;
@@ -16,6 +18,8 @@
 #include "fi_internal.h"
 #include "evidence/rg_evidence.h"
 #include "evidence/rg_trace.h"
+#include "evidence/rg_ev_field.h"
+#include "common/rg_ev_gen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,19 +81,68 @@ static void round_trip(uint64_t v)
     static rg_evidence ev;
     char err[256], want[64];
     fresh_log();
-    fi_event("load", "\"verbs\":\"fuzz\"");
-    fi_event("fault",
-             "\"fault\":\"error\",\"rule\":3,\"line\":4,\"op\":\"recv\",\"nth\":%llu," FI_EV_WR_ID,
-             (unsigned long long)(v & INT64_MAX), v);
-    fi_event("ownership", "\"op\":\"send\",\"qp\":17," FI_EV_WR_ID ",\"offset\":0,\"bytes\":8", v);
-    fi_event("rule", "\"rule\":3,\"matched\":%llu,\"fired\":%llu",
-             (unsigned long long)(v & INT64_MAX), (unsigned long long)(v & INT64_MAX));
+    FI_EV(load, .verbs = "fuzz");
+    FI_EV(fault, .has = RG_EVH(fault, wr_id), .fault = "error", .rule = 3, .line = 4, .op = "recv",
+          .nth = v & INT64_MAX, .wr_id = v);
+    FI_EV(ownership, .op = "send", .qp = 17, .wr_id = v, .offset = 0, .bytes = 8);
+    FI_EV(rule, .rule = 3, .matched = v & INT64_MAX, .fired = v & INT64_MAX);
     if (rg_evidence_read(g_path, &ev, err, sizeof(err)) || !ev.loaded || ev.bad_lines)
         abort();
     snprintf(want, sizeof(want), "wr_id 0x%llx,", (unsigned long long)v);
     if (!strstr(ev.own_first, want) || ev.matched[3] != (int64_t)(v & INT64_MAX) ||
         ev.fired[3] < 1 || (v & INT64_MAX && ev.fired[3] != (v & INT64_MAX)) ||
         ev.first_fault_rule != 3)
+        abort();
+}
+
+/* The input as draws, 8 bytes each, then zeros. */
+struct draws {
+    const uint8_t *p;
+    size_t n, at;
+};
+static uint64_t draw(void *st)
+{
+    struct draws *d = st;
+    uint64_t v = 0;
+    if (d->at + 8 <= d->n)
+        memcpy(&v, d->p + d->at, 8);
+    d->at += 8;
+    return v;
+}
+
+/* Every kind of the schema, its fields drawn from the input: written by the shim's writer,
+ * read back by the runner's decoder, the same record. */
+static void every_kind(const uint8_t *data, size_t size)
+{
+    static _Alignas(16) char rec[1024], back[1024];
+    char strs[4096], strs2[4096], why[200];
+    struct draws d = {data, size, 0};
+    fresh_log();
+    for (int k = 0; k < RG_EVK_COUNT; k++) {
+        rg_ev_gen((enum rg_ev_kind)k, rec, draw, &d, strs, sizeof(strs));
+        fi_ev((enum rg_ev_kind)k, rec);
+    }
+    FILE *f = fopen(g_path, "r");
+    char line[8192];
+    int k = 0;
+    if (!f)
+        abort();
+    /* Regenerate each record from the same draws to compare against what was read. */
+    d.at = 0;
+    while (fgets(line, sizeof(line), f)) {
+        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+        rg_ev_line l = {0};
+        enum rg_ev_kind got;
+        if (!o || k >= RG_EVK_COUNT || rg_ev_decode(&l, o, &got, back, strs2, sizeof(strs2)))
+            abort();
+        rg_ev_gen((enum rg_ev_kind)k, rec, draw, &d, strs, sizeof(strs));
+        if (got != (enum rg_ev_kind)k || rg_ev_same(got, rec, back, why, sizeof(why)))
+            abort();
+        json_decref(o);
+        k++;
+    }
+    fclose(f);
+    if (k != RG_EVK_COUNT)
         abort();
 }
 
@@ -107,10 +160,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         round_trip(v);
     }
 
-    /* A count past what a JSON integer holds here: unreadable, not a wrong count. */
-    fresh_log();
-    fi_event("rule", "\"rule\":0,\"matched\":%llu,\"fired\":1",
-             (unsigned long long)INT64_MAX + 1 + (size ? data[0] : 0));
+    every_kind(data, size);
+
+    /* A count past what a JSON integer holds, in decimal (as no writer of the schema spells
+     * it): unreadable, not a wrong count. */
+    FILE *g = fopen(g_path, "w");
+    if (!g)
+        abort();
+    fprintf(g, "{\"event\":\"rule\",\"rule\":0,\"matched\":%llu,\"fired\":1}\n",
+            (unsigned long long)INT64_MAX + 1 + (size ? data[0] : 0));
+    fclose(g);
     if (rg_evidence_read(g_path, &ev, err, sizeof(err)) || ev.bad_lines != 1 || ev.matched[0] != -1)
         abort();
 

@@ -614,9 +614,9 @@ START_TEST(test_ownership)
     setup_case(2, NULL, 0);
     g_sc.ownership = true;
     write_lines(path, "{\"event\":\"load\"}\n"
-                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":18,\"wr_id\":4096,"
+                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":18,\"wr_id\":\"0x1000\","
                       "\"offset\":7,\"bytes\":16400}\n"
-                      "{\"event\":\"ownership\",\"op\":\"recv\",\"qp\":18,\"wr_id\":1,"
+                      "{\"event\":\"ownership\",\"op\":\"recv\",\"qp\":18,\"wr_id\":\"0x1\","
                       "\"offset\":3,\"bytes\":16}\n"
                       "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":40,\"recvs\":41,"
                       "\"rewritten\":2,\"unsanitized\":0}\n"
@@ -672,6 +672,8 @@ START_TEST(test_evidence_read)
                 "{\"event\":\"rule\",\"rule\":0,\"matched\":12,\"fired\":0}\n"
                 "{\"event\":\"rule\",\"rule\":1,\"matched\":7,\"fired\":5}\n"
                 "{\"event\":\"totals\",\"why\":\"snapshot\",\"contexts\":2,\"qps\":2,\"cqs\":2,"
+                "\"posts_send\":9,\"posts_recv\":4}\n"
+                "{\"event\":\"totals\",\"why\":\"snapshot\",\"contexts\":5,\"qps\":2,\"cqs\":2,"
                 "\"posts_send\":9,\"posts_recv\":4,\"polls\":-3,\"cqe\":\"x\"}\n"
                 "{\"event\":\"totals\",\"why\":\"snap");
     ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
@@ -681,8 +683,8 @@ START_TEST(test_evidence_read)
     ck_assert_uint_eq(ev.fired[1], 5);        /* the summary's count beats the 2 events */
     ck_assert_int_eq(ev.matched[0], 12);
     ck_assert_int_eq(ev.matched[2], -1);
-    ck_assert_uint_eq(ev.contexts, 2);
-    ck_assert_uint_eq(ev.polls, 0); /* negative and mistyped numbers: an unreadable line */
+    ck_assert_uint_eq(ev.contexts, 2); /* the mistyped totals are not taken */
+    ck_assert_uint_eq(ev.polls, 0);    /* negative and mistyped numbers: an unreadable line */
     ck_assert_uint_eq(ev.cqe, 0);
     /* rule 99, the two lines that are no events, the mistyped totals, the torn last line */
     ck_assert_int_eq(ev.bad_lines, 5);
@@ -722,7 +724,8 @@ START_TEST(test_evidence_sites)
     static rg_evidence ev;
     write_lines(path,
                 "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":"
-                "\"/opt/a+0x1/lib.so+0x2c\",\"calls\":5,\"ops\":{\"recv\":2,\"send\":1}}\n"
+                "\"/opt/a+0x1/lib.so+0x2c\",\"calls\":5,\"ops\":{\"recv\":2,\"send\":1,"
+                "\"write\":0,\"read\":0,\"atomic\":0}}\n"
                 "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":5,\"fault\":\"error\","
                 "\"caller\":\"/opt/a+0x1/lib.so+0x2c\"}\n"
                 "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":6,\"fault\":\"lose\","
@@ -730,7 +733,8 @@ START_TEST(test_evidence_sites)
                 "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":7,\"fault\":\"swap_rails\","
                 "\"caller\":\"\"}\n"
                 "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":"
-                "\"/opt/a+0x1/lib.so+0x2c\",\"calls\":9,\"ops\":{\"recv\":4,\"send\":1}}\n"
+                "\"/opt/a+0x1/lib.so+0x2c\",\"calls\":9,\"ops\":{\"recv\":4,\"send\":1,"
+                "\"write\":0,\"read\":0,\"atomic\":0}}\n"
                 "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"lib.so+0x\"}\n"
                 "{\"event\":\"caller\",\"pid\":9,\"verb\":\"dance\",\"caller\":\"lib.so+0x1\"}\n"
                 "{\"event\":\"callers\",\"pid\":9,\"sites\":1,\"lost\":0}\n");
@@ -766,9 +770,11 @@ START_TEST(test_evidence_paths)
     static rg_evidence ev;
     write_lines(path,
                 "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"/l/w.so+0x2c\","
-                "\"from\":\"/l/w.so+0x300\",\"calls\":5,\"ops\":{\"recv\":2}}\n"
+                "\"from\":\"/l/w.so+0x300\",\"calls\":5,\"ops\":{\"recv\":2,\"send\":0,"
+                "\"write\":0,\"read\":0,\"atomic\":0}}\n"
                 "{\"event\":\"caller\",\"pid\":9,\"verb\":\"poll\",\"caller\":\"/l/w.so+0x2c\","
-                "\"from\":\"/usr/bin/p+0x500\",\"calls\":7,\"ops\":{\"recv\":3}}\n"
+                "\"from\":\"/usr/bin/p+0x500\",\"calls\":7,\"ops\":{\"recv\":3,\"send\":0,"
+                "\"write\":0,\"read\":0,\"atomic\":0}}\n"
                 "{\"event\":\"fault\",\"pid\":9,\"rule\":0,\"mono_ms\":5,\"fault\":\"error\","
                 "\"caller\":\"/l/w.so+0x2c\",\"from\":\"/usr/bin/p+0x500</usr/bin/p+0x77<"
                 "/lib/libc.so.6+0x2724a\"}\n"
@@ -839,7 +845,7 @@ START_TEST(test_evidence_u64)
     ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
     ck_assert_int_eq(ev.bad_lines, 2);
     ck_assert_ptr_nonnull(
-        strstr(ev.unreadable, "line 2: \"wr_id\" is not an unsigned 64-bit value"));
+        strstr(ev.unreadable, "line 2: \"wr_id\" is not a 64-bit identifier (\"0x...\")"));
 
     /* The old decimal spelling of 2^63: jansson refuses it, the line is unreadable, and the
      * rank's verdict says so, naming the line, though the rule's summary counted the fault. */
