@@ -37,11 +37,23 @@ int rg_job_secret(char *hex);
 /* --- paths and commands (rg_paths.c) ------------------------------------------------------- */
 /* Whether `name` (a path, or a word looked up on PATH) is an executable file. */
 bool rg_executable(const char *name);
+/* The most words a command given as one string may have (a long mpirun line fits). */
+#define RG_CMD_WORDS 256
 /*
- * A command given as one argument ('valgrind --error-exitcode=99'): blank-separated words (no
- * quoting) copied into buf, at most `max` of them in words[] (NULL after the last), the first
- * an executable file or a program on PATH now, so a typo is one line before anything runs.
- * Returns the number of words, or -1 with what is wrong in err.
+ * A command given as one string, split into words as a POSIX shell splits them, without any
+ * expansion: blanks separate words; '...' is literal; "..." is literal but for \", \\, \$ and
+ * \` (and a backslash-newline, dropped); a backslash outside quotes takes the next character
+ * as it is. Nothing else is special: no $VAR, no globs, no ; | & < > (a command that needs them
+ * says sh -c '...'). The words go into buf, at most max of them in words[] (NULL after the
+ * last). Returns the number of words (0 for none), or -1 with what is wrong in err (an
+ * unclosed quote, a control character, too many words, too long).
+ */
+int rg_split_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
+                   size_t errlen);
+/*
+ * rg_split_words, then the first word an executable file or a program on PATH now, so a typo
+ * is one line before anything runs. Returns the number of words, or -1 with err ("empty" for
+ * none).
  */
 int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
                      size_t errlen);

@@ -30,29 +30,86 @@ bool rg_executable(const char *name)
     return false;
 }
 
+int rg_split_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
+                   size_t errlen)
+{
+    char shown[72];
+    size_t o = 0;
+    int n = 0;
+    bool in_word = false;
+    char quote = 0;
+    for (const char *p = arg;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!c) {
+            if (quote) {
+                snprintf(err, errlen, "an unclosed %s quote in '%s'",
+                         quote == '\'' ? "single" : "double",
+                         rg_parse_show(arg, shown, sizeof(shown)));
+                return -1;
+            }
+            break;
+        }
+        if ((c < 0x20 && c != '\t' && !(c == '\n' && p > arg && p[-1] == '\\')) || c == 0x7f) {
+            snprintf(err, errlen, "a control character in '%s'",
+                     rg_parse_show(arg, shown, sizeof(shown)));
+            return -1;
+        }
+        if (!quote && (c == ' ' || c == '\t')) {
+            if (in_word) {
+                buf[o++] = '\0';
+                in_word = false;
+            }
+            continue;
+        }
+        if (!in_word) {
+            if (n == max) {
+                snprintf(err, errlen, "more than %d words", max);
+                return -1;
+            }
+            if (o + 1 >= buflen)
+                goto too_long;
+            words[n++] = buf + o;
+            in_word = true;
+        }
+        if (quote == '\'' && c != '\'') {
+            /* literal */
+        } else if (c == '\'' && quote != '"') {
+            quote = quote ? 0 : '\'';
+            continue;
+        } else if (c == '"') {
+            quote = quote ? 0 : '"';
+            continue;
+        } else if (c == '\\' && p[1]) {
+            char next = p[1];
+            if (quote == '"' && !strchr("\"\\$`\n", next)) {
+                /* a backslash in double quotes before anything else is itself */
+            } else {
+                p++;
+                if (next == '\n')
+                    continue; /* a line joined */
+                c = (unsigned char)next;
+            }
+        }
+        if (o + 1 >= buflen)
+            goto too_long;
+        buf[o++] = (char)c;
+    }
+    if (in_word)
+        buf[o] = '\0'; /* o < buflen: each byte was taken with room for this one */
+    words[n] = NULL;
+    return n;
+too_long:
+    snprintf(err, errlen, "longer than %zu bytes", buflen - 1);
+    return -1;
+}
+
 int rg_command_words(const char *arg, char *buf, size_t buflen, char **words, int max, char *err,
                      size_t errlen)
 {
     char shown[72];
-    int n = 0;
-    if (snprintf(buf, buflen, "%s", arg) >= (int)buflen) {
-        snprintf(err, errlen, "longer than %zu bytes", buflen - 1);
+    int n = rg_split_words(arg, buf, buflen, words, max, err, errlen);
+    if (n < 0)
         return -1;
-    }
-    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (n == max) {
-            snprintf(err, errlen, "more than %d words", max);
-            return -1;
-        }
-        for (const char *c = w; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-                snprintf(err, errlen, "a control character in '%s'",
-                         rg_parse_show(arg, shown, sizeof(shown)));
-                return -1;
-            }
-        words[n++] = w;
-    }
-    words[n] = NULL;
     if (!n) {
         snprintf(err, errlen, "empty");
         return -1;

@@ -46,7 +46,8 @@ static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *wh
 {
     struct bopts *o = opts;
     (void)opt;
-    o->nwrap = rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, why, len);
+    o->nwrap =
+        rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, RG_CMD_WORDS, why, len);
     return o->nwrap < 1 ? -1 : 0;
 }
 
@@ -183,7 +184,7 @@ static void start_rank(const struct bopts *o, int r, const char *devfile, const 
                        int wfd)
 {
     char log[PATH_MAX + 32], plan[PATH_MAX + 8], events[PATH_MAX + 32], rank[16], argbuf[1024];
-    char *spec[48], *args[100];
+    char *spec[48], *args[RG_CMD_WORDS + 64];
     int na = 0;
     snprintf(log, sizeof(log), "%s/rank%d.log", o->out, r);
     int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

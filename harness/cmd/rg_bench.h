@@ -27,7 +27,7 @@ struct bopts {
     bool deadline_set;
     const char *devices_arg; /* --devices, as given */
     char wrap_buf[1024];
-    char *wrap[17]; /* --rank-wrapper's words */
+    char *wrap[RG_CMD_WORDS + 1]; /* --rank-wrapper's words */
     int nwrap;
 };
 

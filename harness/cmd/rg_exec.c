@@ -193,9 +193,9 @@ static int rank_argv(const struct exec_opts *o, int rank, char *buf, size_t len,
 static char *const *command_of(const struct exec_opts *o, int r)
 {
     static char words[RG_MAX_RANKS][16384];
-    static char *argv[RG_MAX_RANKS][17 + RG_EXEC_ARGS + 1];
+    static char *argv[RG_MAX_RANKS][RG_CMD_WORDS + 1 + RG_EXEC_ARGS + 1];
     int nw = 0;
-    for (; nw < o->nwrap && nw < 17; nw++)
+    for (; nw < o->nwrap && nw < RG_CMD_WORDS; nw++)
         argv[r][nw] = o->wrap_of[nw];
     if (rank_argv(o, r, words[r], sizeof(words[r]), argv[r] + nw) != 0)
         return NULL;

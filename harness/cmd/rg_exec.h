@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RG_EXEC_ARGS 64
+#define RG_EXEC_ARGS RG_CMD_WORDS
 #define RG_EXEC_PLAN_MAX (64 * 1024)
 
 struct exec_opts {
@@ -32,8 +32,8 @@ struct exec_opts {
     bool ranks_set;
     /* --server/--client: rank 0 and rank 1, the client started once the server listens */
     const char *server_arg, *client_arg;
-    char server_buf[1024], client_buf[1024];
-    char *server[17], *client[17];
+    char server_buf[RG_SC_EXEC_MAX], client_buf[RG_SC_EXEC_MAX];
+    char *server[RG_CMD_WORDS + 1], *client[RG_CMD_WORDS + 1];
     int nserver, nclient;
     double client_after;  /* --client-after: seconds after the server; -1: when it listens */
     uint64_t services;    /* --service R: bit r, rank r serves until stopped */
@@ -45,10 +45,10 @@ struct exec_opts {
     char **cmd;           /* after "--", or cmd_words */
     int ncmd;
     char cmd_buf[RG_SC_EXEC_MAX]; /* a scenario's exec: command, split */
-    char *cmd_words[17];
+    char *cmd_words[RG_CMD_WORDS + 1];
     /* --rank-wrapper: a command every process runs under (valgrind, strace, ...) */
-    char wrap_buf[1024];
-    char *wrap[17];
+    char wrap_buf[RG_SC_EXEC_MAX];
+    char *wrap[RG_CMD_WORDS + 1];
     int nwrap;
     char *const *wrap_of; /* the wrapper's words: wrap, or a caller's (railguard run's) */
 };

@@ -23,13 +23,13 @@ static int pair_words(struct exec_opts *o, char *err, size_t errlen)
 {
     char why[200];
     o->nserver = rg_command_words(o->server_arg, o->server_buf, sizeof(o->server_buf), o->server,
-                                  16, why, sizeof(why));
+                                  RG_CMD_WORDS, why, sizeof(why));
     if (o->nserver < 0) {
         snprintf(err, errlen, "--server: %s", why);
         return -1;
     }
     o->nclient = rg_command_words(o->client_arg, o->client_buf, sizeof(o->client_buf), o->client,
-                                  16, why, sizeof(why));
+                                  RG_CMD_WORDS, why, sizeof(why));
     if (o->nclient < 0) {
         snprintf(err, errlen, "--client: %s", why);
         return -1;
@@ -97,7 +97,8 @@ static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *wh
 {
     struct exec_opts *o = opts;
     (void)opt;
-    o->nwrap = rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, why, len);
+    o->nwrap =
+        rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, RG_CMD_WORDS, why, len);
     o->wrap_of = o->wrap;
     return o->nwrap < 0 ? -1 : 0;
 }
@@ -194,9 +195,8 @@ static const rg_opt exec_table[] = {
     {.name = "server",
      .kind = RG_OPT_TEXT,
      .arg = "'CMD ARG...'",
-     .help =
-         "Rank 0, a server; its words are blank-separated, without quoting. {port} is a free TCP "
-         "port, {host} the server's address.",
+     .help = "Rank 0, a server; its words split as a shell splits them, quotes and backslashes "
+             "included, with no expansion. {port} is a free TCP port, {host} the server's address.",
      .off = EO(server_arg)},
     {.name = "client",
      .kind = RG_OPT_TEXT,
@@ -319,7 +319,7 @@ int exec_opts_of(const rg_scenario *sc, const char *shim, struct exec_opts *o, c
             return -1;
     } else {
         o->ncmd = rg_command_words(sc->exec.command, o->cmd_buf, sizeof(o->cmd_buf), o->cmd_words,
-                                   16, why, sizeof(why));
+                                   RG_CMD_WORDS, why, sizeof(why));
         if (o->ncmd < 0) {
             snprintf(err, errlen, "exec: command: %s", why);
             return -1;

@@ -58,7 +58,7 @@ struct run_opts {
     /* --rank-wrapper: a command each rank runs under (valgrind, strace, numactl ...) */
     char wrap_arg[1024]; /* as given, for the reproduce line */
     char wrap_buf[1024];
-    char *wrap[17];
+    char *wrap[RG_CMD_WORDS + 1];
     int nwrap;
 };
 

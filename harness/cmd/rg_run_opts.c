@@ -133,17 +133,18 @@ static int parse_devices(struct run_opts *o, const char *list, const char *from)
 }
 
 /*
- * --rank-wrapper 'valgrind --error-exitcode=99': blank-separated words (no quoting), at most
- * 16, the first a program found on PATH now, so a typo is one line here and not a CRASH in
- * every rank. The ranks keep their pid (a wrapper must exec the worker, as valgrind does, or
- * its signals and backtraces reach the wrapper).
+ * --rank-wrapper 'valgrind --error-exitcode=99': words as a shell splits them (quotes, no
+ * expansion), at most RG_CMD_WORDS, the first a program found on PATH now, so a typo is one line
+ * here and not a CRASH in every rank. The ranks keep their pid (a wrapper must exec the worker, as
+ * valgrind does, or its signals and backtraces reach the wrapper).
  */
 static int take_wrapper(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
 {
     struct run_opts *o = opts;
     (void)opt;
     snprintf(o->wrap_arg, sizeof(o->wrap_arg), "%s", val);
-    o->nwrap = rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, 16, why, len);
+    o->nwrap =
+        rg_command_words(val, o->wrap_buf, sizeof(o->wrap_buf), o->wrap, RG_CMD_WORDS, why, len);
     return o->nwrap < 0 ? -1 : 0;
 }
 

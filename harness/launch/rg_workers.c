@@ -258,9 +258,9 @@ static pid_t exec_rank(const rg_worker_launch *w, int r, const char *secret, con
         worker_opts(argv + 2, w, rank, bt, seed);
         if (w->nwrap) {
             /* The wrapper's words, then the worker's: one argv for execvp. */
-            char *wargv[17 + sizeof(argv) / sizeof(argv[0])];
+            char *wargv[RG_CMD_WORDS + sizeof(argv) / sizeof(argv[0])];
             int n = 0;
-            for (int k = 0; k < w->nwrap && k < 17; k++)
+            for (int k = 0; k < w->nwrap && k < RG_CMD_WORDS; k++)
                 wargv[n++] = w->wrap[k];
             for (size_t a = 0; a < sizeof(argv) / sizeof(argv[0]); a++)
                 wargv[n++] = (char *)argv[a];

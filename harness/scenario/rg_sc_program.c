@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A scenario's program, step by step, and an exec scenario's commands (rg_sc_parse.h). */
 #include "rg_sc_parse.h"
+#include "base/rg_base.h"
 #include "data/rg_data.h"
 #include "fi_plan.h"
 #include "rg_parse.h"
@@ -168,26 +169,25 @@ int sc_parse_program(const struct ctx *c, const yaml_node_t *n)
 
 /* --- exec ---------------------------------------------------------------------------------- */
 
-/* One command string: not empty, no control character, at most 16 blank-separated words. */
+/* One command string: words as a shell splits them (rg_split_words), at least one. Whether
+ * the program exists is the runner's to say, on the machine that runs it. */
 static int get_command(const struct ctx *c, const yaml_node_t *n, const char *what, char *out)
 {
     if (!sc_is_scalar(n))
         return sc_bad(c, n, "exec: %s must be a string, not", what);
     const char *v = (const char *)n->data.scalar.value;
     size_t len = n->data.scalar.length;
-    int words = 0;
     if (len >= RG_SC_EXEC_MAX)
         return sc_bad(c, n, "exec: %s longer than %d characters", what, RG_SC_EXEC_MAX - 1);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)v[i];
-        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-            return sc_bad(c, n, "exec: %s: control character in", what);
-        words += ch != ' ' && ch != '\t' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t');
-    }
-    if (!words)
+    if (strlen(v) != len)
+        return sc_bad(c, n, "exec: %s: control character in", what);
+    static char buf[RG_SC_EXEC_MAX + 2];
+    char *words[RG_CMD_WORDS + 1], why[200];
+    int nw = rg_split_words(v, buf, sizeof(buf), words, RG_CMD_WORDS, why, sizeof(why));
+    if (nw < 0)
+        return sc_fail(c, sc_line_of(n), "exec: %s: %s", what, why);
+    if (!nw)
         return sc_bad(c, n, "exec: %s is empty", what);
-    if (words > 16)
-        return sc_bad(c, n, "exec: %s has more than 16 words", what);
     memcpy(out, v, len);
     out[len] = '\0';
     return 0;

@@ -128,10 +128,11 @@ typedef struct rg_sc_op {
  * exec: a program run unmodified under the shim instead of program steps (railguard exec's
  * scenario form): `command` run by every rank, or `server` (rank 0) and `client` (rank 1),
  * the client started once the server listens on {port} or client_after seconds after it.
- * Words are blank-separated, without quoting; whether the program exists is the runner's
+ * Words as a shell splits them, quotes and all, without expansions (rg_split_words); whether
+ * the program exists is the runner's
  * check, at load.
  */
-#define RG_SC_EXEC_MAX 1024
+#define RG_SC_EXEC_MAX 4096
 typedef struct rg_sc_exec {
     bool on;
     char command[RG_SC_EXEC_MAX];

@@ -41,6 +41,56 @@ START_TEST(test_command_words)
 }
 END_TEST
 
+/* Words as a shell splits them, without expansions: quotes, escapes, empty words, joined
+ * lines; and the refusals, each one line. */
+START_TEST(test_split_words)
+{
+    static const struct {
+        const char *in;
+        int n;
+        const char *w[6];
+    } good[] = {
+        {"a b", 2, {"a", "b"}},
+        {"sh -c 'echo \"hi there\"; exit 3'", 3, {"sh", "-c", "echo \"hi there\"; exit 3"}},
+        {"x \"a \\\"b\\\" \\$HOME \\q\"", 2, {"x", "a \"b\" $HOME \\q"}},
+        {"x '' \"\"", 3, {"x", "", ""}},
+        {"x a\\ b c'd e'f", 3, {"x", "a b", "cd ef"}},
+        {"x $HOME *.c {port}", 4, {"x", "$HOME", "*.c", "{port}"}},
+        {"x a\\\nb", 2, {"x", "ab"}},
+        {"-x VAR=\"a b\"", 2, {"-x", "VAR=a b"}},
+        {"", 0, {NULL}},
+        {" \t ", 0, {NULL}},
+    };
+    char buf[128], err[160], *w[8];
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        int n = rg_split_words(good[i].in, buf, sizeof(buf), w, 6, err, sizeof(err));
+        ck_assert_msg(n == good[i].n, "'%s': %d words (%s)", good[i].in, n, n < 0 ? err : "");
+        for (int k = 0; k < n; k++)
+            ck_assert_str_eq(w[k], good[i].w[k]);
+        ck_assert_ptr_null(w[n]);
+    }
+    static const char *const bad[][2] = {
+        {"sh -c 'x", "an unclosed single quote in 'sh -c 'x'"},
+        {"sh \"x", "an unclosed double quote in 'sh \"x'"},
+        {"a b c d e f g", "more than 6 words"},
+        {"a\nb", "a control character in 'a?b'"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        ck_assert_int_eq(rg_split_words(bad[i][0], buf, sizeof(buf), w, 6, err, sizeof(err)), -1);
+        ck_assert_str_eq(err, bad[i][1]);
+    }
+    /* Exactly full, and one byte past it. */
+    char big[40];
+    memset(big, 'x', sizeof(big));
+    big[sizeof(big) - 1] = '\0';
+    ck_assert_int_eq(rg_split_words(big, buf, 40, w, 6, err, sizeof(err)), 1);
+    ck_assert_str_eq(w[0], big);
+    ck_assert_int_eq(rg_split_words(big, buf, 39, w, 6, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "longer than 38 bytes");
+}
+END_TEST
+
 /* --out DIR is made with its parents; a part that is a file stops it with errno. */
 START_TEST(test_mkdirs)
 {
@@ -141,6 +191,7 @@ Suite *rg_suite_paths(void)
     Suite *s = suite_create("paths");
     TCase *t = tcase_create("words");
     tcase_add_test(t, test_command_words);
+    tcase_add_test(t, test_split_words);
     tcase_add_test(t, test_mkdirs);
     tcase_add_test(t, test_capture);
     tcase_add_test(t, test_devices_of_rank);
