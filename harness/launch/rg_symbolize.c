@@ -342,12 +342,12 @@ int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, 
     why[0] = '\0';
     if (n > SYM_MAX_FRAMES) { /* past one batch: unnamed, and said, never another's name */
         for (int i = SYM_MAX_FRAMES; i < n; i++)
-            out[i].func[0] = out[i].where[0] = '\0';
+            memset(&out[i], 0, sizeof(out[i]));
         n = SYM_MAX_FRAMES;
     }
     if (!frames_ready()) {
         for (int i = 0; i < n; i++)
-            out[i].func[0] = out[i].where[0] = '\0';
+            memset(&out[i], 0, sizeof(out[i]));
         snprintf(why, whylen, "out of memory");
         return -1;
     }
@@ -357,7 +357,7 @@ int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, 
         snprintf(g_fr[i].obj, sizeof(g_fr[i].obj), "%s", obj);
         g_fr[i].off = off[i];
         idx[i] = i;
-        out[i].func[0] = out[i].where[0] = '\0';
+        memset(&out[i], 0, sizeof(out[i]));
     }
     if (n <= 0)
         return 0;
@@ -373,10 +373,25 @@ int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, 
         if (!fn[0] || in_verbs_header(at))
             continue;
         rg_sym_norm(fn, out[i].func, sizeof(out[i].func));
+        out[i].nearest = !at[0];
         snprintf(out[i].where, sizeof(out[i].where), "%.*s", (int)sizeof(out[i].where) - 1, at);
         char *d = strstr(out[i].where, " (discriminator"); /* which block of the line: noise */
         if (d)
             *d = '\0';
     }
     return rc;
+}
+
+void rg_sym_site_text(const rg_sym_site *s, const char *obj, uint64_t off, char *out, size_t len)
+{
+    const char *base = strrchr(obj, '/');
+    base = base ? base + 1 : obj;
+    if (s->func[0] && !s->nearest)
+        snprintf(out, len, "%s%s%s (%s+0x%llx)", s->func, s->where[0] ? " at " : "", s->where, base,
+                 (unsigned long long)off);
+    else if (s->func[0])
+        snprintf(out, len, "%s+0x%llx (no debug info; nearest exported symbol: %s)", base,
+                 (unsigned long long)off, s->func);
+    else
+        snprintf(out, len, "%s+0x%llx (no debug info, no symbol)", base, (unsigned long long)off);
 }

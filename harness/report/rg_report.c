@@ -220,17 +220,14 @@ static void landed(FILE *f, const rg_result *r)
         int n = r->rule[i].site[0] ? rg_ev_path_parse(r->rule[i].site, fr, FI_SITE_DEPTH) : -1;
         for (int k = 0; k < n; k++) {
             rg_sym_site name;
-            char why[600];
+            char why[600], text[800];
             rg_sym_sites(fr[k].obj, &fr[k].off, 1, &name, why, sizeof(why));
-            const char *base = strrchr(fr[k].obj, '/');
+            rg_sym_site_text(&name, fr[k].obj, fr[k].off, text, sizeof(text));
             /* The call, then who called it: the path the shim unwound, innermost first. */
             if (k)
-                fprintf(f, "        called from ");
+                fprintf(f, "        called from %s\n", text);
             else
-                fprintf(f, "      fault %d landed at ", i + 1);
-            fprintf(f, "%s%s%s (%s+0x%llx)\n", name.func[0] ? name.func : "no debug info",
-                    name.where[0] ? " at " : "", name.where, base ? base + 1 : fr[k].obj,
-                    (unsigned long long)fr[k].off);
+                fprintf(f, "      fault %d landed at %s\n", i + 1, text);
         }
     }
 }

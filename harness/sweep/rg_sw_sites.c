@@ -260,10 +260,10 @@ void rg_sw_sites_table(FILE *f, const rg_sw_result *r)
         char at[1100];
         if (s->func[0] && s->where[0])
             rg_sw_site_names(s, at, sizeof(at));
-        else if (s->func[0]) /* a symbol, but no line: the object has no debug information */
-            snprintf(at, sizeof(at), "%s, no debug info for its line", s->func);
+        else if (s->func[0]) /* a symbol, but no line: the nearest one, not the function */
+            snprintf(at, sizeof(at), "no debug info, nearest exported symbol: %s", s->func);
         else
-            snprintf(at, sizeof(at), "no debug info");
+            snprintf(at, sizeof(at), "no debug info, no symbol");
         fprintf(f, "    %-7s %5d  %-9s %s (%s)\n", n ? "reached" : "NEVER", n, s->verb, at,
                 s->site);
     }

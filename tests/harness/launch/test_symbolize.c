@@ -181,6 +181,44 @@ START_TEST(test_symbolize_unreadable)
 }
 END_TEST
 
+/*
+ * A library without debug information (Debian's librdmacm: ci/deps installs it): addr2line
+ * names only the nearest symbol of its dynamic table, and the site says so, the object and
+ * offset first; never as the function. A name from debug information (this test's own) reads
+ * as the function, and an object with neither as none.
+ */
+START_TEST(test_sym_nearest)
+{
+    void *h = dlopen("librdmacm.so.1", RTLD_NOW);
+    ck_assert_ptr_nonnull(h);
+    void *fn = dlsym(h, "rdma_get_remote_ece");
+    Dl_info di;
+    ck_assert(fn && dladdr(fn, &di) != 0);
+    char obj[PATH_MAX], text[800], why[600];
+    ck_assert_ptr_nonnull(realpath(di.dli_fname, obj));
+    uint64_t off = (uint64_t)((uintptr_t)fn - (uintptr_t)di.dli_fbase) + 1;
+    rg_sym_site s;
+    ck_assert_int_eq(rg_sym_sites(obj, &off, 1, &s, why, sizeof(why)), 0);
+    ck_assert_str_eq(s.func, "rdma_get_remote_ece");
+    ck_assert(s.nearest && !s.where[0]);
+    rg_sym_site_text(&s, obj, off, text, sizeof(text));
+    const char *base = strrchr(obj, '/') + 1;
+    char want[800];
+    snprintf(want, sizeof(want),
+             "%s+0x%llx (no debug info; nearest exported symbol: rdma_get_remote_ece)", base,
+             (unsigned long long)off);
+    ck_assert_str_eq(text, want);
+    dlclose(h);
+
+    rg_sym_site named = {"rg_test_symbolize_target", "tests/x.c:5", false};
+    rg_sym_site_text(&named, "/a/b/prog", 0x2b, text, sizeof(text));
+    ck_assert_str_eq(text, "rg_test_symbolize_target at tests/x.c:5 (prog+0x2b)");
+    rg_sym_site none = {"", "", false};
+    rg_sym_site_text(&none, "prog", 0x10, text, sizeof(text));
+    ck_assert_str_eq(text, "prog+0x10 (no debug info, no symbol)");
+}
+END_TEST
+
 Suite *rg_suite_symbolize(void)
 {
     Suite *s = suite_create("symbolize");
@@ -190,6 +228,7 @@ Suite *rg_suite_symbolize(void)
     tcase_add_test(t, test_symbolize_self);
     tcase_add_test(t, test_sym_sites);
     tcase_add_test(t, test_symbolize_unreadable);
+    tcase_add_test(t, test_sym_nearest);
     suite_add_tcase(s, t);
     return s;
 }

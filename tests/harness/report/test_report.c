@@ -172,8 +172,9 @@ START_TEST(test_json_round_trip)
     ck_assert_msg(strstr(line, "      fault 1 landed at rg_test_report_site at ") &&
                       strstr(line, "test_report.c:"),
                   "%s", line);
-    ck_assert_msg(strstr(line, "      fault 2 landed at no debug info (libgone.so+0x10)\n"
-                               "        called from no debug info (libgone.so+0x20)\n"),
+    ck_assert_msg(strstr(line,
+                         "      fault 2 landed at libgone.so+0x10 (no debug info, no symbol)\n"
+                         "        called from libgone.so+0x20 (no debug info, no symbol)\n"),
                   "%s", line);
     ck_assert_msg(strstr(line, "      faults item 2, the receiving devices' own counters: 1000 "
                                "packets taken, 7 duplicates discarded, 0 requests out of "
