@@ -71,7 +71,9 @@ struct fi_own;
 void fi_own_mr_add(const void *ctx, uint32_t lkey, uint64_t va, uint64_t iova, uint64_t len);
 void fi_own_mr_del(const void *ctx, uint32_t lkey);
 struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w);
-struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w);
+/* room: the most bytes a NIC can write into the receive (a UD QP's GRH and MTU), 0 all of it;
+ * bytes past it are left as they are and never checked. */
+struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w, uint32_t room);
 void fi_own_unsanitized(uint64_t n);
 bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len);
 void fi_own_free(struct fi_own *o);

@@ -10,7 +10,14 @@
  *   - a receive's (or RDMA read's) scatter list is filled with a poison pattern at post: its
  *     contents are undefined until the completion, so a program that reads it early gets
  *     poison into its results. At a receive's completion, bytes past byte_len that no longer
- *     hold poison were written by the program into memory the NIC owned.
+ *     hold poison were written by the program into memory the NIC owned. Those that still do
+ *     get back what they held at post: no NIC writes past the message, and programs rely on
+ *     it (UCX keeps its descriptors' own words in a receive buffer's slack, written before
+ *     the post and read after the completion). A receive's scatter list is copied at post for
+ *     that, under the same budget as the sends' copies. Nor is a UD receive poisoned past the
+ *     most a NIC can write into it, a GRH and one MTU: UCX's UD receive buffers run 8 bytes
+ *     past that into the next buffer's header, which poison there turned into a crash in UCX
+ *     (a CRASH that was the sanitizer's, never a bug a NIC could show).
  * Inline sends are copied by the provider at post and are exempt. Only memory inside an MR
  * that is still registered is read (the MR table's lock is held across the read, and dereg_mr
  * takes it first), so a program that frees a buffer after deregistering it is never touched.
@@ -60,7 +67,7 @@ struct fi_own {
     int nsge;
     uint32_t total;
     struct fi_own_sge *sge;
-    uint8_t *copy;       /* sends: the gather list's bytes at post, in order */
+    uint8_t *copy;       /* the list's bytes at post, in order (sends, receives; not reads) */
     struct fi_own *next; /* on a list of records retired unseen, checked after the ring's lock */
     uint64_t wr_id;      /* while on that list */
 };
@@ -127,7 +134,10 @@ static uint64_t sge_va(const void *ctx, const struct ibv_sge *s, uint64_t *gen)
     return m->va + (s->addr - m->iova);
 }
 
-static struct fi_own *own_new(const void *ctx, bool recv, const struct ibv_sge *sg, int n)
+/* keep: copy the list's bytes at post (a send's to compare, a receive's to give back);
+ * room: a receive's bytes a NIC can write (0: all), the only ones poisoned and checked */
+static struct fi_own *own_new(const void *ctx, bool recv, bool keep, const struct ibv_sge *sg,
+                              int n, uint32_t room)
 {
     if (n <= 0)
         return NULL;
@@ -143,8 +153,11 @@ static struct fi_own *own_new(const void *ctx, bool recv, const struct ibv_sge *
     o->nsge = n;
     o->sge = s;
     pthread_rwlock_rdlock(&g_mr_lock);
+    uint64_t left = room ? room : UINT64_MAX;
     for (int i = 0; i < n; i++) {
-        s[i].len = sg[i].length;
+        /* Past room the list is not the NIC's to write: not poisoned, copied or checked. */
+        s[i].len = sg[i].length < left ? sg[i].length : (uint32_t)left;
+        left -= s[i].len;
         s[i].lkey = sg[i].lkey;
         s[i].va = sge_va(ctx, &sg[i], &s[i].gen);
         if (!s[i].va && sg[i].length) {
@@ -153,13 +166,9 @@ static struct fi_own *own_new(const void *ctx, bool recv, const struct ibv_sge *
             free(o);
             return NULL;
         }
-        o->total += sg[i].length;
+        o->total += s[i].len;
     }
-    if (recv) {
-        for (int i = 0; i < n; i++)
-            if (s[i].len)
-                memset((void *)(uintptr_t)s[i].va, FI_POISON, s[i].len);
-    } else if (o->total) {
+    if (keep && o->total) {
         if (atomic_fetch_add(&g_copy_bytes, o->total) + o->total > FI_OWN_COPY_MAX ||
             !(o->copy = malloc(o->total))) {
             atomic_fetch_sub(&g_copy_bytes, o->total);
@@ -171,6 +180,10 @@ static struct fi_own *own_new(const void *ctx, bool recv, const struct ibv_sge *
         for (int i = 0, off = 0; i < n; off += (int)s[i].len, i++)
             memcpy(o->copy + off, (const void *)(uintptr_t)s[i].va, s[i].len);
     }
+    if (recv)
+        for (int i = 0; i < n; i++)
+            if (s[i].len)
+                memset((void *)(uintptr_t)s[i].va, FI_POISON, s[i].len);
     pthread_rwlock_unlock(&g_mr_lock);
     return o;
 }
@@ -199,7 +212,7 @@ struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
         break;
     case IBV_WR_RDMA_READ: {
         struct fi_own *o =
-            counted(own_new(ctx, true, w->sg_list, w->num_sge), &g_own.recvs, w->num_sge);
+            counted(own_new(ctx, true, false, w->sg_list, w->num_sge, 0), &g_own.recvs, w->num_sge);
         if (o)
             o->read = true;
         return o;
@@ -207,12 +220,13 @@ struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
     default:
         return NULL; /* atomics and the rest: 8 bytes the NIC writes, nothing to compare */
     }
-    return counted(own_new(ctx, false, w->sg_list, w->num_sge), &g_own.sends, w->num_sge);
+    return counted(own_new(ctx, false, true, w->sg_list, w->num_sge, 0), &g_own.sends, w->num_sge);
 }
 
-struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w)
+struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w, uint32_t room)
 {
-    return counted(own_new(ctx, true, w->sg_list, w->num_sge), &g_own.recvs, w->num_sge);
+    return counted(own_new(ctx, true, true, w->sg_list, w->num_sge, room), &g_own.recvs,
+                   w->num_sge);
 }
 
 void fi_own_unsanitized(uint64_t n)
@@ -312,6 +326,35 @@ static void own_repoison(struct fi_own *o)
     atomic_fetch_add(&g_own.repoisoned, 1);
 }
 
+/* A receive that completed with byte_len bytes: each byte past them that still holds poison
+ * (the NIC did not write it, nor the program) gets back what it held at post. */
+static void own_restore(struct fi_own *o, uint32_t byte_len)
+{
+    const uint64_t w = 0x0101010101010101ull * FI_POISON;
+    uint64_t off = 0;
+    pthread_rwlock_rdlock(&g_mr_lock);
+    for (int i = 0; i < o->nsge; off += o->sge[i].len, i++) {
+        uint8_t *p = sge_live(o, i);
+        uint64_t len = o->sge[i].len, b = byte_len > off ? byte_len - off : 0;
+        if (!p || b >= len)
+            continue;
+        const uint8_t *c = o->copy + off;
+        for (uint64_t x; b + 8 <= len; b += 8) {
+            memcpy(&x, p + b, 8);
+            if (x == w)
+                memcpy(p + b, c + b, 8);
+            else
+                for (uint64_t k = b; k < b + 8; k++)
+                    if (p[k] == FI_POISON)
+                        p[k] = c[k];
+        }
+        for (; b < len; b++)
+            if (p[b] == FI_POISON)
+                p[b] = c[b];
+    }
+    pthread_rwlock_unlock(&g_mr_lock);
+}
+
 void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id)
 {
     if (!o)
@@ -339,6 +382,8 @@ bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, 
     if (!o || (o->recv && (!success || o->read)))
         return false;
     int64_t at = own_diff(o, success, byte_len);
+    if (o->recv && o->copy)
+        own_restore(o, byte_len);
     if (at < 0)
         return false;
     atomic_fetch_add(&g_own.rewritten, 1);

@@ -222,7 +222,9 @@ int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ib
     bool exact0 = q->rring.exact;
     bool own = fi_own_on();
     for (struct ibv_recv_wr *w = wr; w; w = w->next) {
-        struct fi_rent e = {.wr_id = w->wr_id, .own = own ? fi_own_recv(qp->context, w) : NULL};
+        struct fi_rent e = {.wr_id = w->wr_id,
+                            .own =
+                                own ? fi_own_recv(qp->context, w, atomic_load(&q->ud_room)) : NULL};
         for (int i = 0; i < w->num_sge && i < FI_RENT_SGE; i++) {
             e.addr[i] = w->sg_list[i].addr;
             e.len[i] = w->sg_list[i].length;

@@ -177,6 +177,9 @@ struct fi_qp {
     _Atomic int faulted;
     bool srq;
     bool sq_by_shim; /* after a break the provider could not move to error: the shim flushes */
+    /* A UD QP's receives: the most bytes a NIC can write into one (the GRH's 40 and the
+     * port's active MTU), known from its move to INIT; 0 when not a UD QP or not known. */
+    _Atomic uint32_t ud_room;
     _Atomic uint64_t posts_send, posts_recv, cqe_send, cqe_recv, cqe_err;
     /* By operation (enum fi_op), the events an op= filter counts: posts, and completions that
      * succeeded (the only ones error and corrupt look at). A sweep plans its points from them. */

@@ -408,6 +408,18 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
     int rc = fi_real.modify_qp(qp, attr, mask);
+    /* A UD receive is written at most a GRH and one MTU deep, whatever its scatter list says:
+     * the sanitizer poisons no further (a program may keep its own words past that: UCX's UD
+     * buffers run 8 bytes into the next buffer's header). */
+    if (!rc && qp->qp_type == IBV_QPT_UD && (mask & IBV_QP_PORT) && fi_own_on()) {
+        struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+        struct ibv_port_attr pa;
+        int saved = errno;
+        if (q && ibv_query_port(qp->context, attr->port_num, &pa) == 0 && pa.active_mtu >= 1 &&
+            pa.active_mtu <= 5)
+            atomic_store(&q->ud_room, 40u + (128u << pa.active_mtu));
+        errno = saved;
+    }
     if (!rc && fi_tracing() && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
         int saved = errno;
         fi_trace_qp(qp, attr, mask);

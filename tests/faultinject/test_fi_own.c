@@ -106,7 +106,7 @@ START_TEST(test_recv_poison)
 {
     struct ibv_sge sg = {0x10000 + 64, 256, 77};
     struct ibv_recv_wr w = {.wr_id = 3, .sg_list = &sg, .num_sge = 1};
-    struct fi_own *o = fi_own_recv(&g_ctx, &w);
+    struct fi_own *o = fi_own_recv(&g_ctx, &w, 0);
     ck_assert_ptr_nonnull(o);
     ck_assert_int_eq(g_buf[64], 0xa5);
     ck_assert_int_eq(g_buf[64 + 255], 0xa5);
@@ -116,7 +116,7 @@ START_TEST(test_recv_poison)
     ck_assert(!fi_own_check(o, 5, 3, true, 100));
     fi_own_free(o);
 
-    o = fi_own_recv(&g_ctx, &w);
+    o = fi_own_recv(&g_ctx, &w, 0);
     memset(g_buf + 64, 0x33, 100);
     g_buf[64 + 200] = 0; /* the program wrote past what arrived, while the NIC owned it */
     ck_assert(fi_own_check(o, 5, 3, true, 100));
@@ -128,7 +128,7 @@ START_TEST(test_recv_poison)
      * (from 100, whole words end at 252): each found where it is. */
     static const int at[] = {100, 101, 251, 252, 255};
     for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-        o = fi_own_recv(&g_ctx, &w);
+        o = fi_own_recv(&g_ctx, &w, 0);
         memset(g_buf + 64, 0x33, 100);
         g_buf[64 + at[k]] = 0xa4;
         if (at[k] + 2 < 256)
@@ -148,7 +148,7 @@ START_TEST(test_recv_poison)
      * before the program sees the completion, and nothing outside the SGE is touched. */
     struct fi_own_tally t0, t1;
     fi_own_counts(&t0);
-    o = fi_own_recv(&g_ctx, &w);
+    o = fi_own_recv(&g_ctx, &w, 0);
     memset(g_buf + 64, 0x33, 256);
     ck_assert(!fi_own_check(o, 5, 3, false, 0));
     for (int i = 0; i < 256; i++)
@@ -160,7 +160,7 @@ START_TEST(test_recv_poison)
     fi_own_free(o);
 
     /* Deregistered before its error completion: tracking ended, the memory is not written. */
-    o = fi_own_recv(&g_ctx, &w);
+    o = fi_own_recv(&g_ctx, &w, 0);
     fi_own_mr_del(&g_ctx, 77);
     memset(g_buf + 64, 0x33, 256);
     ck_assert(!fi_own_check(o, 5, 3, false, 0));
@@ -187,6 +187,60 @@ START_TEST(test_dereg_ends_tracking)
 }
 END_TEST
 
+/*
+ * What a program left in a receive buffer past the message is its own again at the completion
+ * (UCX keeps descriptor words in that slack): poison while the NIC owns the buffer, the bytes
+ * of the post after it. A byte the program wrote meanwhile is found, and stays as written.
+ */
+START_TEST(test_recv_slack_given_back)
+{
+    for (int i = 0; i < 256; i++)
+        g_buf[64 + i] = (uint8_t)i; /* the program's bytes before the post */
+    struct ibv_sge sg[2] = {{0x10000 + 64, 100, 77}, {0x10000 + 64 + 100, 156, 77}};
+    struct ibv_recv_wr w = {.wr_id = 4, .sg_list = sg, .num_sge = 2};
+    struct fi_own *o = fi_own_recv(&g_ctx, &w, 0);
+    ck_assert_ptr_nonnull(o);
+    for (int i = 0; i < 256; i++)
+        ck_assert_int_eq(g_buf[64 + i], 0xa5); /* the NIC's now: poison */
+    memset(g_buf + 64, 0x33, 120);             /* what the NIC delivered: 120 bytes */
+    ck_assert(!fi_own_check(o, 5, 4, true, 120));
+    fi_own_free(o);
+    for (int i = 0; i < 120; i++)
+        ck_assert_int_eq(g_buf[64 + i], 0x33);
+    for (int i = 120; i < 256; i++) /* across the second SGE: the post's bytes back */
+        ck_assert_int_eq(g_buf[64 + i], i);
+
+    o = fi_own_recv(&g_ctx, &w, 0);
+    g_buf[64 + 200] = 0x44; /* written while the NIC owned it */
+    memset(g_buf + 64, 0x33, 120);
+    ck_assert(fi_own_check(o, 5, 4, true, 120));
+    fi_own_free(o);
+    ck_assert_int_eq(g_buf[64 + 200], 0x44);
+    ck_assert_int_eq(g_buf[64 + 199], 199);
+    ck_assert_int_eq(g_buf[64 + 201], 201);
+}
+END_TEST
+
+/* A UD receive's room (GRH and MTU): poison and checks end there; what lies past it (another
+ * buffer's header, in UCX) is never touched. */
+START_TEST(test_recv_room)
+{
+    memset(g_buf + 64, 0x11, 300);
+    struct ibv_sge sg = {0x10000 + 64, 256, 77};
+    struct ibv_recv_wr w = {.wr_id = 6, .sg_list = &sg, .num_sge = 1};
+    struct fi_own *o = fi_own_recv(&g_ctx, &w, 200);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(g_buf[64 + 199], 0xa5);
+    ck_assert_int_eq(g_buf[64 + 200], 0x11); /* past the room: the program's */
+    g_buf[64 + 220] = 0x22;                  /* and its to write: no finding */
+    memset(g_buf + 64, 0x33, 50);
+    ck_assert(!fi_own_check(o, 5, 6, true, 50));
+    fi_own_free(o);
+    ck_assert_int_eq(g_buf[64 + 199], 0x11); /* given back */
+    ck_assert_int_eq(g_buf[64 + 220], 0x22);
+}
+END_TEST
+
 Suite *rg_suite_fi_own(void)
 {
     Suite *s = suite_create("fi_own");
@@ -196,6 +250,8 @@ Suite *rg_suite_fi_own(void)
     tcase_add_test(t, test_send_rewritten_found);
     tcase_add_test(t, test_send_exempt_and_unknown);
     tcase_add_test(t, test_recv_poison);
+    tcase_add_test(t, test_recv_slack_given_back);
+    tcase_add_test(t, test_recv_room);
     tcase_add_test(t, test_dereg_ends_tracking);
     suite_add_tcase(s, t);
     return s;
