@@ -89,6 +89,18 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     char *text = plan_text(o, err, errlen);
     if (!text)
         return -1;
+    if (o->count) {
+        /* Counting rules after the user's: no fault, every QP, CQ and call site counted. */
+        size_t tl = strlen(text);
+        char *more = realloc(text, tl + 32);
+        if (!more) {
+            free(text);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        text = more;
+        snprintf(text + tl, 32, "%scount\nsites", tl && text[tl - 1] != '\n' ? "\n" : "");
+    }
     if (fi_plan_parse(text, origin, &plan, perr, sizeof(perr)) != 0) {
         snprintf(err, errlen, "%s", perr);
         free(text);
@@ -385,6 +397,8 @@ int rg_exec_main(int argc, char **argv)
           (o.junit[0] && rg_report_junit(&res, 1, res.seconds, NULL, o.junit, err, sizeof(err)));
     rg_report_line(stdout, &res);
     rg_report_table(stdout, &res, 1, res.seconds);
+    if (o.count)
+        exec_count_table(stdout, res.dir, sc.ranks);
     if (bad) {
         fprintf(stderr, "railguard exec: %s\n", err);
         return 1;

@@ -28,6 +28,7 @@ struct exec_opts {
     bool expect_set;
     rg_sc_expect expect;
     bool leaks;
+    bool count; /* --count: counting rules join the plan, the counts printed after */
     bool no_ownership;
     bool ranks_set;
     /* --server/--client: rank 0 and rank 1, the client started once the server listens */
@@ -52,6 +53,10 @@ struct exec_opts {
     int nwrap;
     char *const *wrap_of; /* the wrapper's words: wrap, or a caller's (railguard run's) */
 };
+
+/* --count's table (rg_exec_count.c): what each rank's processes did, from their evidence in
+ * dir, named from the programs' debug information where they have it. */
+void exec_count_table(FILE *f, const char *dir, int ranks);
 
 /* The command line into o: 0, 1 after --help (exit 0), or 2 after one line. */
 int exec_parse_opts(int argc, char **argv, struct exec_opts *o);

@@ -157,6 +157,12 @@ static const rg_opt exec_table[] = {
      .kind = RG_OPT_FLAG,
      .help = "Verbs objects left at exit fail the run (LEAK); without it they are a finding.",
      .off = EO(leaks)},
+    {.name = "count",
+     .kind = RG_OPT_FLAG,
+     .help = "Also count what each process does and print it after the verdicts: posts and "
+             "completions by op, per QP, and every verbs call site with its calls (a count and a "
+             "sites rule join the plan). What a fault plan's op=, nth= and site= can aim at.",
+     .off = EO(count)},
     {.name = "no-ownership",
      .kind = RG_OPT_FLAG,
      .help = "The ownership sanitizer off.",

@@ -382,6 +382,20 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         if (!strcmp(why, "destroy") || !strcmp(why, "exit")) {
             take_by_op(l, ev->op_posts, json_object_get(o, "posts_op"));
             take_by_op(l, ev->op_cqe, json_object_get(o, "cqe_op"));
+            if (ev->nqpl == RG_EV_QPL) {
+                ev->qpl_over++;
+            } else {
+                struct rg_ev_qpl *q = &ev->qpl[ev->nqpl++];
+                memset(q, 0, sizeof(*q));
+                q->pid = pr->pid;
+                snprintf(q->dev, sizeof(q->dev), "%.15s", rg_ev_str(l, o, "dev"));
+                q->qpn = rg_ev_u64(l, o, "qp");
+                q->ord = (int64_t)(rg_ev_u64(l, o, "qp_ord") & INT64_MAX);
+                q->type = (int64_t)(rg_ev_u64(l, o, "type") & INT64_MAX);
+                q->srq = rg_ev_bool(l, o, "srq");
+                take_by_op(l, q->posts, json_object_get(o, "posts_op"));
+                take_by_op(l, q->cqe, json_object_get(o, "cqe_op"));
+            }
         }
     } else if (!strcmp(name, "phase")) {
         take_phase(l, ev, o);

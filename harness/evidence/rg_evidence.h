@@ -55,6 +55,7 @@ int rg_ev_path_parse(const char *s, rg_ev_frame *f, int max);
 struct rg_evidence;
 int rg_ev_site_text(const struct rg_evidence *e, const rg_ev_site *s, int depth, bool base,
                     char *out, size_t len);
+#define RG_EV_QPL 64
 typedef struct rg_evidence {
     bool present;  /* the events file was there */
     bool loaded;   /* the shim said it loaded */
@@ -114,6 +115,17 @@ typedef struct rg_evidence {
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */
     uint64_t op_posts[FI_OP_ATOMIC + 1], op_cqe[FI_OP_ATOMIC + 1];
+    /* The same per QP, each QP's last summary (what railguard exec --count lists); past
+     * RG_EV_QPL, qpl_over counts the QPs not kept. */
+    int nqpl, qpl_over;
+    struct rg_ev_qpl {
+        long pid;
+        char dev[16];
+        uint64_t qpn;
+        int64_t ord, type;
+        bool srq;
+        uint64_t posts[FI_OP_ATOMIC + 1], cqe[FI_OP_ATOMIC + 1];
+    } qpl[RG_EV_QPL];
     /* Verbs call sites: every one the program called from (a sites rule: its "caller" events,
      * closed by "callers") and every one a fault landed in (the fault events' "caller"). Past
      * RG_EV_SITES or RG_EV_SITE_OBJS, sites_over counts what could not be kept. */

@@ -279,6 +279,39 @@ static void slow_detection(const struct apply *a)
     }
 }
 
+/*
+ * What the ranks a rule aims at did of the op it names, from the shim's per-QP counts (taken
+ * at each QP's destroy and at exit): "; the shim counted rank 1: recv 50 posted, 50
+ * completed (nth=500)". An nth
+ * past them, or an op never posted, is the plan's mistake, and this is how to mend it. ""
+ * when the rule cannot be read or no rank counted.
+ */
+static void counts_hint(const struct apply *a, const char *rule, char *out, size_t len)
+{
+    struct fi_plan p;
+    char err[200];
+    out[0] = '\0';
+    if (fi_plan_parse(rule, "faults", &p, err, sizeof(err)) != 0 || p.nrules != 1)
+        return;
+    const struct fi_rule *r = &p.rules[0];
+    if (r->kind == FI_WIRE || r->kind == FI_LINK_DOWN || r->kind == FI_PARTITION)
+        return; /* the wire's own counts say it */
+    size_t o = 0;
+    for (int k = a->lo; k < a->hi && o < len; k++) {
+        const rg_evidence *e = &a->ev[k];
+        if ((r->rank >= 0 && r->rank != k) || !e->totals)
+            continue;
+        o += (size_t)snprintf(out + o, len - o, "%s rank %d:", o ? ";" : "; the shim counted", k);
+        for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC && o < len; op++)
+            if (r->op == FI_OP_ANY || r->op == (enum fi_op)op)
+                o += (size_t)snprintf(
+                    out + o, len - o, " %s %llu posted, %llu completed", fi_op_name((enum fi_op)op),
+                    (unsigned long long)e->op_posts[op], (unsigned long long)e->op_cqe[op]);
+    }
+    if (o && r->nth && o < len)
+        snprintf(out + o, len - o, " (nth=%llu)", (unsigned long long)r->nth);
+}
+
 /* Every planned fault accounted for: one that fired nowhere proves nothing -- unless steps
  * were skipped as unsupported, where its place may have been. */
 static void not_exercised(const struct apply *a)
@@ -312,11 +345,13 @@ static void not_exercised(const struct apply *a)
             snprintf(matched, sizeof(matched), "matched %lld times", (long long)u->matched);
         else
             snprintf(matched, sizeof(matched), "matched an unknown number of times");
+        char hint[300];
+        counts_hint(a, u->rule, hint, sizeof(hint));
         for (int k = a->lo; k < a->hi; k++)
             rg_rank_find(&r->rank[k], skipped ? RG_V_UNSUPPORTED : RG_V_NOT_EXERCISED, -1,
-                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank%s", i + 1,
+                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank%s%s", i + 1,
                          short_rule(u->rule, shown, sizeof(shown)), u->line, matched,
-                         skipped ? ", and steps it may have aimed at were not run" : "");
+                         skipped ? ", and steps it may have aimed at were not run" : "", hint);
     }
 }
 

@@ -493,12 +493,17 @@ START_TEST(test_not_exercised)
     g_ev[1].matched[1] = 0;
     g_ev[0].fired[3] = 1;
     g_ev[0].first_fault_mono_ms = 5;
+    /* What the ranks did of the rule's op, for the plan to be mended: an nth past it. */
+    g_ev[0].op_posts[FI_OP_RECV] = 4;
+    g_ev[0].op_cqe[FI_OP_RECV] = 3;
+    g_ev[1].totals = false; /* rank 1 never summarised: no counts said for it */
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     for (int k = 0; k < 2; k++) {
         ck_assert_int_eq(g_r.rank[k].verdict, RG_V_NOT_EXERCISED);
         ck_assert_str_eq(g_r.rank[k].detail, "faults item 2 'error status=WR_FLUSH_ERR op=recv "
                                              "nth=5' (line 11) matched 3 times, fired 0 times on "
-                                             "every rank");
+                                             "every rank; the shim counted rank 0: recv 4 "
+                                             "posted, 3 completed (nth=5)");
         ck_assert_int_eq(g_r.rank[k].nfindings, 2); /* ok, kept beside it */
     }
     ck_assert_int_eq(g_r.nrules, 4);

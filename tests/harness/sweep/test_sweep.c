@@ -571,7 +571,7 @@ START_TEST(test_result_merge)
                                   "(librailguard.so.1+0x1a2b)\n") &&
                       strstr(txt, "        landed at: librailguard.so.1+0x2c (rg_wait_1 at "
                                   "transport/rg_cq.c:11)\n") &&
-                      strstr(txt, "    NEVER       0  poll      no debug info "
+                      strstr(txt, "    NEVER       0  poll      no debug info, no symbol "
                                   "(librailguard.so.1+0x3f00)\n"),
                   "%s", txt);
     ck_assert_msg(strstr(xml, "tests=\"40\" failures=\"6\" errors=\"0\" skipped=\"1\"") &&
