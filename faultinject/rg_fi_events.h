@@ -37,90 +37,221 @@
 
 #define RG_EV_WRS_MAX 6
 
+/* clang-format off: one field a line, as the table reads */
 /* The fields every line has, written by the writer itself before a kind's own. */
 #define RG_EV_HEAD(F, K)                                                                           \
-    F(K, event, S, R) F(K, rank, I, R) F(K, pid, I, R) F(K, t_ms, MS, R) F(K, mono_ms, MS, R)
+    F(K, event, S, R)                                                                              \
+    F(K, rank, I, R)                                                                               \
+    F(K, pid, I, R)                                                                                \
+    F(K, t_ms, MS, R)                                                                              \
+    F(K, mono_ms, MS, R)
 
 /* A process under the shim: which shim, which libibverbs, which program. */
 #define RG_EV_FIELDS_load(F, K)                                                                    \
     F(K, rules, I, R)                                                                              \
-    F(K, shim, S, R) F(K, verbs, S, R) F(K, exe, S, R) F(K, snapshot_signal, I, R)                 \
-        F(K, ppid, I, R) F(K, time_scale, U, R)
+    F(K, shim, S, R)                                                                               \
+    F(K, verbs, S, R)                                                                              \
+    F(K, exe, S, R)                                                                                \
+    F(K, snapshot_signal, I, R)                                                                    \
+    F(K, ppid, I, R)                                                                               \
+    F(K, time_scale, U, R)
 /* A fault fired; what it did is in the optional fields its kind has. */
 #define RG_EV_FIELDS_fault(F, K)                                                                   \
     F(K, fault, S, R)                                                                              \
-    F(K, rule, I, R) F(K, line, I, R) F(K, dev, S, R) F(K, qp, N, R) F(K, qp_ord, N, R)            \
-        F(K, cq_ord, N, R) F(K, op, S, R) F(K, nth, U, R) F(K, caller, S, R) F(K, from, S, R)      \
-            F(K, err, S, O) F(K, ms, U, O) F(K, wr_id, X, O) F(K, signal, S, O) F(K, exit, I, O)   \
-                F(K, status, S, O) F(K, code, I, O) F(K, byte, U, O) F(K, bit, U, O)               \
-                    F(K, skipped, S, O) F(K, ret, I, O) F(K, map, S, O)
+    F(K, rule, I, R)                                                                               \
+    F(K, line, I, R)                                                                               \
+    F(K, dev, S, R)                                                                                \
+    F(K, qp, N, R)                                                                                 \
+    F(K, qp_ord, N, R)                                                                             \
+    F(K, cq_ord, N, R)                                                                             \
+    F(K, op, S, R)                                                                                 \
+    F(K, nth, U, R)                                                                                \
+    F(K, caller, S, R)                                                                             \
+    F(K, from, S, R)                                                                               \
+    F(K, err, S, O)                                                                                \
+    F(K, ms, U, O)                                                                                 \
+    F(K, wr_id, X, O)                                                                              \
+    F(K, signal, S, O)                                                                             \
+    F(K, exit, I, O)                                                                               \
+    F(K, status, S, O)                                                                             \
+    F(K, code, I, O)                                                                               \
+    F(K, byte, U, O)                                                                               \
+    F(K, bit, U, O)                                                                                \
+    F(K, skipped, S, O)                                                                            \
+    F(K, ret, I, O)                                                                                \
+    F(K, map, S, O)
 /* A verbs call site (sites rules) with its counts so far, and the list's end. */
 #define RG_EV_FIELDS_caller(F, K)                                                                  \
     F(K, why, S, R)                                                                                \
-    F(K, verb, S, R) F(K, caller, S, R) F(K, from, S, R) F(K, calls, U, R) F(K, ops, OPS, R)
-#define RG_EV_FIELDS_callers(F, K) F(K, why, S, R) F(K, sites, I, R) F(K, lost, U, R)
+    F(K, verb, S, R)                                                                               \
+    F(K, caller, S, R)                                                                             \
+    F(K, from, S, R)                                                                               \
+    F(K, calls, U, R)                                                                              \
+    F(K, ops, OPS, R)
+#define RG_EV_FIELDS_callers(F, K)                                                                 \
+    F(K, why, S, R)                                                                                \
+    F(K, sites, I, R)                                                                              \
+    F(K, lost, U, R)
 /* A dlopen of the verbs library answered with the shim itself. */
-#define RG_EV_FIELDS_dlopen(F, K) F(K, call, S, R) F(K, file, S, R) F(K, lmid, I, R)
+#define RG_EV_FIELDS_dlopen(F, K)                                                                  \
+    F(K, call, S, R)                                                                               \
+    F(K, file, S, R)                                                                               \
+    F(K, lmid, I, R)
 /* Something the shim could not do as planned. */
-#define RG_EV_FIELDS_note(F, K) F(K, what, S, R) F(K, qp, U, O) F(K, err, I, O) F(K, rule, I, O)
+#define RG_EV_FIELDS_note(F, K)                                                                    \
+    F(K, what, S, R)                                                                               \
+    F(K, qp, U, O)                                                                                 \
+    F(K, err, I, O)                                                                                \
+    F(K, rule, I, O)
 /* The buffer-ownership sanitizer's finding. */
 #define RG_EV_FIELDS_ownership(F, K)                                                               \
-    F(K, op, S, R) F(K, qp, U, R) F(K, wr_id, X, R) F(K, offset, I, R) F(K, bytes, U, R)
+    F(K, op, S, R)                                                                                 \
+    F(K, qp, U, R)                                                                                 \
+    F(K, wr_id, X, R)                                                                              \
+    F(K, offset, I, R)                                                                             \
+    F(K, bytes, U, R)
 /* Summaries (at exit, a snapshot, a control request). */
 #define RG_EV_FIELDS_rule(F, K)                                                                    \
     F(K, why, S, R)                                                                                \
-    F(K, rule, I, R) F(K, line, I, R) F(K, fault, S, R) F(K, matched, U, R) F(K, fired, U, R)
+    F(K, rule, I, R)                                                                               \
+    F(K, line, I, R)                                                                               \
+    F(K, fault, S, R)                                                                              \
+    F(K, matched, U, R)                                                                            \
+    F(K, fired, U, R)
 #define RG_EV_FIELDS_alive(F, K)                                                                   \
     F(K, why, S, R)                                                                                \
-    F(K, contexts, I, R) F(K, pds, I, R) F(K, mrs, I, R) F(K, cqs, I, R) F(K, qps, I, R)           \
-        F(K, channels, I, R)
+    F(K, contexts, I, R)                                                                           \
+    F(K, pds, I, R)                                                                                \
+    F(K, mrs, I, R)                                                                                \
+    F(K, cqs, I, R)                                                                                \
+    F(K, qps, I, R)                                                                                \
+    F(K, channels, I, R)
 #define RG_EV_FIELDS_owned(F, K)                                                                   \
     F(K, why, S, R)                                                                                \
-    F(K, sends, U, R) F(K, recvs, U, R) F(K, rewritten, U, R) F(K, unsanitized, U, R)              \
-        F(K, repoisoned, U, R)
+    F(K, sends, U, R)                                                                              \
+    F(K, recvs, U, R)                                                                              \
+    F(K, rewritten, U, R)                                                                          \
+    F(K, unsanitized, U, R)                                                                        \
+    F(K, repoisoned, U, R)
 #define RG_EV_FIELDS_totals(F, K)                                                                  \
     F(K, why, S, R)                                                                                \
-    F(K, contexts, U, R) F(K, qps, U, R) F(K, cqs, U, R) F(K, posts_send, U, R)                    \
-        F(K, posts_recv, U, R) F(K, polls, U, R) F(K, cqe, U, R) F(K, cqe_err, U, R)
+    F(K, contexts, U, R)                                                                           \
+    F(K, qps, U, R)                                                                                \
+    F(K, cqs, U, R)                                                                                \
+    F(K, posts_send, U, R)                                                                         \
+    F(K, posts_recv, U, R)                                                                         \
+    F(K, polls, U, R)                                                                              \
+    F(K, cqe, U, R)                                                                                \
+    F(K, cqe_err, U, R)
 /* A program's step ended: what it did in it. */
 #define RG_EV_FIELDS_phase(F, K)                                                                   \
-    F(K, step, I, R) F(K, rep, I, R) F(K, posts_op, OPS, R) F(K, cqe_op, OPS, R) F(K, polls, U, R)
+    F(K, step, I, R)                                                                               \
+    F(K, rep, I, R)                                                                                \
+    F(K, posts_op, OPS, R)                                                                         \
+    F(K, cqe_op, OPS, R)                                                                           \
+    F(K, polls, U, R)
 /* A hung rank's oldest requests, at a snapshot. */
 #define RG_EV_FIELDS_outstanding(F, K)                                                             \
-    F(K, dev, S, R) F(K, qp, U, R) F(K, qp_ord, I, R) F(K, send, WRS, R) F(K, recv, WRS, R)
+    F(K, dev, S, R)                                                                                \
+    F(K, qp, U, R)                                                                                 \
+    F(K, qp_ord, I, R)                                                                             \
+    F(K, send, WRS, R)                                                                             \
+    F(K, recv, WRS, R)
 #define RG_EV_FIELDS_qp(F, K)                                                                      \
     F(K, why, S, R)                                                                                \
-    F(K, dev, S, R) F(K, qp, U, R) F(K, qp_ord, I, R) F(K, type, I, R) F(K, srq, B, R)             \
-        F(K, posts_send, U, R) F(K, posts_recv, U, R) F(K, cqe_send, U, R) F(K, cqe_recv, U, R)    \
-            F(K, cqe_err, U, R) F(K, faulted, I, R) F(K, out_send, N, R) F(K, out_recv, N, R)      \
-                F(K, posts_op, OPS, R) F(K, cqe_op, OPS, R)
+    F(K, dev, S, R)                                                                                \
+    F(K, qp, U, R)                                                                                 \
+    F(K, qp_ord, I, R)                                                                             \
+    F(K, type, I, R)                                                                               \
+    F(K, srq, B, R)                                                                                \
+    F(K, posts_send, U, R)                                                                         \
+    F(K, posts_recv, U, R)                                                                         \
+    F(K, cqe_send, U, R)                                                                           \
+    F(K, cqe_recv, U, R)                                                                           \
+    F(K, cqe_err, U, R)                                                                            \
+    F(K, faulted, I, R)                                                                            \
+    F(K, out_send, N, R)                                                                           \
+    F(K, out_recv, N, R)                                                                           \
+    F(K, posts_op, OPS, R)                                                                         \
+    F(K, cqe_op, OPS, R)
 #define RG_EV_FIELDS_cq(F, K)                                                                      \
-    F(K, why, S, R) F(K, dev, S, R) F(K, cq_ord, I, R) F(K, polls, U, R) F(K, cqe, U, R)
+    F(K, why, S, R)                                                                                \
+    F(K, dev, S, R)                                                                                \
+    F(K, cq_ord, I, R)                                                                             \
+    F(K, polls, U, R)                                                                              \
+    F(K, cqe, U, R)
 /* An event too long for a line: its kind, never a line cut short. */
 #define RG_EV_FIELDS_cut(F, K) F(K, of, S, R)
 /* The verbs trace (trace=1). */
-#define RG_EV_FIELDS_trace_full(F, K) F(K, events, I, O) F(K, why, S, O)
+#define RG_EV_FIELDS_trace_full(F, K)                                                              \
+    F(K, events, I, O)                                                                             \
+    F(K, why, S, O)
 #define RG_EV_FIELDS_trace_qp(F, K)                                                                \
     F(K, dev, S, R)                                                                                \
-    F(K, qp, U, R) F(K, type, S, R) F(K, srq, B, R) F(K, gid, S, R) F(K, send_cq, I, R)            \
-        F(K, recv_cq, I, R) F(K, peer_qp, U, O) F(K, peer_gid, S, O) F(K, peer_lid, U, O)
+    F(K, qp, U, R)                                                                                 \
+    F(K, type, S, R)                                                                               \
+    F(K, srq, B, R)                                                                                \
+    F(K, gid, S, R)                                                                                \
+    F(K, send_cq, I, R)                                                                            \
+    F(K, recv_cq, I, R)                                                                            \
+    F(K, peer_qp, U, O)                                                                            \
+    F(K, peer_gid, S, O)                                                                           \
+    F(K, peer_lid, U, O)
 #define RG_EV_FIELDS_trace_post(F, K)                                                              \
     F(K, dev, S, R)                                                                                \
-    F(K, qp, U, R) F(K, dir, S, R) F(K, op, S, R) F(K, n, U, R) F(K, wr_id, X, R)                  \
-        F(K, bytes, U, R) F(K, signaled, B, R) F(K, fate, S, R) F(K, at_ms, MS, R)
+    F(K, qp, U, R)                                                                                 \
+    F(K, dir, S, R)                                                                                \
+    F(K, op, S, R)                                                                                 \
+    F(K, n, U, R)                                                                                  \
+    F(K, wr_id, X, R)                                                                              \
+    F(K, bytes, U, R)                                                                              \
+    F(K, signaled, B, R)                                                                           \
+    F(K, fate, S, R)                                                                               \
+    F(K, at_ms, MS, R)
 #define RG_EV_FIELDS_trace_cqe(F, K)                                                               \
     F(K, dev, S, R)                                                                                \
-    F(K, qp, U, R) F(K, dir, S, R) F(K, op, S, R) F(K, status, I, R) F(K, wr_id, X, R)             \
-        F(K, bytes, U, R) F(K, cq, I, R) F(K, polls, U, R)
-#define RG_EV_FIELDS_trace_idle(F, K) F(K, dev, S, R) F(K, cq, I, R) F(K, idle, U, R)
-#define RG_EV_FIELDS_trace_gap(F, K) F(K, dev, S, R) F(K, qp, U, R) F(K, why, S, R)
+    F(K, qp, U, R)                                                                                 \
+    F(K, dir, S, R)                                                                                \
+    F(K, op, S, R)                                                                                 \
+    F(K, status, I, R)                                                                             \
+    F(K, wr_id, X, R)                                                                              \
+    F(K, bytes, U, R)                                                                              \
+    F(K, cq, I, R)                                                                                 \
+    F(K, polls, U, R)
+#define RG_EV_FIELDS_trace_idle(F, K)                                                              \
+    F(K, dev, S, R)                                                                                \
+    F(K, cq, I, R)                                                                                 \
+    F(K, idle, U, R)
+#define RG_EV_FIELDS_trace_gap(F, K)                                                               \
+    F(K, dev, S, R)                                                                                \
+    F(K, qp, U, R)                                                                                 \
+    F(K, why, S, R)
 
 /* Every kind, in the order of enum rg_ev_kind. */
 #define RG_EV_KINDS(X)                                                                             \
     X(load)                                                                                        \
-    X(fault) X(caller) X(callers) X(dlopen) X(note) X(ownership) X(rule) X(alive) X(owned)         \
-        X(totals) X(phase) X(outstanding) X(qp) X(cq) X(cut) X(trace_full) X(trace_qp)             \
-            X(trace_post) X(trace_cqe) X(trace_idle) X(trace_gap)
+    X(fault)                                                                                       \
+    X(caller)                                                                                      \
+    X(callers)                                                                                     \
+    X(dlopen)                                                                                      \
+    X(note)                                                                                        \
+    X(ownership)                                                                                   \
+    X(rule)                                                                                        \
+    X(alive)                                                                                       \
+    X(owned)                                                                                       \
+    X(totals)                                                                                      \
+    X(phase)                                                                                       \
+    X(outstanding)                                                                                 \
+    X(qp)                                                                                          \
+    X(cq)                                                                                          \
+    X(cut)                                                                                         \
+    X(trace_full)                                                                                  \
+    X(trace_qp)                                                                                    \
+    X(trace_post)                                                                                  \
+    X(trace_cqe)                                                                                   \
+    X(trace_idle)                                                                                  \
+    X(trace_gap)
+/* clang-format on */
 
 enum rg_ev_type {
     RG_EVT_U,
