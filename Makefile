@@ -90,7 +90,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*/*.h tests/
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
         regression sweep sweep-mutants mutant-seeds fuzz bench soak \
-        format-check arrows install uninstall jaccl \
+        format-check arrows install uninstall jaccl corpus \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
 
@@ -115,6 +115,7 @@ help:
 	@echo "make install        PREFIX=/usr/local DESTDIR=: command, libraries, headers, .pc, scenarios, man"
 	@echo "make uninstall      what make install put there, with the same variables"
 	@echo "make jaccl          JACCL_SRC=/path/to/mlx: upstream JACCL and its railguard adapter"
+	@echo "make corpus         every verbs program Debian ships that runs on rxe, clean and faulted"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
 	@echo "make clean          the builds (make distclean: the cached guest kernel too)"
 
@@ -461,6 +462,22 @@ fuzz: deps $(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz/fuzz-$(t))
 	    echo "fuzz: $$t: $${n:-?} inputs$(FUZZ_SAID) ($${r:-?}/s), $$(grep -c '^==.*ERROR' \
 	        $(BUILD)/fuzz/fuzz-$$t.log) crash(es) (log $(BUILD)/fuzz/fuzz-$$t.log)"; \
 	done; exit $$st
+
+# --- the corpus: verbs programs Debian ships ----------------------------------------------------
+# scenarios/corpus/: perftest's latency, atomic and UD tests, librdmacm's examples and rsockets
+# tools, qperf, libfabric's fi_pingpong, ucx_perftest and an MPI job under Open MPI over UCX,
+# each clean and faulted, judged by railguard run (docs/exec.md, "The corpus"). Their packages
+# come from `ci/deps corpus`; the MPI program is built here. CORPUS_SCENARIOS picks what runs.
+CORPUS_SCENARIOS ?= scenarios/corpus/
+corpus: deps
+	@sh ci/deps corpus
+	@$(BUILDMAKE) build-rel
+	@mkdir -p $(BUILD)/corpus
+	$(call quiet,CC,$(BUILD)/corpus/mpi-allreduce)
+	$(Q)mpicc -O2 $(WARN) -o $(BUILD)/corpus/mpi-allreduce tests/corpus/mpi_allreduce.c
+	rm -rf $(BUILD)/corpus-run
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 3600 -- $(BUILD)/rel/bin/railguard run \
+	    --out $(BUILD)/corpus-run $(CORPUS_SCENARIOS)
 
 # --- third-party transports -------------------------------------------------------------------
 # Upstream JACCL and its adapter, from the user's mlx checkout (docs/adapters.md). Without
