@@ -432,7 +432,7 @@ FUZZ_FLAGS    = $(filter-out -MMD -MP,$(BASE_CFLAGS)) -O1 -g -fno-omit-frame-poi
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS)
 FUZZ_TARGETS := scenario plan devices sidechan clock evidence
 FUZZ_SRC_scenario := $(wildcard harness/scenario/*.c) harness/data/rg_data.c \
-                     harness/base/rg_verdict.c $(FI_PLAN_SRC) $(PARSE_SRC)
+                     harness/base/rg_verdict.c harness/base/rg_paths.c $(FI_PLAN_SRC) $(PARSE_SRC)
 FUZZ_SRC_plan     := $(FI_PLAN_SRC) $(PARSE_SRC)
 FUZZ_SRC_devices  := transport/rg_config.c transport/rg_status.c $(PARSE_SRC)
 # The side channel's three files are included by its target, to reach their static parts.

@@ -11,13 +11,14 @@
  *     contents are undefined until the completion, so a program that reads it early gets
  *     poison into its results. At a receive's completion, bytes past byte_len that no longer
  *     hold poison were written by the program into memory the NIC owned. Those that still do
- *     get back what they held at post: no NIC writes past the message, and programs rely on
- *     it (UCX keeps its descriptors' own words in a receive buffer's slack, written before
- *     the post and read after the completion). A receive's scatter list is copied at post for
+ *     get back what they held at post: no NIC writes past the message, so a program may find
+ *     there what it left before the post. A receive's scatter list is copied at post for
  *     that, under the same budget as the sends' copies. Nor is a UD receive poisoned past the
- *     most a NIC can write into it, a GRH and one MTU: UCX's UD receive buffers run 8 bytes
- *     past that into the next buffer's header, which poison there turned into a crash in UCX
- *     (a CRASH that was the sanitizer's, never a bug a NIC could show).
+ *     most a NIC can write into it, a GRH and one MTU: UCX's UD receive buffers run past that
+ *     into memory UCX uses while they are posted (by its crash in ucs_mpool_put, reading a
+ *     non-canonical pointer: poison read as the next buffer's pool header), a CRASH that was
+ *     the sanitizer's, never a bug a NIC could show. Bisected in the guest: only the receive
+ *     half crashed it, and the UD bound cured it where giving the slack back alone did not.
  * Inline sends are copied by the provider at post and are exempt. Only memory inside an MR
  * that is still registered is read (the MR table's lock is held across the read, and dereg_mr
  * takes it first), so a program that frees a buffer after deregistering it is never touched.

@@ -409,8 +409,8 @@ FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mas
 {
     int rc = fi_real.modify_qp(qp, attr, mask);
     /* A UD receive is written at most a GRH and one MTU deep, whatever its scatter list says:
-     * the sanitizer poisons no further (a program may keep its own words past that: UCX's UD
-     * buffers run 8 bytes into the next buffer's header). */
+     * the sanitizer poisons no further (a program may use memory past that: UCX's UD buffers
+     * run into what it uses while they are posted, fi_own.c). */
     if (!rc && qp->qp_type == IBV_QPT_UD && (mask & IBV_QP_PORT) && fi_own_on()) {
         struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
         struct ibv_port_attr pa;

@@ -165,9 +165,10 @@ int rg_bt_symbolize(const char *path, char *why, size_t whylen);
  * object's debug information. The verbs are inline functions of <infiniband/verbs.h>, so the
  * innermost frame that is not in that header is the caller's. A site addr2line cannot name is
  * left "" (no debug information there). Without debug information addr2line still names the
- * nearest symbol of the object's symbol table, which may be any exported function before the
- * code (rsockets' rsend reads as rdma_get_remote_ece): such a name has no FILE:LINE, and
- * `nearest` says so, for the reader to say "nearest exported symbol", never the function.
+ * nearest symbol of the object's symbol table: the function itself where the object kept its
+ * full table, any exported function before the code where only the dynamic one is left
+ * (rsockets' rsend reads as rdma_get_remote_ece). Such a name has no FILE:LINE, and `nearest`
+ * says so, for the reader to say "nearest symbol", never the function.
  * 0, or -1 with why when addr2line could not be run.
  */
 typedef struct rg_sym_site {
@@ -176,7 +177,7 @@ typedef struct rg_sym_site {
     bool nearest; /* func is only the nearest symbol before the code: no debug information */
 } rg_sym_site;
 /* A site as a person reads it: "FUNC at FILE:LINE (OBJ+0xOFF)" from debug information, else
- * "OBJ+0xOFF (no debug info; nearest exported symbol: NAME)", else "OBJ+0xOFF (no debug info,
+ * "OBJ+0xOFF (no debug info; nearest symbol: NAME)", else "OBJ+0xOFF (no debug info,
  * no symbol)"; OBJ is the path's last part. */
 void rg_sym_site_text(const rg_sym_site *s, const char *obj, uint64_t off, char *out, size_t len);
 int rg_sym_sites(const char *obj, const uint64_t *off, int n, rg_sym_site *out, char *why,

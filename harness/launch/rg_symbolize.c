@@ -390,7 +390,7 @@ void rg_sym_site_text(const rg_sym_site *s, const char *obj, uint64_t off, char 
         snprintf(out, len, "%s%s%s (%s+0x%llx)", s->func, s->where[0] ? " at " : "", s->where, base,
                  (unsigned long long)off);
     else if (s->func[0])
-        snprintf(out, len, "%s+0x%llx (no debug info; nearest exported symbol: %s)", base,
+        snprintf(out, len, "%s+0x%llx (no debug info; nearest symbol: %s)", base,
                  (unsigned long long)off, s->func);
     else
         snprintf(out, len, "%s+0x%llx (no debug info, no symbol)", base, (unsigned long long)off);

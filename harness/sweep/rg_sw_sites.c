@@ -261,7 +261,7 @@ void rg_sw_sites_table(FILE *f, const rg_sw_result *r)
         if (s->func[0] && s->where[0])
             rg_sw_site_names(s, at, sizeof(at));
         else if (s->func[0]) /* a symbol, but no line: the nearest one, not the function */
-            snprintf(at, sizeof(at), "no debug info, nearest exported symbol: %s", s->func);
+            snprintf(at, sizeof(at), "no debug info, nearest symbol: %s", s->func);
         else
             snprintf(at, sizeof(at), "no debug info, no symbol");
         fprintf(f, "    %-7s %5d  %-9s %s (%s)\n", n ? "reached" : "NEVER", n, s->verb, at,

@@ -189,8 +189,8 @@ END_TEST
 
 /*
  * What a program left in a receive buffer past the message is its own again at the completion
- * (UCX keeps descriptor words in that slack): poison while the NIC owns the buffer, the bytes
- * of the post after it. A byte the program wrote meanwhile is found, and stays as written.
+ * (no NIC writes there): poison while the NIC owns the buffer, the bytes of the post after it.
+ * A byte the program wrote meanwhile is found, and stays as written.
  */
 START_TEST(test_recv_slack_given_back)
 {
@@ -221,8 +221,8 @@ START_TEST(test_recv_slack_given_back)
 }
 END_TEST
 
-/* A UD receive's room (GRH and MTU): poison and checks end there; what lies past it (another
- * buffer's header, in UCX) is never touched. */
+/* A UD receive's room (GRH and MTU): poison and checks end there; what lies past it (memory
+ * UCX uses while its UD buffers are posted) is never touched. */
 START_TEST(test_recv_room)
 {
     memset(g_buf + 64, 0x11, 300);

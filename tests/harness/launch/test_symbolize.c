@@ -204,9 +204,8 @@ START_TEST(test_sym_nearest)
     rg_sym_site_text(&s, obj, off, text, sizeof(text));
     const char *base = strrchr(obj, '/') + 1;
     char want[800];
-    snprintf(want, sizeof(want),
-             "%s+0x%llx (no debug info; nearest exported symbol: rdma_get_remote_ece)", base,
-             (unsigned long long)off);
+    snprintf(want, sizeof(want), "%s+0x%llx (no debug info; nearest symbol: rdma_get_remote_ece)",
+             base, (unsigned long long)off);
     ck_assert_str_eq(text, want);
     dlclose(h);
 
