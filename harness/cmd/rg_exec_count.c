@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static const char *const qp_type[] = {
     [2] = "RC", [3] = "UC", [4] = "UD", [9] = "XRC_SEND", [10] = "XRC_RECV"};
@@ -68,12 +67,15 @@ static void one_rank(FILE *f, const char *dir, int r)
         rg_sym_site name;
         char why[600], text[800], site[600];
         rg_sym_sites(ev->objs[s->obj], &s->off, 1, &name, why, sizeof(why));
-        rg_sym_site_text(&name, ev->objs[s->obj], s->off, text, sizeof(text));
         rg_ev_site_text(ev, s, 1, true, site, sizeof(site));
         /* The site is already OBJ+0xOFF: only what names it more is said after it. */
-        const char *more = strstr(text, " (no debug info");
-        if (more && !strncmp(text, site, strlen(site)))
-            memmove(text, more + 2, strlen(more + 2) + 1), text[strlen(text) - 1] = '\0';
+        if (name.func[0] && !name.nearest)
+            snprintf(text, sizeof(text), "%s%s%s", name.func, name.where[0] ? " at " : "",
+                     name.where);
+        else if (name.func[0])
+            snprintf(text, sizeof(text), "no debug info; nearest symbol: %s", name.func);
+        else
+            snprintf(text, sizeof(text), "no debug info, no symbol");
         fprintf(f, "    site=%s  %-9s %llu call(s)", site, s->verb, (unsigned long long)s->calls);
         for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC; op++)
             if (s->ops[op])

@@ -37,21 +37,21 @@ static const rg_ev_fdef *field_of(const rg_ev_kdef *k, const char *name, int *id
     return NULL;
 }
 
-/* U: a JSON integer from 0, or above 2^63 - 1 an RG_HEX64 string. */
+/* X: an RG_HEX64 string. */
+static bool read_x(json_t *v, uint64_t *out)
+{
+    return json_is_string(v) && !strncmp(json_string_value(v), "0x", 2) &&
+           !rg_parse_uint(json_string_value(v), true, 0, UINT64_MAX, out);
+}
+
+/* U: a JSON integer from 0, or above 2^63 - 1 an X. */
 static bool read_u(json_t *v, uint64_t *out)
 {
     if (json_is_integer(v) && json_integer_value(v) >= 0) {
         *out = (uint64_t)json_integer_value(v);
         return true;
     }
-    return json_is_string(v) && !strncmp(json_string_value(v), "0x", 2) &&
-           !rg_parse_uint(json_string_value(v), true, 0, UINT64_MAX, out);
-}
-
-static bool read_x(json_t *v, uint64_t *out)
-{
-    return json_is_string(v) && !strncmp(json_string_value(v), "0x", 2) &&
-           !rg_parse_uint(json_string_value(v), true, 0, UINT64_MAX, out);
+    return read_x(v, out);
 }
 
 static bool is_unknown(json_t *v)

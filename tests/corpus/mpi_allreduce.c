@@ -22,7 +22,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpi-allreduce: ITERS and COUNT must be positive\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    double *in = malloc(sizeof(double) * (size_t)count), *out = malloc(sizeof(double) * (size_t)count);
+    double *in = malloc(sizeof(double) * (size_t)count),
+           *out = malloc(sizeof(double) * (size_t)count);
     if (!in || !out)
         MPI_Abort(MPI_COMM_WORLD, 2);
     for (int it = 0; it < iters; it++) {
@@ -33,8 +34,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < count; i++) {
             double want = (double)(i % 7 + it) * size * (size + 1) / 2;
             if (out[i] != want) {
-                fprintf(stderr, "mpi-allreduce: rank %d, call %d: element %d is %g, not %g\n",
-                        rank, it, i, out[i], want);
+                fprintf(stderr, "mpi-allreduce: rank %d, call %d: element %d is %g, not %g\n", rank,
+                        it, i, out[i], want);
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
         }
