@@ -172,7 +172,7 @@ static void fi_summary_why(const char *why)
         struct fi_own_tally t;
         fi_own_counts(&t);
         FI_EV(owned, .why = why, .sends = t.sends, .recvs = t.recvs, .rewritten = t.rewritten,
-              .unsanitized = t.unsanitized, .repoisoned = t.repoisoned);
+              .answered = t.answered, .unsanitized = t.unsanitized, .repoisoned = t.repoisoned);
     }
     FI_EV(totals, .why = why, .contexts = atomic_load(&g_tot.contexts),
           .qps = atomic_load(&g_tot.qps), .cqs = atomic_load(&g_tot.cqs),

@@ -9,6 +9,7 @@
 #include "rg_parse.h"
 
 #include <infiniband/verbs.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -68,25 +69,44 @@ int fi_dl_init(const char *self_path, const char *verbs_path);
  * the completion. fi_own_check returns true when it found (and wrote an event for) a rewrite.
  */
 struct fi_own;
+/*
+ * What a UD QP has heard, and from whom: each successful receive completion's source QP with
+ * a serial, in a few slots by QPN (a slot taken by another source forgets the first, so a
+ * collision only ever makes the sanitizer stricter). A UD send rewritten before its completion
+ * after its destination answered is the acknowledgement protocols' reuse (UCX's UD transport
+ * frees a send buffer on its peer's acknowledgement): UD has no retransmission, so when the
+ * answer acknowledged it the destination had the bytes. The shim cannot tell an
+ * acknowledgement from other traffic, so such a rewrite is reported apart, never judged.
+ */
+#define FI_HEARD 16
+struct fi_heard {
+    _Atomic uint64_t serial;
+    _Atomic uint64_t from[FI_HEARD]; /* serial << 24 | source QPN; 0: none */
+};
+void fi_heard_note(struct fi_heard *h, uint32_t src_qp);
 void fi_own_mr_add(const void *ctx, uint32_t lkey, uint64_t va, uint64_t iova, uint64_t len);
 void fi_own_mr_del(const void *ctx, uint32_t lkey);
-struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w);
+/* ud: the QP's record of what it heard when it is a UD QP, else NULL. */
+struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w, const struct fi_heard *ud);
 /* room: the most bytes a NIC can write into the receive (a UD QP's GRH and MTU), 0 all of it;
  * bytes past it are left as they are and never checked. */
 struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w, uint32_t room);
 void fi_own_unsanitized(uint64_t n);
-bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len);
+/* ud: as at fi_own_send, the same QP's. */
+bool fi_own_check(struct fi_own *o, uint32_t qpn, const struct fi_heard *ud, uint64_t wr_id,
+                  bool success, uint32_t byte_len);
 void fi_own_free(struct fi_own *o);
 /* Sends retired unseen (unsignaled, completed in order before a later completion): their
  * records go on a list under the QP's ring lock (fi_own_defer appends at *tail) and are
  * checked and freed after it is released (fi_own_check_list), so the poll path holds the lock
  * for no memcmp. */
 void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id);
-void fi_own_check_list(struct fi_own *list, uint32_t qpn);
-/* Requests checked (sends, recvs), rewrites found, requests not sanitized, and receives
- * poisoned again at an error completion. */
+void fi_own_check_list(struct fi_own *list, uint32_t qpn, const struct fi_heard *ud);
+/* Requests checked (sends, recvs), rewrites found, UD sends rewritten after their destination
+ * answered (not judged), requests not sanitized, and receives poisoned again at an error
+ * completion. */
 struct fi_own_tally {
-    uint64_t sends, recvs, rewritten, unsanitized, repoisoned;
+    uint64_t sends, recvs, rewritten, answered, unsanitized, repoisoned;
 };
 void fi_own_counts(struct fi_own_tally *t);
 

@@ -137,7 +137,8 @@ bool fi_late_hold(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
                               .post = post,
                               .qp = qp,
                               .wr = *w,
-                              .own = fi_own_on() ? fi_own_send(qp->context, w) : NULL};
+                              .own =
+                                  fi_own_on() ? fi_own_send(qp->context, w, fi_ud_heard(q)) : NULL};
         memcpy(e->sge, w->sg_list, (size_t)w->num_sge * sizeof(e->sge[0]));
         e->wr.sg_list = e->sge;
         e->wr.next = NULL;

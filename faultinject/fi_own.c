@@ -51,7 +51,7 @@ static uint64_t g_mr_gen;
 static _Atomic uint64_t g_copy_bytes;
 
 static struct {
-    _Atomic uint64_t sends, recvs, rewritten, unsanitized, repoisoned;
+    _Atomic uint64_t sends, recvs, rewritten, answered, unsanitized, repoisoned;
 } g_own;
 
 struct fi_own_sge {
@@ -68,7 +68,10 @@ struct fi_own {
     int nsge;
     uint32_t total;
     struct fi_own_sge *sge;
-    uint8_t *copy;       /* the list's bytes at post, in order (sends, receives; not reads) */
+    uint8_t *copy; /* the list's bytes at post, in order (sends, receives; not reads) */
+    bool ud;       /* a UD send: dqpn is its destination, heard what its QP had heard */
+    uint32_t dqpn;
+    uint64_t heard;
     struct fi_own *next; /* on a list of records retired unseen, checked after the ring's lock */
     uint64_t wr_id;      /* while on that list */
 };
@@ -200,7 +203,21 @@ static struct fi_own *counted(struct fi_own *o, _Atomic uint64_t *made, int nsge
     return o;
 }
 
-struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
+void fi_heard_note(struct fi_heard *h, uint32_t src_qp)
+{
+    uint64_t s = atomic_fetch_add(&h->serial, 1) + 1;
+    src_qp &= 0xffffff;
+    atomic_store(&h->from[src_qp % FI_HEARD], s << 24 | src_qp);
+}
+
+/* Whether h heard from qpn after serial `since`. */
+static bool heard_since(const struct fi_heard *h, uint32_t qpn, uint64_t since)
+{
+    uint64_t v = atomic_load(&h->from[(qpn & 0xffffff) % FI_HEARD]);
+    return v && (v & 0xffffff) == (qpn & 0xffffff) && v >> 24 > since;
+}
+
+struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w, const struct fi_heard *ud)
 {
     if (w->send_flags & IBV_SEND_INLINE)
         return NULL; /* the provider copied it at post */
@@ -221,7 +238,14 @@ struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w)
     default:
         return NULL; /* atomics and the rest: 8 bytes the NIC writes, nothing to compare */
     }
-    return counted(own_new(ctx, false, true, w->sg_list, w->num_sge, 0), &g_own.sends, w->num_sge);
+    struct fi_own *o =
+        counted(own_new(ctx, false, true, w->sg_list, w->num_sge, 0), &g_own.sends, w->num_sge);
+    if (o && ud && (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM)) {
+        o->ud = true;
+        o->dqpn = w->wr.ud.remote_qpn;
+        o->heard = atomic_load(&ud->serial);
+    }
+    return o;
 }
 
 struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w, uint32_t room)
@@ -366,17 +390,18 @@ void fi_own_defer(struct fi_own ***tail, struct fi_own *o, uint64_t wr_id)
     *tail = &o->next;
 }
 
-void fi_own_check_list(struct fi_own *list, uint32_t qpn)
+void fi_own_check_list(struct fi_own *list, uint32_t qpn, const struct fi_heard *ud)
 {
     while (list) {
         struct fi_own *next = list->next;
-        fi_own_check(list, qpn, list->wr_id, true, 0);
+        fi_own_check(list, qpn, ud, list->wr_id, true, 0);
         fi_own_free(list);
         list = next;
     }
 }
 
-bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, uint32_t byte_len)
+bool fi_own_check(struct fi_own *o, uint32_t qpn, const struct fi_heard *ud, uint64_t wr_id,
+                  bool success, uint32_t byte_len)
 {
     if (o && o->recv && !success)
         own_repoison(o);
@@ -387,9 +412,11 @@ bool fi_own_check(struct fi_own *o, uint32_t qpn, uint64_t wr_id, bool success, 
         own_restore(o, byte_len);
     if (at < 0)
         return false;
-    atomic_fetch_add(&g_own.rewritten, 1);
-    FI_EV(ownership, .op = o->recv ? "recv" : "send", .qp = qpn, .wr_id = wr_id, .offset = at,
-          .bytes = o->total);
+    bool answered = o->ud && ud && heard_since(ud, o->dqpn, o->heard);
+    atomic_fetch_add(answered ? &g_own.answered : &g_own.rewritten, 1);
+    FI_EV(ownership, .has = answered ? RG_EVH(ownership, answered) : 0,
+          .op = o->recv ? "recv" : "send", .qp = qpn, .wr_id = wr_id, .offset = at,
+          .bytes = o->total, .answered = answered);
     return true;
 }
 
@@ -398,6 +425,7 @@ void fi_own_counts(struct fi_own_tally *t)
     t->sends = atomic_load(&g_own.sends);
     t->recvs = atomic_load(&g_own.recvs);
     t->rewritten = atomic_load(&g_own.rewritten);
+    t->answered = atomic_load(&g_own.answered);
     t->unsanitized = atomic_load(&g_own.unsanitized);
     t->repoisoned = atomic_load(&g_own.repoisoned);
 }

@@ -117,7 +117,7 @@ bool fi_retire(struct fi_qp *q, bool recv, bool success, uint64_t wr_id, struct 
     pthread_mutex_lock(&q->rlock);
     bool found = fi_ring_retire(recv ? &q->rring : &q->sring, recv, success, wr_id, &tail, out);
     pthread_mutex_unlock(&q->rlock);
-    fi_own_check_list(unseen, q->qpn);
+    fi_own_check_list(unseen, q->qpn, fi_ud_heard(q));
     return found;
 }
 
@@ -128,7 +128,7 @@ void fi_retired(struct fi_qp *q, struct fi_rent *e, int status, uint32_t byte_le
 {
     if (!e->own)
         return;
-    fi_own_check(e->own, q->qpn, e->wr_id, status == IBV_WC_SUCCESS, byte_len);
+    fi_own_check(e->own, q->qpn, fi_ud_heard(q), e->wr_id, status == IBV_WC_SUCCESS, byte_len);
     fi_own_free(e->own);
     e->own = NULL;
 }
@@ -171,11 +171,12 @@ int fi_send_run_own(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp, struc
     bool exact0 = q->sring.exact;
     bool own = !pre && fi_own_on();
     for (struct ibv_send_wr *w = wr; w; w = w->next)
-        fi_ring_push_own(&q->sring, &(struct fi_rent){.wr_id = w->wr_id,
-                                                      .signaled = fi_signaled(q, w),
-                                                      .own = w == wr && pre ? pre
-                                                             : own ? fi_own_send(qp->context, w)
-                                                                   : NULL});
+        fi_ring_push_own(
+            &q->sring, &(struct fi_rent){.wr_id = w->wr_id,
+                                         .signaled = fi_signaled(q, w),
+                                         .own = w == wr && pre ? pre
+                                                : own ? fi_own_send(qp->context, w, fi_ud_heard(q))
+                                                      : NULL});
     double at = fi_trace_now();
     int rc = post(qp, wr, bad);
     for (struct ibv_send_wr *w = wr; w && !(rc && w == *bad); w = w->next, n++)

@@ -180,6 +180,7 @@ struct fi_qp {
     /* A UD QP's receives: the most bytes a NIC can write into one (the GRH's 40 and the
      * port's active MTU), known from its move to INIT; 0 when not a UD QP or not known. */
     _Atomic uint32_t ud_room;
+    struct fi_heard heard; /* a UD QP's: whom its receives came from (fi_internal.h) */
     _Atomic uint64_t posts_send, posts_recv, cqe_send, cqe_recv, cqe_err;
     /* By operation (enum fi_op), the events an op= filter counts: posts, and completions that
      * succeeded (the only ones error and corrupt look at). A sweep plans its points from them. */
@@ -198,6 +199,12 @@ struct fi_qp {
     pthread_mutex_t rlock;
     struct fi_ring sring, rring;
 };
+
+/* q's record of whom it heard from when it is a UD QP (the ownership sanitizer's), else NULL. */
+static inline struct fi_heard *fi_ud_heard(struct fi_qp *q)
+{
+    return q->qp && q->qp->qp_type == IBV_QPT_UD ? &q->heard : NULL;
+}
 
 /* A completion the shim makes itself: a lost send's success, or a flush after a break. */
 struct fi_pend {

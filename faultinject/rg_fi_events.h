@@ -103,13 +103,15 @@
     F(K, qp, U, O)                                                                                 \
     F(K, err, I, O)                                                                                \
     F(K, rule, I, O)
-/* The buffer-ownership sanitizer's finding. */
+/* The buffer-ownership sanitizer's finding; answered: a UD send rewritten after its destination
+ * answered, reported apart and not judged (fi_internal.h, struct fi_heard). */
 #define RG_EV_FIELDS_ownership(F, K)                                                               \
     F(K, op, S, R)                                                                                 \
     F(K, qp, U, R)                                                                                 \
     F(K, wr_id, X, R)                                                                              \
     F(K, offset, I, R)                                                                             \
-    F(K, bytes, U, R)
+    F(K, bytes, U, R)                                                                              \
+    F(K, answered, B, O)
 /* Summaries (at exit, a snapshot, a control request). */
 #define RG_EV_FIELDS_rule(F, K)                                                                    \
     F(K, why, S, R)                                                                                \
@@ -131,6 +133,7 @@
     F(K, sends, U, R)                                                                              \
     F(K, recvs, U, R)                                                                              \
     F(K, rewritten, U, R)                                                                          \
+    F(K, answered, U, R)                                                                           \
     F(K, unsanitized, U, R)                                                                        \
     F(K, repoisoned, U, R)
 #define RG_EV_FIELDS_totals(F, K)                                                                  \

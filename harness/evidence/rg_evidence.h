@@ -80,9 +80,10 @@ typedef struct rg_evidence {
      * (wire_off's "rx"): packets, duplicates discarded, requests out of sequence. -1: none
      * said. */
     int64_t rx_pkts[FI_MAX_RULES], rx_dup[FI_MAX_RULES], rx_oos[FI_MAX_RULES];
-    /* The ownership sanitizer: its last "owned" summary, and its first finding in full. */
+    /* The ownership sanitizer: its last "owned" summary, and its first finding in full (a UD
+     * send rewritten after its destination answered is counted in own_answered, not judged). */
     bool owned;
-    uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
+    uint64_t own_sends, own_recvs, own_rewritten, own_answered, own_unsanitized;
     char own_first[200];
     /*
      * A rank is a process tree: each process's evidence apart, by the pid on its lines, in the
@@ -110,7 +111,7 @@ typedef struct rg_evidence {
         uint64_t fired[FI_MAX_RULES];    /* its last rule summary's counts */
         int64_t matched[FI_MAX_RULES];   /* -1: it summarised no such rule */
         bool owned;
-        uint64_t own_sends, own_recvs, own_rewritten, own_unsanitized;
+        uint64_t own_sends, own_recvs, own_rewritten, own_answered, own_unsanitized;
     } proc[RG_EV_PROCS];
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */

@@ -187,6 +187,13 @@ static void ownership(const struct apply *a, int k)
     else
         snprintf(res->ownership, sizeof(res->ownership), "checked %llu sends, %llu receives",
                  (unsigned long long)e->own_sends, (unsigned long long)e->own_recvs);
+    /* Not settled either way: an acknowledgement's reuse, or a bug among other traffic. */
+    size_t n = strlen(res->ownership);
+    if (e->owned && e->own_answered && n < sizeof(res->ownership))
+        snprintf(res->ownership + n, sizeof(res->ownership) - n,
+                 "; %llu UD send(s) rewritten before their completion after their destination "
+                 "answered: not judged (an acknowledgement protocol's reuse, as UCX's)",
+                 (unsigned long long)e->own_answered);
 }
 
 /* What each process of the rank left alive at exit, named by its pid when the rank is a tree

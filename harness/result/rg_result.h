@@ -55,7 +55,7 @@ typedef struct rg_rank_result {
     rg_finding finding[RG_MAX_FINDINGS];
     /* The ownership sanitizer's word on this rank: "" (off), "checked S sends, R receives", or
      * "not sanitized: ..." when some requests went where the shim cannot follow. */
-    char ownership[128];
+    char ownership[256];
     /* What the transport said its calls ran ("ring/2:3 mesh/1:2"), "" when it cannot say. */
     char calls[160];
     /* An external launch's rank: its clock against rank 0's (rg_clock.c); zero elsewhere. */

@@ -21,9 +21,12 @@ void fi_ev(enum rg_ev_kind kind, const void *rec)
     } else {
         snprintf(g_ev, sizeof(g_ev),
                  "ownership:\"op\":\"%s\",\"qp\":%llu,\"wr_id\":\"0x%llx\",\"offset\":%lld,"
-                 "\"bytes\":%llu",
+                 "\"bytes\":%llu%s",
                  o->op, (unsigned long long)o->qp, (unsigned long long)o->wr_id,
-                 (long long)o->offset, (unsigned long long)o->bytes);
+                 (long long)o->offset, (unsigned long long)o->bytes,
+                 o->has & RG_EVH(ownership, answered)
+                     ? (o->answered ? ",answered" : ",not answered")
+                     : "");
     }
     g_nev++;
 }
@@ -54,10 +57,10 @@ START_TEST(test_send_untouched_passes)
 {
     struct ibv_sge sg[2] = {{0x10000, 100, 77}, {0x10000 + 1000, 50, 77}};
     struct ibv_send_wr w = send_wr(sg, 2);
-    struct fi_own *o = fi_own_send(&g_ctx, &w);
+    struct fi_own *o = fi_own_send(&g_ctx, &w, NULL);
     ck_assert_ptr_nonnull(o);
     g_buf[500] ^= 1; /* outside the gather list: the program's to change */
-    ck_assert(!fi_own_check(o, 5, 9, true, 0));
+    ck_assert(!fi_own_check(o, 5, NULL, 9, true, 0));
     ck_assert_int_eq(g_nev, 0);
     fi_own_free(o);
 }
@@ -68,9 +71,9 @@ START_TEST(test_send_rewritten_found)
 {
     struct ibv_sge sg[2] = {{0x10000, 100, 77}, {0x10000 + 1000, 50, 77}};
     struct ibv_send_wr w = send_wr(sg, 2);
-    struct fi_own *o = fi_own_send(&g_ctx, &w);
+    struct fi_own *o = fi_own_send(&g_ctx, &w, NULL);
     g_buf[1000 + 7] = 0x22;
-    ck_assert(fi_own_check(o, 5, 9, true, 0));
+    ck_assert(fi_own_check(o, 5, NULL, 9, true, 0));
     ck_assert_int_eq(g_nev, 1);
     ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":107,"
                            "\"bytes\":150");
@@ -89,12 +92,12 @@ START_TEST(test_send_exempt_and_unknown)
     struct ibv_sge in = {0x10000, 16, 77}, out = {0x10000 + 4000, 200, 77};
     struct ibv_send_wr w = send_wr(&in, 1);
     w.send_flags = IBV_SEND_INLINE;
-    ck_assert_ptr_null(fi_own_send(&g_ctx, &w));
+    ck_assert_ptr_null(fi_own_send(&g_ctx, &w, NULL));
     w = send_wr(&out, 1); /* runs 104 bytes past the MR's end */
-    ck_assert_ptr_null(fi_own_send(&g_ctx, &w));
+    ck_assert_ptr_null(fi_own_send(&g_ctx, &w, NULL));
     struct ibv_sge other = {0x10000, 16, 78}; /* an lkey never registered */
     w = send_wr(&other, 1);
-    ck_assert_ptr_null(fi_own_send(&g_ctx, &w));
+    ck_assert_ptr_null(fi_own_send(&g_ctx, &w, NULL));
     fi_own_counts(&t1);
     ck_assert_uint_eq(t1.unsanitized - t0.unsanitized, 2);
     ck_assert_uint_eq(t1.sends - t0.sends, 0);
@@ -113,13 +116,13 @@ START_TEST(test_recv_poison)
     ck_assert_int_eq(g_buf[63], 0x11);
     ck_assert_int_eq(g_buf[64 + 256], 0x11);
     memset(g_buf + 64, 0x33, 100); /* what the NIC delivered: 100 bytes */
-    ck_assert(!fi_own_check(o, 5, 3, true, 100));
+    ck_assert(!fi_own_check(o, 5, NULL, 3, true, 100));
     fi_own_free(o);
 
     o = fi_own_recv(&g_ctx, &w, 0);
     memset(g_buf + 64, 0x33, 100);
     g_buf[64 + 200] = 0; /* the program wrote past what arrived, while the NIC owned it */
-    ck_assert(fi_own_check(o, 5, 3, true, 100));
+    ck_assert(fi_own_check(o, 5, NULL, 3, true, 100));
     ck_assert_str_eq(g_ev, "ownership:\"op\":\"recv\",\"qp\":5,\"wr_id\":\"0x3\",\"offset\":200,"
                            "\"bytes\":256");
     fi_own_free(o);
@@ -133,7 +136,7 @@ START_TEST(test_recv_poison)
         g_buf[64 + at[k]] = 0xa4;
         if (at[k] + 2 < 256)
             g_buf[64 + at[k] + 2] = 0; /* a second in the same word: the first is the one said */
-        ck_assert(fi_own_check(o, 5, 3, true, 100));
+        ck_assert(fi_own_check(o, 5, NULL, 3, true, 100));
         char want[128];
         snprintf(want, sizeof(want),
                  "ownership:\"op\":\"recv\",\"qp\":5,\"wr_id\":\"0x3\",\"offset\":%d,"
@@ -150,7 +153,7 @@ START_TEST(test_recv_poison)
     fi_own_counts(&t0);
     o = fi_own_recv(&g_ctx, &w, 0);
     memset(g_buf + 64, 0x33, 256);
-    ck_assert(!fi_own_check(o, 5, 3, false, 0));
+    ck_assert(!fi_own_check(o, 5, NULL, 3, false, 0));
     for (int i = 0; i < 256; i++)
         ck_assert_int_eq(g_buf[64 + i], 0xa5);
     ck_assert_int_eq(g_buf[63], 0x11);
@@ -163,7 +166,7 @@ START_TEST(test_recv_poison)
     o = fi_own_recv(&g_ctx, &w, 0);
     fi_own_mr_del(&g_ctx, 77);
     memset(g_buf + 64, 0x33, 256);
-    ck_assert(!fi_own_check(o, 5, 3, false, 0));
+    ck_assert(!fi_own_check(o, 5, NULL, 3, false, 0));
     ck_assert_int_eq(g_buf[64], 0x33);
     fi_own_mr_add(&g_ctx, 77, (uint64_t)(uintptr_t)g_buf, 0x10000, sizeof(g_buf));
     fi_own_free(o);
@@ -175,13 +178,13 @@ START_TEST(test_dereg_ends_tracking)
 {
     struct ibv_sge sg = {0x10000, 100, 77};
     struct ibv_send_wr w = send_wr(&sg, 1);
-    struct fi_own *o = fi_own_send(&g_ctx, &w);
+    struct fi_own *o = fi_own_send(&g_ctx, &w, NULL);
     fi_own_mr_del(&g_ctx, 77);
     g_buf[3] = 0x44;
-    ck_assert(!fi_own_check(o, 5, 9, true, 0));
+    ck_assert(!fi_own_check(o, 5, NULL, 9, true, 0));
     /* The same lkey registered again is another registration: still not compared. */
     fi_own_mr_add(&g_ctx, 77, (uint64_t)(uintptr_t)g_buf, 0x10000, sizeof(g_buf));
-    ck_assert(!fi_own_check(o, 5, 9, true, 0));
+    ck_assert(!fi_own_check(o, 5, NULL, 9, true, 0));
     ck_assert_int_eq(g_nev, 0);
     fi_own_free(o);
 }
@@ -203,7 +206,7 @@ START_TEST(test_recv_slack_given_back)
     for (int i = 0; i < 256; i++)
         ck_assert_int_eq(g_buf[64 + i], 0xa5); /* the NIC's now: poison */
     memset(g_buf + 64, 0x33, 120);             /* what the NIC delivered: 120 bytes */
-    ck_assert(!fi_own_check(o, 5, 4, true, 120));
+    ck_assert(!fi_own_check(o, 5, NULL, 4, true, 120));
     fi_own_free(o);
     for (int i = 0; i < 120; i++)
         ck_assert_int_eq(g_buf[64 + i], 0x33);
@@ -213,7 +216,7 @@ START_TEST(test_recv_slack_given_back)
     o = fi_own_recv(&g_ctx, &w, 0);
     g_buf[64 + 200] = 0x44; /* written while the NIC owned it */
     memset(g_buf + 64, 0x33, 120);
-    ck_assert(fi_own_check(o, 5, 4, true, 120));
+    ck_assert(fi_own_check(o, 5, NULL, 4, true, 120));
     fi_own_free(o);
     ck_assert_int_eq(g_buf[64 + 200], 0x44);
     ck_assert_int_eq(g_buf[64 + 199], 199);
@@ -234,10 +237,67 @@ START_TEST(test_recv_room)
     ck_assert_int_eq(g_buf[64 + 200], 0x11); /* past the room: the program's */
     g_buf[64 + 220] = 0x22;                  /* and its to write: no finding */
     memset(g_buf + 64, 0x33, 50);
-    ck_assert(!fi_own_check(o, 5, 6, true, 50));
+    ck_assert(!fi_own_check(o, 5, NULL, 6, true, 50));
     fi_own_free(o);
     ck_assert_int_eq(g_buf[64 + 199], 0x11); /* given back */
     ck_assert_int_eq(g_buf[64 + 220], 0x22);
+}
+END_TEST
+
+/*
+ * A UD send rewritten before its completion: judged unless its QP heard from the send's
+ * destination after the post (the acknowledgement protocols' reuse, reported apart). Heard
+ * before the post, or from another QP, or a slot taken since by another source: judged.
+ */
+START_TEST(test_ud_send_answered)
+{
+    static struct fi_heard h; /* zeroed: heard nothing */
+    struct ibv_sge sg = {0x10000, 100, 77};
+    struct ibv_send_wr w = send_wr(&sg, 1);
+    w.wr.ud.remote_qpn = 0x1234;
+    fi_heard_note(&h, 0x1234); /* before the post: says nothing of this send */
+    struct fi_own_tally t0, t1;
+    fi_own_counts(&t0);
+
+    struct fi_own *o = fi_own_send(&g_ctx, &w, &h);
+    fi_heard_note(&h, 0x999); /* another source */
+    g_buf[3] = 0x22;
+    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":3,"
+                           "\"bytes\":100");
+    fi_own_free(o);
+
+    g_buf[3] = 0x11;
+    o = fi_own_send(&g_ctx, &w, &h);
+    fi_heard_note(&h, 0x1234); /* the destination answered */
+    g_buf[3] = 0x22;
+    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":3,"
+                           "\"bytes\":100,answered");
+    fi_own_free(o);
+
+    /* The destination's slot taken since by a source of the same slot: forgotten, judged. */
+    g_buf[3] = 0x11;
+    o = fi_own_send(&g_ctx, &w, &h);
+    fi_heard_note(&h, 0x1234);
+    fi_heard_note(&h, 0x1234 + FI_HEARD);
+    g_buf[3] = 0x22;
+    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ck_assert(!strstr(g_ev, "answered"));
+    fi_own_free(o);
+
+    /* Not a UD QP (no record of what it heard): judged, whatever came in. */
+    g_buf[3] = 0x11;
+    o = fi_own_send(&g_ctx, &w, NULL);
+    fi_heard_note(&h, 0x1234);
+    g_buf[3] = 0x22;
+    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ck_assert(!strstr(g_ev, "answered"));
+    fi_own_free(o);
+
+    fi_own_counts(&t1);
+    ck_assert_uint_eq(t1.rewritten - t0.rewritten, 3);
+    ck_assert_uint_eq(t1.answered - t0.answered, 1);
 }
 END_TEST
 
@@ -253,6 +313,7 @@ Suite *rg_suite_fi_own(void)
     tcase_add_test(t, test_recv_slack_given_back);
     tcase_add_test(t, test_recv_room);
     tcase_add_test(t, test_dereg_ends_tracking);
+    tcase_add_test(t, test_ud_send_answered);
     suite_add_tcase(s, t);
     return s;
 }

@@ -635,7 +635,6 @@ START_TEST(test_ownership)
                       "\"rewritten\":0,\"unsanitized\":5}\n"
                       "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":2,\"qps\":2}\n");
     ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
-    unlink(path);
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_BUFFER_REWRITTEN_IN_FLIGHT);
     ck_assert_str_eq(g_r.rank[0].detail,
@@ -646,6 +645,38 @@ START_TEST(test_ownership)
     ck_assert_str_eq(g_r.rank[1].ownership, "not sanitized: 5 request(s) the shim could not "
                                             "follow (checked 3 sends, 0 receives)");
     ck_assert(!rg_judge(&g_r));
+    /* A UD send rewritten after its destination answered: reported, not judged; beside it a
+     * rewrite without the answer still is. */
+    setup_case(2, NULL, 0);
+    g_sc.ownership = true;
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":38,\"wr_id\":\"0x5\","
+                      "\"offset\":3,\"bytes\":105,\"answered\":true}\n"
+                      "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":7,\"recvs\":9,"
+                      "\"rewritten\":0,\"answered\":1,\"unsanitized\":0}\n"
+                      "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":1,\"qps\":1}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[0], err, sizeof(err)), 0);
+    ck_assert_str_eq(g_ev[0].own_first, "");
+    ck_assert_uint_eq(g_ev[0].own_answered, 1);
+    write_lines(path, "{\"event\":\"load\"}\n"
+                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":38,\"wr_id\":\"0x6\","
+                      "\"offset\":0,\"bytes\":105,\"answered\":true}\n"
+                      "{\"event\":\"ownership\",\"op\":\"send\",\"qp\":38,\"wr_id\":\"0x7\","
+                      "\"offset\":1,\"bytes\":105}\n"
+                      "{\"event\":\"owned\",\"why\":\"exit\",\"sends\":7,\"recvs\":9,"
+                      "\"rewritten\":1,\"answered\":1,\"unsanitized\":0}\n"
+                      "{\"event\":\"totals\",\"why\":\"exit\",\"contexts\":1,\"qps\":1}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &g_ev[1], err, sizeof(err)), 0);
+    unlink(path);
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert_str_eq(g_r.rank[0].ownership,
+                     "checked 7 sends, 9 receives; 1 UD send(s) rewritten before their completion "
+                     "after their destination answered: not judged (an acknowledgement "
+                     "protocol's reuse, as UCX's)");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_BUFFER_REWRITTEN_IN_FLIGHT);
+    ck_assert_str_eq(g_r.rank[1].detail, "a send buffer rewritten before its completion: qp 0x26, "
+                                         "wr_id 0x7, byte 1 of 105");
     /* Off: nothing said, nothing judged. */
     setup_case(2, NULL, 0);
     g_ev[0].own_first[0] = 'x';
