@@ -580,13 +580,15 @@ check: deps
 	 echo "== [$$(( $$(date +%s) - t0 )) s] the CI workflow runs what .ci/run runs"; \
 	 ci/workflow-check $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] integration tests, then the conformance suite, on soft-RoCE"; \
-	 RG_TALLY=$(abspath $(TALLY)) $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- \
-	     ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
+	 RG_TALLY=$(abspath $(TALLY)) ci/guest-step $(abspath $(TALLY)) \
+	     integration,conformance,install-run,mpirun,asan-run,memcheck,regression,triage,sweep-error,sweep-negpoll,sites,shards \
+	     $(BUILD)/check-guest.log -- \
+	     $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
-	 $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- \
-	     ci/nodes-check $(abspath $(TALLY)) || st=1; \
-	 $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --cross --timeout 600 -- \
-	     ci/nodes-check $(abspath $(TALLY)) || st=1; \
+	 ci/guest-step $(abspath $(TALLY)) nodes $(BUILD)/nodes.log -- \
+	     $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- ci/nodes-check $(abspath $(TALLY)) || st=1; \
+	 ci/guest-step $(abspath $(TALLY)) nodes-crossed $(BUILD)/nodes-crossed.log -- \
+	     $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --cross --timeout 600 -- ci/nodes-check $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] the conformance run's page in headless chromium"; \
 	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] every documented make target, bounded (ci/targets-check)"; \
