@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <limits.h>
@@ -318,6 +319,7 @@ static void ctl_set_phase(int step, int rep)
         }
         g_phase_base.polls = atomic_load(&g_tot.polls);
     }
+    atomic_store(&g_phase_tid, (long)syscall(SYS_gettid));
     atomic_store(&g_rep, step < FI_PHASE_INIT ? FI_PHASE_ANY : rep);
     atomic_store(&g_step, step < FI_PHASE_INIT ? FI_PHASE_ANY : step);
 }

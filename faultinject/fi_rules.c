@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <limits.h>
@@ -89,6 +90,13 @@ void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, ui
     e.nth = nth;
     e.caller = site;
     e.from = from;
+    /* The program's call it fired in, when it fired on the thread that said the phase. */
+    int step = atomic_load(&g_step);
+    if (step != FI_PHASE_ANY && (long)syscall(SYS_gettid) == atomic_load(&g_phase_tid)) {
+        e.has |= RG_EVH(fault, step) | RG_EVH(fault, rep);
+        e.step = step;
+        e.rep = atomic_load(&g_rep);
+    }
     fi_ev(RG_EVK_fault, &e);
 }
 

@@ -55,6 +55,7 @@ struct fi_cq g_cq[FI_MAX_CQS];
 _Atomic int g_qp_ord, g_cq_ord;
 struct fi_tot g_tot;
 _Atomic int g_step = FI_PHASE_ANY, g_rep = FI_PHASE_ANY;
+_Atomic long g_phase_tid;
 
 /* ---- object tables ------------------------------------------------------------------------ */
 /*

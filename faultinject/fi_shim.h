@@ -252,6 +252,10 @@ extern struct fi_tot g_tot;
  * of theirs. FI_PHASE_ANY until the program says; a program that never does never fires them.
  */
 extern _Atomic int g_step, g_rep;
+/* The thread that said the phase last (a kernel thread id): a fault that fires on it fired
+ * inside the program's call of that phase; on another (a progress thread) it may have fired
+ * between calls, so its event names no phase. */
+extern _Atomic long g_phase_tid;
 #define FI_TOT(field, n) atomic_fetch_add_explicit(&g_tot.field, (n), memory_order_relaxed)
 
 /* ---- lookups the datapath inlines ------------------------------------------------------- */

@@ -55,7 +55,8 @@
     F(K, snapshot_signal, I, R)                                                                    \
     F(K, ppid, I, R)                                                                               \
     F(K, time_scale, U, R)
-/* A fault fired; what it did is in the optional fields its kind has. */
+/* A fault fired; what it did is in the optional fields its kind has; step and rep: the
+ * program's call it fired in (step -1 init, the program's length finalize), when known. */
 #define RG_EV_FIELDS_fault(F, K)                                                                   \
     F(K, fault, S, R)                                                                              \
     F(K, rule, I, R)                                                                               \
@@ -79,7 +80,9 @@
     F(K, bit, U, O)                                                                                \
     F(K, skipped, S, O)                                                                            \
     F(K, ret, I, O)                                                                                \
-    F(K, map, S, O)
+    F(K, map, S, O)                                                                                \
+    F(K, step, I, O)                                                                               \
+    F(K, rep, I, O)
 /* A verbs call site (sites rules) with its counts so far, and the list's end. */
 #define RG_EV_FIELDS_caller(F, K)                                                                  \
     F(K, why, S, R)                                                                                \

@@ -195,8 +195,8 @@ const rg_opt *rg_cli_find(const rg_cli *cli, const char *name);
       "the program wrote memory the NIC owned: a send buffer before its completion, or a "         \
       "posted receive buffer past what arrived")                                                   \
     X(ERROR_SWALLOWED, "ERROR_SWALLOWED",                                                          \
-      "every call returned success though the shim handed the rank an error completion or a "      \
-      "negative poll")                                                                             \
+      "a call the shim handed an error (an error completion, a negative poll, ENOMEM) returned "   \
+      "success: so did every later call, or only a later call returned the error")                 \
     X(ERROR_WITHOUT_FAULT, "ERROR_WITHOUT_FAULT",                                                  \
       "returned an error though no planned fault had fired before it")                             \
     X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")     \

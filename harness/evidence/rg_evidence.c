@@ -361,6 +361,19 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
         take_load(l, ev, pr, o);
     } else if (!strcmp(name, "fault")) {
         take_fault(ev, pr, o, rule);
+        json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");
+        if (rule >= 0 && !ev->fired_at[rule].seen) {
+            struct rg_ev_at *w = &ev->fired_at[rule];
+            w->seen = true;
+            /* Phases a program can have (take_phase's bounds); anything else names none. */
+            w->known = json_is_integer(st) && json_is_integer(rp) && json_integer_value(st) >= -1 &&
+                       json_integer_value(st) <= FI_PHASE_MAX && json_integer_value(rp) >= 0 &&
+                       json_integer_value(rp) <= FI_PHASE_MAX;
+            w->step = w->known ? (int)json_integer_value(st) : 0;
+            w->rep = w->known ? (int)json_integer_value(rp) : 0;
+            if (!w->known && (st || rp))
+                rg_ev_bad(l, "\"step\" or \"rep\" is not a step of a program");
+        }
         /* Where it landed: "" when it fired outside a verbs call the shim names. */
         const char *at = rg_ev_str(l, o, "caller");
         rg_ev_site *s = at[0] ? site_of(l, ev, at, from_of(o)) : NULL;

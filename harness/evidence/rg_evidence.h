@@ -136,6 +136,13 @@ typedef struct rg_evidence {
     char objs[RG_EV_SITE_OBJS][RG_EV_OBJ_MAX];
     rg_ev_site site[RG_EV_SITES];
     int rule_site[FI_MAX_RULES]; /* site[] where each rule first fired in this rank; -1 none */
+    /* The program's call each rule first fired in on this rank (step -1 init, the program's
+     * length finalize): known when the shim said it, which it does for a fault that fired on
+     * the thread that said the phase; seen: the rule fired here at all. */
+    struct rg_ev_at {
+        bool seen, known;
+        int step, rep;
+    } fired_at[FI_MAX_RULES];
     /* The same per phase of the program (the shim's "phase" events, when the program marks its
      * steps): what a sweep anchors its points to. Past RG_EV_PHASES_MAX, phases_lost counts. */
     int nphases, phases_lost;

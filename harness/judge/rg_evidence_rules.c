@@ -2,8 +2,9 @@
 /*
  * The shim's evidence applied to the ranks' findings (rg_evidence_apply, rg_judge.h): one
  * function a rule, in the order they are applied -- each rule's counts, instrumentation and
- * unreadable evidence, detected only after a fault, errors swallowed, buffer ownership, leaks
- * per process, slow detection, and faults that fired nowhere. Pure: the unit tests drive each.
+ * unreadable evidence, detected only after a fault, errors swallowed or told late, buffer
+ * ownership, leaks per process, slow detection, and faults that fired nowhere. Pure: the unit tests
+ * drive each.
  */
 #include "judge/rg_judge.h"
 
@@ -163,6 +164,61 @@ static void swallowed(const struct apply *a, int k)
                      i + 1, short_rule(sc->fault[i].rule, shown, sizeof(shown)), sc->fault[i].line,
                      (unsigned long long)e->fired[i],
                      kind == FI_ERROR ? "error completion(s)" : "negative poll(s)");
+        return;
+    }
+}
+
+/* A program call as a person reads it: "init", "finalize", "step 2 (all_reduce)", with its
+ * repetition when the step repeats. */
+static const char *call_text(const rg_scenario *sc, int step, int rep, char *buf, size_t len)
+{
+    if (step < 0)
+        snprintf(buf, len, "init");
+    else if (step >= sc->nops)
+        snprintf(buf, len, "finalize");
+    else if (sc->ops[step].repeat > 1)
+        snprintf(buf, len, "step %d repetition %d (%s)", step, rep,
+                 rg_sc_kind_name(sc->ops[step].kind));
+    else
+        snprintf(buf, len, "step %d (%s)", step, rg_sc_kind_name(sc->ops[step].kind));
+    return buf;
+}
+
+/*
+ * An error told late: an injected error (an error completion, a negative poll, ENOMEM) handed to
+ * the program inside one call, on the thread that made it, while the rank failed only in a
+ * later call. The call that met the error returned success for an operation that had failed;
+ * a program that reads results only from the calls that failed takes stale data from it
+ * (mlx#3152's class). Where the shim could not say which call a fault fired in (another
+ * thread, a program that marks no steps), nothing is claimed.
+ */
+static void told_late(const struct apply *a, int k)
+{
+    const rg_evidence *e = &a->ev[k];
+    rg_rank_result *res = &a->r->rank[k];
+    const rg_scenario *sc = a->sc;
+    if (res->verdict != RG_V_DETECTED || res->service)
+        return;
+    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++) {
+        int kind = sc->fault[i].kind;
+        const struct rg_ev_at *at = &e->fired_at[i];
+        if ((kind != FI_ERROR && kind != FI_NEGPOLL && kind != FI_NOMEM) || !at->known)
+            continue;
+        if (res->step < at->step || (res->step == at->step && res->rep <= at->rep))
+            continue;
+        char shown[96], met[64], failed[64];
+        double t = e->first_fault_mono_ms < 0 || e->first_fault_rule != i
+                       ? res->t_s
+                       : (e->first_fault_mono_ms - a->t0_mono_ms) / 1000.0;
+        rg_rank_find(res, RG_V_ERROR_SWALLOWED, t,
+                     "faults item %d '%s' (line %d) handed this rank %s in %s, which returned "
+                     "success: the error came back only from %s",
+                     i + 1, short_rule(sc->fault[i].rule, shown, sizeof(shown)), sc->fault[i].line,
+                     kind == FI_ERROR     ? "an injected error completion"
+                     : kind == FI_NEGPOLL ? "an injected negative poll"
+                                          : "an injected ENOMEM",
+                     call_text(sc, at->step, at->rep, met, sizeof(met)),
+                     call_text(sc, res->step, res->rep, failed, sizeof(failed)));
         return;
     }
 }
@@ -380,8 +436,10 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         if (a.whole)
             detected_after_fault(&a, k);
     }
-    for (int k = lo; a.rank_rules && k < hi; k++)
+    for (int k = lo; a.rank_rules && k < hi; k++) {
         swallowed(&a, k);
+        told_late(&a, k);
+    }
     for (int k = lo; a.rank_rules && sc->ownership && k < hi; k++)
         ownership(&a, k);
     for (int k = lo; a.rank_rules && k < hi; k++)

@@ -321,6 +321,76 @@ START_TEST(test_error_swallowed)
 }
 END_TEST
 
+/* An error told late: handed to the rank inside one call, reported by a later one. The same
+ * call, or a fault whose call the shim could not say, or a peer's failure: nothing claimed. */
+START_TEST(test_error_told_late)
+{
+    static const char *const rules[] = {"error op=send rank=0 step=0 nth=1",
+                                        "nomem verb=post_send rank=1 nth=2", "lose op=send nth=1"};
+    setup_case(3, rules, 3);
+    g_sc.nops = 2;
+    g_sc.ops[0] = (rg_sc_op){.kind = RG_SC_SENDRECV, .repeat = 1};
+    g_sc.ops[1] = (rg_sc_op){.kind = RG_SC_ALL_REDUCE, .repeat = 3};
+    for (int k = 0; k < 3; k++) {
+        g_r.rank[k] = (rg_rank_result){.t_s = -1, .step = 1, .rep = 0};
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, 0.9, "completion WR_FLUSH_ERR");
+    }
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1500;
+    g_ev[0].first_fault_rule = 0;
+    g_ev[0].fired_at[0] = (struct rg_ev_at){.seen = true, .known = true, .step = 0, .rep = 0};
+    /* rank 1: ENOMEM in step 1 repetition 0, failed there: told in the call that met it. */
+    g_ev[1].fired[1] = 1;
+    g_ev[1].fired_at[1] = (struct rg_ev_at){.seen = true, .known = true, .step = 1, .rep = 0};
+    /* rank 2: a lost send is no error handed to it; and a fault whose call is not known. */
+    g_ev[2].fired[2] = 1;
+    g_ev[2].fired_at[2] = (struct rg_ev_at){.seen = true, .known = true, .step = 0, .rep = 0};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert(g_r.rank[0].t_s == 0.5);
+    ck_assert_str_eq(g_r.rank[0].detail,
+                     "faults item 1 'error op=send rank=0 step=0 nth=1' (line 10) handed this rank "
+                     "an injected error completion in step 0 (sendrecv), which returned success: "
+                     "the error came back only from step 1 repetition 0 (all_reduce)");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_DETECTED);
+    ck_assert(!rg_judge(&g_r));
+
+    /* A repetition later is late too; init to finalize by name; unknown says nothing. */
+    setup_case(2, rules, 2);
+    g_sc.nops = 2;
+    g_sc.ops[0] = (rg_sc_op){.kind = RG_SC_SENDRECV, .repeat = 1};
+    g_sc.ops[1] = (rg_sc_op){.kind = RG_SC_ALL_REDUCE, .repeat = 3};
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1, .rep = 2};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.9, "x");
+    g_ev[0].fired[1] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    g_ev[0].first_fault_rule = 1;
+    g_ev[0].fired_at[1] = (struct rg_ev_at){.seen = true, .known = true, .step = 1, .rep = 1};
+    g_r.rank[1] = (rg_rank_result){.t_s = -1, .step = 2, .rep = 0};
+    rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 0.9, "x");
+    g_ev[1].fired[0] = 1;
+    g_ev[1].fired_at[0] = (struct rg_ev_at){.seen = true, .known = true, .step = -1, .rep = 0};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR_SWALLOWED);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[0].detail, "an injected ENOMEM in step 1 repetition 1 "
+                                                     "(all_reduce), which returned success: the "
+                                                     "error came back only from step 1 "
+                                                     "repetition 2 (all_reduce)"));
+    ck_assert_ptr_nonnull(strstr(g_r.rank[1].detail, "in init, which returned success: the error "
+                                                     "came back only from finalize"));
+    setup_case(2, rules, 1);
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1, .rep = 0};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 0.9, "x");
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    g_ev[0].first_fault_rule = 0;
+    g_ev[0].fired_at[0] = (struct rg_ev_at){.seen = true, .known = false};
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+}
+END_TEST
+
 /* SLOW_DETECTION: a peer that could be told fails more than half its timeout after the first
  * failure; a run where a stop fired is not judged (a stopped hub tells no one). */
 START_TEST(test_slow_detection)
@@ -697,8 +767,10 @@ START_TEST(test_evidence_read)
     write_lines(path,
                 "{\"event\":\"load\",\"rank\":1,\"pid\":9,\"t_ms\":0.1,\"mono_ms\":100.5,"
                 "\"rules\":2,\"verbs\":\"/usr/lib/libibverbs.so.1.14.44.0\"}\n"
-                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":180.25,\"fault\":\"error\"}\n"
-                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":150.0,\"fault\":\"error\"}\n"
+                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":180.25,\"fault\":\"error\","
+                "\"step\":2,\"rep\":1}\n"
+                "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":150.0,\"fault\":\"error\",\"step\":3,"
+                "\"rep\":0}\n"
                 "{\"event\":\"fault\",\"rule\":99,\"mono_ms\":1.0}\n"
                 "not json at all\n"
                 "[1,2]\n"
@@ -717,6 +789,11 @@ START_TEST(test_evidence_read)
     ck_assert_str_eq(ev.verbs, "/usr/lib/libibverbs.so.1.14.44.0");
     ck_assert(ev.first_fault_mono_ms == 1.0); /* rule 99 is nobody's: unreadable, yet it fired */
     ck_assert_uint_eq(ev.fired[1], 5);        /* the summary's count beats the 2 events */
+    /* Where rule 1 first fired, as its first event said; rule 0 never fired. */
+    ck_assert(ev.fired_at[1].seen && ev.fired_at[1].known);
+    ck_assert_int_eq(ev.fired_at[1].step, 2);
+    ck_assert_int_eq(ev.fired_at[1].rep, 1);
+    ck_assert(!ev.fired_at[0].seen && !ev.fired_at[0].known);
     ck_assert_int_eq(ev.matched[0], 12);
     ck_assert_int_eq(ev.matched[2], -1);
     ck_assert_uint_eq(ev.contexts, 2); /* the mistyped totals are not taken */
@@ -1229,6 +1306,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_detected_at);
     tcase_add_test(t, test_killed);
     tcase_add_test(t, test_error_swallowed);
+    tcase_add_test(t, test_error_told_late);
     tcase_add_test(t, test_leak);
     tcase_add_test(t, test_slow_detection);
     tcase_add_test(t, test_not_instrumented);
