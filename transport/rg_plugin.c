@@ -147,6 +147,7 @@ static const rg_plugin_caps caps = {
     .max_ranks = RG_MAX_RANKS,
     .max_rails = RG_MAX_RAILS,
     .flags = RG_CAP_IN_PLACE,
+    .nan_minmax = RG_NAN_PROPAGATE, /* rg_reduce.h */
 };
 
 /* The one symbol the shared object exports (transport/rg_plugin.map). */

@@ -297,7 +297,7 @@ static long double patterned_value(rg_dtype dt, rg_redop op, const rg_data_key *
             return INFINITY;
         return op == RG_PROD ? 0 : -INFINITY; /* Inf * 0 and Inf + -Inf: NaN */
     }
-    if (rank == c1 && cls == 3 && !order)
+    if (rank == c1 && cls == 3 && (!order || k->nan_minmax != RG_NAN_UNDECLARED))
         return NAN;
     return v;
 }
@@ -362,17 +362,23 @@ static void put_real(void *buf, size_t i, rg_dtype dt, long double x)
     }
 }
 
-static long double combine(rg_redop op, long double acc, long double v)
+/* nan: the declared rg_nan_minmax; with none declared no NaN reaches max or min. */
+static long double combine(rg_redop op, long double acc, long double v, int nan)
 {
+    bool either = isnan(acc) || isnan(v);
     switch (op) {
     case RG_SUM:
         return acc + v;
     case RG_PROD:
         return acc * v;
     case RG_MAX:
+        if (either)
+            return nan == RG_NAN_IEEE ? fmaxl(acc, v) : NAN;
         return v > acc ? v : acc;
     case RG_MIN:
     default:
+        if (either)
+            return nan == RG_NAN_IEEE ? fminl(acc, v) : NAN;
         return v < acc ? v : acc;
     }
 }
@@ -426,7 +432,8 @@ void rg_data_expect_reduce(void *out, size_t n, rg_dtype dt, rg_redop op, const 
             for (unsigned c = 0; c < (dt == RG_COMPLEX64 ? 2u : 1u); c++) {
                 acc[c] = patterned_value(part, op, k, 0, offset + i, c);
                 for (int r = 1; r < nranks; r++)
-                    acc[c] = combine(op, acc[c], patterned_value(part, op, k, r, offset + i, c));
+                    acc[c] = combine(op, acc[c], patterned_value(part, op, k, r, offset + i, c),
+                                     k->nan_minmax);
             }
             if (dt == RG_COMPLEX64) {
                 float f[2] = {(float)acc[0], (float)acc[1]};

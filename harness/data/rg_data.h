@@ -43,6 +43,9 @@ typedef struct rg_data_key {
     uint32_t rep;
     rg_values values; /* reductions only; copies are arbitrary bits whatever it says */
     int nranks;       /* ROUNDING and SPECIAL pick contributors among the ranks */
+    /* SPECIAL: what the transport declared max and min make of a NaN (rg_nan_minmax): a NaN
+     * goes into max and min only when it declared one, and the expected result follows it. */
+    int nan_minmax;
 } rg_data_key;
 
 /* The dtype and redop names, by enum value: the scenario grammar's words and the reports'

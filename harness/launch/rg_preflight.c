@@ -193,8 +193,15 @@ static void probe_child(int fd, const char *shim, const char *transport)
     printable(name, sizeof(name), tp.name);
     printable(version, sizeof(version), tp.version);
     fprintf(out, "transport_name=%s\n", name);
-    fprintf(out, "transport_says=%s%s%s, plugin ABI %d\n", name, version[0] ? " " : "", version,
-            tp.abi);
+    /* What max and min make of a NaN: the special values check it only where declared. */
+    static const char *const nan_says[RG_NAN_COUNT] = {
+        [RG_NAN_UNDECLARED] = "not declared, not checked",
+        [RG_NAN_PROPAGATE] = "propagated",
+        [RG_NAN_IEEE] = "IEEE fmax/fmin",
+    };
+    fprintf(out, "transport_says=%s%s%s, plugin ABI %d, max/min of a NaN: %s\n", name,
+            version[0] ? " " : "", version, tp.abi,
+            nan_says[tp.caps.nan_minmax < RG_NAN_COUNT ? tp.caps.nan_minmax : 0]);
     fclose(out);
     _exit(0);
 }

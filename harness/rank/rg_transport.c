@@ -76,6 +76,12 @@ static int v2_check(const rg_plugin *p, const char *path, char *err, size_t len)
             return -1;
         }
     }
+    if (c->size >= offsetof(rg_plugin_caps, nan_minmax) + sizeof(c->nan_minmax) &&
+        c->nan_minmax >= RG_NAN_COUNT) {
+        snprintf(err, len, "%s: caps.nan_minmax %u is none of rg_nan_minmax's values", path,
+                 c->nan_minmax);
+        return -1;
+    }
     if (c->max_ranks < 0 || c->max_ranks > RG_MAX_RANKS || c->max_rails < 0 ||
         c->max_rails > RG_MAX_RAILS) {
         snprintf(err, len, "%s: caps max_ranks %d or max_rails %d outside 0..%d, 0..%d", path,

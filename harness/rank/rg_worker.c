@@ -344,7 +344,8 @@ static int run_program(struct worker *w, const rg_worker_args *wa, struct first_
                              .step = (uint32_t)i,
                              .rep = (uint32_t)rep,
                              .values = (rg_values)op->values,
-                             .nranks = sc->ranks};
+                             .nranks = sc->ranks,
+                             .nan_minmax = (int)w->tp.caps.nan_minmax};
             phase(w, i, rep);
             worker_say(w, "step %d %d %s", i, rep, label);
             w->step = i;

@@ -164,6 +164,19 @@ enum {
 };
 
 /*
+ * What max and min make of a NaN (rg_plugin_caps.nan_minmax). The special-values data puts a NaN
+ * into max and min only for a transport that declared one: with none declared the order of the
+ * operands decides (a > b ? a : b drops a NaN on one side and keeps it on the other), so no one
+ * answer could be checked, and the reports say it was not.
+ */
+typedef enum {
+    RG_NAN_UNDECLARED = 0, /* not declared: no NaN is put into max and min */
+    RG_NAN_PROPAGATE = 1,  /* a NaN operand makes the result a NaN */
+    RG_NAN_IEEE = 2,       /* IEEE maxNum/minNum, C's fmax/fmin: a NaN only when both are */
+    RG_NAN_COUNT
+} rg_nan_minmax;
+
+/*
  * What the transport does, declared once (it may point at a constant). The runner reads it
  * before it starts any rank and skips -- and reports as unsupported -- every scenario step
  * that needs something not declared here, so the stock suite runs on any transport and says
@@ -179,6 +192,8 @@ typedef struct rg_plugin_caps {
     int max_ranks;                      /* 2..RG_MAX_RANKS */
     int max_rails;                      /* 1..RG_MAX_RAILS */
     uint32_t flags;                     /* RG_CAP_* */
+    uint32_t nan_minmax;                /* rg_nan_minmax (after flags: a plugin built before
+                                           it is read as RG_NAN_UNDECLARED) */
 } rg_plugin_caps;
 
 /* The smallest caps.size version 2 accepts (up to flags): a later railguard that adds fields

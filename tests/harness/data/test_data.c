@@ -400,6 +400,61 @@ START_TEST(test_special_values)
 }
 END_TEST
 
+/* A NaN in max and min as the transport declared: a propagating transport's results and an
+ * IEEE fmax/fmin one's each pass their own declaration and fail the other's, whichever
+ * order the ranks are combined in; undeclared, no NaN goes in. */
+static float red_nan(rg_redop op, float a, float b, int nan)
+{
+    if (nan == RG_NAN_PROPAGATE && (isnan(a) || isnan(b)))
+        return NAN;
+    if (nan == RG_NAN_IEEE)
+        return op == RG_MAX ? fmaxf(a, b) : fminf(a, b);
+    return red_f(op, a, b);
+}
+
+START_TEST(test_special_nan_minmax)
+{
+    enum { N = 600, RANKS = 3 };
+    static float in[RANKS][N], want[RG_NAN_COUNT][N], got[RG_NAN_COUNT][N];
+    for (int op = RG_MAX; op <= RG_MIN; op++) {
+        for (int nan = 0; nan < RG_NAN_COUNT; nan++) {
+            rg_data_key k = key;
+            k.values = RG_VALUES_SPECIAL;
+            k.nranks = RANKS;
+            k.nan_minmax = nan;
+            int nan_in = 0, nan_out = 0;
+            for (int r = 0; r < RANKS; r++)
+                rg_data_fill(in[r], N, RG_FLOAT32, op, &k, r, 0);
+            rg_data_expect_reduce(want[nan], N, RG_FLOAT32, (rg_redop)op, &k, RANKS, 0);
+            for (size_t i = 0; i < N; i++) {
+                float fw = in[0][i], bw = in[RANKS - 1][i];
+                for (int r = 0; r < RANKS; r++)
+                    nan_in += isnan(in[r][i]) != 0;
+                for (int r = 1; r < RANKS; r++) {
+                    fw = red_nan((rg_redop)op, fw, in[r][i], nan);
+                    bw = red_nan((rg_redop)op, bw, in[RANKS - 1 - r][i], nan);
+                }
+                got[nan][i] = fw;
+                ck_assert_uint_eq(rg_data_compare(&bw, &want[nan][i], 1, RG_FLOAT32, true), 1);
+                nan_out += isnan(want[nan][i]) != 0;
+            }
+            ck_assert_uint_eq(rg_data_compare(got[nan], want[nan], N, RG_FLOAT32, true), N);
+            if (nan == RG_NAN_UNDECLARED) {
+                ck_assert_int_eq(nan_in, 0);
+            } else {
+                ck_assert_int_gt(nan_in, N / 10);
+                /* IEEE: only one rank's is a NaN, so none comes out; propagated, every one. */
+                ck_assert_int_eq(nan_out, nan == RG_NAN_IEEE ? 0 : nan_in);
+            }
+        }
+        ck_assert_uint_lt(
+            rg_data_compare(got[RG_NAN_IEEE], want[RG_NAN_PROPAGATE], N, RG_FLOAT32, true), N);
+        ck_assert_uint_lt(
+            rg_data_compare(got[RG_NAN_PROPAGATE], want[RG_NAN_IEEE], N, RG_FLOAT32, true), N);
+    }
+}
+END_TEST
+
 Suite *rg_suite_data(void)
 {
     Suite *s = suite_create("data");
@@ -409,6 +464,7 @@ Suite *rg_suite_data(void)
     tcase_add_test(t, test_complex_prod_units);
     tcase_add_test(t, test_rounding_values);
     tcase_add_test(t, test_special_values);
+    tcase_add_test(t, test_special_nan_minmax);
     tcase_add_test(t, test_copy_fill_bits);
     tcase_add_test(t, test_compare);
     tcase_add_test(t, test_guard);
