@@ -187,7 +187,7 @@ const rg_opt *rg_cli_find(const rg_cli *cli, const char *name);
       "descriptors the transport made were never freed")                                           \
     X(SLOW_DETECTION, "SLOW_DETECTION",                                                            \
       "failed, but more than half the timeout after a peer's failure it could have been told "     \
-      "of at once")                                                                                \
+      "of at once, or returned its timeout later than the call's timeout and a margin")            \
     X(NOT_FAIL_STOP, "NOT_FAIL_STOP",                                                              \
       "after a call returned an error, the same call again returned success, or outlived the "     \
       "timeout before failing: the transport carries on after a failure")                          \

@@ -3,8 +3,8 @@
  * The shim's evidence applied to the ranks' findings (rg_evidence_apply, rg_judge.h): one
  * function a rule, in the order they are applied -- each rule's counts, instrumentation and
  * unreadable evidence, detected only after a fault, errors swallowed or told late, buffer
- * ownership, leaks per process, slow detection, and faults that fired nowhere. Pure: the unit tests
- * drive each.
+ * ownership, leaks per process, slow detection, timeouts on time, and faults that fired nowhere.
+ * Pure: the unit tests drive each.
  */
 #include "judge/rg_judge.h"
 
@@ -343,6 +343,37 @@ static void slow_detection(const struct apply *a)
 }
 
 /*
+ * A timeout is the whole call's: a call given timeout T that fails with RG_ERR_TIMEOUT must do
+ * so within T of the call's start, plus a margin for the machine -- 1 s, a tenth of T, how late
+ * the runner's own timed waits woke (lag) and how long this rank waited for a CPU. A transport
+ * whose timer restarts at each wait, or at each bit of progress, outlives T whenever the stall
+ * comes late in the call. Init is not judged (its length is the transport's to set up), nor a
+ * v1 plugin's errors (no status says which were timeouts).
+ */
+static void timeout_on_time(const struct apply *a)
+{
+    rg_result *r = a->r;
+    const rg_scenario *sc = a->sc;
+    for (int k = a->lo; k < a->hi; k++) {
+        rg_rank_result *res = &r->rank[k];
+        if (res->verdict != RG_V_DETECTED || res->status != RG_ERR_TIMEOUT || res->step < 0 ||
+            res->step >= sc->nops || res->t_s < 0 || res->step_t_s < 0)
+            continue;
+        double wait = res->cpu_wait_s > 0 ? res->cpu_wait_s : 0;
+        double lag = r->lag_s > 0 ? r->lag_s : 0;
+        double margin = 1.0 + sc->timeout_s / 10 + lag + wait;
+        double took = res->t_s - res->step_t_s;
+        if (took <= sc->timeout_s + margin)
+            continue;
+        rg_rank_find(res, RG_V_SLOW_DETECTION, res->t_s,
+                     "the call returned its timeout %.2f s after it began, past its %.1f s "
+                     "timeout and a %.2f s margin (1 s, a tenth of the timeout, the runner's lag "
+                     "%.2f s, %.2f s waiting for a CPU): a timeout that is not the whole call's",
+                     took, sc->timeout_s, margin, lag, wait);
+    }
+}
+
+/*
  * What the ranks a rule aims at did of the op it names, from the shim's per-QP counts (taken
  * at each QP's destroy and at exit): "; the shim counted rank 1: recv 50 posted, 50
  * completed (nth=500)". An nth
@@ -446,6 +477,7 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
         leaks(&a, k);
     if (a.whole) {
         slow_detection(&a);
+        timeout_on_time(&a);
         not_exercised(&a);
     }
 }

@@ -45,6 +45,11 @@ static double bound_of(const rg_result *r, const rg_scenario *sc, const char **n
         *name = "deadline";
         return sc->deadline_s;
     case RG_V_SLOW_DETECTION:
+        /* A call that outlived its own timeout (rg_evidence_rules.c, timeout_on_time). */
+        if (!strncmp(k->detail, "the call returned its timeout", 29)) {
+            *name = "timeout";
+            return sc->timeout_s;
+        }
         *name = "slow-detection bound (half the timeout)";
         return sc->timeout_s / 2;
     case RG_V_DETECTED:

@@ -393,6 +393,53 @@ END_TEST
 
 /* SLOW_DETECTION: a peer that could be told fails more than half its timeout after the first
  * failure; a run where a stop fired is not judged (a stopped hub tells no one). */
+/* A timeout is the whole call's: past T and the margin from the call's start is slow; within
+ * it, or an error that is not a timeout, or init, is not judged. The margin grows with what the
+ * machine took (lag, a wait for a CPU). */
+START_TEST(test_timeout_on_time)
+{
+    static const char *const rules[] = {"stop op=send rank=0 step=0 nth=1"};
+    setup_case(4, rules, 1);
+    g_sc.timeout_s = 2;
+    g_sc.nops = 1;
+    g_sc.ops[0] = (rg_sc_op){.kind = RG_SC_ALL_REDUCE, .repeat = 1};
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    g_ev[0].first_fault_rule = 0;
+    double at[4] = {4.6, 3.0, 4.6, 2.0};
+    int st[4] = {RG_ERR_TIMEOUT, RG_ERR_TIMEOUT, RG_ERR_PEER_ABORT, RG_ERR_TIMEOUT};
+    for (int k = 0; k < 4; k++) {
+        g_r.rank[k] = (rg_rank_result){
+            .t_s = -1, .step = 0, .step_t_s = 1.0, .status = st[k], .cpu_wait_s = -1};
+        rg_rank_find(&g_r.rank[k], RG_V_DETECTED, at[k], "x");
+    }
+    g_r.rank[3].step = -1; /* init: not judged */
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 4, 1000, RG_EV_RANK | RG_EV_CROSS);
+    /* 3.6 s into the call, past 2 s and a 1.2 s margin */
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_SLOW_DETECTION);
+    ck_assert_str_eq(g_r.rank[0].detail,
+                     "the call returned its timeout 3.60 s after it began, past its 2.0 s timeout "
+                     "and a 1.20 s margin (1 s, a tenth of the timeout, the runner's lag 0.00 s, "
+                     "0.00 s waiting for a CPU): a timeout that is not the whole call's");
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DETECTED); /* 2.0 s: on time */
+    ck_assert_int_eq(g_r.rank[2].verdict, RG_V_DETECTED); /* not a timeout */
+    ck_assert_int_eq(g_r.rank[3].verdict, RG_V_DETECTED);
+    /* The same 3.6 s on a machine that held the rank back half a second: on time. */
+    setup_case(1, rules, 1);
+    g_sc.timeout_s = 2;
+    g_sc.nops = 1;
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1100;
+    g_ev[0].first_fault_rule = 0;
+    g_r.lag_s = 0.3;
+    g_r.rank[0] = (rg_rank_result){
+        .t_s = -1, .step = 0, .step_t_s = 1.0, .status = RG_ERR_TIMEOUT, .cpu_wait_s = 0.2};
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 4.6, "x");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 1, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DETECTED);
+}
+END_TEST
+
 START_TEST(test_slow_detection)
 {
     static const char *const rules[] = {"kill op=recv rank=2 nth=5"};
@@ -1307,6 +1354,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_killed);
     tcase_add_test(t, test_error_swallowed);
     tcase_add_test(t, test_error_told_late);
+    tcase_add_test(t, test_timeout_on_time);
     tcase_add_test(t, test_leak);
     tcase_add_test(t, test_slow_detection);
     tcase_add_test(t, test_not_instrumented);
