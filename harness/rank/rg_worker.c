@@ -398,6 +398,19 @@ static int worker_finish(struct worker *w, const struct first_error *fe, char *e
     worker_say(w, "step %d 0 finalize", nops);
     w->status = 0;
     int rc = worker_release(w, &w->held, true, err, errlen);
+    /* A transport that recovered from an earlier error is detected at that error's call: what
+     * finalize then says is its consequence, and the judge reads the step as the one that
+     * failed (an error told late is judged from it). */
+    if (rc == 1 && fe->text[0]) {
+        w->status = fe->status;
+        worker_say_status(w);
+        worker_say(w, "verdict detected %s", fe->text);
+        if (w->h) {
+            rg_tp_finalize(&w->tp, w->h);
+            worker_fds_leaked(w);
+        }
+        return 0;
+    }
     if (rc) {
         worker_say(w, "verdict %s %d 0 %s", rc == 2 ? "corrupt" : "detected", nops, err);
         if (w->h) {
@@ -408,6 +421,13 @@ static int worker_finish(struct worker *w, const struct first_error *fe, char *e
     }
     say_calls(w);
     int fst = w->h ? rg_tp_finalize(&w->tp, w->h) : 0;
+    if (fst && fe->text[0]) {
+        w->status = fe->status;
+        worker_say_status(w);
+        worker_say(w, "verdict detected %s", fe->text);
+        worker_fds_leaked(w);
+        return 0;
+    }
     if (fst) {
         worker_say_error(w, err, errlen, fst, "finalize failed");
         worker_say_status(w);
