@@ -44,8 +44,10 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
         if (q) {
             int status = (int)wc[k].status;
             uint32_t ve = wc[k].vendor_err;
-            struct fi_heard *ud = fi_own_on() ? fi_ud_heard(q) : NULL;
-            if (ud && status == IBV_WC_SUCCESS && (wc[k].opcode & IBV_WC_RECV))
+            /* A UD receive's source, for the ownership sanitizer (fi_internal.h, fi_heard). */
+            struct fi_heard *ud;
+            if (status == IBV_WC_SUCCESS && (wc[k].opcode & IBV_WC_RECV) && fi_own_on() &&
+                (ud = fi_ud_heard(q)))
                 fi_heard_note(ud, wc[k].src_qp);
             if (!fi_on_provider_cqe(lp, q, c, cq, &status, &ve, wc[k].opcode, wc[k].wr_id,
                                     wc[k].byte_len))

@@ -244,6 +244,20 @@ START_TEST(test_recv_room)
 }
 END_TEST
 
+/* One UD send posted (ud: its QP's record, NULL for another type), the QP hearing from each of
+ * `from` after the post, its byte 3 rewritten, then checked: a rewrite is found either way. */
+static void ud_rewrite(const struct ibv_send_wr *w, const struct fi_heard *ud, struct fi_heard *h,
+                       const uint32_t *from, int n)
+{
+    g_buf[3] = 0x11;
+    struct fi_own *o = fi_own_send(&g_ctx, w, ud);
+    for (int i = 0; i < n; i++)
+        fi_heard_note(h, from[i]);
+    g_buf[3] = 0x22;
+    ck_assert(fi_own_check(o, 5, h, 9, true, 0));
+    fi_own_free(o);
+}
+
 /*
  * A UD send rewritten before its completion: judged unless its QP heard from the send's
  * destination after the post (the acknowledgement protocols' reuse, reported apart). Heard
@@ -259,41 +273,18 @@ START_TEST(test_ud_send_answered)
     struct fi_own_tally t0, t1;
     fi_own_counts(&t0);
 
-    struct fi_own *o = fi_own_send(&g_ctx, &w, &h);
-    fi_heard_note(&h, 0x999); /* another source */
-    g_buf[3] = 0x22;
-    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ud_rewrite(&w, &h, &h, (const uint32_t[]){0x999}, 1); /* another source */
     ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":3,"
                            "\"bytes\":100");
-    fi_own_free(o);
-
-    g_buf[3] = 0x11;
-    o = fi_own_send(&g_ctx, &w, &h);
-    fi_heard_note(&h, 0x1234); /* the destination answered */
-    g_buf[3] = 0x22;
-    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ud_rewrite(&w, &h, &h, (const uint32_t[]){0x1234}, 1); /* the destination answered */
     ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":3,"
                            "\"bytes\":100,answered");
-    fi_own_free(o);
-
     /* The destination's slot taken since by a source of the same slot: forgotten, judged. */
-    g_buf[3] = 0x11;
-    o = fi_own_send(&g_ctx, &w, &h);
-    fi_heard_note(&h, 0x1234);
-    fi_heard_note(&h, 0x1234 + FI_HEARD);
-    g_buf[3] = 0x22;
-    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ud_rewrite(&w, &h, &h, (const uint32_t[]){0x1234, 0x1234 + FI_HEARD}, 2);
     ck_assert(!strstr(g_ev, "answered"));
-    fi_own_free(o);
-
     /* Not a UD QP (no record of what it heard): judged, whatever came in. */
-    g_buf[3] = 0x11;
-    o = fi_own_send(&g_ctx, &w, NULL);
-    fi_heard_note(&h, 0x1234);
-    g_buf[3] = 0x22;
-    ck_assert(fi_own_check(o, 5, &h, 9, true, 0));
+    ud_rewrite(&w, NULL, &h, (const uint32_t[]){0x1234}, 1);
     ck_assert(!strstr(g_ev, "answered"));
-    fi_own_free(o);
 
     fi_own_counts(&t1);
     ck_assert_uint_eq(t1.rewritten - t0.rewritten, 3);

@@ -391,21 +391,25 @@ START_TEST(test_error_told_late)
 }
 END_TEST
 
-/* SLOW_DETECTION: a peer that could be told fails more than half its timeout after the first
- * failure; a run where a stop fired is not judged (a stopped hub tells no one). */
 /* A timeout is the whole call's: past T and the margin from the call's start is slow; within
  * it, or an error that is not a timeout, or init, is not judged. The margin grows with what the
  * machine took (lag, a wait for a CPU). */
-START_TEST(test_timeout_on_time)
+/* n ranks, one all_reduce step with a 2 s timeout, rank 0's stop fired at 0.1 s. */
+static void timed_case(int n)
 {
     static const char *const rules[] = {"stop op=send rank=0 step=0 nth=1"};
-    setup_case(4, rules, 1);
+    setup_case(n, rules, 1);
     g_sc.timeout_s = 2;
     g_sc.nops = 1;
     g_sc.ops[0] = (rg_sc_op){.kind = RG_SC_ALL_REDUCE, .repeat = 1};
     g_ev[0].fired[0] = 1;
     g_ev[0].first_fault_mono_ms = 1100;
     g_ev[0].first_fault_rule = 0;
+}
+
+START_TEST(test_timeout_on_time)
+{
+    timed_case(4);
     double at[4] = {4.6, 3.0, 4.6, 2.0};
     int st[4] = {RG_ERR_TIMEOUT, RG_ERR_TIMEOUT, RG_ERR_PEER_ABORT, RG_ERR_TIMEOUT};
     for (int k = 0; k < 4; k++) {
@@ -425,12 +429,7 @@ START_TEST(test_timeout_on_time)
     ck_assert_int_eq(g_r.rank[2].verdict, RG_V_DETECTED); /* not a timeout */
     ck_assert_int_eq(g_r.rank[3].verdict, RG_V_DETECTED);
     /* The same 3.6 s on a machine that held the rank back half a second: on time. */
-    setup_case(1, rules, 1);
-    g_sc.timeout_s = 2;
-    g_sc.nops = 1;
-    g_ev[0].fired[0] = 1;
-    g_ev[0].first_fault_mono_ms = 1100;
-    g_ev[0].first_fault_rule = 0;
+    timed_case(1);
     g_r.lag_s = 0.3;
     g_r.rank[0] = (rg_rank_result){
         .t_s = -1, .step = 0, .step_t_s = 1.0, .status = RG_ERR_TIMEOUT, .cpu_wait_s = 0.2};
@@ -440,6 +439,8 @@ START_TEST(test_timeout_on_time)
 }
 END_TEST
 
+/* SLOW_DETECTION: a peer that could be told fails more than half its timeout after the first
+ * failure; a run where a stop fired is not judged (a stopped hub tells no one). */
 START_TEST(test_slow_detection)
 {
     static const char *const rules[] = {"kill op=recv rank=2 nth=5"};
