@@ -89,7 +89,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*/*.h tests/
                     include/railguard/*.h adapters/*/*.h)
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
-        regression sweep sweep-mutants mutant-seeds fuzz bench soak \
+        regression sweep sweep-mutants mutants-stock mutant-seeds fuzz bench soak \
         format-check arrows install uninstall jaccl corpus \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
@@ -104,6 +104,7 @@ help:
 	@echo "make regression     the upstream regression suite: reference and mutants"
 	@echo "make sweep          every fault point of every sweep program (long)"
 	@echo "make sweep-mutants  each mutant against the sweep that reaches its bug"
+	@echo "make mutants-stock  each mutant against the default suite: every one must fail it"
 	@echo "make mutants        build the mutants (tests/mutants/*.patch) under build/mutants"
 	@echo "make bench          the link and railguard bench in one boot: BENCHMARKS.md, docs/bench.png"
 	@echo "make mutant-seeds   each mutant under 20 seeds: which oracle catches it, how often"
@@ -361,6 +362,17 @@ sweep: deps
 	           [ -n "$$RG_SWEEP_SHARD" ] || [ "$$RG_SWEEP_LIST" = 1 ] || ci/sweep-mutants $(BUILD) || \
 	           st=1; exit $$st'
 
+# The default suite (railguard run, no scenario: what a third-party transport's CI runs)
+# against every mutant, --fail-fast: each must fail it, the reference pass it whole. About a
+# minute a mutant at most; MUTANTS_STOCK (names) narrows it and MUTANTS_STOCK_REF=no leaves the
+# reference's run out, as make check's bounded run does (its conformance suite ran it).
+MUTANTS_STOCK ?=
+MUTANTS_STOCK_REF ?=
+mutants-stock: deps
+	@$(BUILDMAKE) build-rel mutants
+	RG_MUTANTS_STOCK='$(MUTANTS_STOCK)' RG_MUTANTS_STOCK_REF='$(MUTANTS_STOCK_REF)' \
+	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- ci/mutants-stock $(BUILD)
+
 # Only the mutants' sweeps: every mutant must fail its sweep, the reference pass it.
 sweep-mutants: deps
 	@$(BUILDMAKE) build-rel mutants
@@ -538,9 +550,11 @@ uninstall:
 # emptied first: the runner numbers its directories per run, so an old run's would mix in.
 # NODES=2: the two-node scenarios (scenarios/nodes/: wire faults across a real wire) on two
 # soft-RoCE nodes, one rank on each, started over ssh by railguard run --hosts (ci/run-nodes;
-# NODES_SCENARIOS narrows them); results in BUILD/run-nodes.
+# NODES_SCENARIOS narrows them); results in BUILD/run-nodes. RUN_SCENARIOS: what a one-node
+# run runs (make check's run inside the guest, on ci/softroce's native branch, narrows it).
 NODES ?= 1
 NODES_SCENARIOS ?=
+RUN_SCENARIOS ?= scenarios/ scenarios/exec/
 run: deps
 	@$(BUILDMAKE) build-rel
 ifeq ($(NODES),2)
@@ -549,7 +563,7 @@ ifeq ($(NODES),2)
 else
 	rm -rf $(BUILD)/run
 	$(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- $(BUILD)/rel/bin/railguard run \
-	    --out $(BUILD)/run scenarios/ scenarios/exec/
+	    --out $(BUILD)/run $(RUN_SCENARIOS)
 endif
 
 # --- tests ---------------------------------------------------------------------------------
@@ -581,7 +595,7 @@ check: deps
 	 ci/workflow-check $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) ci/guest-step $(abspath $(TALLY)) \
-	     integration,conformance,install-run,mpirun,asan-run,memcheck,regression,triage,sweep-error,sweep-negpoll,sites,shards \
+	     integration,conformance,install-run,mpirun,asan-run,memcheck,regression,triage,sweep-error,sweep-negpoll,sites,shards,native \
 	     $(BUILD)/check-guest.log -- \
 	     $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
@@ -595,7 +609,7 @@ check: deps
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan-1 unit-asan-2 install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll sites shards nodes \
+	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll sites shards native nodes \
 	     nodes-crossed \
 	     page soak targets \
 	     || st=1; \

@@ -189,8 +189,12 @@ int rg_run_scenario_once(const struct run_opts *o, const struct sc_entry *e, int
     char err[512], path[1200];
     result_init(&res, o, e, dir);
     mkdir(dir, 0755);
-    rg_run_scenario(o, e, &res);
-    second_attempt(o, e, &res);
+    if (e->sc.each_site) {
+        rg_run_sites(o, e, &res); /* its points have attempts and rechecks of their own */
+    } else {
+        rg_run_scenario(o, e, &res);
+        second_attempt(o, e, &res);
+    }
     rg_run_prove_cause(&res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
     if (rg_result_save(&res, path, err, sizeof(err)) != 0) {
@@ -277,6 +281,11 @@ static int load_all(struct run *u, int argc, char **argv, int first)
                     path, o->external ? "--external" : "--hosts");
             return -1;
         }
+        if (e->sc.each_site && (o->external || o->nhosts)) {
+            fprintf(stderr, "%s:%d: each_site runs a sweep of its own here, not under %s\n", path,
+                    e->sc.each_site_line, o->external ? "--external" : "--hosts");
+            return -1;
+        }
         if (e->sc.exec.on && rg_exec_check(&e->sc, err, sizeof(err)) != 0) {
             fprintf(stderr, "%s:%d: %s\n", path, e->sc.exec.line, err);
             return -1;
@@ -346,15 +355,42 @@ static int prepare(struct run *u)
     return 0;
 }
 
+/* --fail-fast stopped the run: the scenarios never started leave it (their names said, so
+ * nobody takes the report for the whole suite), the ones that ran keep their order. */
+static void drop_not_started(struct run *u)
+{
+    int kept = 0, dropped = 0;
+    for (int i = 0; i < u->n; i++) {
+        if (!u->started[i]) {
+            printf("%s%s", dropped++ ? ", " : "railguard run: --fail-fast: not run: ",
+                   u->entries[i].sc.name);
+            free(u->paths[i]);
+            continue;
+        }
+        if (kept != i) {
+            u->paths[kept] = u->paths[i];
+            u->entries[kept] = u->entries[i];
+            u->results[kept] = u->results[i];
+            u->started[kept] = true;
+        }
+        kept++;
+    }
+    if (dropped)
+        printf(" (%d scenario(s))\n", dropped);
+    u->n = kept;
+}
+
 /* Every scenario in a supervisor process of its own, up to -j at a time. 0, or -1. */
 static int run_jobs(struct run *u)
 {
     pid_t running[64];
     int slot_of[64], done = 0, inflight = 0;
-    while (done < u->n) {
+    bool stop = false; /* --fail-fast, after a failure: the scenarios begun finish, no more */
+    while (done < u->n && !(stop && !inflight)) {
         int pick;
-        while (inflight < u->o.jobs && (pick = rg_run_next_startable(u->entries, u->n, u->started,
-                                                                     slot_of, inflight)) >= 0) {
+        while (!stop && inflight < u->o.jobs &&
+               (pick = rg_run_next_startable(u->entries, u->n, u->started, slot_of, inflight)) >=
+                   0) {
             pid_t pid = start_scenario(&u->o, &u->entries[pick], pick);
             if (pid < 0) {
                 fprintf(stderr, "railguard run: fork: %s\n", strerror(errno));
@@ -373,6 +409,7 @@ static int run_jobs(struct run *u)
                 continue;
             int idx = slot_of[k];
             rg_run_take_result(&u->o, &u->entries[idx], idx, &u->results[idx]);
+            stop |= u->o.fail_fast && !u->results[idx].passed && !u->results[idx].too_slow;
             running[k] = running[inflight - 1];
             slot_of[k] = slot_of[inflight - 1];
             inflight--;
@@ -380,6 +417,8 @@ static int run_jobs(struct run *u)
             break;
         }
     }
+    if (stop)
+        drop_not_started(u);
     return 0;
 }
 

@@ -49,6 +49,7 @@ struct run_opts {
     int nhosts;
     bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
     bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
+    bool fail_fast;    /* --fail-fast: no scenario started after one failed */
     /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
      * again with every time multiplied by this (judge/rg_slow.c); 1: never */
     int slow_scale;
@@ -106,6 +107,11 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first);
 void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
                   int hi, const char *coord, const char *devfile, const char *planfile, bool whole);
 void rg_run_scenario(const struct run_opts *o, const struct sc_entry *e, rg_result *res);
+
+/* rg_run_sites.c: an each_site scenario run as `railguard sweep --by-site` and judged from
+ * the sweep's record into res (result_init's): a failing point's result, or the counting
+ * run's, with what became of every point in res->sites_note. */
+void rg_run_sites(const struct run_opts *o, const struct sc_entry *e, rg_result *res);
 
 /* rg_run_external.c */
 int rg_run_external(const struct run_opts *o, const struct sc_entry *e);

@@ -307,6 +307,12 @@ static const rg_opt run_table[] = {
      .kind = RG_OPT_FLAG,
      .help = "The ownership sanitizer off in every scenario.",
      .off = RO(no_ownership)},
+    {.name = "fail-fast",
+     .kind = RG_OPT_FLAG,
+     .help = "No scenario started after the first that failed: the run ends with the ones "
+             "begun, the rest listed as not run (a mutant's check, a PR job's quick no). Not "
+             "with --fork-server, --external or --hosts.",
+     .off = RO(fail_fast)},
     {.name = "fork-server",
      .kind = RG_OPT_FLAG,
      .help = "Ranks forked from a server per rank slot started once, not exec'd; with -j N, N "
@@ -378,6 +384,15 @@ int rg_run_parse_opts(int argc, char **argv, struct run_opts *o, int *first)
                 "railguard run: --fork-server runs its scenarios in ranks it forks itself: not "
                 "with %s\n",
                 o->external ? "--external" : "--rank-wrapper");
+        return 2;
+    }
+    if (o->fail_fast && (o->fork_server || o->external || o->nhosts)) {
+        fprintf(stderr,
+                "railguard run: --fail-fast is for scenarios run one by one here: not "
+                "with %s\n",
+                o->fork_server ? "--fork-server"
+                : o->external  ? "--external"
+                               : "--hosts");
         return 2;
     }
     const char *launch = o->external ? "--external" : "--hosts";

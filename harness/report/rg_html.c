@@ -191,6 +191,10 @@ static void scenario_row(FILE *f, const rg_result *r, int id, bool inside)
         fputs(r->why[0] || r->first[0] ? "<br>" : "", f);
         esc(f, r->slow_note);
     }
+    if (r->sites_note[0]) { /* an each_site scenario: its points, said whatever it came to */
+        fputs(r->why[0] || r->first[0] || r->slow_note[0] ? "<br>" : "", f);
+        esc(f, r->sites_note);
+    }
     fputs("</td><td class=\"rules\">", f);
     rules_cell(f, r);
     fputs("</td><td class=\"links\">", f);

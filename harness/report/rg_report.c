@@ -256,6 +256,8 @@ void rg_report_line(FILE *f, const rg_result *r)
         fprintf(f, "      %s\n", r->why);
     if (r->slow_note[0])
         fprintf(f, "      %s\n", r->slow_note);
+    if (r->sites_note[0])
+        fprintf(f, "      %s\n", r->sites_note);
     received(f, r);
     if (!r->passed) {
         fprintf(f, "      %s\n", r->first[0] ? r->first : r->why);

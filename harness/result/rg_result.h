@@ -155,6 +155,9 @@ typedef struct rg_result {
     double deadline_cut_s;
     char slow_note[700];
     bool too_slow;
+    /* An each_site scenario's (rg_run_sites.c): its points and sites, what became of them and
+     * where the sweep is; "" for any other scenario. */
+    char sites_note[700];
 } rg_result;
 
 /* "PASS", "FAIL", "XFAIL", "XPASS", "SKIP" or "SLOW" for a judged result. */

@@ -164,6 +164,9 @@ int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at, uint
     }
 }
 
+const char *const rg_sc_each_names[RG_SC_EACH_COUNT] = {
+    [RG_SC_EACH_NONE] = "", [RG_SC_EACH_ERROR] = "error", [RG_SC_EACH_NEGPOLL] = "negpoll"};
+
 const char *const sc_top_keys[T_KEYS] = {
     [T_NAME] = "name",           [T_RANKS] = "ranks",
     [T_RAILS] = "rails",         [T_QP] = "qp",
@@ -174,6 +177,7 @@ const char *const sc_top_keys[T_KEYS] = {
     [T_OWNERSHIP] = "ownership", [T_EXEC] = "exec",
     [T_KNOWN] = "known",         [T_EXCLUSIVE] = "exclusive",
     [T_TRACE] = "trace",         [T_ENV] = "env",
+    [T_EACH_SITE] = "each_site",
 };
 
 const char *const sc_step_keys[S_KEYS] = {

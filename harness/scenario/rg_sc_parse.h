@@ -68,6 +68,7 @@ enum {
     T_EXCLUSIVE,
     T_TRACE,
     T_ENV,
+    T_EACH_SITE,
     T_KEYS
 };
 

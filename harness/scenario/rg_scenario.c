@@ -63,6 +63,8 @@ static void top_defaults(rg_scenario *sc)
     sc->expect_at_line = 0;
     sc->expect_cls_line = 0;
     sc->known_why[0] = '\0';
+    sc->each_site = RG_SC_EACH_NONE;
+    sc->each_site_line = 0;
 }
 
 /* "true" or "false" into *out; -1 after one line naming the key. */
@@ -124,6 +126,13 @@ static int parse_key(const struct ctx *c, int key, const yaml_node_t *keynode, y
         return get_word(c, val, "exclusive", sc->exclusive);
     case T_ENV:
         return sc_parse_env(c, val);
+    case T_EACH_SITE:
+        /* "" (NONE) is no value a file can give: the names from 1 on. */
+        if ((i = sc_lookup(val, rg_sc_each_names + 1, RG_SC_EACH_COUNT - 1)) < 0)
+            return sc_bad(c, val, "each_site must be error or negpoll, not");
+        sc->each_site = (rg_sc_each)(i + 1);
+        sc->each_site_line = (int)sc_line_of(keynode);
+        return 0;
     case T_EXEC: {
         int rc = sc_parse_exec(c, val);
         sc->exec.line = (int)sc_line_of(keynode); /* the line of "exec:" */
@@ -197,6 +206,16 @@ static int check_whole(const struct ctx *c, const yaml_node_t *root, yaml_node_t
                       : sc->ownership            ? "ownership sanitizer's"
                                                  : "trace's",
                       FI_MAX_RULES, sc->ownership ? "ownership" : "trace");
+    /* each_site plans its own faults, one a site, and judges every point as a sweep does
+     * (fired, and every rank ok, detected or killed): a plan or an expect of the file's would
+     * be silently set aside. */
+    static const int not_with_each[] = {T_FAULTS, T_EXPECT, T_KNOWN};
+    for (size_t k = 0; sc->each_site && k < SC__COUNT_OF(not_with_each); k++)
+        if (vals[not_with_each[k]])
+            return sc_fail(c, sc_line_of(vals[not_with_each[k]]),
+                           "'%s' cannot be given with each_site: it plans one fault at each call "
+                           "site and judges each point as a sweep does",
+                           sc_top_keys[not_with_each[k]]);
     if (!vals[T_NAME])
         return sc_default_name(c, sc->name);
     return 0;

@@ -198,6 +198,15 @@ typedef struct rg_sc_ksig {
     int line; /* its line in the file */
 } rg_sc_ksig;
 
+typedef enum {
+    RG_SC_EACH_NONE,
+    RG_SC_EACH_ERROR,   /* an error completion at each poll site, per op it hands out */
+    RG_SC_EACH_NEGPOLL, /* a negative ibv_poll_cq return at each poll site */
+    RG_SC_EACH_COUNT
+} rg_sc_each;
+extern const char *const rg_sc_each_names[RG_SC_EACH_COUNT]; /* "", "error", "negpoll" */
+#define RG_SC_EACH_SITE_DEPTH 3 /* frames a site is named by: the reference's wrappers are 2 */
+
 typedef struct rg_scenario {
     char name[RG_SC_NAME_MAX];
     int ranks;
@@ -244,6 +253,13 @@ typedef struct rg_scenario {
      * for); a name railguard sets itself is refused. */
     int nenv;
     rg_sc_env env[RG_SC_ENV_MAX];
+    /* each_site: not one run but one point at each verbs call site of the program that the
+     * kind applies to, found by a counting run (railguard sweep --by-site at depth
+     * RG_SC_EACH_SITE_DEPTH): the error completion or negative poll every poll site must
+     * report, whichever of several a transport has. A directive of the run, never written back
+     * (rg_sc_write): the sweep's counting run and its points are plain scenarios. */
+    rg_sc_each each_site;
+    int each_site_line;
 } rg_scenario;
 
 /*

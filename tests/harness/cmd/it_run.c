@@ -771,6 +771,12 @@ START_TEST(test_cli_refusals)
         {{"run", "--external", "--deadline", "5", "x.yaml"},
          "railguard run: --deadline is for a local run, not with --external"},
         {{"run", "--deadline", "0.5", "x.yaml"}, "railguard run: --deadline: "},
+        {{"run", "--fail-fast", "--fork-server", "x.yaml"},
+         "railguard run: --fail-fast is for scenarios run one by one here: not with "
+         "--fork-server"},
+        {{"run", "--fail-fast", "--external", "--coordinator", "h:1", "--devices-file", "/dev/null",
+          "x.yaml"},
+         "not with --external"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *args[9] = {NULL};
@@ -956,6 +962,82 @@ END_TEST
 
 /* The subset plugin run on one scenario with its environment switch ENV=1 set for the run:
  * railguard's status, its logs in g_tmp/subset-NAME (out). */
+/*
+ * --fail-fast: the first failing scenario ends the run; the ones never started are named and
+ * left out of every report, so nobody takes it for the whole suite; without it all run.
+ */
+START_TEST(test_fail_fast)
+{
+    char dir[PATH_MAX + 16], out[PATH_MAX + 32];
+    snprintf(dir, sizeof(dir), "%s/ff", g_tmp);
+    mkdir(dir, 0755);
+    char *a =
+        write_file("ff/a-fails.yaml", "ranks: 2\nprogram:\n  - {op: all_reduce, count: 10}\n");
+    char *b = write_file("ff/b-passes.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n");
+    char *c = write_file("ff/c-passes.yaml", "ranks: 2\nprogram:\n  - {op: barrier}\n");
+    snprintf(out, sizeof(out), "%s/ff-out", g_tmp);
+    const char *args[] = {"run",  "--fail-fast", "--transport", g_bad, "--devices",
+                          g_devs, "--out",       out,           dir,   NULL};
+    ck_assert_int_eq(railguard("stale", args, 120), 1);
+    ck_assert_str_eq(last_line(), "0 passed, 1 failed");
+    expect_in("railguard run: --fail-fast: not run: b-passes, c-passes (2 scenario(s))");
+    const char *rep = slurp("%s/report.json", out);
+    ck_assert_msg(strstr(rep, "a-fails") && !strstr(rep, "b-passes"), "report: %s", rep);
+    snprintf(out, sizeof(out), "%s/ff-all", g_tmp);
+    const char *all[] = {"run", "--transport", g_bad, "--devices", g_devs, "--out", out, dir, NULL};
+    ck_assert_int_eq(railguard("stale", all, 120), 1);
+    ck_assert_str_eq(last_line(), "2 passed, 1 failed");
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+/*
+ * each_site: the scenario run as a sweep of its program's call sites (one point a site), judged
+ * from the sweep's record. On the bad plugin (one poll site, an empty CQ): a negative poll at
+ * its one site, reported and fail-stop, passes; the same transport carrying on after it fails
+ * as the point did; an error completion at a site that never hands one out cannot be placed,
+ * which proves nothing (NOT_EXERCISED, never a pass); a program that fails with no fault at all
+ * fails at its counting run, and no point runs.
+ */
+static const struct {
+    const char *mode, *kind, *op, *line, *verdicts, *note;
+    int status;
+} site_cases[] = {
+    {"poll", "negpoll", "barrier, repeat: 3", "1 passed, 0 failed", "ok,ok",
+     "1 call site(s), 1 point(s): 1 passed, 0 failed", 0},
+    {"carryon", "negpoll", "barrier, repeat: 3", "0 passed, 1 failed", "NOT_FAIL_STOP,ok",
+     "1 call site(s), 1 point(s): 0 passed, 1 failed", 1},
+    {"poll", "error", "barrier, repeat: 3", "0 passed, 1 failed", "NOT_EXERCISED,NOT_EXERCISED",
+     "no point ran (sweep exit 2)", 1},
+    {"error", "negpoll", "all_reduce, count: 10", "0 passed, 1 failed",
+     "ERROR_WITHOUT_FAULT,ERROR_WITHOUT_FAULT", "the counting run (no fault) failed", 1},
+};
+
+START_TEST(test_each_site)
+{
+    char sc[512], name[32], out[PATH_MAX + 32];
+    snprintf(sc, sizeof(sc),
+             "ranks: 2\ntimeout: 1\ndeadline: 4\neach_site: %s\nprogram:\n"
+             "  - {op: %s}\n",
+             site_cases[_i].kind, site_cases[_i].op);
+    snprintf(name, sizeof(name), "sites%d.yaml", _i);
+    char *path = write_file(name, sc);
+    snprintf(out, sizeof(out), "%s/sites%d", g_tmp, _i);
+    const char *args[] = {"run",   "--transport", g_bad, "--devices", g_devs,
+                          "--out", out,           path,  NULL};
+    ck_assert_int_eq(railguard(site_cases[_i].mode, args, 300), site_cases[_i].status);
+    ck_assert_str_eq(last_line(), site_cases[_i].line);
+    ck_assert_str_eq(json_verdicts(out), site_cases[_i].verdicts);
+    const char *res = slurp("%s/000-sites%d/result.json", out, _i);
+    ck_assert_msg(strstr(res, site_cases[_i].note), "'%s' not in %s", site_cases[_i].note, res);
+    /* The sweep's own record is kept beside the scenario's result. */
+    slurp("%s/000-sites%d/sites.log", out, _i);
+    free(path);
+}
+END_TEST
+
 static int subset_with(const char *subset, const char *env, const char *name, const char *path,
                        char *out, size_t outlen)
 {
@@ -1165,6 +1247,8 @@ Suite *rg_suite_it_run(void)
     tcase_add_loop_test(t, test_bad_transport_verdicts, 0,
                         (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(t, test_first_failure_named);
+    tcase_add_test(t, test_fail_fast);
+    tcase_add_loop_test(t, test_each_site, 0, (int)(sizeof(site_cases) / sizeof(site_cases[0])));
     tcase_add_test(t, test_cli_refusals);
     tcase_add_test(t, test_bad_input_stops_the_run);
     tcase_add_test(t, test_wire_on_one_device);

@@ -243,6 +243,7 @@ START_TEST(test_too_slow)
     r->rank[0].cpu_wait_s = 0.1 + 0.2; /* no short decimal: every digit must come back */
     r->rank[0].start_s = -1;
     snprintf(r->slow_note, sizeof(r->slow_note), "judged on a second attempt with every time x4");
+    snprintf(r->sites_note, sizeof(r->sites_note), "each_site error: 3 call site(s), 5 point(s)");
     snprintf(r->why, sizeof(r->why), "too slow to judge: rank 1 started 2.06 s late");
     res[1].attempts = 2; /* passed on its second attempt */
     ck_assert_str_eq(rg_result_word(r), "SLOW");
@@ -257,6 +258,7 @@ START_TEST(test_too_slow)
     ck_assert(back.rank[1].start_unseen && !back.rank[0].start_unseen);
     ck_assert(back.rank[0].cpu_wait_s == 0.1 + 0.2 && back.rank[0].start_s == -1);
     ck_assert_str_eq(back.slow_note, r->slow_note);
+    ck_assert_str_eq(back.sites_note, r->sites_note);
     /* A result made without a scale is written as the one attempt at scale 1. */
     ck_assert_int_eq(rg_result_save(&res[2], path, err, sizeof(err)), 0);
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), 0);

@@ -925,6 +925,37 @@ START_TEST(test_exclusive)
 }
 END_TEST
 
+/* each_site: a sweep's points instead of one run. Never written back: the sweep's counting run
+ * and its points are written from the scenario, and one that still said each_site would start
+ * a sweep of its own from inside the sweep. */
+START_TEST(test_each_site)
+{
+    static rg_scenario a, b;
+    parse_ok("ranks: 2\neach_site: error\nprogram: [{op: barrier}]\n", &a);
+    ck_assert_int_eq(a.each_site, RG_SC_EACH_ERROR);
+    ck_assert_int_eq(a.each_site_line, 2);
+    written_back(&a, &b);
+    ck_assert_int_eq(b.each_site, RG_SC_EACH_NONE);
+    parse_ok("ranks: 2\neach_site: negpoll\nprogram: [{op: barrier}]\n", &a);
+    ck_assert_int_eq(a.each_site, RG_SC_EACH_NEGPOLL);
+    parse_ok("ranks: 2\nprogram: [{op: barrier}]\n", &a);
+    ck_assert_int_eq(a.each_site, RG_SC_EACH_NONE);
+    expect_bad("ranks: 2\neach_site: delay\nprogram: [{op: barrier}]\n",
+               "x.yaml:2: each_site must be error or negpoll, not 'delay'");
+    expect_bad("ranks: 2\neach_site: ''\nprogram: [{op: barrier}]\n",
+               "x.yaml:2: each_site must be error or negpoll, not ''");
+    expect_bad("ranks: 2\neach_site: [error]\nprogram: [{op: barrier}]\n",
+               "x.yaml:2: each_site must be error or negpoll, not '[...]'");
+    expect_bad("ranks: 2\neach_site: error\nfaults: ['error rank=0 nth=1']\n"
+               "program: [{op: barrier}]\n",
+               "x.yaml:3: 'faults' cannot be given with each_site: it plans one fault at each "
+               "call site and judges each point as a sweep does");
+    expect_bad("ranks: 2\nprogram: [{op: barrier}]\nexpect: {all: ok}\neach_site: negpoll\n",
+               "x.yaml:3: 'expect' cannot be given with each_site: it plans one fault at each "
+               "call site and judges each point as a sweep does");
+}
+END_TEST
+
 /* exec: a program instead of steps, one command or a server and a client; written back. */
 START_TEST(test_exec)
 {
@@ -1864,6 +1895,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_expect_default);
     tcase_add_test(tc, test_exec_service);
     tcase_add_test(tc, test_exclusive);
+    tcase_add_test(tc, test_each_site);
     tcase_add_test(tc, test_known_file);
     tcase_add_test(tc, test_known);
     tcase_add_test(tc, test_write_round_trip);
