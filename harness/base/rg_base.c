@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 double rg_now_s(void)
@@ -129,4 +130,15 @@ void rg_say_line(int fd, const char *prefix, const char *fmt, va_list ap)
             return;
         off += (int)k;
     }
+}
+
+void rg_child_output(const char *log)
+{
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return;
+    dup2(fd, 1);
+    dup2(fd, 2);
+    if (fd > 2)
+        close(fd);
 }

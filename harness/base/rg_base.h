@@ -118,6 +118,9 @@ void rg_markup_text(FILE *f, const char *s);
 /* Copies as much of src as fits into dst (len bytes): findings and lines are cut, never
  * refused. */
 void rg_cut(char *dst, size_t len, const char *src);
+/* In a child about to exec a railguard command: its stdout and stderr into log (truncated),
+ * or left as they are when log cannot be opened. */
+void rg_child_output(const char *log);
 
 /* --- one option table per command (rg_opt.c) ---------------------------------------------- */
 /*

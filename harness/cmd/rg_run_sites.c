@@ -74,11 +74,7 @@ static int sweep_sites(const struct run_opts *o, const struct sc_entry *e, const
     }
     if (pid == 0) {
         setpgid(0, 0); /* its runs and their ranks, stopped together if it must be */
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
+        rg_child_output(log);
         execv(o->self, (char *const *)argv);
         _exit(127);
     }

@@ -56,11 +56,7 @@ int run_one(const struct sweep_opts *o, const char *scenario, const char *out, c
     if (pid < 0)
         return -1;
     if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
+        rg_child_output(log);
         execv(o->self, (char *const *)argv);
         _exit(127);
     }
