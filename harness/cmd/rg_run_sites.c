@@ -8,6 +8,7 @@
  * scenario with one fault, landing wherever the program's timing puts it, passes.
  */
 #include "rg_run.h"
+#include "judge/rg_judge.h"
 #include "sweep/rg_sweep.h"
 
 #include <errno.h>
@@ -65,6 +66,8 @@ static int sweep_sites(const struct run_opts *o, const struct sc_entry *e, const
         argv[a++] = "--known";
         argv[a++] = o->known;
     }
+    if (o->no_ownership)
+        argv[a++] = "--no-ownership";
     argv[a++] = e->path;
     argv[a] = NULL;
     pid_t pid = fork();
@@ -155,6 +158,19 @@ void rg_run_sites(const struct run_opts *o, const struct sc_entry *e, rg_result 
     const char *kind = rg_sc_each_names[e->sc.each_site];
     char out[1100], log[1100], path[2400], why[600] = "", tail[700];
     double t0 = rg_now_s();
+    if (o->nwrap) {
+        /* The sweep runs its points in batches whose ranks fork from servers, which a rank
+         * wrapper cannot sit under: not run, and said, rather than run without the wrapper. */
+        for (int r = 0; r < res->ranks; r++) {
+            res->rank[r].verdict = RG_V_UNSUPPORTED;
+            rg_run_fmt(res->rank[r].detail, sizeof(res->rank[r].detail),
+                       "not run: each_site %s sweeps its points from fork servers, which "
+                       "--rank-wrapper cannot wrap",
+                       kind);
+        }
+        rg_judge(res);
+        return;
+    }
     rg_run_fmt(out, sizeof(out), "%s/sites", res->dir);
     rg_run_fmt(log, sizeof(log), "%s/sites.log", res->dir);
     int st = sweep_sites(o, e, out, log, why, sizeof(why));

@@ -117,7 +117,8 @@ static int take_shard(void *opts, const rg_opt *opt, const char *val, char *why,
     return 0;
 }
 
-/* An option railguard run takes as it is: passed through to every run of the sweep. */
+/* An option railguard run takes as it is: passed through to every run of the sweep (a flag as
+ * its name and a NULL value, which the run's argv leaves out). */
 static int take_pass(void *opts, const rg_opt *opt, const char *val, char *why, size_t len)
 {
     struct sweep_opts *o = opts;
@@ -125,7 +126,7 @@ static int take_pass(void *opts, const rg_opt *opt, const char *val, char *why, 
     if (opt->letter == 'j' && parse_u64(val, 1, 64, &x))
         return snprintf(why, len, "1..64 points at once, not '%s'", val), -1;
     if (o->npass + 2 > (int)(sizeof(o->pass) / sizeof(o->pass[0])))
-        return snprintf(why, len, "too many options '%s'", val), -1;
+        return snprintf(why, len, "too many options passed on (--%s)", opt->name), -1;
     static char flags[8][24]; /* pass holds 8 pairs */
     int slot = o->npass / 2;
     snprintf(flags[slot], sizeof(flags[slot]), "--%s", opt->name);
@@ -262,6 +263,10 @@ static const rg_opt sweep_table[] = {
      .kind = RG_OPT_CALL,
      .arg = "N",
      .help = "Passed to railguard run.",
+     .call = take_pass},
+    {.name = "no-ownership",
+     .kind = RG_OPT_CALL,
+     .help = "Passed to railguard run: the ownership sanitizer off in every run.",
      .call = take_pass},
     {.name = "known",
      .kind = RG_OPT_CALL,

@@ -38,7 +38,8 @@ static int run_args(const struct sweep_opts *o, const char *out, const char **ar
     argv[a++] = o->self;
     argv[a++] = "run";
     for (int i = 0; i < o->npass; i++)
-        argv[a++] = o->pass[i];
+        if (o->pass[i])
+            argv[a++] = o->pass[i];
     argv[a++] = "--out";
     argv[a++] = out;
     return a;

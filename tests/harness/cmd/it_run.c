@@ -1038,6 +1038,34 @@ START_TEST(test_each_site)
 }
 END_TEST
 
+/* each_site under a rank wrapper: its sweep's batches fork their ranks from servers, which no
+ * wrapper can sit under, so it is skipped and says why rather than run unwrapped; under
+ * --no-ownership its points are run without the sanitizer (their plans hold no ownership
+ * rule). */
+START_TEST(test_each_site_options)
+{
+    char out[PATH_MAX + 32];
+    char *path = write_file("sites-opt.yaml",
+                            "ranks: 2\ntimeout: 1\ndeadline: 4\neach_site: negpoll\nprogram:\n"
+                            "  - {op: barrier, repeat: 3}\n");
+    snprintf(out, sizeof(out), "%s/sites-wrapped", g_tmp);
+    const char *w[] = {"run", "--transport",    g_bad, "--devices", g_devs, "--out", out,
+                       path,  "--rank-wrapper", "env", NULL};
+    ck_assert_int_eq(railguard("poll", w, 120), 0);
+    expect_in("SKIP  sites-opt");
+    expect_in("--rank-wrapper cannot wrap");
+    snprintf(out, sizeof(out), "%s/sites-noown", g_tmp);
+    const char *n[] = {"run",   "--transport", g_bad, "--devices",      g_devs,
+                       "--out", out,           path,  "--no-ownership", NULL};
+    ck_assert_int_eq(railguard("poll", n, 300), 0);
+    ck_assert_str_eq(last_line(), "1 passed, 0 failed");
+    /* The plan the point's ranks read: its fault, and no sanitizer's rule after it. */
+    const char *plan = slurp("%s/000-sites-opt/sites/run-0001/000-point-0001/plan", out);
+    ck_assert_msg(strstr(plan, "negpoll") && !strstr(plan, "ownership"), "%s", plan);
+    free(path);
+}
+END_TEST
+
 static int subset_with(const char *subset, const char *env, const char *name, const char *path,
                        char *out, size_t outlen)
 {
@@ -1248,6 +1276,7 @@ Suite *rg_suite_it_run(void)
                         (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(t, test_first_failure_named);
     tcase_add_test(t, test_fail_fast);
+    tcase_add_test(t, test_each_site_options);
     tcase_add_loop_test(t, test_each_site, 0, (int)(sizeof(site_cases) / sizeof(site_cases[0])));
     tcase_add_test(t, test_cli_refusals);
     tcase_add_test(t, test_bad_input_stops_the_run);
