@@ -59,7 +59,7 @@ FI_OWN_SRC    := faultinject/fi_own.c
 # and the pure files of the others are linked into the unit tests.
 HARNESS_PARTS    := base data scenario evidence result rank wire launch judge report triage sweep cmd
 HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base data scenario \
-                        evidence result judge report triage sweep)))) \
+                        evidence result judge report triage sweep compare)))) \
                     harness/wire/rg_wire.c \
                     harness/launch/rg_proc.c harness/launch/rg_symbolize.c harness/launch/rg_clock.c \
                     harness/launch/rg_objcode.c harness/launch/rg_slow_measure.c \

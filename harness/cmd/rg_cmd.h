@@ -27,6 +27,10 @@ int rg_sweep_main(int argc, char **argv);
 int rg_merge_main(int argc, char **argv);
 extern const rg_cli rg_merge_cli;
 
+/* `railguard compare`: two sides' run directories, failure by failure (rg_compare_cmd.c). */
+int rg_compare_main(int argc, char **argv);
+extern const rg_cli rg_compare_cli;
+
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
 /* Its option table (--help, the man page and completion come from it). */

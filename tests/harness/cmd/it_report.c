@@ -183,6 +183,58 @@ START_TEST(test_trace_of_a_hang_and_report_again)
 END_TEST
 
 /*
+ * railguard compare on real runs: a corrupting transport (the bad plugin, stale) as the base
+ * and the reference as the head is a fix, exit 0; the other way round an introduced failure,
+ * exit 1, its Markdown saying so; bad input is one line and exit 2.
+ */
+START_TEST(test_compare_runs)
+{
+    char sc[PATH_MAX + 16], bad[PATH_MAX + 16], good[PATH_MAX + 16], md[PATH_MAX + 16];
+    snprintf(sc, sizeof(sc), "%s/ar.yaml", g_tmp);
+    FILE *f = fopen(sc, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: ar\nranks: 2\nprogram:\n  - {op: all_reduce, dtype: float32, count: 64}\n", f);
+    fclose(f);
+    snprintf(bad, sizeof(bad), "%s/cmp-bad", g_tmp);
+    snprintf(good, sizeof(good), "%s/cmp-good", g_tmp);
+    const char *env[] = {"RG_BAD_MODE", "stale", NULL};
+    const char *b[] = {"run", "--transport", g_bad, "--out", bad, sc, NULL};
+    ck_assert_int_eq(rg_check_cmd(g_bin, env, b, 120, g_out, sizeof(g_out)), 1);
+    const char *g[] = {"run", "--out", good, sc, NULL};
+    ck_assert_int_eq(rg_check_cmd(g_bin, NULL, g, 120, g_out, sizeof(g_out)), 0);
+    const char *fixed[] = {"compare", "--base", bad, "--head", good, NULL};
+    ck_assert_int_eq(rg_check_cmd(g_bin, NULL, fixed, 60, g_out, sizeof(g_out)), 0);
+    ck_assert_msg(strstr(g_out, "compare: 1 fixed, 0 introduced, 0 still failing, 0 not settled"),
+                  "%s", g_out);
+    snprintf(md, sizeof(md), "%s/cmp.md", g_tmp);
+    const char *added[] = {"compare", "--base", good, "--head", bad, "--markdown", md, NULL};
+    ck_assert_int_eq(rg_check_cmd(g_bin, NULL, added, 60, g_out, sizeof(g_out)), 1);
+    const char *m = slurp(md);
+    ck_assert_msg(strstr(m, "| introduced | SILENT_CORRUPTION in all_reduce"), "%s", m);
+    static const struct {
+        const char *args[6];
+        const char *want;
+    } refusals[] = {
+        {{"compare", "--base", "DIR", NULL}, "railguard compare: no --head DIR"},
+        {{"compare", "--base", "DIR", "--head", "DIR", "extra"},
+         "railguard compare: 'extra': run directories go after --base or --head"},
+        {{"compare", "--confidence", "2", "--base", "DIR", NULL}, "must be a probability"},
+        {{"compare", "--base", "SC", "--head", "DIR", NULL}, "ar.yaml: not a run directory"},
+    };
+    for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+        const char *args[7] = {NULL};
+        for (int k = 0; k < 6 && refusals[i].args[k]; k++)
+            args[k] = !strcmp(refusals[i].args[k], "DIR")  ? good
+                      : !strcmp(refusals[i].args[k], "SC") ? sc
+                                                           : refusals[i].args[k];
+        ck_assert_int_eq(rg_check_cmd(g_bin, NULL, args, 60, g_out, sizeof(g_out)), 2);
+        ck_assert_msg(strstr(g_out, refusals[i].want), "'%s' not in %s", refusals[i].want, g_out);
+        ck_assert_msg(strchr(g_out, '\n') == g_out + strlen(g_out) - 1, "not one line: %s", g_out);
+    }
+}
+END_TEST
+
+/*
  * An external launch whose rank 1 is on "another host": a UTS namespace of another name and a
  * time namespace whose CLOCK_MONOTONIC reads 5000 s ahead, as a host booted earlier would. Its
  * runner measures the offset at rank 0's port; `railguard report` must then place rank 1's
@@ -289,6 +341,7 @@ Suite *rg_suite_it_report(void)
     tcase_add_test(t, test_trace_clean_and_fault);
     tcase_add_test(t, test_trace_of_a_hang_and_report_again);
     tcase_add_test(t, test_trace_across_hosts);
+    tcase_add_test(t, test_compare_runs);
     suite_add_tcase(s, t);
     return s;
 }

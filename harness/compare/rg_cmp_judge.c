@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* Each failure of a comparison decided from its counts on both sides (rg_compare.h's rule). */
+#include "rg_compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *rg_cmp_state_name(rg_cmp_state s)
+{
+    static const char *const names[RG_CMP_STATES] = {
+        [RG_CMP_FIXED] = "fixed",
+        [RG_CMP_INTRODUCED] = "introduced",
+        [RG_CMP_STILL] = "still failing",
+        [RG_CMP_NOT_SETTLED] = "not settled",
+    };
+    return (unsigned)s < RG_CMP_STATES ? names[s] : "?";
+}
+
+int rg_cmp_runs_needed(double p, double confidence)
+{
+    if (!(p > 0) || !(confidence > 0 && confidence < 1))
+        return -1;
+    if (p >= 1)
+        return 1;
+    /* (1-p)^m <= 1 - confidence; counted up, not by a logarithm's rounding, so that the m
+     * returned is the least one for which the same pow() the decision uses holds. */
+    int m = (int)floor(log(1 - confidence) / log(1 - p));
+    if (m < 1)
+        m = 1;
+    while (m > 1 && pow(1 - p, m - 1) <= 1 - confidence)
+        m--;
+    while (pow(1 - p, m) > 1 - confidence && m < 1000000)
+        m++;
+    return m;
+}
+
+rg_cmp_state rg_cmp_decide(const int k[RG_CMP_SIDES], const int n[RG_CMP_SIDES], double confidence,
+                           int *more, int *more_side)
+{
+    *more = 0;
+    *more_side = RG_CMP_HEAD;
+    for (int s = 0; s < RG_CMP_SIDES; s++)
+        if (k[s] < 0 || n[s] < 0 || k[s] > n[s])
+            return RG_CMP_NOT_SETTLED;
+    if (k[RG_CMP_BASE] && k[RG_CMP_HEAD])
+        return RG_CMP_STILL;
+    if (!k[RG_CMP_BASE] && !k[RG_CMP_HEAD])
+        return RG_CMP_NOT_SETTLED; /* no failure on either side: nothing to say of it */
+    /* Shown on one side (`shown`), absent from the other's (`quiet`) runs. */
+    int shown = k[RG_CMP_BASE] ? RG_CMP_BASE : RG_CMP_HEAD, quiet = RG_CMP_SIDES - 1 - shown;
+    double p = (double)k[shown] / n[shown];
+    int need = rg_cmp_runs_needed(p, confidence);
+    *more_side = quiet;
+    if (need > 0 && n[quiet] >= need)
+        return shown == RG_CMP_BASE ? RG_CMP_FIXED : RG_CMP_INTRODUCED;
+    *more = need > 0 ? need - n[quiet] : 0;
+    return RG_CMP_NOT_SETTLED;
+}
+
+static int by_state(const void *a, const void *b)
+{
+    const rg_cmp_item *x = a, *y = b;
+    if (x->state != y->state)
+        return (int)x->state - (int)y->state;
+    for (int s = RG_CMP_SIDES - 1; s >= 0; s--)
+        if (x->k[s] != y->k[s])
+            return y->k[s] - x->k[s];
+    return strcmp(x->key, y->key);
+}
+
+void rg_cmp_decide_all(rg_compare *c)
+{
+    memset(c->by, 0, sizeof(c->by));
+    for (int i = 0; i < c->nitems; i++) {
+        rg_cmp_item *it = &c->items[i];
+        for (int s = 0; s < RG_CMP_SIDES; s++) {
+            it->n[s] = 0;
+            for (int j = 0; j < it->nseen; j++)
+                it->n[s] += c->sc[it->seen[j]].runs[s];
+        }
+        it->state = rg_cmp_decide(it->k, it->n, c->confidence, &it->more, &it->more_side);
+        c->by[it->state]++;
+    }
+    if (c->nitems > 1)
+        qsort(c->items, (size_t)c->nitems, sizeof(c->items[0]), by_state);
+}
+
+void rg_cmp_free(rg_compare *c)
+{
+    for (int i = 0; i < c->nitems; i++)
+        free(c->items[i].seen);
+    free(c->sc);
+    free(c->items);
+    c->sc = NULL;
+    c->items = NULL;
+    c->nsc = c->nitems = 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A side's run directories read into a comparison: each NNN-name/result.json a run, counted
+ * under its scenario's name; each failure (a failed result, or a known one that happened: an
+ * xfail is still the failure) under its signature's key. A result too slow to judge or skipped
+ * proves nothing either way and counts apart.
+ */
+#include "rg_compare.h"
+#include "judge/rg_judge.h"
+#include "result/rg_result.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Grows *p (n used, *cap held) by one zeroed element of size sz; the new one, or NULL. */
+static void *grow(void **p, int n, int *cap, size_t sz)
+{
+    if (n == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        void *q = realloc(*p, sz * (size_t)nc);
+        if (!q)
+            return NULL;
+        *p = q;
+        *cap = nc;
+    }
+    void *e = (char *)*p + sz * (size_t)n;
+    memset(e, 0, sz);
+    return e;
+}
+
+static int scenario_of(rg_compare *c, const char *name)
+{
+    for (int i = 0; i < c->nsc; i++)
+        if (!strcmp(c->sc[i].name, name))
+            return i;
+    rg_cmp_scenario *s = grow((void **)&c->sc, c->nsc, &c->capsc, sizeof(*s));
+    if (!s)
+        return -1;
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    return c->nsc++;
+}
+
+static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig)
+{
+    for (int i = 0; i < c->nitems; i++)
+        if (!strcmp(c->items[i].key, sig->key))
+            return &c->items[i];
+    rg_cmp_item *it = grow((void **)&c->items, c->nitems, &c->capitems, sizeof(*it));
+    if (!it)
+        return NULL;
+    snprintf(it->key, sizeof(it->key), "%s", sig->key);
+    snprintf(it->verdict, sizeof(it->verdict), "%s", sig->first);
+    snprintf(it->op, sizeof(it->op), "%s", sig->op);
+    c->nitems++;
+    return it;
+}
+
+static int note_seen(rg_cmp_item *it, int sc)
+{
+    for (int j = 0; j < it->nseen; j++)
+        if (it->seen[j] == sc)
+            return 0;
+    int *slot = grow((void **)&it->seen, it->nseen, &it->capseen, sizeof(int));
+    if (!slot)
+        return -1;
+    *slot = sc;
+    it->nseen++;
+    return 0;
+}
+
+int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a run directory: %s", dir,
+                 errno ? strerror(errno) : "not a directory");
+        return -1;
+    }
+    char **names = NULL;
+    int n = rg_result_dir_names(dir, &names), rc = 0;
+    if (n <= 0) {
+        snprintf(err, errlen, "%s: not a run directory: no NNN-name/result.json in it", dir);
+        free(names);
+        return -1;
+    }
+    /* One result at a time: each is large (its ranks, rules and known signatures). */
+    rg_result *r = malloc(sizeof(*r));
+    char path[2400], why[600];
+    for (int i = 0; i < n && !rc; i++) {
+        snprintf(path, sizeof(path), "%s/%s/result.json", dir, names[i]);
+        if (!r || rg_result_read(r, path, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s", r ? why : "out of memory");
+            rc = -1;
+            break;
+        }
+        int sc = scenario_of(c, r->name);
+        if (sc < 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        if (r->skipped || r->too_slow) {
+            c->sc[sc].skipped[side]++;
+            continue;
+        }
+        c->sc[sc].runs[side]++;
+        if (r->passed && r->known_state != RG_KNOWN_XFAIL)
+            continue;
+        rg_sig sig;
+        rg_signature(r, &sig);
+        rg_cmp_item *it = item_of(c, &sig);
+        if (!it || note_seen(it, sc) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        it->k[side]++;
+        if (!it->example[side][0])
+            rg_cut(it->example[side], sizeof(it->example[side]), r->first[0] ? r->first : r->why);
+    }
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(r);
+    return rc;
+}

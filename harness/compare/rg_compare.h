@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rg_compare.h - two sides of one suite, each one or more run directories (`railguard run`'s
+ * --out), set against each other failure by failure (`railguard compare`): which failures the
+ * head no longer has (fixed), which it has that the base did not (introduced), which both have
+ * (still failing), and which the runs made so far cannot decide (not settled), with the rates
+ * behind each.
+ *   rg_cmp_load.c   a side's run directories read: every scenario's runs, every failure's
+ *                   signature (judge/rg_signature.c)
+ *   rg_cmp_judge.c  each failure decided from the two sides' counts, by the 95 % rule below
+ *   rg_cmp_write.c  the table, JSON and Markdown (a PR comment, a job summary)
+ *
+ * The rule. A failure seen in k of the n runs of its scenarios on one side has the rate p = k/n
+ * there. Its absence from m runs on the other side is evidence only if a failure at that rate
+ * would have shown in m runs with probability >= the confidence (default 0.95): 1 - (1-p)^m
+ * >= 0.95. Then the head's absence is "fixed", the base's "introduced"; else "not settled", with
+ * the runs that would settle it (the least m for which the rule holds, less those made). A
+ * failure whose scenario did not run on the other side at all is not settled either.
+ */
+#ifndef RG_COMPARE_H
+#define RG_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum { RG_CMP_BASE, RG_CMP_HEAD, RG_CMP_SIDES };
+
+typedef enum {
+    RG_CMP_FIXED,       /* in the base, and absent from enough head runs */
+    RG_CMP_INTRODUCED,  /* in the head, and absent from enough base runs */
+    RG_CMP_STILL,       /* in both */
+    RG_CMP_NOT_SETTLED, /* absent from one side, but from too few of its runs to say */
+    RG_CMP_STATES
+} rg_cmp_state;
+const char *rg_cmp_state_name(rg_cmp_state s); /* "fixed", "introduced", ... */
+
+#define RG_CMP_CONFIDENCE 0.95
+/*
+ * The rule, pure: a failure in k[s] of n[s] runs of side s. Its state; *more the runs of the
+ * side that has not shown it that would settle it (0 when settled), *more_side that side.
+ * k[s] > n[s] or negatives are the caller's bug: NOT_SETTLED, more 0.
+ */
+rg_cmp_state rg_cmp_decide(const int k[RG_CMP_SIDES], const int n[RG_CMP_SIDES], double confidence,
+                           int *more, int *more_side);
+/* The least m >= 1 with 1 - (1-p)^m >= confidence, for 0 < p <= 1. */
+int rg_cmp_runs_needed(double p, double confidence);
+
+/* A scenario as the runs of both sides saw it. */
+#define RG_CMP_NAME_MAX 128
+typedef struct rg_cmp_scenario {
+    char name[RG_CMP_NAME_MAX];
+    int runs[RG_CMP_SIDES];    /* judged runs: neither skipped nor too slow to judge */
+    int skipped[RG_CMP_SIDES]; /* skipped (unsupported) or too slow: they prove nothing */
+} rg_cmp_scenario;
+
+/* One failure, by its signature (judge/rg_signature.c's key), over both sides. */
+typedef struct rg_cmp_item {
+    char key[1024];
+    char verdict[32];    /* the signature's first verdict, "DEADLOCK" */
+    char op[48];         /* and the operation it came in */
+    int k[RG_CMP_SIDES]; /* runs that failed with it */
+    int n[RG_CMP_SIDES]; /* runs of the scenarios it failed in (on either side) */
+    int nseen, capseen;  /* those scenarios, by index into the comparison's (allocated) */
+    int *seen;
+    char example[RG_CMP_SIDES][1200]; /* a failure's first line on each side, "" none */
+    rg_cmp_state state;
+    int more, more_side;
+} rg_cmp_item;
+
+typedef struct rg_compare {
+    int ndirs[RG_CMP_SIDES];
+    char **dirs[RG_CMP_SIDES]; /* as given */
+    int nsc, capsc;            /* allocated */
+    rg_cmp_scenario *sc;
+    int nitems, capitems; /* allocated */
+    rg_cmp_item *items;
+    double confidence;
+    int by[RG_CMP_STATES];
+} rg_compare;
+
+/* Side s's run directory dir read into c (rg_cmp_load.c): every result.json under it, each
+ * scenario's run counted, each failure's signature added to its item. 0, or -1 with err
+ * naming the file that is not a run's. */
+int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t errlen);
+/* Every item's runs counted over the scenarios it failed in, and decided (rg_cmp_judge.c);
+ * the items then in state order, then by the head's and base's counts. */
+void rg_cmp_decide_all(rg_compare *c);
+void rg_cmp_free(rg_compare *c);
+
+/* Written (rg_cmp_write.c): the table, one row an item and a closing count; JSON; Markdown. 0,
+ * or -1 with err naming the file. */
+void rg_cmp_table(FILE *f, const rg_compare *c);
+int rg_cmp_json(const rg_compare *c, const char *path, char *err, size_t errlen);
+int rg_cmp_markdown(const rg_compare *c, const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/* railguard compare: the 95 % rule on its own, then two sides' run directories read, decided
+ * and written. */
+#include "common/rg_check.h"
+#include "compare/rg_compare.h"
+#include "judge/rg_judge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The least m with (1-p)^m <= 0.05, checked against the powers themselves. */
+START_TEST(test_runs_needed)
+{
+    ck_assert_int_eq(rg_cmp_runs_needed(1.0, 0.95), 1);
+    ck_assert_int_eq(rg_cmp_runs_needed(0.5, 0.95), 5);   /* 0.5^4 = 0.0625, 0.5^5 = 0.031 */
+    ck_assert_int_eq(rg_cmp_runs_needed(0.25, 0.95), 11); /* 0.75^10 = 0.056, ^11 = 0.042 */
+    ck_assert_int_eq(rg_cmp_runs_needed(0.1, 0.95), 29);  /* 0.9^28 = 0.052, ^29 = 0.047 */
+    ck_assert_int_eq(rg_cmp_runs_needed(0.5, 0.99), 7);   /* 0.5^6 = 0.0156, ^7 = 0.0078 */
+    ck_assert_int_eq(rg_cmp_runs_needed(0.95, 0.95), 1);  /* 0.05^1 = 0.05 exactly: enough */
+    ck_assert_int_eq(rg_cmp_runs_needed(0, 0.95), -1);
+    ck_assert_int_eq(rg_cmp_runs_needed(0.5, 1.0), -1);
+    for (int q = 1; q <= 100; q++) {
+        double p = q / 100.0;
+        int m = rg_cmp_runs_needed(p, 0.95);
+        double miss = 1, before = 1;
+        for (int i = 0; i < m; i++) {
+            before = miss;
+            miss *= 1 - p;
+        }
+        ck_assert_msg(miss <= 0.05 + 1e-12 && (m == 1 || before > 0.05), "p %.2f: m %d", p, m);
+    }
+}
+END_TEST
+
+static rg_cmp_state decide(int kb, int nb, int kh, int nh, int *more, int *side)
+{
+    const int k[RG_CMP_SIDES] = {kb, kh}, n[RG_CMP_SIDES] = {nb, nh};
+    return rg_cmp_decide(k, n, 0.95, more, side);
+}
+
+START_TEST(test_decide)
+{
+    int more, side;
+    ck_assert_int_eq(decide(2, 4, 1, 4, &more, &side), RG_CMP_STILL);
+    ck_assert_int_eq(more, 0);
+    /* Failed 3 of 4 at the base: 3 clean head runs are enough (0.25^3 = 0.016), 2 are not. */
+    ck_assert_int_eq(decide(3, 4, 0, 3, &more, &side), RG_CMP_FIXED);
+    ck_assert_int_eq(decide(3, 4, 0, 2, &more, &side), RG_CMP_NOT_SETTLED);
+    ck_assert_int_eq(more, 1);
+    ck_assert_int_eq(side, RG_CMP_HEAD);
+    /* A flaky bug, 1 in 10 at the base: 20 clean head runs are 9 short of saying fixed. */
+    ck_assert_int_eq(decide(1, 10, 0, 20, &more, &side), RG_CMP_NOT_SETTLED);
+    ck_assert_int_eq(more, 9);
+    ck_assert_int_eq(decide(1, 10, 0, 29, &more, &side), RG_CMP_FIXED);
+    /* New in the head, every run: one clean base run says introduced. */
+    ck_assert_int_eq(decide(0, 1, 2, 2, &more, &side), RG_CMP_INTRODUCED);
+    /* New in the head 1 time in 4: one clean base run could have missed a bug already there. */
+    ck_assert_int_eq(decide(0, 1, 1, 4, &more, &side), RG_CMP_NOT_SETTLED);
+    ck_assert_int_eq(more, 10);
+    ck_assert_int_eq(side, RG_CMP_BASE);
+    /* Its scenario never ran on the other side: nothing can be said. */
+    ck_assert_int_eq(decide(2, 2, 0, 0, &more, &side), RG_CMP_NOT_SETTLED);
+    ck_assert_int_eq(more, 1);
+    /* Counts that cannot be: refused as not settled, nothing claimed. */
+    ck_assert_int_eq(decide(3, 2, 0, 5, &more, &side), RG_CMP_NOT_SETTLED);
+    ck_assert_int_eq(more, 0);
+}
+END_TEST
+
+/* --- run directories ------------------------------------------------------------------------ */
+
+static void result(rg_result *r, const char *name, rg_verdict v0, const char *where)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    r->ranks = 2;
+    for (int i = 0; i < 2; i++) {
+        rg_rank_result *k = &r->rank[i];
+        k->verdict = i == 0 ? v0 : RG_V_OK;
+        k->t_s = 1.0 + i;
+        snprintf(k->where, sizeof(k->where), "%s", where);
+        snprintf(k->detail, sizeof(k->detail), "rank %d's detail", i);
+        r->expect[i] = RG_SC_EXPECT_OK;
+        r->expect_at[i] = RG_SC_AT_ANY;
+    }
+    rg_judge(r);
+}
+
+static void save(const char *dir, int idx, rg_result *r)
+{
+    char path[600], err[600];
+    snprintf(path, sizeof(path), "%s/%03d-%s", dir, idx, r->name);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(r->dir, sizeof(r->dir), "%s", path);
+    snprintf(path, sizeof(path), "%s/%03d-%s/result.json", dir, idx, r->name);
+    ck_assert_msg(rg_result_save(r, path, err, sizeof(err)) == 0, "%s", err);
+}
+
+/* One run of the suite {a, b, c} into dir: a corrupts or not, b always hangs-free but b's
+ * corruption is `b_bad`, c is skipped (unsupported). */
+static void run_dir(const char *dir, bool a_bad, bool b_bad)
+{
+    static rg_result r;
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    result(&r, "a", a_bad ? RG_V_SILENT_CORRUPTION : RG_V_OK, "all_reduce float32 sum count 10");
+    save(dir, 0, &r);
+    result(&r, "b", b_bad ? RG_V_LEAK : RG_V_OK, "finalize");
+    save(dir, 1, &r);
+    result(&r, "c", RG_V_UNSUPPORTED, "broadcast int8 count 1");
+    save(dir, 2, &r);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char *buf = calloc(1, 1 << 16);
+    ck_assert_uint_gt(fread(buf, 1, (1 << 16) - 1, f), 0);
+    fclose(f);
+    return buf;
+}
+
+/* The base: a corrupts in both runs; the head: a clean in 3 runs (fixed), b leaks in 1 of 3,
+ * never at the base's 2 (not settled); c is skipped everywhere and is no failure. */
+START_TEST(test_dirs)
+{
+    char top[] = "/tmp/rg-compare-XXXXXX", d[700], err[700];
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    static rg_compare c;
+    memset(&c, 0, sizeof(c));
+    c.confidence = 0.95;
+    for (int i = 0; i < 5; i++) {
+        snprintf(d, sizeof(d), "%s/%s%d", top, i < 2 ? "base" : "head", i);
+        run_dir(d, i < 2, i == 3);
+        ck_assert_msg(rg_cmp_add_dir(&c, i < 2 ? RG_CMP_BASE : RG_CMP_HEAD, d, err, sizeof(err)) ==
+                          0,
+                      "%s", err);
+    }
+    c.ndirs[RG_CMP_BASE] = 2;
+    c.ndirs[RG_CMP_HEAD] = 3;
+    rg_cmp_decide_all(&c);
+    ck_assert_int_eq(c.nsc, 3);
+    ck_assert_int_eq(c.nitems, 2);
+    ck_assert_int_eq(c.by[RG_CMP_FIXED], 1);
+    ck_assert_int_eq(c.by[RG_CMP_NOT_SETTLED], 1);
+    const rg_cmp_item *fixed = &c.items[0], *leak = &c.items[1];
+    ck_assert_int_eq(fixed->state, RG_CMP_FIXED);
+    ck_assert_str_eq(fixed->verdict, "SILENT_CORRUPTION");
+    ck_assert(fixed->k[0] == 2 && fixed->n[0] == 2 && fixed->k[1] == 0 && fixed->n[1] == 3);
+    ck_assert_int_eq(leak->state, RG_CMP_NOT_SETTLED);
+    ck_assert_str_eq(leak->verdict, "LEAK");
+    /* 1 of 3 in the head: 8 base runs would show it at 95 %; the base has 2. */
+    ck_assert(leak->k[1] == 1 && leak->n[1] == 3 && leak->n[0] == 2);
+    ck_assert_int_eq(leak->more, 6);
+    ck_assert_int_eq(leak->more_side, RG_CMP_BASE);
+    for (int s = 0; s < RG_CMP_SIDES; s++)
+        ck_assert_int_eq(c.sc[2].skipped[s], s == RG_CMP_BASE ? 2 : 3);
+    /* Written: JSON and Markdown say the same. */
+    char *dirs[3] = {d, d, d}; /* as many as either side had */
+    c.dirs[0] = c.dirs[1] = dirs;
+    snprintf(d, sizeof(d), "%s/c.json", top);
+    ck_assert_msg(rg_cmp_json(&c, d, err, sizeof(err)) == 0, "%s", err);
+    char *j = slurp(d);
+    ck_assert_msg(strstr(j, "\"state\": \"fixed\"") && strstr(j, "\"not_settled\": 1") &&
+                      strstr(j, "\"more_runs\""),
+                  "%s", j);
+    free(j);
+    char md[700];
+    snprintf(md, sizeof(md), "%s/c.md", top);
+    ck_assert_msg(rg_cmp_markdown(&c, md, err, sizeof(err)) == 0, "%s", err);
+    char *m = slurp(md);
+    ck_assert_msg(strstr(m, "**1 fixed, 0 introduced, 0 still failing, 1 not settled**") &&
+                      strstr(m, "| fixed | SILENT_CORRUPTION in "),
+                  "%s", m);
+    free(m);
+    /* Not a run directory: one line naming it. */
+    snprintf(d, sizeof(d), "%s/c.md", top);
+    ck_assert_int_eq(rg_cmp_add_dir(&c, RG_CMP_BASE, d, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "c.md: not a run directory"), "%s", err);
+    ck_assert_int_eq(rg_cmp_add_dir(&c, RG_CMP_BASE, top, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "no NNN-name/result.json"), "%s", err);
+    rg_cmp_free(&c);
+    char cmd[800];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *rg_suite_compare(void)
+{
+    Suite *s = suite_create("compare");
+    TCase *t = tcase_create("compare");
+    tcase_add_test(t, test_runs_needed);
+    tcase_add_test(t, test_decide);
+    tcase_add_test(t, test_dirs);
+    suite_add_tcase(s, t);
+    return s;
+}
