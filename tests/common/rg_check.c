@@ -256,3 +256,14 @@ int rg_check_cmd(const char *bin, const char *const *env, const char *const *arg
                   out);
     return WEXITSTATUS(st);
 }
+
+char *rg_check_slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f, "cannot open %s", path);
+    char *buf = calloc(1, 1 << 16);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_gt(fread(buf, 1, (1 << 16) - 1, f), 0);
+    fclose(f);
+    return buf;
+}

@@ -70,6 +70,8 @@ void rg_check_build_file(char *out, size_t len, const char *rel);
 const char *rg_check_tmpdir(void);
 /* Writes len bytes into a new file in it; its path goes to path (at least 64 bytes). */
 void rg_check_write_temp(char *path, const char *data, size_t len);
+/* A whole file (at most 64 KiB, not empty), allocated (free it); fails the test otherwise. */
+char *rg_check_slurp(const char *path);
 
 /*
  * Runs bin with args (NULL-terminated, after the program name) and env (NAME, VALUE pairs,

@@ -113,16 +113,6 @@ static void run_dir(const char *dir, bool a_bad, bool b_bad)
     save(dir, 2, &r);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char *buf = calloc(1, 1 << 16);
-    ck_assert_uint_gt(fread(buf, 1, (1 << 16) - 1, f), 0);
-    fclose(f);
-    return buf;
-}
-
 /* The base: a corrupts in both runs; the head: a clean in 3 runs (fixed), b leaks in 1 of 3,
  * never at the base's 2 (not settled); c is skipped everywhere and is no failure. */
 START_TEST(test_dirs)
@@ -163,7 +153,7 @@ START_TEST(test_dirs)
     c.dirs[0] = c.dirs[1] = dirs;
     snprintf(d, sizeof(d), "%s/c.json", top);
     ck_assert_msg(rg_cmp_json(&c, d, err, sizeof(err)) == 0, "%s", err);
-    char *j = slurp(d);
+    char *j = rg_check_slurp(d);
     ck_assert_msg(strstr(j, "\"state\": \"fixed\"") && strstr(j, "\"not_settled\": 1") &&
                       strstr(j, "\"more_runs\""),
                   "%s", j);
@@ -171,7 +161,7 @@ START_TEST(test_dirs)
     char md[700];
     snprintf(md, sizeof(md), "%s/c.md", top);
     ck_assert_msg(rg_cmp_markdown(&c, md, err, sizeof(err)) == 0, "%s", err);
-    char *m = slurp(md);
+    char *m = rg_check_slurp(md);
     ck_assert_msg(strstr(m, "**1 fixed, 0 introduced, 0 still failing, 1 not settled**") &&
                       strstr(m, "| fixed | SILENT_CORRUPTION in "),
                   "%s", m);

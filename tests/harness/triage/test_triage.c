@@ -50,16 +50,6 @@ static void save(const char *dir, const char *sub, rg_result *r)
     ck_assert_msg(rg_result_save(r, path, err, sizeof(err)) == 0, "%s", err);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char *buf = calloc(1, 1 << 16);
-    ck_assert_uint_gt(fread(buf, 1, (1 << 16) - 1, f), 0);
-    fclose(f);
-    return buf;
-}
-
 START_TEST(test_run_dir)
 {
     static rg_result r[4];
@@ -107,7 +97,7 @@ START_TEST(test_run_dir)
              "a wait with no deadline: ...");
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
     ck_assert_msg(rg_tri_write(&run, err, sizeof(err)) == 0, "%s", err);
-    char *page = slurp(path);
+    char *page = rg_check_slurp(path);
     ck_assert_ptr_nonnull(strstr(page,
                                  "<h1>run</h1>\n<!-- railguard triage -->\n<section "
                                  "id=\"triage\"><h2>Triage: 3 failure(s) in 2 group(s)</h2>"));
@@ -117,14 +107,14 @@ START_TEST(test_run_dir)
     ck_assert_ptr_nonnull(strstr(page, "</ol></section>\n</body></html>\n"));
     free(page);
     snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, run.groups[0].slug);
-    char *md = slurp(path);
+    char *md = rg_check_slurp(path);
     ck_assert_ptr_nonnull(strstr(md, "# DEADLOCK"));
     ck_assert_ptr_nonnull(strstr(md, "railguard run hang-2r.yaml"));
     ck_assert_ptr_nonnull(strstr(md, "| 0 | ok | DEADLOCK **(failed)** |"));
     ck_assert_ptr_nonnull(strstr(md, "none taken"));
     free(md);
     snprintf(path, sizeof(path), "%s/triage/triage.json", dir);
-    char *js = slurp(path);
+    char *js = rg_check_slurp(path);
     ck_assert_ptr_nonnull(strstr(js, "\"failures\": 3"));
     ck_assert_ptr_nonnull(strstr(js, "\"unread\": 1"));
     free(js);
@@ -193,7 +183,7 @@ START_TEST(test_runs)
     ck_assert_int_eq(run.groups[0].ncases, 2);
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
     snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", a);
-    char *known = slurp(path);
+    char *known = rg_check_slurp(path);
     ck_assert_msg(strstr(known, "seen: [\"hang-2r\"]\n") && strstr(known, "seen: [\"corrupt\"]"),
                   "%s", known);
     free(known);
@@ -302,7 +292,7 @@ START_TEST(test_rerun)
     snprintf(path, sizeof(path), "%s/args", dir);
     snprintf(cmd, sizeof(cmd), "run --seed 1 --out %s/triage/rerun/01-%s/4 flaky.yaml\n", dir,
              run.groups[0].slug);
-    args = slurp(path);
+    args = rg_check_slurp(path);
     ck_assert_str_eq(args, cmd);
     free(args);
     /* triage --deadline: added before the scenario, or in place of the line's own. */
@@ -312,7 +302,7 @@ START_TEST(test_rerun)
              "run --seed 1 --out %s/triage/rerun/01-%s/1 --deadline 12.5 --slow-scale 2 "
              "flaky.yaml\n",
              dir, run.groups[0].slug);
-    args = slurp(path);
+    args = rg_check_slurp(path);
     ck_assert_str_eq(args, cmd);
     free(args);
     snprintf(run.cases[0].res->repro, sizeof(run.cases[0].res->repro),
@@ -322,7 +312,7 @@ START_TEST(test_rerun)
              "run --deadline 12.5 --seed 1 --slow-scale 2 --out %s/triage/rerun/01-%s/1 "
              "flaky.yaml\n",
              dir, run.groups[0].slug);
-    args = slurp(path);
+    args = rg_check_slurp(path);
     ck_assert_str_eq(args, cmd);
     free(args);
     /* A gated run's line: its known-failures file left out (the re-run would read XFAIL). */
@@ -333,7 +323,7 @@ START_TEST(test_rerun)
              "run --seed 1 --out %s/triage/rerun/01-%s/1 --deadline 12.5 --slow-scale 2 "
              "flaky.yaml\n",
              dir, run.groups[0].slug);
-    args = slurp(path);
+    args = rg_check_slurp(path);
     ck_assert_str_eq(args, cmd);
     free(args);
     run.with = (rg_tri_with){0};
@@ -424,7 +414,7 @@ START_TEST(test_minimise)
     /* The report shows the minimal case first. */
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
     snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, gr->slug);
-    char *md = slurp(path);
+    char *md = rg_check_slurp(path);
     ck_assert_ptr_nonnull(strstr(md, "## The minimal scenario (minimised from big"));
     free(md);
     /* A budget of one candidate: the first (a rank fewer) is kept, and no more tried. */
@@ -562,12 +552,12 @@ START_TEST(test_merge)
     ck_assert_int_eq(access(path, R_OK), 0);
     ck_assert_int_eq(rg_tri_write(&run, err, sizeof(err)), 0);
     snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", dir);
-    char *known = slurp(path);
+    char *known = rg_check_slurp(path);
     ck_assert_ptr_null(strstr(known, "faults:"));
     ck_assert_ptr_nonnull(strstr(known, "first: DEADLOCK"));
     free(known);
     snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, gr->slug);
-    char *md = slurp(path);
+    char *md = rg_check_slurp(path);
     ck_assert_ptr_nonnull(strstr(md,
                                  "- **Without the faults**: the minimal case fails the same way "
                                  "with none fired"));
