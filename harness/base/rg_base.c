@@ -14,7 +14,10 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 double rg_now_s(void)
@@ -141,4 +144,20 @@ void rg_child_output(const char *log)
     dup2(fd, 2);
     if (fd > 2)
         close(fd);
+}
+
+int rg_child_wait(int pid, double limit_s, bool group, int *st)
+{
+    double end = rg_now_s() + limit_s;
+    for (;;) {
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid)
+            return 0;
+        if ((w < 0 && errno != EINTR) || rg_now_s() > end) {
+            kill(group ? -pid : pid, SIGKILL);
+            waitpid(pid, st, 0);
+            return -1;
+        }
+        usleep(20000);
+    }
 }

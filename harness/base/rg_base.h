@@ -121,6 +121,9 @@ void rg_cut(char *dst, size_t len, const char *src);
 /* In a child about to exec a railguard command: its stdout and stderr into log (truncated),
  * or left as they are when log cannot be opened. */
 void rg_child_output(const char *log);
+/* Waits for child pid at most limit_s seconds: its waitpid status into *st and 0, or -1 when
+ * the limit passed (then it is SIGKILLed, its whole process group when `group`, and reaped). */
+int rg_child_wait(int pid, double limit_s, bool group, int *st);
 
 /* --- one option table per command (rg_opt.c) ---------------------------------------------- */
 /*

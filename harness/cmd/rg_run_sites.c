@@ -12,8 +12,6 @@
 #include "sweep/rg_sweep.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,23 +81,10 @@ static int sweep_sites(const struct run_opts *o, const struct sc_entry *e, const
     }
     setpgid(pid, pid);
     double limit = 2 * (e->sc.deadline_s + 120) + SITES__POINTS_BOUND * (e->sc.deadline_s + 30);
-    double end = rg_now_s() + limit;
     int st = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
-            break;
-        if (w < 0 && errno != EINTR) {
-            snprintf(why, whylen, "lost the sweep: %s", strerror(errno));
-            return -1;
-        }
-        if (rg_now_s() > end) {
-            kill(-pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            snprintf(why, whylen, "the sweep had not finished after %.0f s: stopped", limit);
-            return -1;
-        }
-        usleep(50000);
+    if (rg_child_wait(pid, limit, true, &st) != 0) {
+        snprintf(why, whylen, "the sweep had not finished after %.0f s: stopped", limit);
+        return -1;
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) == 127) {
         snprintf(why, whylen, "the sweep %s", WIFEXITED(st) ? "could not start" : "was killed");

@@ -61,20 +61,10 @@ int run_one(const struct sweep_opts *o, const char *scenario, const char *out, c
         execv(o->self, (char *const *)argv);
         _exit(127);
     }
-    double end = rg_now_s() + limit_s;
+    /* The run has deadlines of its own; this one only guards against the harness. */
     int st;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
-            break;
-        if (rg_now_s() > end) {
-            /* The run has deadlines of its own; this one only guards against the harness. */
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        usleep(20000);
-    }
+    if (rg_child_wait(pid, limit_s, false, &st) != 0)
+        return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
