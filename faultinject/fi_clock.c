@@ -37,9 +37,7 @@ int fi_rank(void)
 /* The first rank variable that is set, as launchers and JACCL name it. */
 void fi_read_rank(void)
 {
-    static const char *const names[] = {
-        "RG_FI_RANK",           "RG_RANK",  "MLX_RANK",    "JACCL_RANK",
-        "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    static const char *const names[] = {FI_RANK_VARS};
     int rank = -1;
     g_rank_err[0] = '\0';
     /* The first one set decides: a bad value is an error (fatal under a plan, whose rank=

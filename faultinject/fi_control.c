@@ -489,6 +489,18 @@ static char *fi_read_file(const char *path, char *err, size_t errlen)
     return buf;
 }
 
+/* How the process ended, when it called exit (or returned from main). A process started by a
+ * launcher (mpirun's ranks) is not the runner's child: this line is the only way its exit
+ * status reaches the runner. Registered from the constructor, before libc registers the
+ * loader's destructors, so it runs after them: the line comes after the exit summary, and
+ * writes with nothing but write(). A forked child inherits the handler. */
+static void fi_on_exit(int status, void *arg)
+{
+    (void)arg;
+    if (fi_live() || fi_event_logged())
+        FI_EV(exit, .status = status);
+}
+
 __attribute__((constructor)) static void fi_load(void)
 {
     char err[512];
@@ -542,6 +554,7 @@ __attribute__((constructor)) static void fi_load(void)
         fi_fatal(g_rank_err);
     fi_snapshot_install();
     pthread_atfork(NULL, NULL, fi_atfork_child);
+    on_exit(fi_on_exit, NULL);
     /* A pass-through with no log file stays silent: a program run under the shim by hand
      * (perftest, a pingpong) keeps its standard error as it was. Under a plan, or with
      * RG_FI_LOG, the evidence is always written. */

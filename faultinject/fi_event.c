@@ -31,6 +31,13 @@ int fi_event_open(char *err, size_t errlen)
         if (p[0] == '%' && p[1] == 'p') {
             o += (size_t)snprintf(path + o, sizeof(path) - o, "%ld", (long)getpid());
             p++;
+        } else if (p[0] == '%' && p[1] == 'r') {
+            /* The process's rank (a launcher's processes each take theirs, so each rank of an
+             * MPI job has a file of its own); "none" for one without (the launcher itself). */
+            int r = fi_rank();
+            o += r >= 0 ? (size_t)snprintf(path + o, sizeof(path) - o, "%d", r)
+                        : (size_t)snprintf(path + o, sizeof(path) - o, "none");
+            p++;
         } else {
             path[o++] = *p;
         }

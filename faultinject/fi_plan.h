@@ -10,8 +10,7 @@
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
  *          | swap_rails | count | late | kill | stop | exit | ownership | trace | sites
  * Filters (which events a rule sees; all default to "any"):
- *   rank=R          the process's rank (RG_FI_RANK, RG_RANK, MLX_RANK, JACCL_RANK,
- *                   OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, first one set)
+ *   rank=R          the process's rank (FI_RANK_VARS: the first one set)
  *   dev=NAME        the device the QP/CQ belongs to
  *   qp=N            the QP number (decimal or 0x hex, < 2^24), or qp=#K: the K-th QP this
  *                   process created (from 0)
@@ -90,6 +89,14 @@
  */
 #ifndef RG_FI_PLAN_H
 #define RG_FI_PLAN_H
+
+/* Where a process's rank comes from, the first one set: railguard's own, JACCL's, then the
+ * launchers' (Open MPI, PMIx, PMI: MPICH and srun --mpi=pmi2, Slurm). The runner unsets them
+ * all for a launcher it starts (an exec launcher: mpirun), so its processes take only the
+ * ranks their launcher gives them. */
+#define FI_RANK_VARS                                                                               \
+    "RG_FI_RANK", "RG_RANK", "MLX_RANK", "JACCL_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",        \
+        "PMI_RANK", "SLURM_PROCID"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -232,6 +232,10 @@
     F(K, dev, S, R)                                                                                \
     F(K, qp, U, R)                                                                                 \
     F(K, why, S, R)
+/* The process called exit(status) or returned from main (the shim's on_exit handler, after the
+ * exit summary): how a process the runner did not start ended -- a launcher's (mpirun's) rank,
+ * which only its launcher can wait for. None: it ended by a signal, or by _exit(). */
+#define RG_EV_FIELDS_exit(F, K) F(K, status, I, R)
 
 /* Every kind, in the order of enum rg_ev_kind. */
 #define RG_EV_KINDS(X)                                                                             \
@@ -256,7 +260,8 @@
     X(trace_post)                                                                                  \
     X(trace_cqe)                                                                                   \
     X(trace_idle)                                                                                  \
-    X(trace_gap)
+    X(trace_gap)                                                                                   \
+    X(exit)
 /* clang-format on */
 
 enum rg_ev_type {
