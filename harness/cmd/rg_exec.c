@@ -222,6 +222,16 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
     char plan[1200];
     /* 6.5 MB, the heap's (a leak check reads .bss whole at every exit). */
     rg_launched *l = calloc(1, sizeof(*l));
+    /* A wrapper execs the process the runner starts: under a launcher that is the launcher,
+     * whose ranks the wrapper would never reach. */
+    if (o->launcher && o->nwrap) {
+        free(l);
+        for (int r = 0; r < sc->ranks; r++)
+            rg_rank_find(&res->rank[r], RG_V_ERROR, 0,
+                         "a rank wrapper would wrap the launcher, not the ranks it starts: put "
+                         "it in the launcher's command, before the program");
+        return;
+    }
     if (!l || rg_proc_write_plan(res->dir, sc, plan, sizeof(plan)) != 0) {
         int e = errno;
         free(l);
@@ -235,6 +245,7 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
                              .dir = res->dir,
                              .planfile = plan,
                              .pair = o->server_arg != NULL,
+                             .launcher = o->launcher,
                              .client_after = o->client_after,
                              .port = o->port};
     for (int r = 0; r < sc->ranks; r++) {

@@ -31,6 +31,9 @@ struct exec_opts {
     bool count; /* --count: counting rules join the plan, the counts printed after */
     bool no_ownership;
     bool ranks_set;
+    /* --launcher: CMD is a launcher (mpirun, srun) run once, which starts the --ranks ranks
+     * itself; each process it starts with a launcher's rank is judged as that rank */
+    bool launcher;
     /* --server/--client: rank 0 and rank 1, the client started once the server listens */
     const char *server_arg, *client_arg;
     char server_buf[RG_SC_EXEC_MAX], client_buf[RG_SC_EXEC_MAX];

@@ -163,6 +163,14 @@ static const rg_opt exec_table[] = {
              "completions by op, per QP, and every verbs call site with its calls (a count and a "
              "sites rule join the plan). What a fault plan's op=, nth= and site= can aim at.",
      .off = EO(count)},
+    {.name = "launcher",
+     .kind = RG_OPT_FLAG,
+     .help =
+         "CMD is a launcher (mpirun, srun, ...) that starts the --ranks ranks itself: run once, "
+         "and each process it starts with a launcher's rank (OMPI_COMM_WORLD_RANK, PMIX_RANK, "
+         "PMI_RANK, SLURM_PROCID) is judged as that rank, from its shim's evidence and the exit "
+         "its shim saw.",
+     .off = EO(launcher)},
     {.name = "no-ownership",
      .kind = RG_OPT_FLAG,
      .help = "The ownership sanitizer off.",
@@ -291,6 +299,8 @@ int exec_parse_opts(int argc, char **argv, struct exec_opts *o)
         return usage("--service: every rank a service leaves none to end the run");
     if (first < argc && !strcmp(argv[first], "--"))
         first++;
+    if (o->launcher && (o->server_arg || o->client_arg || o->services))
+        return usage("--launcher starts every rank: no --server, --client or --service with it");
     if (o->server_arg || o->client_arg)
         return client_server(o, first < argc);
     if (first >= argc)
@@ -324,10 +334,12 @@ int exec_opts_of(const rg_scenario *sc, const char *shim, struct exec_opts *o, c
         if (pair_words(o, err, errlen) != 0)
             return -1;
     } else {
-        o->ncmd = rg_command_words(sc->exec.command, o->cmd_buf, sizeof(o->cmd_buf), o->cmd_words,
-                                   RG_CMD_WORDS, why, sizeof(why));
+        o->launcher = sc->exec.launcher[0] != '\0';
+        o->ncmd =
+            rg_command_words(o->launcher ? sc->exec.launcher : sc->exec.command, o->cmd_buf,
+                             sizeof(o->cmd_buf), o->cmd_words, RG_CMD_WORDS, why, sizeof(why));
         if (o->ncmd < 0) {
-            snprintf(err, errlen, "exec: command: %s", why);
+            snprintf(err, errlen, "exec: %s: %s", o->launcher ? "launcher" : "command", why);
             return -1;
         }
         o->cmd = o->cmd_words;

@@ -413,6 +413,12 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
                 take_by_op(l, q->cqe, json_object_get(o, "cqe_op"));
             }
         }
+    } else if (!strcmp(name, "exit")) {
+        pr->exit_seen = true;
+        /* exit() passes status & 0377 to the parent: what a wait would have said. The schema
+         * checked the field is an integer. */
+        pr->exit_status = (int)(json_integer_value(json_object_get(o, "status")) & 0xff);
+        pr->exit_mono_ms = rg_ev_ms(l, o, "mono_ms");
     } else if (!strcmp(name, "phase")) {
         take_phase(l, ev, o);
     } else if (!strcmp(name, "ownership")) {

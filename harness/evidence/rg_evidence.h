@@ -112,6 +112,12 @@ typedef struct rg_evidence {
         int64_t matched[FI_MAX_RULES];   /* -1: it summarised no such rule */
         bool owned;
         uint64_t own_sends, own_recvs, own_rewritten, own_answered, own_unsanitized;
+        /* It called exit(exit_status) at exit_mono_ms (CLOCK_MONOTONIC): its "exit" event. How
+         * a process the runner did not start ended (a launcher's rank); none: a signal ended
+         * it, or _exit(). */
+        bool exit_seen;
+        int exit_status;
+        double exit_mono_ms;
     } proc[RG_EV_PROCS];
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */

@@ -185,6 +185,80 @@ static bool exit_fault_fired(const rg_scenario *sc, const rg_evidence *e)
     return false;
 }
 
+/* Whether its own kill fault fired in the process (the shim says so before it kills). */
+static bool kill_fault_fired(const rg_scenario *sc, const rg_evidence *e)
+{
+    for (int i = 0; i < sc->nfaults; i++)
+        if (sc->fault[i].kind == FI_KILL && e->fired[i] > 0)
+            return true;
+    return false;
+}
+
+/*
+ * A launcher's rank that ended with no exit its shim saw (a signal, or _exit), its own kill
+ * fault not the cause. It is the launcher's child, so which signal is not known. When another
+ * rank had already ended on a failure and the launcher then exited non-zero, its end is the
+ * one MPI's launchers give a job's other processes once one fails (mpirun's abort): KILLED,
+ * with those facts. Anything else is a CRASH, said with what is not known.
+ */
+static void job_unseen_end(rg_result *res, const rg_launched *l, int r)
+{
+    rg_rank_result *k = &res->rank[r];
+    const struct rg_proc *lp = &l->launcher;
+    int first = -1;
+    for (int o = 0; o < res->ranks; o++)
+        if (o != r && !l->rank[o].proc.job_unseen && res->rank[o].left_t_s >= 0 &&
+            res->rank[o].verdict >= RG_V_DETECTED && res->rank[o].verdict != RG_V_LEAK &&
+            (first < 0 || res->rank[o].left_t_s < res->rank[first].left_t_s))
+            first = o;
+    bool failed = lp->exited && WIFEXITED(lp->status) && WEXITSTATUS(lp->status) != 0;
+    if (first >= 0 && failed)
+        rg_rank_find(k, RG_V_KILLED, k->left_t_s,
+                     "ended with no exit its shim saw (a signal, or _exit: a process of its "
+                     "launcher's, so which is not known) after rank %d left with %s at %.2f s; "
+                     "the launcher then exited with status %d, as a launcher ends a job's other "
+                     "processes once one fails",
+                     first, rg_verdict_name(res->rank[first].verdict), res->rank[first].left_t_s,
+                     WEXITSTATUS(lp->status));
+    else
+        rg_rank_find(k, RG_V_CRASH, k->left_t_s,
+                     "ended with no exit its shim saw (a signal, or _exit: a process of its "
+                     "launcher's, so which is not known)%s; its output is in %s/launcher.log",
+                     first >= 0 ? ", and its launcher did not fail the job" : "", res->dir);
+}
+
+/* The launcher itself: a job whose ranks all ended well but whose launcher did not, or one
+ * that gave a process a rank past the scenario's, is not the run it was planned as. */
+static void judge_launcher(rg_result *res, const rg_scenario *sc, const rg_launched *l)
+{
+    const struct rg_proc *lp = &l->launcher;
+    char logp[1200], tail[400];
+    snprintf(logp, sizeof(logp), "%s/launcher.log", res->dir);
+    rg_log_tail(logp, tail, sizeof(tail));
+    /* Every rank exited 0, as its shim saw: then nothing of theirs explains the launcher's end. */
+    bool all_ok = true;
+    for (int r = 0; r < sc->ranks; r++) {
+        const struct rg_proc *p = &l->rank[r].proc;
+        all_ok &= p->pid > 0 && p->exited && !p->job_unseen && !p->stopped &&
+                  WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0;
+    }
+    if (l->job_extra >= 0)
+        rg_rank_find(&res->rank[0], RG_V_ERROR, -1,
+                     "its launcher started a process with rank %d; the scenario has %d ranks",
+                     l->job_extra, sc->ranks);
+    if (lp->hung && all_ok)
+        rg_rank_find(&res->rank[0], RG_V_DEADLOCK, sc->deadline_s,
+                     "its launcher was still running at the %.0f s deadline, after every rank had "
+                     "ended%s%s",
+                     sc->deadline_s, tail[0] ? "; its last output: " : "", tail);
+    else if (lp->exited && all_ok && !(WIFEXITED(lp->status) && WEXITSTATUS(lp->status) == 0))
+        rg_rank_find(&res->rank[0], RG_V_CRASH, lp->stop_t_s,
+                     "its launcher %s %d though every rank exited with status 0%s%s",
+                     WIFEXITED(lp->status) ? "exited with status" : "was killed by signal",
+                     WIFEXITED(lp->status) ? WEXITSTATUS(lp->status) : WTERMSIG(lp->status),
+                     tail[0] ? "; its last output: " : "", tail);
+}
+
 /* One process's verdict from how it ended; the evidence's rules come after, for all at once. */
 static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenario *sc,
                           const rg_evidence *e, const char *dir, int r)
@@ -195,8 +269,15 @@ static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenari
     /* A program gives no verdict of its own: an exit counts as one, unless its own exit fault
      * caused it, which ends it early as a worker's exit before its verdict does. */
     p->said.verdict = !exit_fault_fired(sc, e);
-    if (p->pid <= 0) {
+    if (p->pid <= 0 && p->job) {
+        rg_rank_find(k, RG_V_ERROR, 0,
+                     "its launcher started no process with rank %d (none loaded the shim with "
+                     "that rank)%s%s",
+                     r, tail[0] ? "; the launcher's last output: " : "", tail);
+    } else if (p->pid <= 0) {
         rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
+    } else if (p->job_unseen && !kill_fault_fired(sc, e)) {
+        /* judged with the others' ends (job_unseen_end): no exit, by what came before */
     } else if (p->termed && p->exited &&
                (WIFEXITED(p->status) ||
                 (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGTERM))) {
@@ -255,6 +336,11 @@ void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched 
         rg_slow_check_scale(&res->rank[r], sc, &ev[r]);
         judge_process(&res->rank[r], &p, sc, &ev[r], res->dir, r);
     }
+    for (int r = 0; r < sc->ranks; r++)
+        if (l->rank[r].proc.job_unseen && !kill_fault_fired(sc, &ev[r]))
+            job_unseen_end(res, l, r);
+    if (l->job)
+        judge_launcher(res, sc, l);
     /* A hang is the rank's finding before the evidence's rules run: a process still running
      * at the deadline never "returned success" on an error it was handed. */
     for (int r = 0; r < sc->ranks; r++) {

@@ -61,6 +61,10 @@ struct rg_proc {
     int tl; /* run: its status lines as they came (rankR.status, the timeline's source), or -1 */
     bool termed;    /* a service sent SIGTERM once the other ranks had ended */
     double spawn_s; /* CLOCK_MONOTONIC when it was forked: its start-up is counted from here */
+    /* A launcher's rank (rg_job.c): not the runner's child, so status is what its shim's exit
+     * event said (a wait's form), or, job_unseen, it ended with none (a signal, or _exit: which
+     * is not known) and status reads as a SIGKILL's. */
+    bool job, job_unseen;
 };
 
 /*
@@ -85,6 +89,12 @@ typedef struct rg_launched {
     rg_launched_rank rank[RG_MAX_RANKS];
     rg_wire wire;       /* the scenario's wire faults, done on the ranks' clock */
     char wire_err[600]; /* why they could not be planned ("" when they were, or none) */
+    /* A launcher's job (rg_job.c): the launcher's own process (stop_t_s: when it ended; hung:
+     * still running at the deadline), and the first rank it gave a process past the
+     * scenario's (-1: none). */
+    bool job;
+    struct rg_proc launcher;
+    int job_extra;
 } rg_launched;
 
 /* A scenario's ranks as workers (rg_workers.c), as `railguard run` starts them. */
@@ -113,12 +123,16 @@ typedef struct rg_program_launch {
     char *const *argv[RG_MAX_RANKS];    /* rank r's command, a wrapper's words first */
     const char *argv_err[RG_MAX_RANKS]; /* why rank r cannot start when argv[r] is NULL */
     bool pair;           /* rank 0 a server, rank 1 its client, started once the server is ready */
+    bool launcher;       /* argv[0] a launcher that starts every rank itself (rg_job.c) */
     double client_after; /* ... that many seconds after it started; -1: once port listens */
     int port;
 } rg_program_launch;
 /* Starts the programs, watches them until none but services runs or the deadline passes, stops
  * services and hung ones, and reads their evidence into l. */
 void rg_launch_programs(const rg_program_launch *pl, rg_launched *l);
+/* The same for a launcher (pl->launcher): argv[0] started once, its ranks told apart by the
+ * launcher's rank in their shims' evidence, each one's end from its shim's exit event. */
+void rg_launch_job(const rg_program_launch *pl, rg_launched *l);
 /* The fork servers started for earlier scenarios, stopped (a run's end). */
 void rg_launch_servers_stop(void);
 /* Each rank's events read into l->rank[r].ev (a file that cannot be read: ev_err says why),

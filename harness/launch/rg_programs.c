@@ -166,9 +166,14 @@ static void stop_services(rg_launched *l, const rg_scenario *sc, const char *dir
 void rg_launch_programs(const rg_program_launch *pl, rg_launched *l)
 {
     const rg_scenario *sc = pl->sc;
+    if (pl->launcher) {
+        rg_launch_job(pl, l);
+        return;
+    }
     l->lo = 0;
     l->hi = sc->ranks;
     l->lag_s = 0;
+    l->job = false;
     l->t0 = rg_now_s();
     fflush(NULL);
     for (int r = 0; r < sc->ranks; r++) {

@@ -197,9 +197,10 @@ int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
 {
     rg_sc_exec *x = &c->sc->exec;
     const yaml_node_t *cmd = NULL, *server = NULL, *client = NULL, *after = NULL, *svc = NULL,
-                      *grace = NULL;
+                      *grace = NULL, *launcher = NULL;
     if (n->type != YAML_MAPPING_NODE)
-        return sc_bad(c, n, "exec must be a mapping (command, or server and client), not");
+        return sc_bad(c, n,
+                      "exec must be a mapping (command, server and client, or launcher), not");
     x->on = true;
     x->client_after = -1;
     x->services = 0;
@@ -219,6 +220,10 @@ int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
         } else if (sc_scalar_is(key, "client") && !client) {
             client = val;
             if (get_command(c, val, "client", x->client))
+                return -1;
+        } else if (sc_scalar_is(key, "launcher") && !launcher) {
+            launcher = val;
+            if (get_command(c, val, "launcher", x->launcher))
                 return -1;
         } else if (sc_scalar_is(key, "client_after") && !after) {
             after = val;
@@ -248,15 +253,22 @@ int sc_parse_exec(const struct ctx *c, const yaml_node_t *n)
                 return -1;
         } else {
             return sc_bad(c, key,
-                          "exec: unknown or repeated key (command, server, client, client_after, "
-                          "service, service_grace)");
+                          "exec: unknown or repeated key (command, server, client, launcher, "
+                          "client_after, service, service_grace)");
         }
     }
     if (cmd && (server || client))
         return sc_bad(c, cmd, "exec: command, or server and client, not both:");
-    if (!cmd && !(server && client))
-        return sc_fail(c, sc_line_of(n), "exec: needs command, or server and client");
-    if (after && cmd)
+    if (launcher && (cmd || server || client))
+        return sc_bad(c, launcher,
+                      "exec: a launcher starts every rank; no command, server or "
+                      "client beside it:");
+    if (!cmd && !launcher && !(server && client))
+        return sc_fail(c, sc_line_of(n), "exec: needs command, server and client, or launcher");
+    /* The runner waits for its launcher, not for the ranks, which are the launcher's. */
+    if (launcher && svc)
+        return sc_bad(c, svc, "exec: service is for ranks the runner starts, not a launcher's:");
+    if (after && !server)
         return sc_bad(c, after, "exec: client_after goes with server and client, not");
     /* A service is stopped once the others end: some rank must end by itself. */
     if (svc && x->services == (c->sc->ranks >= 64 ? UINT64_MAX : (UINT64_C(1) << c->sc->ranks) - 1))

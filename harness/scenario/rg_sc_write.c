@@ -67,10 +67,11 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
         }
     }
     if (sc->exec.on) {
-        static const char *const keys[] = {"command", "server", "client"};
-        const char *vals[] = {sc->exec.command, sc->exec.server, sc->exec.client};
+        static const char *const keys[] = {"command", "server", "client", "launcher"};
+        const char *vals[] = {sc->exec.command, sc->exec.server, sc->exec.client,
+                              sc->exec.launcher};
         fputs("exec:\n", f);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             if (!vals[k][0])
                 continue;
             fprintf(f, "  %s: ", keys[k]);

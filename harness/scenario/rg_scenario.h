@@ -24,6 +24,7 @@
  *     command: "rg-fi-probe --msgs 3"  #   every rank runs it (ranks may be 1), or
  *     server: "ibv_rc_pingpong -p {port}"   #   rank 0, and
  *     client: "ibv_rc_pingpong -p {port} {host}"   # rank 1 (ranks: 2)
+ *     launcher: "mpirun -np 2 ./prog"  #   or a launcher, run once, that starts every rank
  *     client_after: 1                  #   start the client then, not when {port} listens
  *     service: [0]                     #   ranks that serve until stopped (SIGTERM once the
  *     service_grace: 5                 #   others end, SIGKILL this many seconds later)
@@ -138,6 +139,9 @@ typedef struct rg_sc_exec {
     char command[RG_SC_EXEC_MAX];
     char server[RG_SC_EXEC_MAX];
     char client[RG_SC_EXEC_MAX];
+    /* A launcher (mpirun, srun) run once, that starts the ranks itself: each process it starts
+     * with a launcher's rank (FI_RANK_VARS) is judged as that rank (docs/exec.md). */
+    char launcher[RG_SC_EXEC_MAX];
     double client_after; /* -1: when the server listens */
     int line;            /* the line of "exec:" */
     /* Ranks that serve until stopped (bit r: rank r): once every other rank has ended, each

@@ -485,6 +485,67 @@ START_TEST(test_sweep_exec_scenario)
 END_TEST
 
 /* Every process under a wrapper: valgrind's memcheck here, with the shim still inside. */
+/*
+ * A launcher that starts the ranks itself, as mpirun does: a shell that gives each rg-fi-probe
+ * OMPI_COMM_WORLD_RANK. Each is judged as its rank from its own events file and the exit its
+ * shim saw; a fault aimed at rank 1 lands there alone; a rank that hangs is backtraced; one
+ * its launcher ends after the other failed (mpirun's abort) is killed, with why; a rank the
+ * launcher never starts is an error naming it.
+ */
+START_TEST(test_launcher)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--launcher --ranks 2 -- sh -c 'OMPI_COMM_WORLD_RANK=0 %s --msgs 3 "
+                               "& OMPI_COMM_WORLD_RANK=1 %s --msgs 3 & wait'",
+                               g_probe, g_probe),
+                     0);
+    expect_in("PASS  sh");
+    expect_in("ok,ok");
+    snprintf(path, sizeof(path), "%s/000-sh/rank1.events.jsonl", dir);
+    ck_assert(file_holds(path, "\"event\":\"exit\",\"rank\":1,"));
+    ck_assert_int_eq(
+        railguard("exec", dir, sizeof(dir),
+                  "--launcher --ranks 2 --faults 'error op=recv nth=2 rank=1' -- sh -c "
+                  "'OMPI_COMM_WORLD_RANK=0 %s --msgs 3 & OMPI_COMM_WORLD_RANK=1 %s "
+                  "--msgs 3 & wait'",
+                  g_probe, g_probe),
+        0);
+    expect_in("ok,detected");
+    /* Rank 1 fails, the launcher then ends rank 0 and exits with rank 1's status. */
+    ck_assert_int_eq(
+        railguard("exec", dir, sizeof(dir),
+                  "--launcher --ranks 2 --faults 'error op=recv nth=2 rank=1' -- sh -c "
+                  "'OMPI_COMM_WORLD_RANK=0 %s --msgs 1 --spin & a=$!; "
+                  "OMPI_COMM_WORLD_RANK=1 %s --msgs 3; s=$?; kill $a; wait $a; exit $s'",
+                  g_probe, g_probe),
+        0);
+    expect_in("killed,detected");
+    snprintf(path, sizeof(path), "%s/000-sh/result.json", dir);
+    ck_assert(file_holds(path, "after rank 1 left with detected"));
+    /* Rank 1 spins past the deadline: a hang, backtraced by gdb though not the runner's child. */
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--launcher --ranks 2 --deadline 4 -- sh -c 'OMPI_COMM_WORLD_RANK=0 "
+                               "%s --msgs 3 & OMPI_COMM_WORLD_RANK=1 %s --msgs 1 --spin & wait'",
+                               g_probe, g_probe),
+                     1);
+    expect_in("ok,DEADLOCK");
+    snprintf(path, sizeof(path), "%s/000-sh/rank1.backtrace", dir);
+    ck_assert_msg(file_holds(path, "spin_on_empty_cq"), "no spin_on_empty_cq in %s", path);
+    /* Three ranks planned, two started. */
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir),
+                               "--launcher --ranks 3 -- sh -c 'OMPI_COMM_WORLD_RANK=0 %s --msgs 3 "
+                               "& OMPI_COMM_WORLD_RANK=1 %s --msgs 3 & wait'",
+                               g_probe, g_probe),
+                     1);
+    expect_in("ok,ok,ERROR");
+    snprintf(path, sizeof(path), "%s/000-sh/result.json", dir);
+    ck_assert(file_holds(path, "its launcher started no process with rank 2"));
+    ck_assert_int_eq(railguard("exec", dir, sizeof(dir), "--launcher --server a --client b"), 2);
+    expect_in("--launcher starts every rank");
+}
+END_TEST
+
 START_TEST(test_rank_wrapper)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
@@ -560,6 +621,7 @@ Suite *rg_suite_it_exec(void)
     tcase_add_test(t, test_ucmatose_swallows);
     tcase_add_test(t, test_run_exec_scenarios);
     tcase_add_test(t, test_sweep_exec_scenario);
+    tcase_add_test(t, test_launcher);
     tcase_add_test(t, test_rank_wrapper);
     tcase_add_test(t, test_bad_flags);
     suite_add_tcase(s, t);

@@ -9,6 +9,7 @@
 #include "report/rg_report.h"
 #include "rg_parse.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1112,6 +1113,81 @@ START_TEST(test_service)
 }
 END_TEST
 
+/* A launcher's job (launch/rg_job.c): ranks ended as their shims' exit events said, or with
+ * none; the launcher's own end. */
+static rg_launched *job_case(int launcher_status)
+{
+    rg_launched *l = calloc(1, sizeof(*l));
+    ck_assert_ptr_nonnull(l);
+    setup_case(2, NULL, 0);
+    snprintf(g_r.dir, sizeof(g_r.dir), "/nonexistent/rg-job");
+    l->lo = 0;
+    l->hi = 2;
+    l->job = true;
+    l->job_extra = -1;
+    l->launcher = (struct rg_proc){.pid = 99, .exited = true, .status = launcher_status << 8};
+    for (int r = 0; r < 2; r++) {
+        l->rank[r].said = (rg_rank_result){.t_s = -1, .left_t_s = 1.0 + r, .start_s = -1};
+        snprintf(l->rank[r].said.where, sizeof(l->rank[r].said.where), "mpirun");
+        l->rank[r].proc = (struct rg_proc){.pid = 100 + r, .job = true, .exited = true};
+        l->rank[r].ev = g_ev[r];
+    }
+    return l;
+}
+
+START_TEST(test_job)
+{
+    /* Rank 0 exits 1, rank 1 ends with no exit seen, the launcher exits 1: mpirun's abort. */
+    rg_launched *l = job_case(1);
+    l->rank[0].proc.status = 1 << 8;
+    l->rank[1].proc.status = SIGKILL;
+    l->rank[1].proc.job_unseen = true;
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_ge(g_r.rank[0].verdict, RG_V_DETECTED);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_KILLED);
+    ck_assert_msg(strstr(g_r.rank[1].detail, "ended with no exit its shim saw") &&
+                      strstr(g_r.rank[1].detail, "after rank 0 left with") &&
+                      strstr(g_r.rank[1].detail, "the launcher then exited with status 1"),
+                  "%s", g_r.rank[1].detail);
+    /* The same end while the launcher exits 0: nothing explains it. */
+    free(l);
+    l = job_case(0);
+    l->rank[0].proc.status = 1 << 8;
+    l->rank[1].proc.status = SIGKILL;
+    l->rank[1].proc.job_unseen = true;
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_CRASH);
+    ck_assert_msg(strstr(g_r.rank[1].detail, "so which is not known"), "%s", g_r.rank[1].detail);
+    /* Both exit 0: ok, ok; the launcher exiting 5 then is its own failure, on rank 0. */
+    free(l);
+    l = job_case(0);
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_OK);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_OK);
+    free(l);
+    l = job_case(5);
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_CRASH);
+    ck_assert_msg(strstr(g_r.rank[0].detail, "its launcher exited with status 5 though every rank "
+                                             "exited with status 0"),
+                  "%s", g_r.rank[0].detail);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_OK);
+    /* A rank the launcher never started, and one it started past the scenario's. */
+    free(l);
+    l = job_case(0);
+    l->rank[1].proc.pid = -1;
+    l->job_extra = 2;
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_ERROR);
+    ck_assert_msg(strstr(g_r.rank[1].detail, "its launcher started no process with rank 1"), "%s",
+                  g_r.rank[1].detail);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
+    ck_assert_msg(strstr(g_r.rank[0].detail, "started a process with rank 2; the scenario has 2"),
+                  "%s", g_r.rank[0].detail);
+    free(l);
+}
+END_TEST
+
 START_TEST(test_result_round_trip)
 {
     static const char *const rules[] = {"count", "error nth=3"};
@@ -1368,6 +1444,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_evidence_u64);
     tcase_add_test(t, test_evidence_tree);
     tcase_add_test(t, test_service);
+    tcase_add_test(t, test_job);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_merge_placed);

@@ -904,6 +904,20 @@ START_TEST(test_exec_service)
 }
 END_TEST
 
+/* exec: launcher: one command that starts every rank itself; written back. */
+START_TEST(test_exec_launcher)
+{
+    static rg_scenario a, b;
+    parse_ok("ranks: 2\nexec:\n  launcher: \"mpirun -np 2 -x 'A=b c' ./prog 20\"\n", &a);
+    ck_assert(a.exec.on);
+    ck_assert_str_eq(a.exec.launcher, "mpirun -np 2 -x 'A=b c' ./prog 20");
+    ck_assert_str_eq(a.exec.command, "");
+    written_back(&a, &b);
+    ck_assert_str_eq(b.exec.launcher, a.exec.launcher);
+    ck_assert_int_eq(b.ranks, 2);
+}
+END_TEST
+
 /* exclusive: a resource no two scenarios hold at once under -j; written back. */
 START_TEST(test_exclusive)
 {
@@ -1439,9 +1453,17 @@ static const struct bad_case {
     {R X "qp: rc\n", "x.yaml:3: 'qp' is for program steps; an exec program has its own"},
     {R X "timeout: 3\n", "x.yaml:3: 'timeout' is for program steps; an exec program has its own"},
     {R "exec: probe\n",
-     "x.yaml:2: exec must be a mapping (command, or server and client), not 'probe'"},
-    {R "exec: {}\n", "x.yaml:2: exec: needs command, or server and client"},
-    {R "exec: {server: a}\n", "x.yaml:2: exec: needs command, or server and client"},
+     "x.yaml:2: exec must be a mapping (command, server and client, or launcher), not 'probe'"},
+    {R "exec: {}\n", "x.yaml:2: exec: needs command, server and client, or launcher"},
+    {R "exec: {server: a}\n", "x.yaml:2: exec: needs command, server and client, or launcher"},
+    {R "exec: {launcher: 'mpirun -np 2 p', command: p}\n",
+     "x.yaml:2: exec: a launcher starts every rank; no command, server or client beside it: "
+     "'mpirun -np 2 p'"},
+    {R "exec: {launcher: 'mpirun p', service: [0]}\n",
+     "x.yaml:2: exec: service is for ranks the runner starts, not a launcher's: '[...]'"},
+    {R "exec: {launcher: 'mpirun p', client_after: 1}\n",
+     "x.yaml:2: exec: client_after goes with server and client, not '1'"},
+    {R "exec: {launcher: ''}\n", "x.yaml:2: exec: launcher is empty ''"},
     {R "exec: {command: a, client: b}\n",
      "x.yaml:2: exec: command, or server and client, not both: 'a'"},
     {R "exec: {command: ''}\n", "x.yaml:2: exec: command is empty ''"},
@@ -1452,8 +1474,8 @@ static const struct bad_case {
      "x.yaml:2: exec: command: an unclosed single quote in 'sh -c 'echo hi'"},
     {R "exec: {server: 'a \"b'}\n", "x.yaml:2: exec: server: an unclosed double quote in 'a \"b'"},
     {R "exec: {command: a, command: b}\n",
-     "x.yaml:2: exec: unknown or repeated key (command, server, client, client_after, service, "
-     "service_grace) 'command'"},
+     "x.yaml:2: exec: unknown or repeated key (command, server, client, launcher, client_after, "
+     "service, service_grace) 'command'"},
     {R "exec: {command: a, client_after: 1}\n",
      "x.yaml:2: exec: client_after goes with server and client, not '1'"},
     {"ranks: 3\nexec: {server: a, client: b}\n",
@@ -1894,6 +1916,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_exec);
     tcase_add_test(tc, test_expect_default);
     tcase_add_test(tc, test_exec_service);
+    tcase_add_test(tc, test_exec_launcher);
     tcase_add_test(tc, test_exclusive);
     tcase_add_test(tc, test_each_site);
     tcase_add_test(tc, test_known_file);
