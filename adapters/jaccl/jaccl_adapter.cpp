@@ -265,6 +265,11 @@ const rg_plugin_caps caps = [] {
     c.max_ranks = RG_MAX_RANKS;
     c.max_rails = RG_MAX_RAILS;
     c.flags = RG_CAP_IN_PLACE;
+    /* Neither NaN rule holds, so none is declared and no NaN is put into max or min: JACCL's
+     * MaxOp is (out > in) ? out : in (reduction_ops.h, MinOp alike), which keeps the incoming
+     * NaN but drops the one already in the output, so the result depends on the order the
+     * ring or mesh combines the ranks in -- not RG_NAN_PROPAGATE, not IEEE fmax. */
+    c.nan_minmax = RG_NAN_UNDECLARED;
     return c;
 }();
 
