@@ -118,18 +118,38 @@ static void put_head(struct ev_buf *b, const char *name, const struct fi_ev_head
         h->rank, h->pid, h->t_ms, h->mono_ms);
 }
 
+/* The fields of a record of kind k: each required one, and each optional one it has. */
+static void put_fields(struct ev_buf *b, const rg_ev_kdef *k, const void *rec)
+{
+    uint32_t has = *(const uint32_t *)rec;
+    for (int i = 0; i < k->nf; i++)
+        if (k->f[i].required || (has & (1u << i)))
+            put_field(b, &k->f[i], rec);
+}
+
+size_t rg_ev_format_rec(char *line, size_t cap, const rg_ev_kdef *k, const void *rec)
+{
+    if (cap < 64)
+        return 0;
+    struct ev_buf b = {line, 0, cap - 2};
+    put(&b, "{\"event\":\"%s\"", k->name);
+    put_fields(&b, k, rec);
+    if (b.o >= b.cap)
+        return 0;
+    b.p[b.o++] = '}';
+    b.p[b.o++] = '\n';
+    return b.o;
+}
+
 size_t fi_ev_format(char *line, size_t cap, enum rg_ev_kind kind, const void *rec,
                     const struct fi_ev_head *h)
 {
     if ((unsigned)kind >= RG_EVK_COUNT || cap < 256)
         return 0;
     const rg_ev_kdef *k = &rg_ev_kinds[kind];
-    uint32_t has = *(const uint32_t *)rec;
     struct ev_buf b = {line, 0, cap - 2};
     put_head(&b, k->name, h);
-    for (int i = 0; i < k->nf; i++)
-        if (k->f[i].required || (has & (1u << i)))
-            put_field(&b, &k->f[i], rec);
+    put_fields(&b, k, rec);
     if (b.o >= b.cap) {
         /* Too long for a line: its kind said instead, never a line cut short. */
         b.o = 0;

@@ -9,8 +9,8 @@
  * type, cannot get past the property test (tests/harness/evidence/test_ev_schema.c), which
  * writes every kind with edge and sentinel values and reads each back exactly.
  *
- * Holds no code: types, X-macros and the tables they make. A header of the shim's controls, so
- * harness/ may include it (docs/architecture.md).
+ * Holds no code: types, X-macros, the tables they make and the formatter's declaration. A header
+ * of the shim's controls, so harness/ may include it (docs/architecture.md).
  *
  * Types (a field's letter):
  *   U    unsigned 64-bit count: a JSON integer up to 2^63 - 1, above that an RG_HEX64 string
@@ -312,6 +312,8 @@ enum rg_ev_kind {
 #undef RG_EV__KENUM
 };
 
+/* The macros below stay defined: another table in this form (the runner's wire evidence,
+ * harness/evidence/rg_ev_wire.h) makes its records, indexes and tables with them. */
 /* Each kind's record: its fields by name, and `has`, the bits (RG_EVH) of the optional fields
  * it holds. The head is the writer's own: a record holds only the kind's fields. */
 #define RG_EV__MEMBER(K, name, t, p) RG_EVC_##t name;
@@ -321,13 +323,11 @@ enum rg_ev_kind {
         RG_EV_FIELDS_##k(RG_EV__MEMBER, k)                                                         \
     };
 RG_EV_KINDS(RG_EV__STRUCT)
-#undef RG_EV__STRUCT
 
 /* Field indexes within a kind: RG_EVH(fault, wr_id) is the `has` bit of a fault's wr_id. */
 #define RG_EV__IDX(K, name, t, p) RG_EVI_##K##_##name,
 #define RG_EV__IDXENUM(k) enum { RG_EV_FIELDS_##k(RG_EV__IDX, k) RG_EVI_##k##__n };
 RG_EV_KINDS(RG_EV__IDXENUM)
-#undef RG_EV__IDXENUM
 #define RG_EVH(k, name) (1u << RG_EVI_##k##_##name)
 
 /* The tables: a field's name, type, presence and place in its kind's record. */
@@ -350,7 +350,6 @@ typedef struct rg_ev_kdef {
     static const rg_ev_fdef rg_ev_fields_##k[]                                                     \
         __attribute__((unused)) = {RG_EV_FIELDS_##k(RG_EV__ROW, k)};
 RG_EV_KINDS(RG_EV__FTAB)
-#undef RG_EV__FTAB
 static const rg_ev_fdef rg_ev_head[] __attribute__((unused)) = {RG_EV_HEAD(RG_EV__HEADROW, _)};
 #define RG_EV_HEAD_N ((int)(sizeof(rg_ev_head) / sizeof(rg_ev_head[0])))
 #define RG_EV__KROW(k)                                                                             \
@@ -358,6 +357,13 @@ static const rg_ev_fdef rg_ev_head[] __attribute__((unused)) = {RG_EV_HEAD(RG_EV
      sizeof(struct rg_evr_##k)},
 static const rg_ev_kdef rg_ev_kinds[RG_EVK_COUNT]
     __attribute__((unused)) = {RG_EV_KINDS(RG_EV__KROW)};
-#undef RG_EV__KROW
+
+/*
+ * The one formatter of a record of any table in this form (faultinject/fi_ev_format.c): the
+ * line {"event":"NAME",...}\n with each field written as its type says, into line[cap]. The
+ * shim's lines add its head; the runner's wire evidence (harness/evidence/rg_ev_wire.h) is
+ * written with this alone, from its own table. The line's length, 0 when it does not fit.
+ */
+size_t rg_ev_format_rec(char *line, size_t cap, const rg_ev_kdef *k, const void *rec);
 
 #endif

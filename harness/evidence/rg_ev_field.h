@@ -51,6 +51,20 @@ bool rg_ev_check(rg_ev_line *l, json_t *o);
 int rg_ev_decode(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, void *rec, char *strs,
                  size_t strslen);
 
+/* A schema: the fields every line has and each kind's (the shim's, rg_fi_events.h; the runner's
+ * wire evidence, rg_ev_wire.h), and whose lines they are, for what a refused line says. */
+typedef struct rg_ev_table {
+    const char *who;
+    const rg_ev_fdef *head;
+    int nhead;
+    const rg_ev_kdef *kinds;
+    int nkinds;
+} rg_ev_table;
+extern const rg_ev_table rg_ev_shim_table, rg_ev_wire_table;
+/* rg_ev_decode against table t: *kind is the index of the line's kind in t's kinds. */
+int rg_ev_decode_in(const rg_ev_table *t, rg_ev_line *l, json_t *o, int *kind, void *rec,
+                    char *strs, size_t strslen);
+
 /*
  * Reads the events file at path, handing each line that is a JSON object to take (which may
  * find it unreadable with rg_ev_bad). Lines that are not the shim's (too long, cut short, a

@@ -6,28 +6,47 @@
  * field its kind does not, or a value not of its field's type, is unreadable, and says which.
  */
 #include "evidence/rg_ev_field.h"
+#include "evidence/rg_ev_wire.h"
 #include "rg_parse.h"
 
 #include <stdio.h>
 #include <string.h>
 
-const rg_ev_kdef *rg_ev_kind_of(const char *name, enum rg_ev_kind *kind)
+/* The shim's events (rg_fi_events.h) and the runner's wire evidence (rg_ev_wire.h): the same
+ * form, each line's head its own. */
+static const rg_ev_fdef wire_head[] = {{"event", RG_EVT_S, RG_EVP_R, 0}};
+const rg_ev_table rg_ev_shim_table = {"the shim", rg_ev_head, RG_EV_HEAD_N, rg_ev_kinds,
+                                      RG_EVK_COUNT};
+const rg_ev_table rg_ev_wire_table = {"the runner's wire", wire_head, 1, rg_wire_kinds,
+                                      RG_WIREK_COUNT};
+
+static const rg_ev_kdef *kind_in(const rg_ev_table *t, const char *name, int *kind)
 {
-    for (int k = 0; name && k < RG_EVK_COUNT; k++)
-        if (!strcmp(rg_ev_kinds[k].name, name)) {
+    for (int k = 0; name && k < t->nkinds; k++)
+        if (!strcmp(t->kinds[k].name, name)) {
             if (kind)
-                *kind = (enum rg_ev_kind)k;
-            return &rg_ev_kinds[k];
+                *kind = k;
+            return &t->kinds[k];
         }
     return NULL;
 }
 
-static const rg_ev_fdef *field_of(const rg_ev_kdef *k, const char *name, int *idx)
+const rg_ev_kdef *rg_ev_kind_of(const char *name, enum rg_ev_kind *kind)
 {
-    for (int i = 0; i < RG_EV_HEAD_N; i++)
-        if (!strcmp(rg_ev_head[i].name, name)) {
+    int k;
+    const rg_ev_kdef *d = kind_in(&rg_ev_shim_table, name, &k);
+    if (d && kind)
+        *kind = (enum rg_ev_kind)k;
+    return d;
+}
+
+static const rg_ev_fdef *field_of(const rg_ev_table *t, const rg_ev_kdef *k, const char *name,
+                                  int *idx)
+{
+    for (int i = 0; i < t->nhead; i++)
+        if (!strcmp(t->head[i].name, name)) {
             *idx = -1;
-            return &rg_ev_head[i];
+            return &t->head[i];
         }
     for (int i = 0; i < k->nf; i++)
         if (!strcmp(k->f[i].name, name)) {
@@ -184,14 +203,14 @@ static const char *const type_text[] = {
     [RG_EVT_WRS] = "a list of requests or \"unknown\"",
 };
 
-/* Checks o against the schema, decoding into rec (NULL: checked only). */
-static const rg_ev_kdef *check(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, void *rec,
+/* Checks o against table t, decoding into rec (NULL: checked only). */
+static const rg_ev_kdef *check(const rg_ev_table *t, rg_ev_line *l, json_t *o, int *kind, void *rec,
                                char *strs, size_t strslen)
 {
     json_t *ev = json_object_get(o, "event");
-    const rg_ev_kdef *k = json_is_string(ev) ? rg_ev_kind_of(json_string_value(ev), kind) : NULL;
+    const rg_ev_kdef *k = json_is_string(ev) ? kind_in(t, json_string_value(ev), kind) : NULL;
     if (!k) {
-        rg_ev_bad(l, "\"event\" is not an event the shim writes");
+        rg_ev_bad(l, "\"event\" is not an event %s writes", t->who);
         return NULL;
     }
     if (rec)
@@ -203,7 +222,7 @@ static const rg_ev_kdef *check(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, 
     json_object_foreach(o, key, v)
     {
         int idx;
-        const rg_ev_fdef *f = field_of(k, key, &idx);
+        const rg_ev_fdef *f = field_of(t, k, key, &idx);
         if (!f) {
             rg_ev_bad(l, "\"%.40s\" is not a field of a %s event", key, k->name);
             return NULL;
@@ -221,14 +240,14 @@ static const rg_ev_kdef *check(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, 
 
 bool rg_ev_check(rg_ev_line *l, json_t *o)
 {
-    enum rg_ev_kind kind;
-    return check(l, o, &kind, NULL, NULL, 0) != NULL;
+    int kind;
+    return check(&rg_ev_shim_table, l, o, &kind, NULL, NULL, 0) != NULL;
 }
 
-int rg_ev_decode(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, void *rec, char *strs,
-                 size_t strslen)
+int rg_ev_decode_in(const rg_ev_table *t, rg_ev_line *l, json_t *o, int *kind, void *rec,
+                    char *strs, size_t strslen)
 {
-    const rg_ev_kdef *k = check(l, o, kind, rec, strs, strslen);
+    const rg_ev_kdef *k = check(t, l, o, kind, rec, strs, strslen);
     if (!k)
         return -1;
     for (int i = 0; i < k->nf; i++)
@@ -237,6 +256,15 @@ int rg_ev_decode(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, void *rec, cha
             return -1;
         }
     return 0;
+}
+
+int rg_ev_decode(rg_ev_line *l, json_t *o, enum rg_ev_kind *kind, void *rec, char *strs,
+                 size_t strslen)
+{
+    int k = 0;
+    int rc = rg_ev_decode_in(&rg_ev_shim_table, l, o, &k, rec, strs, strslen);
+    *kind = (enum rg_ev_kind)k;
+    return rc;
 }
 
 rg_ev_n rg_ev_count(rg_ev_line *l, json_t *o, const char *key)

@@ -3,25 +3,15 @@
  * A rank's wire evidence (rg_evidence.h): the lines the runner wrote while it applied wire
  * faults (wire/rg_wire.c), read into the same fired and matched counts as the shim's rules, so
  * NOT_EXERCISED and the first fault hold for the wire as for verbs calls. Each line is checked
- * as strictly as the shim's.
+ * and decoded against the schema it was written from (rg_ev_wire.h), as the shim's are.
  */
 #include "evidence/rg_evidence.h"
 #include "evidence/rg_ev_field.h"
+#include "evidence/rg_ev_wire.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-
-/* The wire rule a line is of: its index, or -1 (unreadable). */
-static int wire_rule(rg_ev_line *l, json_t *o)
-{
-    json_t *v = json_object_get(o, "rule");
-    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= FI_MAX_RULES) {
-        rg_ev_bad(l, "\"rule\" is not a rule of a plan");
-        return -1;
-    }
-    return (int)json_integer_value(v);
-}
 
 static void first(rg_evidence *ev, double at, int rule)
 {
@@ -32,85 +22,76 @@ static void first(rg_evidence *ev, double at, int rule)
 }
 
 /* A count summed, -1 ("none said") counting as 0; saturated rather than wrapped. */
-static void add(int64_t *to, int64_t n)
+static void add(int64_t *to, uint64_t n)
 {
     int64_t was = *to < 0 ? 0 : *to;
-    *to = n > INT64_MAX - was ? INT64_MAX : was + n;
+    *to = n > (uint64_t)(INT64_MAX - was) ? INT64_MAX : was + (int64_t)n;
 }
 
-static void matched(rg_evidence *ev, int rule, uint64_t n)
+/* wire_off's rx_*: what the rank's device took in while the rule was on, by its own counters.
+ * All three, or none (rx_why says why): one or two is not the runner's line. */
+static void take_rx(rg_ev_line *l, const struct rg_evr_wire_off *w, rg_evidence *ev, int rule)
 {
-    add(&ev->matched[rule], n > INT64_MAX ? INT64_MAX : (int64_t)n);
-}
-
-/* wire_off's "rx": what the rank's device took in while the rule was on. Absent: its counters
- * could not be read (then "rx_why" says why); present, all three or the line is unreadable. */
-static void take_rx(rg_ev_line *l, json_t *o, rg_evidence *ev, int rule)
-{
-    json_t *rx = json_object_get(o, "rx");
-    if (!rx)
+    uint32_t rx = RG_EVH(wire_off, rx_pkts) | RG_EVH(wire_off, rx_dup) | RG_EVH(wire_off, rx_oos);
+    if (!(w->has & rx))
         return;
-    if (!json_is_object(rx)) {
-        rg_ev_bad(l, "\"rx\" is not an object");
+    if ((w->has & rx) != rx) {
+        rg_ev_bad(l, "\"rx_pkts\", \"rx_dup\" and \"rx_oos\": all three or none");
         return;
     }
-    /* Counts the runner wrote as JSON integers from 0: anything else (a string, a sign, a
-     * fraction) is not its line. */
-    static const char *const need[] = {"pkts", "duplicates", "out_of_seq"};
-    int64_t n[3];
-    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-        json_t *v = json_object_get(rx, need[i]);
-        if (!json_is_integer(v) || json_integer_value(v) < 0) {
-            rg_ev_bad(l, "\"rx\" has no count \"%s\"", need[i]);
-            return;
-        }
-        n[i] = (int64_t)json_integer_value(v);
-    }
-    add(&ev->rx_pkts[rule], n[0]);
-    add(&ev->rx_dup[rule], n[1]);
-    add(&ev->rx_oos[rule], n[2]);
+    add(&ev->rx_pkts[rule], w->rx_pkts);
+    add(&ev->rx_dup[rule], w->rx_dup);
+    add(&ev->rx_oos[rule], w->rx_oos);
 }
 
 static void take_wire(rg_ev_line *l, json_t *o, void *arg)
 {
     rg_evidence *ev = arg;
-    const char *what = rg_ev_str(l, o, "event");
-    int rule = wire_rule(l, o);
-    double at = rg_ev_ms(l, o, "mono_ms");
-    if (rule < 0 || l->why[0])
+    static rg_wire_rec w;
+    static char strs[8192];
+    int kind;
+    if (rg_ev_decode_in(&rg_ev_wire_table, l, o, &kind, &w, strs, sizeof(strs)) != 0)
         return;
-    if (!strcmp(what, "wire_on")) {
+    /* rule, rank and the rest lead every kind's record alike: read them through any. */
+    int64_t rule = w.on.rule;
+    if (rule < 0 || rule >= FI_MAX_RULES) {
+        rg_ev_bad(l, "\"rule\" is not a rule of a plan");
+        return;
+    }
+    int r = (int)rule;
+    switch ((enum rg_wire_kind)kind) {
+    case RG_WIREK_wire_on:
         /* netem in place: the wire is impaired from here, whatever crosses it. */
-        first(ev, at, rule);
-    } else if (!strcmp(what, "wire_off")) {
-        uint64_t sent = rg_ev_u64(l, o, "sent_pkts"), dropped = rg_ev_u64(l, o, "dropped");
+        first(ev, w.on.mono_ms, r);
+        break;
+    case RG_WIREK_wire_off:
+        take_rx(l, &w.off, ev, r);
         if (l->why[0])
             return;
-        take_rx(l, o, ev, rule);
-        if (l->why[0])
-            return;
-        matched(ev, rule, sent + dropped);
+        add(&ev->matched[r], w.off.sent_pkts + w.off.dropped);
         /* A loss acted on the packets it dropped; a delay, reordering, duplication or
          * corruption draws on every packet that went through it. */
-        ev->fired[rule] += rg_ev_bool(l, o, "loss") ? dropped : sent;
-    } else if (!strcmp(what, "link")) {
-        const char *state = rg_ev_str(l, o, "state");
-        if (!strcmp(state, "down")) {
-            matched(ev, rule, 1);
+        ev->fired[r] += w.off.loss ? w.off.dropped : w.off.sent_pkts;
+        break;
+    case RG_WIREK_link:
+        if (!strcmp(w.link.state, "down")) {
+            add(&ev->matched[r], 1);
             /* Taken down is what the device said after, not what ip was asked. */
-            if (rg_ev_bool(l, o, "down")) {
-                ev->fired[rule]++;
-                first(ev, at, rule);
+            if (w.link.down) {
+                ev->fired[r]++;
+                first(ev, w.link.mono_ms, r);
             }
-        } else if (strcmp(state, "up") != 0) {
+        } else if (strcmp(w.link.state, "up") != 0) {
             rg_ev_bad(l, "\"state\" is neither up nor down");
         }
-    } else if (!strcmp(what, "wire_error")) {
+        break;
+    case RG_WIREK_wire_error:
         if (!ev->wire_failed[0])
-            snprintf(ev->wire_failed, sizeof(ev->wire_failed), "faults item %d: %s: %s", rule + 1,
-                     rg_ev_str(l, o, "what"), rg_ev_str(l, o, "why"));
-    } else {
-        rg_ev_bad(l, "not a wire event");
+            snprintf(ev->wire_failed, sizeof(ev->wire_failed), "faults item %d: %s: %s", r + 1,
+                     w.error.what, w.error.why);
+        break;
+    case RG_WIREK_COUNT:
+        break;
     }
 }
 

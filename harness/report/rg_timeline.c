@@ -10,6 +10,8 @@
  * before use: a rank may have died mid-line, and the text is the transport's.
  */
 #include "report/rg_report.h"
+#include "evidence/rg_ev_field.h"
+#include "evidence/rg_ev_wire.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -170,31 +172,37 @@ static void take_event(const rg_result *r, double base_ms, rg_tl_rank *t, struct
  * down or up, an action that could not be done -- marks beside the shim's faults. */
 static void take_wire(const rg_result *r, double base_ms, rg_tl_rank *t, json_t *o)
 {
-    const char *ev = json_string_value(json_object_get(o, "event"));
-    json_t *mono = json_object_get(o, "mono_ms"), *ri = json_object_get(o, "rule");
-    if (!ev || !json_is_number(mono) || !json_is_integer(ri))
+    static rg_wire_rec w;
+    static char strs[8192];
+    rg_ev_line l = {0};
+    int kind;
+    /* Read as the judge read it (evidence/rg_ev_wire.h): a line it refused marks nothing. */
+    if (rg_ev_decode_in(&rg_ev_wire_table, &l, o, &kind, &w, strs, sizeof(strs)) != 0)
         return;
-    double at = (json_number_value(mono) - base_ms) / 1000.0;
-    long long i = json_integer_value(ri);
+    double at = (w.on.mono_ms - base_ms) / 1000.0;
+    int64_t i = w.on.rule;
     char text[sizeof(t->mark[0].text)], where[96];
-    snprintf(where, sizeof(where), "%s (rail %lld, %s)", str_or(o, "netdev"),
-             (long long)json_integer_value(json_object_get(o, "rail")), str_or(o, "dev"));
+    snprintf(where, sizeof(where), "%s (rail %lld, %s)", w.on.netdev, (long long)w.on.rail,
+             w.on.dev);
     long long line = i >= 0 && i < r->nrules ? r->rule[i].line : 0;
-    if (!strcmp(ev, "wire_on"))
-        snprintf(text, sizeof(text), "wire: netem %s on %s (line %lld)", str_or(o, "spec"), where,
-                 line);
-    else if (!strcmp(ev, "wire_off"))
-        snprintf(text, sizeof(text), "wire: netem off %s: %lld packet(s) through, %lld dropped",
-                 where, (long long)json_integer_value(json_object_get(o, "sent_pkts")),
-                 (long long)json_integer_value(json_object_get(o, "dropped")));
-    else if (!strcmp(ev, "link"))
-        snprintf(text, sizeof(text), "wire: link %s %s (line %lld)", str_or(o, "state"), where,
-                 line);
-    else if (!strcmp(ev, "wire_error"))
-        snprintf(text, sizeof(text), "wire: could not %s on %s: %s", str_or(o, "what"), where,
-                 str_or(o, "why"));
-    else
+    switch ((enum rg_wire_kind)kind) {
+    case RG_WIREK_wire_on:
+        snprintf(text, sizeof(text), "wire: netem %s on %s (line %lld)", w.on.spec, where, line);
+        break;
+    case RG_WIREK_wire_off:
+        snprintf(text, sizeof(text), "wire: netem off %s: %llu packet(s) through, %llu dropped",
+                 where, (unsigned long long)w.off.sent_pkts, (unsigned long long)w.off.dropped);
+        break;
+    case RG_WIREK_link:
+        snprintf(text, sizeof(text), "wire: link %s %s (line %lld)", w.link.state, where, line);
+        break;
+    case RG_WIREK_wire_error:
+        snprintf(text, sizeof(text), "wire: could not %s on %s: %s", w.error.what, where,
+                 w.error.why);
+        break;
+    default:
         return;
+    }
     add_mark(t, at, text);
 }
 

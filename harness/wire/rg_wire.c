@@ -5,6 +5,7 @@
  * is tested without a network.
  */
 #include "wire/rg_wire.h"
+#include "evidence/rg_ev_wire.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -176,10 +177,19 @@ int rg_wire_plan(rg_wire *w, const rg_wire_sys *sys, const rg_scenario *sc, int 
     return 0;
 }
 
-/* One evidence line for the action's rank: {"event":EV,"rule":..,...,"mono_ms":..} and extra's
- * fields (taken: extra is freed). Written by jansson, so every name and number reads back
- * exactly. */
-static void say(rg_wire *w, const rg_wire_act *a, const char *ev, double now_s, json_t *extra)
+/* The fields every evidence line of action a has (evidence/rg_ev_wire.h's RG_WIRE_COMMON). */
+#define WIRE_COMMON(w, a, now_s)                                                                   \
+    .rule = (a)->rule, .rank = (a)->rank, .rail = (a)->rail, .dev = (a)->dev,                      \
+    .netdev = (a)->netdev, .mono_ms = ((w)->t0 + (now_s)) * 1000.0, .t_ms = (now_s)*1000.0
+
+/* A count the device may not have said (-1): the schema's unknown, never a number. */
+static rg_ev_n known_count(int64_t v)
+{
+    return (rg_ev_n){v >= 0, v >= 0 ? (uint64_t)v : 0};
+}
+
+/* One evidence line for the action's rank, formatted from the wire schema's table. */
+static void say(rg_wire *w, const rg_wire_act *a, enum rg_wire_kind kind, const void *rec)
 {
     FILE **f = a->rank >= 0 && a->rank < RG_MAX_RANKS ? &w->ev[a->rank] : NULL;
     if (f && !*f) {
@@ -187,24 +197,18 @@ static void say(rg_wire *w, const rg_wire_act *a, const char *ev, double now_s, 
         snprintf(path, sizeof(path), "%s/rank%d.wire.jsonl", w->dir, a->rank);
         *f = fopen(path, "a");
     }
-    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:s,s:s,s:f,s:f}", "event", ev, "rule", a->rule, "rank",
-                          a->rank, "rail", a->rail, "dev", a->dev, "netdev", a->netdev, "mono_ms",
-                          (w->t0 + now_s) * 1000.0, "t_ms", now_s * 1000.0);
-    if (o && extra)
-        json_object_update(o, extra);
-    char *line = o && f && *f ? json_dumps(o, JSON_COMPACT) : NULL;
-    if (line) {
-        fprintf(*f, "%s\n", line);
+    char line[4096];
+    size_t n = rg_ev_format_rec(line, sizeof(line), &rg_wire_kinds[kind], rec);
+    if (n && f && *f) {
+        fwrite(line, 1, n, *f);
         fflush(*f);
     }
-    free(line);
-    json_decref(o);
-    json_decref(extra);
 }
 
 static void fail(rg_wire *w, const rg_wire_act *a, double now_s, const char *what, const char *why)
 {
-    say(w, a, "wire_error", now_s, json_pack("{s:s,s:s}", "what", what, "why", why));
+    struct rg_evr_wire_error e = {WIRE_COMMON(w, a, now_s), .what = what, .why = why};
+    say(w, a, RG_WIREK_wire_error, &e);
 }
 
 static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
@@ -226,7 +230,8 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
             fail(w, a, now_s, "netem on", why);
             return;
         }
-        say(w, a, "wire_on", now_s, json_pack("{s:s}", "spec", a->spec));
+        struct rg_evr_wire_on e = {WIRE_COMMON(w, a, now_s), .spec = a->spec};
+        say(w, a, RG_WIREK_wire_on, &e);
         return;
     }
     rg_wire_counts c = {.sent_pkts = -1, .dropped = -1, .carrier_changes = -1};
@@ -240,37 +245,45 @@ static void turn_on(rg_wire *w, rg_wire_act *a, double now_s)
     /* The proof: the device itself says it is down, and its carrier changed. */
     c = (rg_wire_counts){.sent_pkts = -1, .dropped = -1, .carrier_changes = -1};
     w->sys->counts(a->netdev, &c, why, sizeof(why));
-    say(w, a, "link", now_s,
-        json_pack("{s:s,s:b,s:I,s:I}", "state", "down", "down", !c.up, "carrier_changes",
-                  (json_int_t)c.carrier_changes, "carrier_changes_before",
-                  (json_int_t)a->at_on.carrier_changes));
+    struct rg_evr_link e = {
+        .has = RG_EVH(link, down) | RG_EVH(link, carrier_changes_before),
+        WIRE_COMMON(w, a, now_s),
+        .state = "down",
+        .down = !c.up,
+        .carrier_changes = known_count(c.carrier_changes),
+        .carrier_changes_before = known_count(a->at_on.carrier_changes),
+    };
+    say(w, a, RG_WIREK_link, &e);
 }
 
-/* The device's receive counters now, the rule's wire just made clean: "rx" (packets, duplicates
- * discarded, requests out of sequence since the rule went on), or "rx_why". */
-static json_t *rx_now(rg_wire *w, const rg_wire_act *a)
+/* The device's receive counters now, the rule's wire just made clean, into e: rx_* (packets,
+ * duplicates discarded, requests out of sequence since the rule went on), or rx_why (in why). */
+static void rx_now(rg_wire *w, const rg_wire_act *a, struct rg_evr_wire_off *e, char *why,
+                   size_t whylen)
 {
     rg_wire_nic now = {-1, -1, -1};
-    char why[300];
-    snprintf(why, sizeof(why), "%s", a->nic_why);
-    bool known = a->nic_known && w->sys->nic(a->dev, &now, why, sizeof(why)) == 0;
+    snprintf(why, whylen, "%s", a->nic_why);
+    bool known = a->nic_known && w->sys->nic(a->dev, &now, why, whylen) == 0;
     /* A counter that went back (the device was re-created) says nothing about this window. */
     if (known && (now.rcvd_pkts < a->nic_on.rcvd_pkts || now.dup < a->nic_on.dup ||
                   now.oos < a->nic_on.oos)) {
         known = false;
-        snprintf(why, sizeof(why), "%s's counters went back while the rule was on", a->dev);
+        snprintf(why, whylen, "%s's counters went back while the rule was on", a->dev);
     }
-    if (known)
-        return json_pack("{s:{s:I,s:I,s:I}}", "rx", "pkts",
-                         (json_int_t)(now.rcvd_pkts - a->nic_on.rcvd_pkts), "duplicates",
-                         (json_int_t)(now.dup - a->nic_on.dup), "out_of_seq",
-                         (json_int_t)(now.oos - a->nic_on.oos));
-    return json_pack("{s:s}", "rx_why", why);
+    if (known) {
+        e->has |= RG_EVH(wire_off, rx_pkts) | RG_EVH(wire_off, rx_dup) | RG_EVH(wire_off, rx_oos);
+        e->rx_pkts = (uint64_t)(now.rcvd_pkts - a->nic_on.rcvd_pkts);
+        e->rx_dup = (uint64_t)(now.dup - a->nic_on.dup);
+        e->rx_oos = (uint64_t)(now.oos - a->nic_on.oos);
+    } else {
+        e->has |= RG_EVH(wire_off, rx_why);
+        e->rx_why = why;
+    }
 }
 
 static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
 {
-    char why[300] = "";
+    char why[300] = "", rx_why[300] = "";
     a->off = true;
     rg_wire_counts c = {.sent_pkts = -1, .dropped = -1, .carrier_changes = -1};
     if (a->kind == FI_WIRE) {
@@ -282,7 +295,9 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
         if (w->sys->netem_clean(a->netdev, clean_why, sizeof(clean_why)) == 0)
             clean_s = rg_now_s() - w->t0;
         /* The receivers' counters at once: the window they count is the rule's. */
-        json_t *f = rx_now(w, a);
+        struct rg_evr_wire_off e = {WIRE_COMMON(w, a, now_s), .spec = a->spec,
+                                    .loss = strstr(a->spec, "loss ") != NULL};
+        rx_now(w, a, &e, rx_why, sizeof(rx_why));
         /* Read before it goes: its counters go with it. */
         int rc = w->sys->counts(a->netdev, &c, why, sizeof(why));
         if (rc != 0) {
@@ -291,20 +306,19 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
         }
         if (w->sys->netem_off(a->netdev, why, sizeof(why)) != 0)
             fail(w, a, now_s, "netem off", why);
-        if (rc == 0 && f) {
-            json_object_update_new(f, json_pack("{s:s,s:b,s:I,s:I}", "spec", a->spec, "loss",
-                                                strstr(a->spec, "loss ") != NULL, "sent_pkts",
-                                                (json_int_t)c.sent_pkts, "dropped",
-                                                (json_int_t)c.dropped));
+        if (rc == 0 && c.sent_pkts >= 0 && c.dropped >= 0) {
+            e.sent_pkts = (uint64_t)c.sent_pkts;
+            e.dropped = (uint64_t)c.dropped;
             /* A wire that could not be made clean first was clean once the qdisc went: not a
              * fault undone, only its end not known as closely. */
-            if (clean_s >= 0)
-                json_object_set_new(f, "clean_t_ms", json_real(clean_s * 1000.0));
-            else
-                json_object_set_new(f, "clean_why", json_string(clean_why));
-            say(w, a, "wire_off", now_s, f);
-        } else {
-            json_decref(f);
+            if (clean_s >= 0) {
+                e.has |= RG_EVH(wire_off, clean_t_ms);
+                e.clean_t_ms = clean_s * 1000.0;
+            } else {
+                e.has |= RG_EVH(wire_off, clean_why);
+                e.clean_why = clean_why;
+            }
+            say(w, a, RG_WIREK_wire_off, &e);
         }
         return;
     }
@@ -313,8 +327,9 @@ static void turn_off(rg_wire *w, rg_wire_act *a, double now_s)
         return;
     }
     w->sys->counts(a->netdev, &c, why, sizeof(why));
-    say(w, a, "link", now_s,
-        json_pack("{s:s,s:I}", "state", "up", "carrier_changes", (json_int_t)c.carrier_changes));
+    struct rg_evr_link e = {WIRE_COMMON(w, a, now_s), .state = "up",
+                            .carrier_changes = known_count(c.carrier_changes)};
+    say(w, a, RG_WIREK_link, &e);
 }
 
 double rg_wire_tick(rg_wire *w, double now_s, const int *steps)

@@ -13,9 +13,10 @@
  *
  * Evidence is one JSON line an event in rankR.wire.jsonl, R the rank the action is for (the
  * lowest one when ranks here share a device): "wire_on", "wire_off" (its qdisc's packets and
- * drops, and "rx": what the device took in meanwhile, by its own counters), "link" (state,
- * carrier changes), "wire_error" (why it could not be done). What cannot be read back is a
- * finding, as for the shim's events.
+ * drops, and rx_*: what the device took in meanwhile, by its own counters), "link" (state,
+ * carrier changes), "wire_error" (why it could not be done), each formatted from the schema
+ * both sides come from (evidence/rg_ev_wire.h). What cannot be read back is a finding, as for
+ * the shim's events.
  */
 #ifndef RG_WIRE_H
 #define RG_WIRE_H

@@ -50,7 +50,11 @@ static const char *edge_s(uint64_t d, rg_ev_draw draw, void *st, char **room, si
 
 void rg_ev_gen(enum rg_ev_kind kind, void *rec, rg_ev_draw draw, void *st, char *strs, size_t len)
 {
-    const rg_ev_kdef *k = &rg_ev_kinds[kind];
+    rg_ev_gen_k(&rg_ev_kinds[kind], rec, draw, st, strs, len);
+}
+
+void rg_ev_gen_k(const rg_ev_kdef *k, void *rec, rg_ev_draw draw, void *st, char *strs, size_t len)
+{
     memset(rec, 0, k->size);
     char *room = strs;
     size_t left = len;
@@ -109,7 +113,11 @@ void rg_ev_gen(enum rg_ev_kind kind, void *rec, rg_ev_draw draw, void *st, char 
 
 int rg_ev_same(enum rg_ev_kind kind, const void *a, const void *b, char *why, size_t whylen)
 {
-    const rg_ev_kdef *k = &rg_ev_kinds[kind];
+    return rg_ev_same_k(&rg_ev_kinds[kind], a, b, why, whylen);
+}
+
+int rg_ev_same_k(const rg_ev_kdef *k, const void *a, const void *b, char *why, size_t whylen)
+{
     uint32_t ha = *(const uint32_t *)a, hb = *(const uint32_t *)b;
     for (int i = 0; i < k->nf; i++) {
         const rg_ev_fdef *f = &k->f[i];

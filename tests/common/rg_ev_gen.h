@@ -28,4 +28,8 @@ void rg_ev_gen(enum rg_ev_kind kind, void *rec, rg_ev_draw draw, void *st, char 
  * else -1 with the first difference in why. Times agree to the writer's 0.001 ms. */
 int rg_ev_same(enum rg_ev_kind kind, const void *a, const void *b, char *why, size_t whylen);
 
+/* The same for a record of any table in this form (the runner's wire evidence, rg_ev_wire.h). */
+void rg_ev_gen_k(const rg_ev_kdef *k, void *rec, rg_ev_draw draw, void *st, char *strs, size_t len);
+int rg_ev_same_k(const rg_ev_kdef *k, const void *a, const void *b, char *why, size_t whylen);
+
 #endif

@@ -19,6 +19,7 @@
 #include "evidence/rg_evidence.h"
 #include "evidence/rg_trace.h"
 #include "evidence/rg_ev_field.h"
+#include "evidence/rg_ev_wire.h"
 #include "common/rg_ev_gen.h"
 
 #include <stdio.h>
@@ -146,6 +147,29 @@ static void every_kind(const uint8_t *data, size_t size)
         abort();
 }
 
+/* Every kind of the runner's wire evidence (rg_ev_wire.h) the same way, by its one formatter. */
+static void every_wire_kind(const uint8_t *data, size_t size)
+{
+    static _Alignas(16) char rec[1024], back[1024];
+    char strs[4096], strs2[4096], why[200], line[8192];
+    struct draws d = {data, size, 0};
+    for (int k = 0; k < RG_WIREK_COUNT; k++) {
+        const rg_ev_kdef *kd = &rg_wire_kinds[k];
+        rg_ev_gen_k(kd, rec, draw, &d, strs, sizeof(strs));
+        size_t n = rg_ev_format_rec(line, sizeof(line) - 1, kd, rec);
+        if (!n)
+            abort();
+        line[n] = '\0';
+        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+        rg_ev_line l = {0};
+        int got;
+        if (!o || rg_ev_decode_in(&rg_ev_wire_table, &l, o, &got, back, strs2, sizeof(strs2)) ||
+            got != k || rg_ev_same_k(kd, rec, back, why, sizeof(why)))
+            abort();
+        json_decref(o);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const uint64_t edges[] = {0, (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX};
@@ -161,6 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     every_kind(data, size);
+    every_wire_kind(data, size);
 
     /* A count past what a JSON integer holds, in decimal (as no writer of the schema spells
      * it): unreadable, not a wrong count. */

@@ -9,6 +9,7 @@
 #include "common/rg_check.h"
 #include "common/rg_ev_gen.h"
 #include "evidence/rg_ev_field.h"
+#include "evidence/rg_ev_wire.h"
 #include "evidence/rg_evidence.h"
 #include "fi_internal.h"
 
@@ -63,6 +64,42 @@ START_TEST(test_schema_round_trip)
             rg_ev_gen((enum rg_ev_kind)k, rec, splitmix, &st, strs, sizeof(strs));
             round_trip((enum rg_ev_kind)k, rec, line, sizeof(line));
         }
+}
+END_TEST
+
+/* The runner's wire evidence, the same way: every kind written by the one formatter from its
+ * own table (rg_ev_wire.h), with edge values, and decoded back exactly. */
+START_TEST(test_wire_schema_round_trip)
+{
+    static _Alignas(16) char rec[1024], back[1024];
+    char strs[4096], strs2[4096], line[4096], why[200];
+    uint64_t st = 7;
+    for (int k = 0; k < RG_WIREK_COUNT; k++)
+        for (int i = 0; i < 400; i++) {
+            const rg_ev_kdef *d = &rg_wire_kinds[k];
+            ck_assert_uint_le(d->size, sizeof(rec));
+            rg_ev_gen_k(d, rec, splitmix, &st, strs, sizeof(strs));
+            size_t n = rg_ev_format_rec(line, sizeof(line), d, rec);
+            ck_assert_uint_gt(n, 2);
+            line[n] = '\0';
+            json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+            ck_assert_msg(o != NULL, "%s: not JSON: %s", d->name, line);
+            rg_ev_line l = {0};
+            int got = -1;
+            int rc = rg_ev_decode_in(&rg_ev_wire_table, &l, o, &got, back, strs2, sizeof(strs2));
+            ck_assert_msg(rc == 0, "%s: unreadable: %s: %s", d->name, l.why, line);
+            ck_assert_int_eq(got, k);
+            ck_assert_msg(rg_ev_same_k(d, rec, back, why, sizeof(why)) == 0, "%s: %s", why, line);
+            json_decref(o);
+        }
+    /* A shim's line is not the wire's, nor the wire's the shim's. */
+    json_t *o = json_loads("{\"event\":\"load\"}", 0, NULL);
+    rg_ev_line l = {0};
+    int got;
+    ck_assert_int_eq(rg_ev_decode_in(&rg_ev_wire_table, &l, o, &got, back, strs2, sizeof(strs2)),
+                     -1);
+    ck_assert_str_eq(l.why, "\"event\" is not an event the runner's wire writes");
+    json_decref(o);
 }
 END_TEST
 
@@ -191,6 +228,7 @@ Suite *rg_suite_ev_schema(void)
     Suite *s = suite_create("ev_schema");
     TCase *t = tcase_create("core");
     tcase_add_test(t, test_schema_round_trip);
+    tcase_add_test(t, test_wire_schema_round_trip);
     tcase_add_test(t, test_schema_sentinels);
     tcase_add_test(t, test_schema_cut);
     tcase_add_test(t, test_schema_refuses);

@@ -81,9 +81,14 @@ START_TEST(test_timeline_from_files)
     /* The runner's wire events beside the shim's: a link down and up, a netem on and off. */
     put("rank1.wire.jsonl",
         "{\"event\":\"link\",\"rule\":0,\"rank\":1,\"rail\":1,\"dev\":\"rxe1\","
-        "\"netdev\":\"rg1\",\"mono_ms\":2500,\"state\":\"down\",\"down\":true}\n"
+        "\"netdev\":\"rg1\",\"mono_ms\":2500,\"t_ms\":1500,\"state\":\"down\",\"down\":true,"
+        "\"carrier_changes\":\"unknown\"}\n"
         "{\"event\":\"wire_off\",\"rule\":0,\"rank\":1,\"rail\":0,\"dev\":\"rxe0\","
-        "\"netdev\":\"rg0\",\"mono_ms\":2600,\"sent_pkts\":3779,\"dropped\":41}\n");
+        "\"netdev\":\"rg0\",\"mono_ms\":2600,\"t_ms\":1600,\"spec\":\"loss 5%\",\"loss\":true,"
+        "\"sent_pkts\":3779,\"dropped\":41}\n"
+        /* not the runner's line (no t_ms): no mark */
+        "{\"event\":\"wire_on\",\"rule\":0,\"rank\":1,\"rail\":0,\"dev\":\"rxe0\","
+        "\"netdev\":\"rg0\",\"mono_ms\":2700,\"spec\":\"loss 5%\"}\n");
     ck_assert_int_eq(rg_timeline_load(&g_r, 1, t), 0);
     ck_assert_int_eq(t->nmarks, 3);
     ck_assert_str_eq(t->mark[1].text, "wire: link down rg1 (rail 1, rxe1) (line 9)");

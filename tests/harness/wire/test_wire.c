@@ -312,12 +312,15 @@ START_TEST(test_tick_and_evidence)
     /* A line not as the runner writes it is counted and named: a negative count, no such
      * event, receive counters short of one or negative. */
     FILE *f = fopen(path, "a");
-    fputs(
-        "{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":-3,\"dropped\":1}\n{\"event\":\"bogus\","
-        "\"rule\":0}\n{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":3,\"dropped\":1,\"rx\":"
-        "{\"pkts\":5,\"duplicates\":0}}\n{\"event\":\"wire_off\",\"rule\":0,\"sent_pkts\":3,"
-        "\"dropped\":1,\"rx\":{\"pkts\":5,\"duplicates\":0,\"out_of_seq\":-1}}\n",
-        f);
+#define OFF                                                                                        \
+    "{\"event\":\"wire_off\",\"rule\":0,\"rank\":0,\"rail\":0,\"dev\":\"rxe0\","                   \
+    "\"netdev\":\"eth-rxe0\",\"mono_ms\":5,\"t_ms\":5,\"spec\":\"delay 5ms\",\"loss\":false,"
+    fputs(OFF "\"sent_pkts\":-3,\"dropped\":1}\n"
+              "{\"event\":\"bogus\",\"rule\":0}\n" OFF
+              "\"sent_pkts\":3,\"dropped\":1,\"rx_pkts\":5,\"rx_dup\":0}\n" OFF
+              "\"sent_pkts\":3,\"dropped\":1,\"rx_pkts\":5,\"rx_dup\":0,\"rx_oos\":-1}\n",
+          f);
+#undef OFF
     fclose(f);
     snprintf(path, sizeof(path), "%s/rank0.events.jsonl", dir);
     rg_evidence_read(path, &ev, err, sizeof(err));
