@@ -155,6 +155,49 @@ START_TEST(test_sym_sites)
 }
 END_TEST
 
+/*
+ * Debug information in a file of its own, as Debian's -dbgsym packages ship it: this binary
+ * copied with its debug sections stripped and a link to a file holding them (objcopy's
+ * --add-gnu-debuglink; a -dbgsym package is found by build-id instead, which addr2line follows
+ * the same way from /usr/lib/debug). The site still reads as the function and its line.
+ */
+START_TEST(test_sym_separate_debug)
+{
+    rg_sym_site out[1];
+    static struct ibv_context ctx;
+    static struct ibv_cq cq;
+    ctx.ops.poll_cq = fake_poll;
+    cq.context = &ctx;
+    ck_assert_int_eq(rg_test_polls_here(&cq), 0);
+    Dl_info di;
+    ck_assert(dladdr((void *)g_ra, &di) != 0);
+    char exe[PATH_MAX], dir[] = "/tmp/rg-dbg-XXXXXX", cmd[4 * PATH_MAX], why[700];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && objcopy --only-keep-debug '%s' prog.debug && objcopy --strip-debug '%s' "
+             "prog && objcopy --add-gnu-debuglink=prog.debug prog",
+             dir, exe, exe);
+    ck_assert_int_eq(system(cmd), 0);
+    char stripped[PATH_MAX + 8];
+    snprintf(stripped, sizeof(stripped), "%s/prog", dir);
+    uint64_t off = (uint64_t)(g_ra - (uintptr_t)di.dli_fbase);
+    ck_assert_int_eq(rg_sym_sites(stripped, &off, 1, out, why, sizeof(why)), 0);
+    ck_assert_str_eq(out[0].func, "rg_test_polls_here");
+    ck_assert_msg(strstr(out[0].where, "test_symbolize.c:"), "%s", out[0].where);
+    ck_assert(!out[0].nearest);
+    /* Without the debug file it is the stripped object alone: no line. */
+    snprintf(cmd, sizeof(cmd), "rm -f %s/prog.debug", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(rg_sym_sites(stripped, &off, 1, out, why, sizeof(why)), 0);
+    ck_assert_str_eq(out[0].where, "");
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_symbolize_unreadable)
 {
     static const char dump[] = "/nonexistent/libgone.so(+0x10)[0x7f01]\n"
@@ -226,6 +269,7 @@ Suite *rg_suite_symbolize(void)
     tcase_add_test(t, test_sym_norm);
     tcase_add_test(t, test_symbolize_self);
     tcase_add_test(t, test_sym_sites);
+    tcase_add_test(t, test_sym_separate_debug);
     tcase_add_test(t, test_symbolize_unreadable);
     tcase_add_test(t, test_sym_nearest);
     suite_add_tcase(s, t);
