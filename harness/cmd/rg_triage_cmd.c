@@ -86,8 +86,12 @@ const rg_cli rg_triage_cli = {
 
 static void summary(const rg_tri_run *run)
 {
-    printf("railguard triage: %s: %d failure(s) among %d scenario(s) in %d group(s)", run->dir,
-           run->nfail, run->nresults, run->ngroups);
+    int nbugs = 0;
+    for (int g = 0; g < run->ngroups; g++)
+        nbugs += run->groups[g].is_bug;
+    printf("railguard triage: %s: %d failure(s) among %d scenario(s) in %d report(s): %d proven "
+           "bug(s), %d group(s) with no cause proven at a place",
+           run->dir, run->nfail, run->nresults, run->ngroups, nbugs, run->ngroups - nbugs);
     if (run->nruns > 1)
         printf(" (%d runs read)", run->nruns);
     if (run->nxpass || run->nslow)
@@ -156,6 +160,19 @@ static int rates(rg_tri_run *run, int n, int budget)
     return 0;
 }
 
+/* Groups of one proven defect merged into one bug (triage/rg_tri_bugs.c), said. */
+static int bugs(rg_tri_run *run, char *err, size_t errlen)
+{
+    int before = run->ngroups, merged = rg_tri_bugs(run, err, errlen);
+    if (merged < 0)
+        return -1;
+    if (merged)
+        printf("railguard triage: %d group(s) became %d: groups whose evidence proves one cause at "
+               "one place are one bug\n",
+               before, run->ngroups);
+    return 0;
+}
+
 int rg_triage_dir(const char *dir, int rerun, int minimise, const rg_tri_with *with)
 {
     return rg_triage_runs(&dir, 1, rerun, minimise, with);
@@ -181,7 +198,7 @@ int rg_triage_runs(const char *const *dirs, int ndirs, int rerun, int minimise,
     if (with)
         run.with = *with;
     if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun, minimise) != 0 ||
-        rg_tri_write(&run, err, sizeof(err)) != 0) {
+        bugs(&run, err, sizeof(err)) != 0 || rg_tri_write(&run, err, sizeof(err)) != 0) {
         if (!run.groups)
             fprintf(stderr, "railguard triage: out of memory\n");
         else if (err[0])

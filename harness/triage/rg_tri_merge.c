@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* The groups' minimal files under their new numbers, and their reproduce lines with them. */
-static int renumber(rg_tri_run *run, char *err, size_t errlen)
+int rg_tri_renumber(rg_tri_run *run, char *err, size_t errlen)
 {
     for (int g = 0; g < run->ngroups; g++) {
         rg_tri_group *gr = &run->groups[g];
@@ -34,6 +34,46 @@ static int renumber(rg_tri_run *run, char *err, size_t errlen)
     return 0;
 }
 
+int rg_tri_absorb(rg_tri_run *run, int a, int b, char *note, size_t notelen, char *err,
+                  size_t errlen)
+{
+    rg_tri_group *ga = &run->groups[a], *gb = &run->groups[b];
+    /* b's own minimal file is kept beside the candidates, named in the note, under the name it
+     * was written with: its number then is unique, its slug is not. */
+    char kept[1300] = "";
+    if (gb->min.path[0]) {
+        const char *base = strrchr(gb->min.path, '/');
+        snprintf(kept, sizeof(kept), "%.1000s/triage/min/%.200s", run->dir,
+                 base ? base + 1 : gb->min.path);
+        if (rename(gb->min.path, kept) != 0) {
+            snprintf(err, errlen, "%s: cannot rename it to %s", gb->min.path, kept);
+            return -1;
+        }
+    }
+    size_t used = strlen(note);
+    snprintf(note + used, notelen - used, "%s\"%s\" (%d scenario(s)%s%s)", used ? "; " : "",
+             gb->title, gb->ncases, kept[0] ? ", its minimal case " : "",
+             kept[0] ? kept + strlen(run->dir) + 1 : "");
+    for (int c = 0; c < gb->ncases && ga->ncases < run->nfail; c++)
+        ga->cases[ga->ncases++] = gb->cases[c];
+    /* Every face it shows under: b's own signature and those it had taken in. */
+    for (int i = -1; i < gb->nalso; i++) {
+        const rg_sig *s = i < 0 ? &gb->sig : &gb->also[i];
+        bool have = !strcmp(s->key, ga->sig.key);
+        for (int j = 0; !have && j < ga->nalso; j++)
+            have = !strcmp(s->key, ga->also[j].key);
+        if (have)
+            continue;
+        if (ga->nalso < RG_TRI_SIGS)
+            ga->also[ga->nalso++] = *s;
+        else
+            ga->also_over++;
+    }
+    ga->also_over += gb->also_over;
+    rg_tri_group_drop(run, b);
+    return 0;
+}
+
 int rg_tri_merge(rg_tri_run *run, char *err, size_t errlen)
 {
     int merged = 0;
@@ -45,27 +85,10 @@ int rg_tri_merge(rg_tri_run *run, char *err, size_t errlen)
                 b++;
                 continue;
             }
-            /* b's own minimal file is kept beside the candidates, named in the note, under the
-             * name it was written with: its number then is unique, its slug is not. */
-            char kept[1300] = "";
-            if (gb->min.path[0]) {
-                const char *base = strrchr(gb->min.path, '/');
-                snprintf(kept, sizeof(kept), "%.1000s/triage/min/%.200s", run->dir,
-                         base ? base + 1 : gb->min.path);
-                if (rename(gb->min.path, kept) != 0) {
-                    snprintf(err, errlen, "%s: cannot rename it to %s", gb->min.path, kept);
-                    return -1;
-                }
-            }
-            size_t used = strlen(ga->merged);
-            snprintf(ga->merged + used, sizeof(ga->merged) - used, "%s\"%s\" (%d scenario(s)%s%s)",
-                     used ? "; " : "", gb->title, gb->ncases, kept[0] ? ", its minimal case " : "",
-                     kept[0] ? kept + strlen(run->dir) + 1 : "");
-            for (int c = 0; c < gb->ncases && ga->ncases < run->nfail; c++)
-                ga->cases[ga->ncases++] = gb->cases[c];
-            rg_tri_group_drop(run, b);
+            if (rg_tri_absorb(run, a, b, ga->merged, sizeof(ga->merged), err, errlen) != 0)
+                return -1;
             merged++;
         }
     }
-    return renumber(run, err, errlen) != 0 ? -1 : merged;
+    return rg_tri_renumber(run, err, errlen) != 0 ? -1 : merged;
 }

@@ -216,6 +216,7 @@ static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int ori
                      aligned(x, a, s->at_ms));
         c->proven = true;
         c->kind = RG_C_UC_NO_RECV;
+        rg_tri_role(x->r->ranks, a, b, "a UC send on the QP to", c->site, sizeof(c->site));
         snprintf(c->text, sizeof(c->text),
                  "a UC send with no receive posted for it: rank %d's send #%llu on QP 0x%x (%s) "
                  "%s, when rank %d had posted %d receive(s) on QP 0x%x (%s), the other end, for "
@@ -378,6 +379,7 @@ static bool never_sent(const struct tr_run *x, int o, double cut, rg_tri_cause *
         return false;
     c->proven = true;
     c->kind = RG_C_NEVER_SENT;
+    rg_tri_role(x->r->ranks, o, prank, "a receive on the QP to", c->site, sizeof(c->site));
     char until[64];
     if (cut > 1e300)
         snprintf(until, sizeof(until), "hung to the deadline");

@@ -45,6 +45,29 @@ static int cite(const rg_result *r, int rank, const char *event, const char *als
     return n;
 }
 
+/* The value of "field":"..." in the first cited line that has it, its object path cut to the
+ * file's name (a call site "OBJ+0xOFF<OBJ+0xOFF..." keeps its first frame): what two runs of
+ * one build say alike of one code site. "" when none has it. */
+static void cited_site(const rg_tri_cause *c, const char *field, char *out, size_t len)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "\"%s\":\"", field);
+    out[0] = '\0';
+    for (int i = 0; i < c->nlines && !out[0]; i++) {
+        const char *v = strstr(c->line[i], want);
+        if (!v)
+            continue;
+        v += strlen(want);
+        size_t n = strcspn(v, "\"<");
+        const char *base = v;
+        for (const char *p = v; p < v + n; p++)
+            if (*p == '/')
+                base = p + 1;
+        n -= (size_t)(base - v);
+        snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), base);
+    }
+}
+
 static void said(rg_tri_cause *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void said(rg_tri_cause *c, const char *fmt, ...)
 {
@@ -93,6 +116,10 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
         cite(r, o, "fault", "\"status\"", c) + cite(r, o, "fault", "\"ret\"", c) > 0) {
         c->proven = true;
         c->kind = RG_C_ERROR_IGNORED;
+        char at[200];
+        cited_site(c, "caller", at, sizeof(at));
+        if (at[0])
+            snprintf(c->site, sizeof(c->site), "the poll at %s", at);
         said(c,
              "an error polled, then ignored: the shim handed rank %d the error completion(s) or "
              "negative poll(s) below, and every call it made returned success",
@@ -100,6 +127,10 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
     } else if (v == RG_V_BUFFER_REWRITTEN_IN_FLIGHT && cite(r, o, "ownership", NULL, c) > 0) {
         c->proven = true;
         c->kind = RG_C_BUFFER_REUSED;
+        char op[32];
+        cited_site(c, "op", op, sizeof(op));
+        if (op[0])
+            snprintf(c->site, sizeof(c->site), "a %s buffer", op);
         said(c,
              "a buffer reused in flight: rank %d changed the memory of a posted request before "
              "its completion was polled (the sanitizer's findings below)",
@@ -109,6 +140,9 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
     } else if (v == RG_V_DEADLOCK && no_deadline(r, o, c)) {
         c->proven = true;
         c->kind = RG_C_NO_DEADLINE;
+        /* The frame it waits in: the signature's first own frame of a hung rank. */
+        if (s->nframes > 0)
+            snprintf(c->site, sizeof(c->site), "the wait in %s", s->frames[0]);
         for (int i = 0; i < s->nframes && c->nlines < RG_TRI_CITES; i++)
             snprintf(c->line[c->nlines++], sizeof(c->line[0]), "hung in %s (rank backtraces)",
                      s->frames[i]);

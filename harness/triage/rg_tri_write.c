@@ -119,6 +119,15 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
     if (gr->merged[0])
         fprintf(f, "- **Merged into this group**: %s -- their minimal cases fail alike\n",
                 gr->merged);
+    if (gr->bug[0])
+        fprintf(f, "- **%s**: %s\n", gr->is_bug ? "Bug" : "Not a bug of its own yet", gr->bug);
+    for (int i = 0; i < gr->nalso; i++) {
+        fprintf(f, "%s `", i ? ";" : "- **Also seen as**:");
+        cell(f, gr->also[i].key, sizeof(gr->also[i].key));
+        fprintf(f, "`");
+    }
+    if (gr->nalso)
+        fprintf(f, "%s\n", gr->also_over ? " (and more)" : "");
     fprintf(f, "- **Cause**: %s\n", gr->cause.text);
     if (gr->cause.nlines)
         fprintf(f, "  (the files cited are in `%s`)\n", gr->cause.from);
@@ -205,13 +214,17 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *lines = json_array();
     for (int i = 0; i < gr->cause.nlines; i++)
         json_array_append_new(lines, json_string(gr->cause.line[i]));
-    json_t *cause =
-        json_pack("{s:b,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text", gr->cause.text,
-                  "from", gr->cause.from, "evidence", lines, "traced", gr->traced);
-    return json_pack("{s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:s}", "title", gr->title, "file", file,
-                     "signature", sig_json(&gr->sig), "representative", rep->name, "repro",
+    json_t *cause = json_pack("{s:b,s:s,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text",
+                              gr->cause.text, "site", gr->cause.site, "from", gr->cause.from,
+                              "evidence", lines, "traced", gr->traced);
+    json_t *also = json_array();
+    for (int i = 0; i < gr->nalso; i++)
+        json_array_append_new(also, sig_json(&gr->also[i]));
+    return json_pack("{s:s,s:s,s:o,s:o,s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:s,s:b,s:s}", "title",
+                     gr->title, "file", file, "signature", sig_json(&gr->sig), "also_signatures",
+                     also, "also_left_out", gr->also_over, "representative", rep->name, "repro",
                      rep->repro, "rate", rate, "minimal", min, "cause", cause, "cases", cases,
-                     "merged", gr->merged);
+                     "merged", gr->merged, "bug", gr->is_bug, "bug_note", gr->bug);
 }
 
 /* A YAML double-quoted scalar: what any bytes of a title or frame need to read back as is. */
@@ -256,9 +269,8 @@ static void seen_once(FILE *f, const char *name, const char **seen, int *n)
     seen[(*n)++] = name;
 }
 
-static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
+static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr, const rg_sig *s)
 {
-    const rg_sig *s = &gr->sig;
     fprintf(f, "  - why: ");
     yq(f, gr->title);
     fprintf(f, "\n    first: %s\n    class: ", s->first);
@@ -271,7 +283,8 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr)
     yq(f, s->others);
     /* Faults only when every failure of the group had the same: one that showed without them
      * (merged, or its minimal case) is the same bug under any. */
-    bool one = !gr->merged[0] && (!gr->min.sig.key[0] || !strcmp(gr->min.sig.faults, s->faults));
+    bool one = !gr->merged[0] && !gr->nalso &&
+               (!gr->min.sig.key[0] || !strcmp(gr->min.sig.faults, s->faults));
     for (int c = 0; one && c < gr->ncases; c++)
         one = !strcmp(run->cases[gr->cases[c]].sig.faults, s->faults);
     if (one) {
@@ -361,11 +374,17 @@ int rg_tri_write_known(const rg_tri_run *run, FILE *f)
                 break;
             }
     /* The causes first in room: each holds every group it was proven for, and more. */
-    int room = RG_SC_KSIG_MAX - ncause;
-    int n = run->ngroups < room ? run->ngroups : room;
+    /* A bug's every signature is an entry of its own, under the bug's title: a failure with
+     * any of them is that bug. A group none of whose signatures fit is left out whole. */
+    int room = RG_SC_KSIG_MAX - ncause, n = 0, used = 0;
+    while (n < run->ngroups && used + 1 + run->groups[n].nalso <= room)
+        used += 1 + run->groups[n++].nalso;
     fprintf(f, "signatures:%s\n", n + ncause ? "" : " []");
-    for (int g = 0; g < n; g++)
-        known_entry(f, run, &run->groups[g]);
+    for (int g = 0; g < n; g++) {
+        known_entry(f, run, &run->groups[g], &run->groups[g].sig);
+        for (int i = 0; i < run->groups[g].nalso; i++)
+            known_entry(f, run, &run->groups[g], &run->groups[g].also[i]);
+    }
     for (int c = RG_C_NONE + 1; c < RG_C_COUNT; c++)
         cause_entry(f, run, (rg_cause)c);
     return run->ngroups - n; /* groups left out: more than a file holds */
@@ -376,6 +395,9 @@ int rg_tri_write_known(const rg_tri_run *run, FILE *f)
 static int write_section(const rg_tri_run *run, const char *dir, char *err, size_t errlen)
 {
     char path[1300], said[200];
+    int nbugs = 0;
+    for (int g = 0; g < run->ngroups; g++)
+        nbugs += run->groups[g].is_bug;
     snprintf(path, sizeof(path), "%s/section.html", dir);
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -383,11 +405,14 @@ static int write_section(const rg_tri_run *run, const char *dir, char *err, size
         return -1;
     }
     fprintf(f,
-            "<section id=\"triage\"><h2>Triage: %d failure(s) in %d group(s)</h2>\n"
-            "<p>Each group is one likely bug (docs/triage.md); its report is ready for an issue "
-            "tracker. Known failures by signature, for <code>railguard run --known</code>: "
-            "<a href=\"triage/known-failures.yaml\">triage/known-failures.yaml</a>.</p>\n<ol>\n",
-            run->nfail, run->ngroups);
+            "<section id=\"triage\"><h2>Triage: %d failure(s) in %d report(s), %d of them a "
+            "proven bug</h2>\n"
+            "<p>A bug is every group whose evidence proves one cause at one place; a group with no "
+            "cause proven there stands alone (docs/triage.md). Each report is ready for an issue "
+            "tracker. Known failures by signature and cause, for <code>railguard run "
+            "--known</code>: <a href=\"triage/known-failures.yaml\">triage/known-failures.yaml"
+            "</a>.</p>\n<ol>\n",
+            run->nfail, run->ngroups, nbugs);
     for (int g = 0; g < run->ngroups; g++) {
         const rg_tri_group *gr = &run->groups[g];
         fprintf(f, "<li><a href=\"triage/%02d-%s.md\">", g + 1, gr->slug);
@@ -397,6 +422,10 @@ static int write_section(const rg_tri_run *run, const char *dir, char *err, size
         rg_markup_text(f, said);
         fputs("<br>cause: ", f);
         rg_markup_text(f, gr->cause.text);
+        if (gr->bug[0]) {
+            fputs(gr->is_bug ? "<br>bug: " : "<br>apart: ", f);
+            rg_markup_text(f, gr->bug);
+        }
         if (gr->min.path[0])
             fprintf(f,
                     "<br>minimal case: <a href=\"triage/%02d-%s.min.yaml\">triage/%02d-%s.min.yaml"

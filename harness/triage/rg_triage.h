@@ -11,7 +11,8 @@
  *   rg_tri_group.c  a run directory's results read, and its failures grouped
  *   rg_tri_rate.c   each group's smallest case run again: how often it comes back
  *   rg_tri_min.c    each group's case minimised, keeping its signature (and rate)
- *   rg_tri_merge.c  groups whose minimal cases fail alike merged: one bug
+ *   rg_tri_merge.c  groups whose minimal cases fail alike merged
+ *   rg_tri_bugs.c   groups whose proven causes are one defect merged: bugs, not groups
  *   rg_tri_why.c    the cause the evidence proves, with the lines it rests on, or none
  *   rg_tri_qp.c     the causes the ranks' verbs traces prove, QPs paired end to end
  *   rg_tri_trace.c  each group's smallest case run again with the verbs trace on
@@ -53,6 +54,11 @@ typedef struct rg_tri_cause {
     char text[1000];
     int nlines;
     char line[RG_TRI_CITES][400];
+    /* Where the defect is, as the evidence names it, so that two groups proven the same cause
+     * can be told one bug or two: the call site an error was handed at ("librailguard.so.1+
+     * 0x1a2b"), the frame a wait hangs in, the role of the QP a message was lost on ("the QP to
+     * the next rank"), the kind of buffer rewritten. "" when the evidence names none. */
+    char site[256];
 } rg_tri_cause;
 
 /* A group's case minimised (rg_tri_min.c). */
@@ -73,6 +79,15 @@ typedef struct rg_tri_group {
     rg_tri_cause cause;
     char traced[800]; /* how the traced re-run went (rg_tri_trace.c), "" when none was made */
     char merged[800]; /* the groups merged into this one (rg_tri_merge.c), "" none */
+    /* One bug (rg_tri_bugs.c): the groups of the same proven cause merged into it and on what
+     * ground, or why it stands apart (its cause unproven, or naming no site). */
+    char bug[800];
+    bool is_bug; /* its cause proven with a site: a bug, not only a group */
+    /* The signatures of the groups merged into it, by minimal case or by cause (its own is
+     * sig): a failure with any of them is this bug. Past RG_TRI_SIGS, counted in also_over. */
+#define RG_TRI_SIGS 8
+    int nalso, also_over;
+    rg_sig also[RG_TRI_SIGS];
     int ncases;
     int *cases; /* indexes into the run's cases */
     int rep;    /* the representative: the fewest ranks, then the fewest seconds */
@@ -154,6 +169,28 @@ bool rg_tri_alike(const rg_sig *want, const rg_sig *got);
  * numbers. The number of groups merged away, or -1 with err when a file cannot be renamed.
  */
 int rg_tri_merge(rg_tri_run *run, char *err, size_t errlen);
+/* Group b merged into group a (b's cases, signatures and minimal file kept with a; b gone),
+ * with "\"b's title\" (N scenario(s)...)" added to note (a's merged or bug). 0, or -1 with err
+ * when b's minimal file cannot be moved. */
+int rg_tri_absorb(rg_tri_run *run, int a, int b, char *note, size_t notelen, char *err,
+                  size_t errlen);
+/* Every group's minimal file under its number now (after merges), its reproduce line with it.
+ * 0, or -1 with err. */
+int rg_tri_renumber(rg_tri_run *run, char *err, size_t errlen);
+/* "WHAT the next rank" (to == from + 1 around the ring of n), "... the previous rank", "... its
+ * peer" (2 ranks), "... another rank": a QP's role, which stays one across scenarios of other
+ * sizes, where rank numbers do not. */
+void rg_tri_role(int n, int from, int to, const char *what, char *out, size_t len);
+/* The defect a proven cause names, "CAUSE-NAME at SITE"; "" when it is unproven or names no
+ * site (then it cannot be told the same as another). */
+void rg_tri_cause_key(const rg_tri_cause *c, char *out, size_t len);
+/*
+ * Bugs, not groups: the groups whose causes are proven the same defect (the same cause at the
+ * same site: rg_tri_cause_key) merged into one, titled by that cause; every group's bug note
+ * says what it was merged with, or why it stands apart. The number merged away, or -1 with
+ * err when a file cannot be moved.
+ */
+int rg_tri_bugs(rg_tri_run *run, char *err, size_t errlen);
 /*
  * Runs group g's minimal scenario, then (if that never fails alike) its representative, with
  * the verbs trace on (`trace: true`, written as RUN_DIR/triage/trace/NN-SLUG-WHICH.yaml), into

@@ -1236,7 +1236,7 @@ START_TEST(test_triage)
         "run", "--transport", g_bad, "--devices", g_devs, "--out", out, "--slow-scale",
         "1",   "--triage",    "2",   a,           b,      c,       NULL};
     ck_assert_msg(railguard("stale", args, 300) == 1, "%s", out_tail());
-    expect_in("3 failure(s) among 3 scenario(s) in 2 group(s)");
+    expect_in("3 failure(s) among 3 scenario(s) in 2 report(s)");
     expect_in("[2] SILENT_CORRUPTION in all_reduce");
     expect_in("[1] SILENT_CORRUPTION in broadcast");
     expect_in("group 1: deterministic: 2 of 2 re-runs");

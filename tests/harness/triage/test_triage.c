@@ -100,7 +100,8 @@ START_TEST(test_run_dir)
     char *page = rg_check_slurp(path);
     ck_assert_ptr_nonnull(strstr(page,
                                  "<h1>run</h1>\n<!-- railguard triage -->\n<section "
-                                 "id=\"triage\"><h2>Triage: 3 failure(s) in 2 group(s)</h2>"));
+                                 "id=\"triage\"><h2>Triage: 3 failure(s) in 2 report(s), 0 of "
+                                 "them a proven bug</h2>"));
     ck_assert_ptr_null(
         strstr(strstr(page, "<section id=\"triage\">") + 1, "<section id=\"triage\">"));
     ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;corrupt&lt;/b&gt;</a> (1 scenario(s))"));
@@ -605,6 +606,13 @@ START_TEST(test_diagnose)
     ck_assert_int_eq(c.kind, RG_C_ERROR_IGNORED);
     ck_assert_int_eq(c.nlines, 1);
     ck_assert_ptr_nonnull(strstr(c.line[0], "rank0.events.jsonl:2: {\"event\":\"fault\""));
+    ck_assert_str_eq(c.site, ""); /* the fault event names no call site: no place to match */
+    put(dir, "rank0.events.jsonl",
+        "{\"event\":\"fault\",\"rank\":0,\"fault\":\"error\",\"qp\":18,"
+        "\"status\":\"WR_FLUSH_ERR\",\"caller\":\"/usr/lib/x/librailguard.so.1+0x1a2b\","
+        "\"from\":\"\"}\n");
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert_str_eq(c.site, "the poll at librailguard.so.1+0x1a2b");
     /* A send buffer changed in flight: the sanitizer's event. */
     mk(&r, "reuse", 2, 1, RG_V_BUFFER_REWRITTEN_IN_FLIGHT, RG_V_OK, "all_reduce float32", 0);
     snprintf(r.dir, sizeof(r.dir), "%s", dir);
@@ -616,6 +624,7 @@ START_TEST(test_diagnose)
     ck_assert_ptr_nonnull(strstr(c.text, "a buffer reused in flight: rank 1"));
     ck_assert_int_eq(c.kind, RG_C_BUFFER_REUSED);
     ck_assert_ptr_nonnull(strstr(c.line[0], "rank1.events.jsonl:1:"));
+    ck_assert_str_eq(c.site, "a send buffer");
     /* A hang past the timeout with no rank timing out: no deadline. */
     put(dir, "hang.yaml",
         "ranks: 2\ntimeout: 1\ndeadline: 3\nprogram:\n  - {op: all_gather, count: 5}\n");
@@ -646,6 +655,122 @@ START_TEST(test_diagnose)
     ck_assert(!c.proven);
     ck_assert_int_eq(c.nlines, 0);
     ck_assert_int_eq(c.kind, RG_C_NONE);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* A QP's role by the ranks' places around the ring, the same whatever the scenario's size. */
+START_TEST(test_role)
+{
+    char out[96];
+    rg_tri_role(2, 1, 0, "on the QP to", out, sizeof(out));
+    ck_assert_str_eq(out, "on the QP to its peer");
+    rg_tri_role(4, 3, 0, "to", out, sizeof(out));
+    ck_assert_str_eq(out, "to the next rank");
+    rg_tri_role(3, 0, 2, "to", out, sizeof(out));
+    ck_assert_str_eq(out, "to the previous rank");
+    rg_tri_role(5, 0, 2, "to", out, sizeof(out));
+    ck_assert_str_eq(out, "to another rank");
+}
+END_TEST
+
+/* One group of a hand-made run: sig first/op/others, its cause, n cases from case c. */
+static void bug_group(rg_tri_run *run, int g, const char *first, const char *op, bool proven,
+                      rg_cause kind, const char *site, int c, int n)
+{
+    rg_tri_group *gr = &run->groups[g];
+    memset(gr, 0, sizeof(*gr));
+    snprintf(gr->sig.first, sizeof(gr->sig.first), "%s", first);
+    snprintf(gr->sig.op, sizeof(gr->sig.op), "%s", op);
+    snprintf(gr->sig.key, sizeof(gr->sig.key), "%s %s", first, op);
+    snprintf(gr->title, sizeof(gr->title), "%s in %s", first, op);
+    snprintf(gr->slug, sizeof(gr->slug), "g%d", g);
+    gr->cause.proven = proven;
+    gr->cause.kind = kind;
+    snprintf(gr->cause.site, sizeof(gr->cause.site), "%s", site);
+    snprintf(gr->cause.text, sizeof(gr->cause.text), "%s", proven ? "proven" : "none proven");
+    gr->cases = calloc((size_t)run->nfail, sizeof(int));
+    ck_assert_ptr_nonnull(gr->cases);
+    for (int i = 0; i < n; i++)
+        gr->cases[gr->ncases++] = c + i;
+    gr->rep = c;
+}
+
+/*
+ * Bugs, not groups: two groups proven the same wait with no deadline in the same frame are one
+ * bug, titled by it, both signatures kept (and in the known-failures file); the same cause in
+ * another frame is another bug; an unproven group and one whose cause names no place stand
+ * apart and say why.
+ */
+START_TEST(test_bugs)
+{
+    static rg_tri_run run;
+    static rg_result r[6];
+    char dir[] = "/tmp/rg-bugs-XXXXXX", err[600], path[700], cmd[700];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    memset(&run, 0, sizeof(run));
+    snprintf(run.dir, sizeof(run.dir), "%s", dir);
+    run.nfail = 6;
+    run.results = NULL;
+    run.cases = calloc(6, sizeof(rg_tri_case));
+    run.groups = calloc(6, sizeof(rg_tri_group));
+    ck_assert(run.cases && run.groups);
+    for (int i = 0; i < 6; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "s%d", i);
+        mk(&r[i], name, 2, 0, RG_V_DEADLOCK, RG_V_DEADLOCK, "all_reduce", 0);
+        run.cases[i].res = &r[i];
+    }
+    run.ngroups = 5;
+    bug_group(&run, 0, "DEADLOCK", "all_reduce", true, RG_C_NO_DEADLINE, "the wait in ring_wait", 0,
+              2);
+    bug_group(&run, 1, "NOT_UNEXPECTED", "barrier", false, RG_C_NONE, "", 2, 1);
+    bug_group(&run, 2, "DEADLOCK", "all_gather", true, RG_C_NO_DEADLINE, "the wait in ring_wait", 3,
+              1);
+    bug_group(&run, 3, "DEADLOCK", "sendrecv", true, RG_C_NO_DEADLINE, "the wait in mesh_wait", 4,
+              1);
+    bug_group(&run, 4, "DEADLOCK", "broadcast", true, RG_C_UC_NO_RECV, "", 5, 1);
+    ck_assert_int_eq(rg_tri_bugs(&run, err, sizeof(err)), 1);
+    ck_assert_int_eq(run.ngroups, 4);
+    rg_tri_group *b = &run.groups[0];
+    ck_assert(b->is_bug);
+    ck_assert_int_eq(b->ncases, 3);
+    ck_assert_str_eq(b->title, "a wait with no deadline: the wait in ring_wait");
+    ck_assert_int_eq(b->nalso, 1);
+    ck_assert_str_eq(b->also[0].key, "DEADLOCK all_gather");
+    ck_assert_msg(strstr(b->bug, "one bug with \"DEADLOCK in all_gather\" (1 scenario(s))"), "%s",
+                  b->bug);
+    ck_assert(!run.groups[1].is_bug);
+    ck_assert_msg(strstr(run.groups[1].bug, "its cause is not proven"), "%s", run.groups[1].bug);
+    ck_assert(run.groups[2].is_bug); /* another frame: another bug */
+    ck_assert_msg(strstr(run.groups[2].bug, "no other group's evidence proves"), "%s",
+                  run.groups[2].bug);
+    ck_assert(!run.groups[3].is_bug);
+    ck_assert_msg(strstr(run.groups[3].bug, "names no site, frame or QP role"), "%s",
+                  run.groups[3].bug);
+    /* Every signature of the bug is an entry of the known-failures file, under its title. */
+    ck_assert_msg(rg_tri_write(&run, err, sizeof(err)) == 0, "%s", err);
+    snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", dir);
+    char *known = rg_check_slurp(path);
+    ck_assert_ptr_nonnull(strstr(known, "op: \"all_reduce\""));
+    ck_assert_ptr_nonnull(strstr(known, "op: \"all_gather\""));
+    char *first = strstr(known, "why: \"a wait with no deadline: the wait in ring_wait\"");
+    ck_assert_ptr_nonnull(first);
+    ck_assert_ptr_nonnull(
+        strstr(first + 1, "why: \"a wait with no deadline: the wait in ring_wait\""));
+    free(known);
+    snprintf(path, sizeof(path), "%s/triage/01-%s.md", dir, b->slug);
+    char *md = rg_check_slurp(path);
+    ck_assert_ptr_nonnull(strstr(md, "- **Bug**: one bug with"));
+    ck_assert_ptr_nonnull(strstr(md, "- **Also seen as**: `DEADLOCK all_gather`"));
+    free(md);
+    snprintf(path, sizeof(path), "%s/triage/02-%s.md", dir, run.groups[1].slug);
+    md = rg_check_slurp(path);
+    ck_assert_ptr_nonnull(strstr(md, "- **Not a bug of its own yet**: not merged"));
+    free(md);
+    run.results = NULL;
+    rg_tri_free(&run);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -702,6 +827,8 @@ Suite *rg_suite_triage(void)
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_diagnose);
     tcase_add_test(t, test_known_many_groups);
+    tcase_add_test(t, test_role);
+    tcase_add_test(t, test_bugs);
     suite_add_tcase(s, t);
     return s;
 }
