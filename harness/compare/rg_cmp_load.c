@@ -2,12 +2,14 @@
 /*
  * A side's run directories read into a comparison: each NNN-name/result.json a run, counted
  * under its scenario's name; each failure (a failed result, or a known one that happened: an
- * xfail is still the failure) under its signature's key. A result too slow to judge or skipped
+ * xfail is still the failure) under the cause its files prove at a place, else under its
+ * signature's key. A result too slow to judge or skipped
  * proves nothing either way and counts apart.
  */
 #include "rg_compare.h"
 #include "judge/rg_judge.h"
 #include "result/rg_result.h"
+#include "triage/rg_triage.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -42,15 +44,19 @@ static int scenario_of(rg_compare *c, const char *name)
     return c->nsc++;
 }
 
-static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig)
+/* The item of a failure: its proven cause's when it has one (cause not ""), else its
+ * signature's. */
+static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig, const char *cause)
 {
     for (int i = 0; i < c->nitems; i++)
-        if (!strcmp(c->items[i].key, sig->key))
+        if (cause[0] ? !strcmp(c->items[i].cause, cause)
+                     : !c->items[i].cause[0] && !strcmp(c->items[i].key, sig->key))
             return &c->items[i];
     rg_cmp_item *it = grow((void **)&c->items, c->nitems, &c->capitems, sizeof(*it));
     if (!it)
         return NULL;
     snprintf(it->key, sizeof(it->key), "%s", sig->key);
+    snprintf(it->cause, sizeof(it->cause), "%s", cause);
     snprintf(it->verdict, sizeof(it->verdict), "%s", sig->first);
     snprintf(it->op, sizeof(it->op), "%s", sig->op);
     c->nitems++;
@@ -108,9 +114,15 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
         c->sc[sc].runs[side]++;
         if (r->passed && r->known_state != RG_KNOWN_XFAIL)
             continue;
+        /* Its own files, where they are now: the cause is read from the run as it was kept. */
+        snprintf(r->dir, sizeof(r->dir), "%.700s/%.300s", dir, names[i]);
         rg_sig sig;
         rg_signature(r, &sig);
-        rg_cmp_item *it = item_of(c, &sig);
+        static rg_tri_cause tc;
+        char cause[400];
+        rg_tri_diagnose(r, &sig, &tc);
+        rg_tri_cause_key(&tc, cause, sizeof(cause));
+        rg_cmp_item *it = item_of(c, &sig, cause);
         if (!it || note_seen(it, sc) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;

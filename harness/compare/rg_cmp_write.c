@@ -78,10 +78,17 @@ void rg_cmp_table(FILE *f, const rg_compare *c)
         const rg_cmp_item *it = &c->items[i];
         basis(c, it, why, sizeof(why));
         scenarios(c, it, scs, sizeof(scs));
-        fprintf(f, "%-14s %-9s %-9s %s in %s\n", rg_cmp_state_name(it->state),
-                rate(it, RG_CMP_BASE, a, sizeof(a)), rate(it, RG_CMP_HEAD, b, sizeof(b)),
-                it->verdict, it->op[0] ? it->op : "?");
-        fprintf(f, "      %s\n      scenarios: %s\n      signature: %s\n", why, scs, it->key);
+        if (it->cause[0])
+            fprintf(f, "%-14s %-9s %-9s %s\n", rg_cmp_state_name(it->state),
+                    rate(it, RG_CMP_BASE, a, sizeof(a)), rate(it, RG_CMP_HEAD, b, sizeof(b)),
+                    it->cause);
+        else
+            fprintf(f, "%-14s %-9s %-9s %s in %s\n", rg_cmp_state_name(it->state),
+                    rate(it, RG_CMP_BASE, a, sizeof(a)), rate(it, RG_CMP_HEAD, b, sizeof(b)),
+                    it->verdict, it->op[0] ? it->op : "?");
+        fprintf(f, "      %s\n      scenarios: %s\n      %s: %s\n", why, scs,
+                it->cause[0] ? "matched by its proven cause; first signature" : "signature",
+                it->key);
         for (int s = 0; s < RG_CMP_SIDES; s++)
             if (it->example[s][0])
                 fprintf(f, "      %s: %s\n", side_names[s], it->example[s]);
@@ -111,6 +118,7 @@ int rg_cmp_json(const rg_compare *c, const char *path, char *err, size_t errlen)
         basis(c, it, why, sizeof(why));
         bad |= bad || json_object_set_new(o, "state", json_string(rg_cmp_state_name(it->state))) ||
                json_object_set_new(o, "signature", json_string(it->key)) ||
+               json_object_set_new(o, "cause", json_string(it->cause)) ||
                json_object_set_new(o, "verdict", json_string(it->verdict)) ||
                json_object_set_new(o, "op", json_string(it->op)) ||
                json_object_set_new(o, "basis", json_string(why)) ||
@@ -171,8 +179,12 @@ int rg_cmp_markdown(const rg_compare *c, const char *path, char *err, size_t err
         const rg_cmp_item *it = &c->items[i];
         basis(c, it, why, sizeof(why));
         scenarios(c, it, scs, sizeof(scs));
-        fprintf(f, "| %s | %s in %s | %s | %s | ", rg_cmp_state_name(it->state), it->verdict,
-                it->op[0] ? it->op : "?", rate(it, RG_CMP_BASE, a, sizeof(a)),
+        fprintf(f, "| %s | ", rg_cmp_state_name(it->state));
+        if (it->cause[0])
+            cell(f, it->cause);
+        else
+            fprintf(f, "%s in %s", it->verdict, it->op[0] ? it->op : "?");
+        fprintf(f, " | %s | %s | ", rate(it, RG_CMP_BASE, a, sizeof(a)),
                 rate(it, RG_CMP_HEAD, b, sizeof(b)));
         cell(f, why);
         fputs(" | ", f);

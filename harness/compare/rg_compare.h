@@ -6,7 +6,8 @@
  * (still failing), and which the runs made so far cannot decide (not settled), with the rates
  * behind each.
  *   rg_cmp_load.c   a side's run directories read: every scenario's runs, every failure's
- *                   signature (judge/rg_signature.c)
+ *                   proven cause (triage/rg_tri_why.c) or else its signature
+ *                   (judge/rg_signature.c)
  *   rg_cmp_judge.c  each failure decided from the two sides' counts, by the 95 % rule below
  *   rg_cmp_write.c  the table, JSON and Markdown (a PR comment, a job summary)
  *
@@ -54,9 +55,14 @@ typedef struct rg_cmp_scenario {
     int skipped[RG_CMP_SIDES]; /* skipped (unsupported) or too slow: they prove nothing */
 } rg_cmp_scenario;
 
-/* One failure, by its signature (judge/rg_signature.c's key), over both sides. */
+/* One failure over both sides: by the cause its own files prove at a place (triage's
+ * rg_tri_cause_key, "uc-send-without-receive at a UC send on the QP to the next rank"), so one
+ * bug under several signatures is one item and a scenario failing for another reason at the
+ * head does not hide that the base's cause is gone; else by its signature
+ * (judge/rg_signature.c's key). */
 typedef struct rg_cmp_item {
-    char key[1024];
+    char key[1024];      /* the signature's key (the first failure's, for an item by cause) */
+    char cause[400];     /* the proven cause and place it is matched by, "" by signature */
     char verdict[32];    /* the signature's first verdict, "DEADLOCK" */
     char op[48];         /* and the operation it came in */
     int k[RG_CMP_SIDES]; /* runs that failed with it */

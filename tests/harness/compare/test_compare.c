@@ -113,15 +113,29 @@ static void run_dir(const char *dir, bool a_bad, bool b_bad)
     save(dir, 2, &r);
 }
 
+/* A comparison begun in a fresh directory top (a mkdtemp template), and ended: freed, removed. */
+static void begin(char *top, rg_compare *c)
+{
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    memset(c, 0, sizeof(*c));
+    c->confidence = 0.95;
+}
+
+static void end(const char *top, rg_compare *c)
+{
+    char cmd[800];
+    rg_cmp_free(c);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* The base: a corrupts in both runs; the head: a clean in 3 runs (fixed), b leaks in 1 of 3,
  * never at the base's 2 (not settled); c is skipped everywhere and is no failure. */
 START_TEST(test_dirs)
 {
     char top[] = "/tmp/rg-compare-XXXXXX", d[700], err[700];
-    ck_assert_ptr_nonnull(mkdtemp(top));
     static rg_compare c;
-    memset(&c, 0, sizeof(c));
-    c.confidence = 0.95;
+    begin(top, &c);
     for (int i = 0; i < 5; i++) {
         snprintf(d, sizeof(d), "%s/%s%d", top, i < 2 ? "base" : "head", i);
         run_dir(d, i < 2, i == 3);
@@ -172,10 +186,67 @@ START_TEST(test_dirs)
     ck_assert_msg(strstr(err, "c.md: not a run directory"), "%s", err);
     ck_assert_int_eq(rg_cmp_add_dir(&c, RG_CMP_BASE, top, err, sizeof(err)), -1);
     ck_assert_msg(strstr(err, "no NNN-name/result.json"), "%s", err);
-    rg_cmp_free(&c);
-    char cmd[800];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-    ck_assert_int_eq(system(cmd), 0);
+    end(top, &c);
+}
+END_TEST
+
+/* A result of scenario name in run dir at idx: rank 0 swallowed an error handed at the poll
+ * site `site` (its events file says so), or hung with no evidence when site is NULL. */
+static void swallowed(const char *dir, int idx, const char *name, const char *op, const char *site)
+{
+    static rg_result r;
+    char path[1100];
+    result(&r, name, site ? RG_V_ERROR_SWALLOWED : RG_V_DEADLOCK, op);
+    save(dir, idx, &r);
+    if (!site)
+        return;
+    snprintf(path, sizeof(path), "%s/rank0.events.jsonl", r.dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "{\"event\":\"fault\",\"rank\":0,\"fault\":\"error\",\"status\":\"WR_FLUSH_ERR\","
+            "\"caller\":\"/opt/t/%s\",\"from\":\"\"}\n",
+            site);
+    fclose(f);
+}
+
+/*
+ * Matched by proven cause: at the base, x and y swallow an error at one poll site (two
+ * signatures, one bug); at the head x hangs instead and y passes. By signature alone x would
+ * read "still failing" under a new face; by cause the swallowed error is fixed (gone from all
+ * 6 head runs of its scenarios) and the hang, never at the base, introduced.
+ */
+START_TEST(test_by_cause)
+{
+    char top[] = "/tmp/rg-cmpcause-XXXXXX", d[700], err[700];
+    static rg_compare c;
+    begin(top, &c);
+    snprintf(d, sizeof(d), "%s/base", top);
+    ck_assert_int_eq(mkdir(d, 0700), 0);
+    swallowed(d, 0, "x", "all_reduce float32 sum count 4", "libt.so+0x10");
+    swallowed(d, 1, "y", "all_gather float32 count 4", "libt.so+0x10");
+    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_BASE, d, err, sizeof(err)) == 0, "%s", err);
+    for (int i = 0; i < 3; i++) {
+        static rg_result ok;
+        snprintf(d, sizeof(d), "%s/head%d", top, i);
+        ck_assert_int_eq(mkdir(d, 0700), 0);
+        swallowed(d, 0, "x", "all_reduce float32 sum count 4", NULL);
+        result(&ok, "y", RG_V_OK, "all_gather float32 count 4");
+        save(d, 1, &ok);
+        ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    }
+    c.ndirs[RG_CMP_BASE] = 1;
+    c.ndirs[RG_CMP_HEAD] = 3;
+    rg_cmp_decide_all(&c);
+    ck_assert_int_eq(c.nitems, 2);
+    const rg_cmp_item *fixed = &c.items[0], *hang = &c.items[1];
+    ck_assert_int_eq(fixed->state, RG_CMP_FIXED);
+    ck_assert_str_eq(fixed->cause, "error-ignored at the poll at libt.so+0x10");
+    ck_assert(fixed->k[0] == 2 && fixed->n[0] == 2 && fixed->k[1] == 0 && fixed->n[1] == 6);
+    ck_assert_int_eq(hang->state, RG_CMP_INTRODUCED);
+    ck_assert_str_eq(hang->cause, "");
+    ck_assert_str_eq(hang->verdict, "DEADLOCK");
+    end(top, &c);
 }
 END_TEST
 
@@ -186,6 +257,7 @@ Suite *rg_suite_compare(void)
     tcase_add_test(t, test_runs_needed);
     tcase_add_test(t, test_decide);
     tcase_add_test(t, test_dirs);
+    tcase_add_test(t, test_by_cause);
     suite_add_tcase(s, t);
     return s;
 }
