@@ -246,11 +246,20 @@ static void judge_launcher(rg_result *res, const rg_scenario *sc, const rg_launc
         rg_rank_find(&res->rank[0], RG_V_ERROR, -1,
                      "its launcher started a process with rank %d; the scenario has %d ranks",
                      l->job_extra, sc->ranks);
+    int unstarted = -1;
+    for (int r = 0; r < sc->ranks && unstarted < 0; r++)
+        if (l->rank[r].proc.pid <= 0)
+            unstarted = r;
     if (lp->hung && all_ok)
         rg_rank_find(&res->rank[0], RG_V_DEADLOCK, sc->deadline_s,
                      "its launcher was still running at the %.0f s deadline, after every rank had "
                      "ended%s%s",
                      sc->deadline_s, tail[0] ? "; its last output: " : "", tail);
+    else if (lp->hung && unstarted >= 0)
+        rg_rank_find(&res->rank[0], RG_V_DEADLOCK, sc->deadline_s,
+                     "its launcher was still running at the %.0f s deadline and had not started "
+                     "rank %d%s%s",
+                     sc->deadline_s, unstarted, tail[0] ? "; its last output: " : "", tail);
     else if (lp->exited && all_ok && !(WIFEXITED(lp->status) && WEXITSTATUS(lp->status) == 0))
         rg_rank_find(&res->rank[0], RG_V_CRASH, lp->stop_t_s,
                      "its launcher %s %d though every rank exited with status 0%s%s",

@@ -1184,6 +1184,18 @@ START_TEST(test_job)
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
     ck_assert_msg(strstr(g_r.rank[0].detail, "started a process with rank 2; the scenario has 2"),
                   "%s", g_r.rank[0].detail);
+    /* A launcher still running at the deadline that never started rank 1: its hang, said. */
+    free(l);
+    l = job_case(0);
+    l->launcher.exited = false;
+    l->launcher.hung = true;
+    l->rank[1].proc.pid = -1;
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DEADLOCK);
+    ck_assert_msg(strstr(g_r.rank[0].detail,
+                         "still running at the 0 s deadline and had not started "
+                         "rank 1"),
+                  "%s", g_r.rank[0].detail);
     free(l);
 }
 END_TEST
