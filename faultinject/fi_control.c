@@ -125,6 +125,9 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
         case FI_SITES:
             lp->sites = true;
             break;
+        case FI_UC_AS_RC:
+            lp->uc_as_rc = true;
+            break;
         case FI_COUNT:
         case FI_KIND_MAX:
             break;

@@ -66,6 +66,7 @@ static const unsigned kind_keys[FI_KIND_MAX] = {
     [FI_OWNERSHIP] = 0,
     [FI_TRACE] = 0,
     [FI_SITES] = B(K_DEPTH),
+    [FI_UC_AS_RC] = 0,
     /* The wire has no QPs, ops, steps or events to count: a rank's device, a rail, a window. */
     [FI_WIRE] = WIRE_WHERE | B(K_LOSS) | B(K_DELAY) | B(K_JITTER) | B(K_REORDER) | B(K_DUPLICATE) |
                 B(K_CORRUPT) | B(K_UP),

@@ -9,6 +9,7 @@
  *   rule   = fault *( blank key "=" value )
  *   fault  = error | negpoll | stall | delay | delay_first | lose | nomem | corrupt
  *          | swap_rails | count | late | kill | stop | exit | ownership | trace | sites
+ *          | uc_as_rc
  * Filters (which events a rule sees; all default to "any"):
  *   rank=R          the process's rank (FI_RANK_VARS: the first one set)
  *   dev=NAME        the device the QP/CQ belongs to
@@ -67,6 +68,11 @@
  *                                  polls, one event each (fi_trace.c), for the causes triage
  *                                  proves from cross-rank evidence; at most FI_TRACE_MAX events
  *                                  a process, then one "trace_full"
+ *   uc_as_rc                       no fault, no keys: every UC QP the program creates is made an
+ *                                  RC QP, with the attributes RC needs added at its moves to RTR
+ *                                  and RTS (RNR retry without limit), so a send that arrives
+ *                                  before its receive is retried instead of dropped; a "note"
+ *                                  event names each QP so made
  *   sites   depth=D                no fault: every verbs call site the program calls from
  *                                  (fi_caller.c), with its calls and its posts or completions
  *                                  by op, one "caller" event each at exit: the sites a sweep's
@@ -134,6 +140,7 @@ enum fi_kind {
     FI_LINK_DOWN,
     FI_PARTITION,
     FI_SITES,
+    FI_UC_AS_RC,
     FI_KIND_MAX
 };
 
@@ -216,7 +223,7 @@ bool fi_rule_fires(const struct fi_rule *r, int idx, uint64_t n, uint64_t fired)
  * and are never "not exercised". */
 static inline bool fi_kind_injects(enum fi_kind k)
 {
-    return k != FI_COUNT && k != FI_OWNERSHIP && k != FI_TRACE && k != FI_SITES;
+    return k != FI_COUNT && k != FI_OWNERSHIP && k != FI_TRACE && k != FI_SITES && k != FI_UC_AS_RC;
 }
 
 /* Whether a kind acts on the wire under the verbs (the runner's to apply and prove), not on a

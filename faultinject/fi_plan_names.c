@@ -27,6 +27,7 @@ static const char *const kind_names[FI_KIND_MAX] = {
     [FI_OWNERSHIP] = "ownership",
     [FI_TRACE] = "trace",
     [FI_SITES] = "sites",
+    [FI_UC_AS_RC] = "uc_as_rc",
     [FI_WIRE] = "wire",
     [FI_LINK_DOWN] = "link_down",
     [FI_PARTITION] = "partition",

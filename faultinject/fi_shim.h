@@ -89,6 +89,7 @@ struct fi_live {
     uint32_t m_first;
     uint32_t m_swap;
     bool sites;      /* a sites rule: every verbs call site is recorded (fi_caller.c) */
+    bool uc_as_rc;   /* a uc_as_rc rule: UC QPs are created as RC (fi_verbs.c) */
     uint32_t m_site; /* rules with a site= filter: each call's site is looked up */
     int site_depth;  /* the frames of each call's path, while either of those is live */
 };
@@ -177,6 +178,7 @@ struct fi_qp {
     _Atomic int faulted;
     bool srq;
     bool sq_by_shim; /* after a break the provider could not move to error: the shim flushes */
+    bool as_rc;      /* the program asked for UC; a uc_as_rc rule made it RC (fi_verbs.c) */
     /* A UD QP's receives: the most bytes a NIC can write into one (the GRH's 40 and the
      * port's active MTU), known from its move to INIT; 0 when not a UD QP or not known. */
     _Atomic uint32_t ud_room;
@@ -270,6 +272,13 @@ static inline bool fi_own_on(void)
 {
     struct fi_live *lp = fi_live();
     return lp && lp->own;
+}
+
+/* Whether the live plan makes UC QPs RC ones. */
+static inline bool fi_uc_as_rc(void)
+{
+    struct fi_live *lp = fi_live();
+    return lp && lp->uc_as_rc;
 }
 
 /* Whether the live plan asks for the verbs trace; the monotonic clock in ms when it does (the

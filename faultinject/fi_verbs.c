@@ -44,6 +44,46 @@ static struct ibv_cq_ex *fi_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_
     return cqx;
 }
 
+/*
+ * uc_as_rc: a UC QP made an RC one, so that a send arriving before its receive is retried (RNR)
+ * instead of dropped: a dominant UC race taken out of a run, to see what else fails. Its moves to
+ * RTR and RTS get the attributes RC needs and UC lacks, the program's own where it gave them.
+ */
+static void as_rc_mark(struct ibv_qp *qp)
+{
+    struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+    if (q)
+        q->as_rc = true;
+    FI_EV(note, .has = RG_EVH(note, qp), .what = "uc_as_rc: a UC QP created as RC",
+          .qp = qp->qp_num);
+}
+
+static int as_rc_mask(struct ibv_qp *qp, struct ibv_qp_attr *in, int mask, struct ibv_qp_attr *out)
+{
+    struct fi_qp *q = fi_qp_find(qp->context, qp->qp_num);
+    if (!q || !q->as_rc || !(mask & IBV_QP_STATE))
+        return mask;
+    *out = *in;
+    if (in->qp_state == IBV_QPS_RTR) {
+        if (!(mask & IBV_QP_MAX_DEST_RD_ATOMIC))
+            out->max_dest_rd_atomic = 1;
+        if (!(mask & IBV_QP_MIN_RNR_TIMER))
+            out->min_rnr_timer = 1; /* 0.01 ms: a receive posted late is found soon */
+        mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+    } else if (in->qp_state == IBV_QPS_RTS) {
+        if (!(mask & IBV_QP_TIMEOUT))
+            out->timeout = 14; /* 4.096 us * 2^14: 67 ms a retry */
+        if (!(mask & IBV_QP_RETRY_CNT))
+            out->retry_cnt = 7;
+        if (!(mask & IBV_QP_RNR_RETRY))
+            out->rnr_retry = 7; /* 7: without limit, as a UC receiver would have waited */
+        if (!(mask & IBV_QP_MAX_QP_RD_ATOMIC))
+            out->max_rd_atomic = 1;
+        mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+    }
+    return mask;
+}
+
 static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
     struct fi_ctx *cx = fi_ctx_of(ctx);
@@ -55,12 +95,19 @@ static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
         errno = ENOMEM;
         return NULL;
     }
+    bool as_rc = a->qp_type == IBV_QPT_UC && fi_uc_as_rc();
+    if (as_rc)
+        a->qp_type = IBV_QPT_RC;
     struct ibv_qp *qp = cx->create_qp_ex(ctx, a);
+    if (as_rc)
+        a->qp_type = IBV_QPT_UC; /* the program's attributes as it wrote them */
     if (qp) {
         FI_TOT(qps, 1);
         bool ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
         fi_qp_add(qp, a->cap.max_send_wr, a->cap.max_recv_wr, a->srq != NULL, a->sq_sig_all,
                   ex ? ibv_qp_to_qp_ex(qp) : NULL);
+        if (as_rc)
+            as_rc_mark(qp);
     }
     return qp;
 }
@@ -394,20 +441,29 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
         errno = ENOMEM;
         return NULL;
     }
+    bool as_rc = attr && attr->qp_type == IBV_QPT_UC && fi_uc_as_rc();
+    if (as_rc)
+        attr->qp_type = IBV_QPT_RC;
     struct ibv_qp *qp = fi_real.create_qp(pd, attr);
+    if (as_rc)
+        attr->qp_type = IBV_QPT_UC;
     if (qp)
         FI_TOT(qps, 1);
     if (qp)
         fi_qp_add(qp, attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->srq != NULL,
                   attr->sq_sig_all, NULL);
+    if (qp && as_rc)
+        as_rc_mark(qp);
     return qp;
 }
 
-/* Wrapped for the trace alone: a QP's move to RTR names its peer, the one moment both ends of
- * a connection are known to the shim. Otherwise a pass-through. */
+/* Wrapped for the trace: a QP's move to RTR names its peer, the one moment both ends of a
+ * connection are known to the shim; and for uc_as_rc's attributes. Otherwise a pass-through. */
 FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
-    int rc = fi_real.modify_qp(qp, attr, mask);
+    struct ibv_qp_attr rc_attr;
+    int rc_mask = fi_uc_as_rc() ? as_rc_mask(qp, attr, mask, &rc_attr) : mask;
+    int rc = fi_real.modify_qp(qp, rc_mask != mask ? &rc_attr : attr, rc_mask);
     /* A UD receive is written at most a GRH and one MTU deep, whatever its scatter list says:
      * the sanitizer poisons no further (a program may use memory past that: UCX's UD buffers
      * run into what it uses while they are posted, fi_own.c). */

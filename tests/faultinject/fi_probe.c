@@ -109,6 +109,7 @@ struct opts {
     long poll_empty;     /* time this many polls of an empty CQ, then stop */
     int unsignaled;      /* unsignaled sends before each message's signaled one, same wr_id */
     int recv_sges;       /* each receive's buffer cut into this many scatter entries */
+    int recv_late_ms;    /* each message's receive posted this long after its send: UC drops it */
     const char *control; /* a plan set through the shim's control table, not the environment */
     bool restart;        /* --restart: that plan through the environment and restart() */
     bool qp_ex;          /* QPs made by ibv_create_qp_ex, sends posted through ibv_wr_* */
@@ -163,6 +164,7 @@ static int usage(const char *msg)
         stderr,
         "probe: %s\nusage: rg-fi-probe [--dev NAME] [--qp uc|rc] [--msgs N] [--size BYTES] "
         "[--timeout S] [--cq-ex] [--list] [--poll-empty N] [--unsignaled K] [--recv-sges N] "
+        "[--recv-late MS] "
         "[--hang] "
         "[--scribble] [--control PLAN [--restart]] [--qp-ex] [--ignore-errors] [--leak] [--spin] "
         "[--tag-ids] [--fork]\n",
@@ -225,6 +227,10 @@ static int parse(int argc, char **argv, struct opts *o)
             o->recv_sges = (int)strtol(v, &end, 10), i++;
             if (*end || o->recv_sges < 1 || o->recv_sges > 4)
                 return usage("--recv-sges takes 1..4");
+        } else if (!strcmp(a, "--recv-late")) {
+            o->recv_late_ms = (int)strtol(v, &end, 10), i++;
+            if (*end || o->recv_late_ms < 1 || o->recv_late_ms > 10000)
+                return usage("--recv-late takes 1..10000 ms");
         } else if (!strcmp(a, "--unsignaled")) {
             o->unsignaled = (int)strtol(v, &end, 10), i++;
             if (*end || o->unsignaled < 0 || o->unsignaled > 7)
@@ -536,7 +542,7 @@ __attribute__((noinline)) static int run(const struct opts *o)
                                   .opcode = IBV_WR_SEND},
                            *sbad;
         int prc = 0;
-        for (int k = 0; k < per && !prc; k++)
+        for (int k = 0; k < per && !prc && !o->recv_late_ms; k++)
             prc = ibv_post_recv(s[1].qp, &rwr, &rbad);
         if (prc) {
             t.post_recv_err++;
@@ -563,6 +569,20 @@ __attribute__((noinline)) static int run(const struct opts *o)
             t.post_send_err++;
             first_err(&t, strerror(prc));
             break;
+        }
+        /* --recv-late: the receive after its send, as a receiver that has not prefilled: a UC
+         * message that finds no receive is dropped; RC's RNR retry finds it posted. */
+        if (o->recv_late_ms) {
+            struct timespec ts = {o->recv_late_ms / 1000,
+                                  (long)(o->recv_late_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+            for (int k = 0; k < per && !prc; k++)
+                prc = ibv_post_recv(s[1].qp, &rwr, &rbad);
+            if (prc) {
+                t.post_recv_err++;
+                first_err(&t, strerror(prc));
+                break;
+            }
         }
         /* The bug --scribble plays: the buffer is the program's again once the post returned,
          * not once the send completed. Harmless where the NIC read it during the post. */

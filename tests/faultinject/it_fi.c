@@ -805,6 +805,36 @@ START_TEST(test_lose)
 END_TEST
 
 /*
+ * uc_as_rc: each receive posted 50 ms after its send (--recv-late). On UC the message finds no
+ * receive and is dropped: the receive times out. With the rule the shim creates both QPs as RC
+ * (a note each, the trace's type rc) and adds what RC needs at RTR and RTS: the send is retried
+ * until its receive is there, and every message arrives.
+ */
+START_TEST(test_uc_as_rc)
+{
+    struct proc p;
+    ck_assert_int_eq(probe(&p, "count", ARGS("--msgs", "3", "--recv-late", "50", "--timeout", "1")),
+                     1);
+    expect(&p, "timeouts", 1);
+    ck_assert_msg(strstr(p.out, "first_err='recv timeout'"), "%s", p.out);
+    ck_assert_int_eq(
+        probe(&p, "uc_as_rc;trace", ARGS("--msgs", "3", "--recv-late", "50", "--timeout", "2")), 0);
+    expect(&p, "recv_ok", 3);
+    expect(&p, "timeouts", 0);
+    json_t *notes = events("note"), *qps = events("trace_qp"), *o;
+    size_t i;
+    int made = 0;
+    json_array_foreach(notes, i, o) made +=
+        !strcmp(ev_str(o, "what"), "uc_as_rc: a UC QP created as RC");
+    ck_assert_int_eq(made, 2);
+    ck_assert_uint_eq(json_array_size(qps), 2);
+    json_array_foreach(qps, i, o) ck_assert_str_eq(ev_str(o, "type"), "rc");
+    json_decref(notes);
+    json_decref(qps);
+}
+END_TEST
+
+/*
  * late: the send is posted 300 ms after ibv_post_send returned, and only then completes. A
  * program that reuses its buffer once the post returned (--scribble) gets away with it on rxe's
  * loopback, which reads the buffer during the post; under late, the peer receives the reused
@@ -1379,6 +1409,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_test(t, test_negpoll);
     tcase_add_loop_test(t, test_time_faults, 0, 4);
     tcase_add_test(t, test_lose);
+    tcase_add_test(t, test_uc_as_rc);
     tcase_add_test(t, test_late);
     tcase_add_test(t, test_nomem_post);
     tcase_add_loop_test(t, test_nomem_verbs, 0, 4);

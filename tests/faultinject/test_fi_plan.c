@@ -807,7 +807,7 @@ START_TEST(test_kind_names_round_trip)
     static const char *const want[FI_KIND_MAX] = {
         "error",     "negpoll",    "stall", "delay",     "delay_first", "lose",  "nomem",
         "corrupt",   "swap_rails", "count", "late",      "kill",        "stop",  "exit",
-        "ownership", "trace",      "wire",  "link_down", "partition",   "sites",
+        "ownership", "trace",      "wire",  "link_down", "partition",   "sites", "uc_as_rc",
     };
     for (int k = 0; k < FI_KIND_MAX; k++) {
         ck_assert_str_eq(fi_kind_name((enum fi_kind)k), want[k]);
