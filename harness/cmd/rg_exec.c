@@ -81,6 +81,7 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     /* Programs have no communicator timeout; SLOW_DETECTION's bound is half the deadline. */
     sc->timeout_s = o->deadline_s;
     sc->ownership = !o->no_ownership;
+    sc->uc_as_rc = o->uc_as_rc;
     sc->exec.services = o->services;
     sc->exec.service_grace = o->service_grace;
     /* The client's head start as it runs (-1: when {port} listens), which a second attempt
@@ -107,10 +108,10 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
         return -1;
     }
     /* The sanitizer's rule joins the plan each process reads: it must still fit. */
-    if (sc->ownership && plan.nrules >= FI_MAX_RULES) {
+    if (plan.nrules + sc->ownership + sc->uc_as_rc > FI_MAX_RULES) {
         snprintf(err, errlen,
-                 "%s: %d rules and the ownership sanitizer's make more than %d (--no-ownership "
-                 "frees one)",
+                 "%s: %d rules and the run's own (the ownership sanitizer's, --uc-as-rc's) make "
+                 "more than %d (--no-ownership frees one)",
                  origin, plan.nrules, FI_MAX_RULES);
         free(text);
         return -1;
@@ -386,6 +387,7 @@ int rg_exec_main(int argc, char **argv)
     res.ranks = sc.ranks;
     res.self_rank = -1;
     res.leak_ok = !o.leaks;
+    res.uc_as_rc = sc.uc_as_rc;
     memcpy(res.expect, sc.expect, sizeof(res.expect));
     memcpy(res.expect_at, sc.expect_at, sizeof(res.expect_at));
     memcpy(res.expect_cls, sc.expect_cls, sizeof(res.expect_cls));

@@ -30,6 +30,7 @@ struct exec_opts {
     bool leaks;
     bool count; /* --count: counting rules join the plan, the counts printed after */
     bool no_ownership;
+    bool uc_as_rc; /* --uc-as-rc: the shim creates the program's UC QPs as RC */
     bool ranks_set;
     /* --launcher: CMD is a launcher (mpirun, srun) run once, which starts the --ranks ranks
      * itself; each process it starts with a launcher's rank is judged as that rank */

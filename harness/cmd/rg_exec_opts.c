@@ -171,6 +171,11 @@ static const rg_opt exec_table[] = {
          "PMI_RANK, SLURM_PROCID) is judged as that rank, from its shim's evidence and the exit "
          "its shim saw.",
      .off = EO(launcher)},
+    {.name = "uc-as-rc",
+     .kind = RG_OPT_FLAG,
+     .help = "The shim creates every UC QP the program asks for as an RC one (RNR retry without "
+             "limit): a send before its receive is retried instead of dropped. The report says so.",
+     .off = EO(uc_as_rc)},
     {.name = "no-ownership",
      .kind = RG_OPT_FLAG,
      .help = "The ownership sanitizer off.",

@@ -119,6 +119,7 @@ static void result_init(rg_result *res, const struct run_opts *o, const struct s
     res->time_scale = e->sc.time_scale > 1 ? e->sc.time_scale : 1;
     res->attempts = 1;
     res->deadline_cut_s = e->deadline_cut;
+    res->uc_as_rc = e->sc.uc_as_rc;
     memcpy(res->expect, e->sc.expect, sizeof(res->expect));
     memcpy(res->expect_at, e->sc.expect_at, sizeof(res->expect_at));
     memcpy(res->expect_cls, e->sc.expect_cls, sizeof(res->expect_cls));
@@ -273,6 +274,14 @@ static int load_all(struct run *u, int argc, char **argv, int first)
         }
         if (o->no_ownership)
             e->sc.ownership = false;
+        if (o->uc_as_rc && e->sc.nfaults + e->sc.ownership + e->sc.trace + 1 > FI_MAX_RULES) {
+            fprintf(stderr,
+                    "railguard run: %s: %d faults and the run's own rules leave no room for "
+                    "--uc-as-rc's (at most %d rules)\n",
+                    path, e->sc.nfaults, FI_MAX_RULES);
+            return -1;
+        }
+        e->sc.uc_as_rc = o->uc_as_rc;
         e->deadline_cut = rg_scenario_cut_deadline(&e->sc, o->deadline_cut);
         if (e->sc.exec.on && (o->external || o->nhosts)) {
             fprintf(stderr,

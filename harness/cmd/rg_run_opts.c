@@ -93,6 +93,8 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
     }
     if (o->no_ownership)
         args[na++] = "--no-ownership";
+    if (o->uc_as_rc)
+        args[na++] = "--uc-as-rc";
     char scale[16];
     if (o->slow_scale != RG_RUN_SLOW_SCALE) {
         snprintf(scale, sizeof(scale), "%d", o->slow_scale);
@@ -307,6 +309,13 @@ static const rg_opt run_table[] = {
      .kind = RG_OPT_FLAG,
      .help = "The ownership sanitizer off in every scenario.",
      .off = RO(no_ownership)},
+    {.name = "uc-as-rc",
+     .kind = RG_OPT_FLAG,
+     .help = "The shim creates every UC QP the transport asks for as an RC one (RNR retry without "
+             "limit), so a send that arrives before its receive is retried instead of dropped: a "
+             "dominant UC race taken out, to see what else fails. Every report of the run says so, "
+             "with the QPs it changed.",
+     .off = RO(uc_as_rc)},
     {.name = "fail-fast",
      .kind = RG_OPT_FLAG,
      .help = "No scenario started after the first that failed: the run ends with the ones "

@@ -66,6 +66,8 @@ static int sweep_sites(const struct run_opts *o, const struct sc_entry *e, const
     }
     if (o->no_ownership)
         argv[a++] = "--no-ownership";
+    if (o->uc_as_rc)
+        argv[a++] = "--uc-as-rc";
     argv[a++] = e->path;
     argv[a] = NULL;
     pid_t pid = fork();

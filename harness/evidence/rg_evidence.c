@@ -413,6 +413,10 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
                 take_by_op(l, q->cqe, json_object_get(o, "cqe_op"));
             }
         }
+    } else if (!strcmp(name, "note")) {
+        /* A UC QP the shim created as RC (a uc_as_rc rule): what the run changed, counted. */
+        if (!strncmp(rg_ev_str(l, o, "what"), "uc_as_rc:", 9))
+            ev->as_rc_qps++;
     } else if (!strcmp(name, "exit")) {
         pr->exit_seen = true;
         /* exit() passes status & 0377 to the parent: what a wait would have said. The schema

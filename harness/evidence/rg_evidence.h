@@ -85,6 +85,8 @@ typedef struct rg_evidence {
     bool owned;
     uint64_t own_sends, own_recvs, own_rewritten, own_answered, own_unsanitized;
     char own_first[200];
+    /* UC QPs its shim created as RC (a uc_as_rc rule's notes). */
+    uint64_t as_rc_qps;
     /*
      * A rank is a process tree: each process's evidence apart, by the pid on its lines, in the
      * order each first wrote (proc[0] the rank's own process). The rank's counts above are

@@ -461,6 +461,8 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
                       .rank_rules = (rules & RG_EV_RANK) != 0,
                       .whole = (rules & RG_EV_CROSS) != 0};
     rule_counts(&a);
+    for (int k = lo; k < hi; k++)
+        r->as_rc_qps += (int64_t)ev[k].as_rc_qps;
     for (int k = lo; k < hi; k++) {
         if (a.rank_rules)
             instrumented(&a, k);

@@ -178,8 +178,9 @@ int rg_proc_write_plan(const char *dir, const rg_scenario *sc, char *path, size_
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s\n%s%s", sc->faults[0] ? sc->faults : "count", sc->ownership ? "ownership\n" : "",
-            sc->trace ? "trace\n" : "");
+    fprintf(f, "%s\n%s%s%s", sc->faults[0] ? sc->faults : "count",
+            sc->ownership ? "ownership\n" : "", sc->trace ? "trace\n" : "",
+            sc->uc_as_rc ? "uc_as_rc\n" : "");
     return fclose(f);
 }
 

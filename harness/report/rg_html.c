@@ -195,6 +195,11 @@ static void scenario_row(FILE *f, const rg_result *r, int id, bool inside)
         fputs(r->why[0] || r->first[0] || r->slow_note[0] ? "<br>" : "", f);
         esc(f, r->sites_note);
     }
+    if (r->uc_as_rc) { /* --uc-as-rc changed what ran: said on every row */
+        char said[200];
+        fputs(r->why[0] || r->first[0] || r->slow_note[0] || r->sites_note[0] ? "<br>" : "", f);
+        esc(f, rg_result_as_rc_said(r, said, sizeof(said)));
+    }
     fputs("</td><td class=\"rules\">", f);
     rules_cell(f, r);
     fputs("</td><td class=\"links\">", f);

@@ -258,6 +258,10 @@ void rg_report_line(FILE *f, const rg_result *r)
         fprintf(f, "      %s\n", r->slow_note);
     if (r->sites_note[0])
         fprintf(f, "      %s\n", r->sites_note);
+    if (r->uc_as_rc) {
+        char said[200];
+        fprintf(f, "      %s\n", rg_result_as_rc_said(r, said, sizeof(said)));
+    }
     received(f, r);
     if (!r->passed) {
         fprintf(f, "      %s\n", r->first[0] ? r->first : r->why);

@@ -80,6 +80,20 @@ void rg_rank_recast(rg_rank_result *k, rg_verdict from, rg_verdict to, const cha
     }
 }
 
+const char *rg_result_as_rc_said(const rg_result *r, char *out, size_t len)
+{
+    if (r->as_rc_qps > 0)
+        snprintf(out, len,
+                 "UC QPs created as RC (--uc-as-rc): %lld QP(s), so a send before its receive was "
+                 "retried, not dropped: what fails under it is not a UC race",
+                 (long long)r->as_rc_qps);
+    else
+        snprintf(out, len,
+                 "--uc-as-rc changed nothing here: the shim saw no UC QP created, so this run is "
+                 "as it would be without it");
+    return out;
+}
+
 const char *rg_result_word(const rg_result *r)
 {
     if (!r->passed)

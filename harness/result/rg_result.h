@@ -158,8 +158,16 @@ typedef struct rg_result {
     /* An each_site scenario's (rg_run_sites.c): its points and sites, what became of them and
      * where the sweep is; "" for any other scenario. */
     char sites_note[700];
+    /* Run with --uc-as-rc: the shim made the program's UC QPs RC ones, so a send before its
+     * receive was retried, not dropped (as_rc_qps of them, summed over the ranks): what still
+     * fails is not that race. Every report of it says so. */
+    bool uc_as_rc;
+    int64_t as_rc_qps;
 } rg_result;
 
+/* What --uc-as-rc did, for every report of such a run: "UC QPs created as RC (--uc-as-rc): 4
+ * QP(s) ...", or that it changed none. */
+const char *rg_result_as_rc_said(const rg_result *r, char *out, size_t len);
 /* "PASS", "FAIL", "XFAIL", "XPASS", "SKIP" or "SLOW" for a judged result. */
 const char *rg_result_word(const rg_result *r);
 

@@ -109,6 +109,8 @@ json_t *rg_result_json(const rg_result *r)
         json_object_set_new(j, "attempts", json_integer(r->attempts > 1 ? r->attempts : 1)) == 0 &&
         json_object_set_new(j, "slow_note", json_string(r->slow_note)) == 0 &&
         json_object_set_new(j, "sites_note", json_string(r->sites_note)) == 0 &&
+        (!r->uc_as_rc || (json_object_set_new(j, "uc_as_rc", json_true()) == 0 &&
+                          json_object_set_new(j, "as_rc_qps", json_integer(r->as_rc_qps)) == 0)) &&
         json_object_set_new(j, "too_slow", json_boolean(r->too_slow)) == 0 &&
         (!(r->deadline_cut_s > 0) ||
          json_object_set_new(j, "deadline_cut_s", json_real(r->deadline_cut_s)) == 0) &&
@@ -216,12 +218,15 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
     r->attempts = (int)num_or(j, "attempts", 1);
     copy_str(r->slow_note, sizeof(r->slow_note), j, "slow_note");
     copy_str(r->sites_note, sizeof(r->sites_note), j, "sites_note");
+    r->uc_as_rc = json_is_true(json_object_get(j, "uc_as_rc"));
+    r->as_rc_qps = (int64_t)num_or(j, "as_rc_qps", 0);
     r->too_slow = json_is_true(json_object_get(j, "too_slow"));
     r->deadline_cut_s = num_or(j, "deadline_cut_s", 0);
     const char *bad = !(r->lag_s >= 0 && r->lag_s < 1e9)                     ? "lag_s"
                       : r->time_scale < 1 || r->time_scale > 100             ? "time_scale"
                       : r->attempts < 1 || r->attempts > 2                   ? "attempts"
                       : !(r->deadline_cut_s >= 0 && r->deadline_cut_s < 1e9) ? "deadline_cut_s"
+                      : r->as_rc_qps < 0 || r->as_rc_qps > 1000000000        ? "as_rc_qps"
                                                                              : NULL;
     if (bad) {
         snprintf(err, errlen, "%s: %s out of range", path, bad);

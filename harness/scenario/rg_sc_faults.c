@@ -61,6 +61,9 @@ static int parse_fault_rule(const struct ctx *c, const yaml_node_t *f, int item,
         return sc_bad(c, f, "faults item %d: %s is the scenario's key '%s', not a fault:", item,
                       out->kind == FI_TRACE ? "the verbs trace" : "the sanitizer",
                       fi_kind_name((enum fi_kind)out->kind));
+    /* It changes what runs, and every report must say so: the run's flag, which they read. */
+    if (out->kind == FI_UC_AS_RC)
+        return sc_bad(c, f, "faults item %d: uc_as_rc is the run's --uc-as-rc, not a fault:", item);
     return 0;
 }
 

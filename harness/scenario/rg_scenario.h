@@ -224,8 +224,9 @@ typedef struct rg_scenario {
     int time_scale;
     uint64_t seed;
     bool zero_copy;
-    bool ownership;                /* the plan the ranks get holds the sanitizer's rule */
-    bool trace;                    /* ... and the verbs trace's */
+    bool ownership; /* the plan the ranks get holds the sanitizer's rule */
+    bool uc_as_rc;  /* ... and uc_as_rc (the run's --uc-as-rc; never read from a file) */
+    bool trace;     /* ... and the verbs trace's */
     char faults[RG_SC_FAULTS_MAX]; /* the rules one per line (rule i on line i+1), "" when none */
     int nfaults;
     rg_sc_fault fault[FI_MAX_RULES];

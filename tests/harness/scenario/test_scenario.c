@@ -1263,6 +1263,8 @@ static const struct bad_case {
     {R "seed: 1.0" P, "x.yaml:2: seed must be 0..2^64-1 (decimal or 0x hex) '1.0'"},
     {R "zero_copy: yes" P, "x.yaml:2: zero_copy must be true or false 'yes'"},
     {R "ownership: off" P, "x.yaml:2: ownership must be true or false 'off'"},
+    {R "faults: [uc_as_rc]" P,
+     "x.yaml:2: faults item 1: uc_as_rc is the run's --uc-as-rc, not a fault: 'uc_as_rc'"},
     {R "faults: [ownership]" P,
      "x.yaml:2: faults item 1: the sanitizer is the scenario's key 'ownership', not a fault: "
      "'ownership'"},
