@@ -109,10 +109,11 @@ static int build_scenario(const struct exec_opts *o, rg_scenario *sc, char *err,
     }
     /* The sanitizer's rule joins the plan each process reads: it must still fit. */
     if (plan.nrules + sc->ownership + sc->uc_as_rc > FI_MAX_RULES) {
-        snprintf(err, errlen,
-                 "%s: %d rules and the run's own (the ownership sanitizer's, --uc-as-rc's) make "
-                 "more than %d (--no-ownership frees one)",
-                 origin, plan.nrules, FI_MAX_RULES);
+        snprintf(err, errlen, "%s: %d rules and %s make more than %d (%s)", origin, plan.nrules,
+                 sc->ownership && sc->uc_as_rc ? "the ownership sanitizer's and --uc-as-rc's"
+                 : sc->ownership               ? "the ownership sanitizer's"
+                                               : "--uc-as-rc's",
+                 FI_MAX_RULES, sc->ownership ? "--no-ownership frees one" : "one fewer frees room");
         free(text);
         return -1;
     }

@@ -587,6 +587,9 @@ START_TEST(test_bad_flags)
         {"--faults \"$(for i in $(seq 32); do printf 'count;'; done)\" -- true",
          "railguard exec: --faults: 32 rules and the ownership sanitizer's make more than 32 "
          "(--no-ownership frees one)"},
+        {"--uc-as-rc --faults \"$(for i in $(seq 31); do printf 'count;'; done)\" -- true",
+         "railguard exec: --faults: 31 rules and the ownership sanitizer's and --uc-as-rc's make "
+         "more than 32 (--no-ownership frees one)"},
         {"-- no-such-program-anywhere",
          "railguard exec: 'no-such-program-anywhere' not found on PATH"},
     };
