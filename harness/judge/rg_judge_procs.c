@@ -176,20 +176,12 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
     free(ev);
 }
 
-/* Whether the process's own exit fault ended it (the shim says so before it exits). */
-static bool exit_fault_fired(const rg_scenario *sc, const rg_evidence *e)
+/* Whether a fault of the kind (exit, kill) fired in the process: the shim says so before it
+ * ends the process, so an end that follows is the plan's. */
+static bool own_fault_fired(const rg_scenario *sc, const rg_evidence *e, int kind)
 {
     for (int i = 0; i < sc->nfaults; i++)
-        if (sc->fault[i].kind == FI_EXIT && e->fired[i] > 0)
-            return true;
-    return false;
-}
-
-/* Whether its own kill fault fired in the process (the shim says so before it kills). */
-static bool kill_fault_fired(const rg_scenario *sc, const rg_evidence *e)
-{
-    for (int i = 0; i < sc->nfaults; i++)
-        if (sc->fault[i].kind == FI_KILL && e->fired[i] > 0)
+        if (sc->fault[i].kind == kind && e->fired[i] > 0)
             return true;
     return false;
 }
@@ -277,7 +269,7 @@ static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenari
     rg_log_tail(logp, tail, sizeof(tail));
     /* A program gives no verdict of its own: an exit counts as one, unless its own exit fault
      * caused it, which ends it early as a worker's exit before its verdict does. */
-    p->said.verdict = !exit_fault_fired(sc, e);
+    p->said.verdict = !own_fault_fired(sc, e, FI_EXIT);
     if (p->pid <= 0 && p->job) {
         rg_rank_find(k, RG_V_ERROR, 0,
                      "its launcher started no process with rank %d (none loaded the shim with "
@@ -285,7 +277,7 @@ static void judge_process(rg_rank_result *k, struct rg_proc *p, const rg_scenari
                      r, tail[0] ? "; the launcher's last output: " : "", tail);
     } else if (p->pid <= 0) {
         rg_rank_find(k, RG_V_ERROR, 0, "could not start the process");
-    } else if (p->job_unseen && !kill_fault_fired(sc, e)) {
+    } else if (p->job_unseen && !own_fault_fired(sc, e, FI_KILL)) {
         /* judged with the others' ends (job_unseen_end): no exit, by what came before */
     } else if (p->termed && p->exited &&
                (WIFEXITED(p->status) ||
@@ -346,7 +338,7 @@ void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched 
         judge_process(&res->rank[r], &p, sc, &ev[r], res->dir, r);
     }
     for (int r = 0; r < sc->ranks; r++)
-        if (l->rank[r].proc.job_unseen && !kill_fault_fired(sc, &ev[r]))
+        if (l->rank[r].proc.job_unseen && !own_fault_fired(sc, &ev[r], FI_KILL))
             job_unseen_end(res, l, r);
     if (l->job)
         judge_launcher(res, sc, l);

@@ -124,7 +124,8 @@ __attribute__((noinline)) int rg_test_polls_here(struct ibv_cq *cq)
     return ibv_poll_cq(cq, 1, &wc); /* the site */
 }
 
-START_TEST(test_sym_sites)
+/* rg_test_polls_here's poll site, as an offset into this binary, and the binary's path. */
+static uint64_t poll_site(char exe[PATH_MAX])
 {
     static struct ibv_context ctx;
     static struct ibv_cq cq;
@@ -133,12 +134,17 @@ START_TEST(test_sym_sites)
     ck_assert_int_eq(rg_test_polls_here(&cq), 0);
     Dl_info di;
     ck_assert(dladdr((void *)g_ra, &di) != 0);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
     ck_assert_int_gt(n, 0);
     exe[n] = '\0';
+    return (uint64_t)(g_ra - (uintptr_t)di.dli_fbase);
+}
+
+START_TEST(test_sym_sites)
+{
+    char exe[PATH_MAX];
     /* The site, and an offset in no function this binary has debug information for. */
-    uint64_t off[2] = {(uint64_t)(g_ra - (uintptr_t)di.dli_fbase), 0x10};
+    uint64_t off[2] = {poll_site(exe), 0x10};
     rg_sym_site out[2];
     char why[700];
     ck_assert_int_eq(rg_sym_sites(exe, off, 2, out, why, sizeof(why)), 0);
@@ -164,17 +170,8 @@ END_TEST
 START_TEST(test_sym_separate_debug)
 {
     rg_sym_site out[1];
-    static struct ibv_context ctx;
-    static struct ibv_cq cq;
-    ctx.ops.poll_cq = fake_poll;
-    cq.context = &ctx;
-    ck_assert_int_eq(rg_test_polls_here(&cq), 0);
-    Dl_info di;
-    ck_assert(dladdr((void *)g_ra, &di) != 0);
     char exe[PATH_MAX], dir[] = "/tmp/rg-dbg-XXXXXX", cmd[4 * PATH_MAX], why[700];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
+    uint64_t off = poll_site(exe);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(cmd, sizeof(cmd),
              "cd %s && objcopy --only-keep-debug '%s' prog.debug && objcopy --strip-debug '%s' "
@@ -183,7 +180,6 @@ START_TEST(test_sym_separate_debug)
     ck_assert_int_eq(system(cmd), 0);
     char stripped[PATH_MAX + 8];
     snprintf(stripped, sizeof(stripped), "%s/prog", dir);
-    uint64_t off = (uint64_t)(g_ra - (uintptr_t)di.dli_fbase);
     ck_assert_int_eq(rg_sym_sites(stripped, &off, 1, out, why, sizeof(why)), 0);
     ck_assert_str_eq(out[0].func, "rg_test_polls_here");
     ck_assert_msg(strstr(out[0].where, "test_symbolize.c:"), "%s", out[0].where);
