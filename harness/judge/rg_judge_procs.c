@@ -176,14 +176,19 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
     free(ev);
 }
 
-/* Whether a fault of the kind (exit, kill) fired in the process: the shim says so before it
- * ends the process, so an end that follows is the plan's. */
+/* The first fault of the kind (exit, kill, stop) that fired in the rank's processes, or -1:
+ * the shim says so before it ends or stops the process, so an end that follows is the plan's. */
+static int own_fault(const rg_scenario *sc, const rg_evidence *e, int kind)
+{
+    for (int i = 0; i < sc->nfaults && i < FI_MAX_RULES; i++)
+        if (sc->fault[i].kind == kind && e->fired[i] > 0)
+            return i;
+    return -1;
+}
+
 static bool own_fault_fired(const rg_scenario *sc, const rg_evidence *e, int kind)
 {
-    for (int i = 0; i < sc->nfaults; i++)
-        if (sc->fault[i].kind == kind && e->fired[i] > 0)
-            return true;
-    return false;
+    return own_fault(sc, e, kind) >= 0;
 }
 
 /*
@@ -348,6 +353,7 @@ void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched 
         rg_rank_result *k = &res->rank[r];
         const struct rg_proc *p = &l->rank[r].proc;
         bool service = (sc->exec.services & (UINT64_C(1) << r)) != 0;
+        int stop;
         k->service |= service;
         if (p->hung && p->termed)
             rg_rank_find(k, RG_V_DEADLOCK, res->seconds,
@@ -361,6 +367,16 @@ void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched 
                          "rank had ended: a client may still have needed it%s%s; backtrace in "
                          "%s/rank%d.backtrace",
                          sc->deadline_s, ev[r].queues[0] ? "; " : "", ev[r].queues, res->dir, r);
+        else if (p->hung && (stop = own_fault(sc, &ev[r], FI_STOP)) >= 0)
+            /* A process of its tree other than the one started (timeout's child, a daemon's
+             * worker) took the stop: the tree waited on it, as planned, not a hang of its own.
+             * The one started is seen stopping by waitpid (rg_proc_judge_ended). */
+            rg_rank_find(k, RG_V_KILLED, sc->deadline_s,
+                         "stopped by its stop fault (faults item %d, line %d) in a process of "
+                         "its tree, which waited on it until the %.0f s deadline; ended by the "
+                         "runner%s%s",
+                         stop + 1, sc->fault[stop].line, sc->deadline_s,
+                         ev[r].queues[0] ? "; " : "", ev[r].queues);
         else if (p->hung)
             rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
                          "still running after the %.0f s deadline%s%s; backtrace in "

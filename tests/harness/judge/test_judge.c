@@ -1200,6 +1200,45 @@ START_TEST(test_job)
 }
 END_TEST
 
+/* A stop fault taken by a child of the started process (timeout's ibv_rc_pingpong): the tree
+ * hangs at the deadline waiting on it, as planned -- killed, not DEADLOCK; its peer, hung with
+ * no fault of its own, is the DEADLOCK. */
+START_TEST(test_tree_stop)
+{
+    static const char *const rules[] = {"stop op=recv rank=1 nth=5"};
+    rg_launched *l = calloc(1, sizeof(*l));
+    ck_assert_ptr_nonnull(l);
+    setup_case(2, rules, 1);
+    snprintf(g_r.dir, sizeof(g_r.dir), "/nonexistent/rg-tree");
+    g_sc.deadline_s = 8;
+    g_ev[1].fired[0] = 1;
+    l->lo = 0;
+    l->hi = 2;
+    l->job_extra = -1;
+    for (int r = 0; r < 2; r++) {
+        l->rank[r].said = (rg_rank_result){.t_s = -1, .left_t_s = -1, .start_s = -1};
+        l->rank[r].proc = (struct rg_proc){.pid = 100 + r, .hung = true};
+        l->rank[r].ev = g_ev[r];
+    }
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_KILLED);
+    ck_assert_msg(strstr(g_r.rank[1].detail, "stopped by its stop fault (faults item 1, line 10) "
+                                             "in a process of its tree"),
+                  "%s", g_r.rank[1].detail);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DEADLOCK);
+    /* The same hang with the stop fired on the other rank: rank 1's hang is its own. */
+    setup_case(2, rules, 1);
+    g_sc.deadline_s = 8;
+    g_ev[0].fired[0] = 1;
+    for (int r = 0; r < 2; r++)
+        l->rank[r].ev = g_ev[r];
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_KILLED);
+    free(l);
+}
+END_TEST
+
 START_TEST(test_result_round_trip)
 {
     static const char *const rules[] = {"count", "error nth=3"};
@@ -1457,6 +1496,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_evidence_tree);
     tcase_add_test(t, test_service);
     tcase_add_test(t, test_job);
+    tcase_add_test(t, test_tree_stop);
     tcase_add_test(t, test_result_round_trip);
     tcase_add_test(t, test_merge);
     tcase_add_test(t, test_merge_placed);
