@@ -66,7 +66,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/rank/rg_transport.c \
                     harness/rank/rg_bench_spec.c \
                     harness/cmd/rg_report_cmd.c harness/cmd/rg_sweep_run.c \
-                    harness/cmd/rg_sweep_code.c
+                    harness/cmd/rg_sweep_code.c harness/cmd/rg_sides.c harness/cmd/rg_run_opts.c
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_ev_format.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \

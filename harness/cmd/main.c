@@ -9,6 +9,7 @@
  *   railguard report DIR                      judge an external launch's ranks together
  *   railguard triage RUN_DIR                  a run's failures as a short list of defects
  *   railguard compare --base DIR --head DIR   two sides' runs, failure by failure
+ *   railguard bisect [--build CMD] -- SCENARIO  one commit judged, for git bisect run
  *   railguard help [CMD | --man | --completion]
  * and, started by the runners themselves:
  *   railguard worker ...                      one rank of a scenario (rank/rg_worker.c)
@@ -34,6 +35,7 @@ static const struct command {
     {"triage", rg_triage_main, &rg_triage_cli, "a run's failures as a short list of defects"},
     {"merge", rg_merge_main, &rg_merge_cli, "a sweep's shards joined into the whole sweep"},
     {"compare", rg_compare_main, &rg_compare_cli, "two sides' runs, failure by failure"},
+    {"bisect", rg_bisect_main, &rg_bisect_cli, "one commit judged, for git bisect run"},
 };
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
 

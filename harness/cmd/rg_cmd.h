@@ -31,6 +31,34 @@ extern const rg_cli rg_merge_cli;
 int rg_compare_main(int argc, char **argv);
 extern const rg_cli rg_compare_cli;
 
+/* `railguard bisect`: one commit of a transport's history judged for git bisect run
+ * (rg_bisect_cmd.c): 0 good, 1 bad, 125 cannot tell, 128 bad input. */
+int rg_bisect_main(int argc, char **argv);
+extern const rg_cli rg_bisect_cli;
+
+/* --- railguard run started by compare and bisect (rg_sides.c) ------------------------------ */
+/* run's own words (what follows "--"), split by run's option table into its options (each with
+ * its value) and its scenarios, so that a re-run can name only some scenarios and keep every
+ * option. The words are argv's, not copied. */
+#define RG_RUNARGS_MAX 256
+typedef struct rg_runargs {
+    const char *opts[RG_RUNARGS_MAX];
+    int nopts;
+    const char *files[RG_RUNARGS_MAX]; /* scenarios and directories; none: the stock suite */
+    int nfiles;
+} rg_runargs;
+/* 0, or -1 with err (a word that is no option of run's, a value missing, or an option the
+ * caller sets itself: --transport, --out, --tally, --triage, --hosts). */
+int rg_runargs_split(int argc, char **argv, rg_runargs *ra, char *err, size_t errlen);
+/* `self run [--transport T] --out OUT OPTS... FILES...`, FILES being `only` (nonly of them)
+ * when only is not NULL, else ra's; its output in log, stopped (its process group) after
+ * limit_s. Its exit status (0 passed, 1 failed, 2 refused), or -1 with why. */
+int rg_side_run(const char *self, const char *transport, const char *out, const rg_runargs *ra,
+                const char *const *only, int nonly, const char *log, double limit_s, char *why,
+                size_t whylen);
+/* The last non-empty line of a log, "" when there is none. */
+void rg_log_last_line(const char *log, char *out, size_t len);
+
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);
 /* Its option table (--help, the man page and completion come from it). */

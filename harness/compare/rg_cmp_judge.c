@@ -96,3 +96,38 @@ void rg_cmp_free(rg_compare *c)
     c->items = NULL;
     c->nsc = c->nitems = 0;
 }
+
+int rg_cmp_rerun_list(const rg_compare *c, int side, int max_runs, int **idx)
+{
+    *idx = NULL;
+    if (!c->nsc)
+        return 0;
+    int n = 0, *out = calloc((size_t)c->nsc, sizeof(int));
+    char *want = calloc((size_t)c->nsc, 1);
+    if (!out || !want) {
+        free(out);
+        free(want);
+        return -1;
+    }
+    for (int i = 0; i < c->nitems; i++) {
+        const rg_cmp_item *it = &c->items[i];
+        if (it->state != RG_CMP_NOT_SETTLED || it->more <= 0 || it->more_side != side)
+            continue;
+        /* A scenario that never ran on that side (not in its suite, or skipped there) will not
+         * run on a re-run either: only those it ran, and fewer than max_runs times. */
+        for (int j = 0; j < it->nseen; j++) {
+            const rg_cmp_scenario *s = &c->sc[it->seen[j]];
+            if (s->runs[side] > 0 && s->runs[side] < max_runs && s->path[0])
+                want[it->seen[j]] = 1;
+        }
+    }
+    for (int i = 0; i < c->nsc; i++)
+        if (want[i])
+            out[n++] = i;
+    free(want);
+    if (!n)
+        free(out);
+    else
+        *idx = out;
+    return n;
+}

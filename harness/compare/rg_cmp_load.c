@@ -32,7 +32,7 @@ static void *grow(void **p, int n, int *cap, size_t sz)
     return e;
 }
 
-static int scenario_of(rg_compare *c, const char *name)
+static int scenario_of(rg_compare *c, const char *name, const char *path)
 {
     for (int i = 0; i < c->nsc; i++)
         if (!strcmp(c->sc[i].name, name))
@@ -41,6 +41,7 @@ static int scenario_of(rg_compare *c, const char *name)
     if (!s)
         return -1;
     snprintf(s->name, sizeof(s->name), "%s", name);
+    snprintf(s->path, sizeof(s->path), "%s", path);
     return c->nsc++;
 }
 
@@ -101,7 +102,7 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
             rc = -1;
             break;
         }
-        int sc = scenario_of(c, r->name);
+        int sc = scenario_of(c, r->name, r->path);
         if (sc < 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
@@ -114,6 +115,7 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
         c->sc[sc].runs[side]++;
         if (r->passed && r->known_state != RG_KNOWN_XFAIL)
             continue;
+        c->sc[sc].failed[side]++;
         /* Its own files, where they are now: the cause is read from the run as it was kept. */
         snprintf(r->dir, sizeof(r->dir), "%.700s/%.300s", dir, names[i]);
         rg_sig sig;

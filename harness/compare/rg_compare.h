@@ -51,7 +51,9 @@ int rg_cmp_runs_needed(double p, double confidence);
 #define RG_CMP_NAME_MAX 128
 typedef struct rg_cmp_scenario {
     char name[RG_CMP_NAME_MAX];
+    char path[1024];           /* its scenario file, as the run was given it (a re-run's) */
     int runs[RG_CMP_SIDES];    /* judged runs: neither skipped nor too slow to judge */
+    int failed[RG_CMP_SIDES];  /* of them, those that failed (or failed as known: xfail) */
     int skipped[RG_CMP_SIDES]; /* skipped (unsupported) or too slow: they prove nothing */
 } rg_cmp_scenario;
 
@@ -99,5 +101,34 @@ void rg_cmp_free(rg_compare *c);
 void rg_cmp_table(FILE *f, const rg_compare *c);
 int rg_cmp_json(const rg_compare *c, const char *path, char *err, size_t errlen);
 int rg_cmp_markdown(const rg_compare *c, const char *path, char *err, size_t errlen);
+
+/*
+ * Re-runs until every claim settles (`compare --base-transport ... --head-transport ...`): for
+ * each item not settled that more runs could settle (its scenarios ran on the quiet side, and
+ * fewer than max_runs times), those scenarios' indices on that side, each once, in *idx (caller
+ * frees); their count, 0 when nothing more would help, -1 out of memory.
+ */
+int rg_cmp_rerun_list(const rg_compare *c, int side, int max_runs, int **idx);
+
+/*
+ * One commit judged for `git bisect run` (rg_cmp_bisect.c), from its runs read as the head
+ * side of c. The bug: failures whose proven cause or signature key is `bug` ("" any failure
+ * but NOT_EXERCISED, which proves nothing). Bad as soon as one run shows it. Good when every
+ * scenario that ran has, without it and without any other failure (which could hide it), m
+ * clean runs with 1 - (1-rate)^m >= confidence: at the bug's rate on a bad commit it would
+ * have shown. Else more runs (*more of them), or, when nothing was judged, cannot tell.
+ */
+typedef enum { RG_BISECT_GOOD, RG_BISECT_BAD, RG_BISECT_MORE, RG_BISECT_CANNOT } rg_bisect_state;
+typedef struct rg_bisect_says {
+    rg_bisect_state state;
+    int clean;        /* the fewest clean runs of a scenario that ran */
+    int need;         /* clean runs the rate asks for */
+    int more;         /* need - clean, when MORE */
+    int other;        /* runs that failed otherwise than by the bug */
+    int shown;        /* runs the bug showed in */
+    char first[1200]; /* the bug's first line, or else another failure's */
+} rg_bisect_says;
+void rg_cmp_bisect(const rg_compare *c, const char *bug, double rate, double confidence,
+                   rg_bisect_says *says);
 
 #endif

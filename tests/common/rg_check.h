@@ -36,6 +36,7 @@ Suite *rg_suite_clock(void);
 Suite *rg_suite_symbolize(void);
 Suite *rg_suite_objcode(void);
 Suite *rg_suite_compare(void);
+Suite *rg_suite_sides(void);
 Suite *rg_suite_slow(void);
 Suite *rg_suite_triage(void);
 Suite *rg_suite_signature(void);

@@ -76,6 +76,7 @@ static void result(rg_result *r, const char *name, rg_verdict v0, const char *wh
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->name, sizeof(r->name), "%s", name);
+    snprintf(r->path, sizeof(r->path), "/scenarios/%s.yaml", name);
     r->ranks = 2;
     for (int i = 0; i < 2; i++) {
         rg_rank_result *k = &r->rank[i];
@@ -250,6 +251,124 @@ START_TEST(test_by_cause)
 }
 END_TEST
 
+/* The runs a re-run round would make: the leak seen 1 in 3 at the head, absent from 2 base
+ * runs, needs more base runs of b, and of b alone; none once b has run max_runs times there. */
+START_TEST(test_rerun_list)
+{
+    char top[] = "/tmp/rg-cmprerun-XXXXXX", d[700], err[700];
+    static rg_compare c;
+    begin(top, &c);
+    for (int i = 0; i < 5; i++) {
+        snprintf(d, sizeof(d), "%s/%s%d", top, i < 2 ? "base" : "head", i);
+        run_dir(d, i < 2, i == 3);
+        ck_assert_msg(rg_cmp_add_dir(&c, i < 2 ? RG_CMP_BASE : RG_CMP_HEAD, d, err, sizeof(err)) ==
+                          0,
+                      "%s", err);
+    }
+    rg_cmp_decide_all(&c);
+    int *idx = NULL;
+    ck_assert_int_eq(rg_cmp_rerun_list(&c, RG_CMP_BASE, 12, &idx), 1);
+    ck_assert_str_eq(c.sc[idx[0]].name, "b");
+    ck_assert_str_eq(c.sc[idx[0]].path, "/scenarios/b.yaml"); /* what a re-run names */
+    free(idx);
+    /* The fix of a is settled (3 clean head runs at the base's 2/2): the head needs nothing. */
+    ck_assert_int_eq(rg_cmp_rerun_list(&c, RG_CMP_HEAD, 12, &idx), 0);
+    ck_assert_ptr_null(idx);
+    /* b ran twice on the base: at most 2 a side, nothing more to run. */
+    ck_assert_int_eq(rg_cmp_rerun_list(&c, RG_CMP_BASE, 2, &idx), 0);
+    /* Six more clean base runs of b, as the re-runs would make: the leak is introduced. */
+    for (int i = 0; i < 6; i++) {
+        static rg_result r;
+        snprintf(d, sizeof(d), "%s/rerun%d", top, i);
+        ck_assert_int_eq(mkdir(d, 0700), 0);
+        result(&r, "b", RG_V_OK, "finalize");
+        save(d, 0, &r);
+        ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_BASE, d, err, sizeof(err)) == 0, "%s", err);
+    }
+    rg_cmp_decide_all(&c);
+    ck_assert_int_eq(c.by[RG_CMP_INTRODUCED], 1);
+    ck_assert_int_eq(c.by[RG_CMP_NOT_SETTLED], 0);
+    ck_assert_int_eq(rg_cmp_rerun_list(&c, RG_CMP_BASE, 12, &idx), 0);
+    end(top, &c);
+}
+END_TEST
+
+/* One commit for git bisect run: its runs as the head side. */
+START_TEST(test_bisect)
+{
+    char top[] = "/tmp/rg-bisect-XXXXXX", d[700], err[700];
+    static rg_compare c;
+    static rg_result r;
+    rg_bisect_says says;
+    const char *cause = "error-ignored at the poll at libt.so+0x10";
+    begin(top, &c);
+    /* Run 1: x swallows an error at the poll site; the bug shows: bad, by any key for it. */
+    snprintf(d, sizeof(d), "%s/run1", top);
+    ck_assert_int_eq(mkdir(d, 0700), 0);
+    swallowed(d, 0, "x", "all_reduce float32 sum count 4", "libt.so+0x10");
+    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    rg_cmp_decide_all(&c);
+    rg_cmp_bisect(&c, "", 1, 0.95, &says);
+    ck_assert_int_eq(says.state, RG_BISECT_BAD);
+    ck_assert_int_eq(says.shown, 1);
+    rg_cmp_bisect(&c, cause, 0.5, 0.95, &says);
+    ck_assert_int_eq(says.state, RG_BISECT_BAD);
+    ck_assert_msg(strstr(says.first, "rank 0"), "%s", says.first);
+    /* Another bug asked for: this run failed otherwise, so it is not clean either. */
+    rg_cmp_bisect(&c, "uc-send-without-receive somewhere", 1, 0.95, &says);
+    ck_assert_int_eq(says.state, RG_BISECT_MORE);
+    ck_assert(says.other == 1 && says.clean == 0 && says.need == 1 && says.more == 1);
+    end(top, &c);
+
+    /* A commit where x passes: good after 1 clean run at rate 1; at 1/2 it takes 5. */
+    char top2[] = "/tmp/rg-bisect-XXXXXX";
+    begin(top2, &c);
+    for (int i = 0; i < 5; i++) {
+        snprintf(d, sizeof(d), "%s/run%d", top2, i);
+        ck_assert_int_eq(mkdir(d, 0700), 0);
+        result(&r, "x", RG_V_OK, "all_reduce float32 sum count 4");
+        save(d, 0, &r);
+        /* A scenario skipped in every run proves nothing and holds nothing up. */
+        result(&r, "s", RG_V_UNSUPPORTED, "broadcast int8 count 1");
+        save(d, 1, &r);
+        ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+        rg_cmp_decide_all(&c);
+        rg_cmp_bisect(&c, cause, 1, 0.95, &says);
+        ck_assert_int_eq(says.state, RG_BISECT_GOOD);
+        rg_cmp_bisect(&c, cause, 0.5, 0.95, &says);
+        ck_assert_int_eq(says.state, i < 4 ? RG_BISECT_MORE : RG_BISECT_GOOD);
+        ck_assert_int_eq(says.clean, i + 1);
+        ck_assert_int_eq(says.need, 5);
+        if (i < 4)
+            ck_assert_int_eq(says.more, 4 - i);
+    }
+    /* A fault that never fired (NOT_EXERCISED) is no bug of any commit: not bad, not clean. */
+    snprintf(d, sizeof(d), "%s/ne", top2);
+    ck_assert_int_eq(mkdir(d, 0700), 0);
+    result(&r, "x", RG_V_NOT_EXERCISED, "all_reduce float32 sum count 4");
+    save(d, 0, &r);
+    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    rg_cmp_decide_all(&c);
+    rg_cmp_bisect(&c, "", 1, 0.95, &says);
+    ck_assert_int_eq(says.state, RG_BISECT_GOOD); /* 5 clean runs before it */
+    ck_assert(says.shown == 0 && says.other == 1 && says.clean == 5);
+    end(top2, &c);
+
+    /* Nothing judged (every run skipped): more runs, never good. */
+    char top3[] = "/tmp/rg-bisect-XXXXXX";
+    begin(top3, &c);
+    snprintf(d, sizeof(d), "%s/run", top3);
+    ck_assert_int_eq(mkdir(d, 0700), 0);
+    result(&r, "s", RG_V_UNSUPPORTED, "broadcast int8 count 1");
+    save(d, 0, &r);
+    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    rg_cmp_decide_all(&c);
+    rg_cmp_bisect(&c, "", 1, 0.95, &says);
+    ck_assert_int_eq(says.state, RG_BISECT_MORE);
+    end(top3, &c);
+}
+END_TEST
+
 Suite *rg_suite_compare(void)
 {
     Suite *s = suite_create("compare");
@@ -258,6 +377,8 @@ Suite *rg_suite_compare(void)
     tcase_add_test(t, test_decide);
     tcase_add_test(t, test_dirs);
     tcase_add_test(t, test_by_cause);
+    tcase_add_test(t, test_rerun_list);
+    tcase_add_test(t, test_bisect);
     suite_add_tcase(s, t);
     return s;
 }
