@@ -595,9 +595,9 @@ check: deps
 	 ci/workflow-check $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] integration tests, then the conformance suite, on soft-RoCE"; \
 	 RG_TALLY=$(abspath $(TALLY)) ci/guest-step $(abspath $(TALLY)) \
-	     integration,conformance,install-run,mpirun,asan-run,memcheck,regression,triage,sweep-error,sweep-negpoll,sites,shards,native \
+	     integration,conformance,install-run,mpirun,asan-run,memcheck,regression,triage,bisect,sweep-error,sweep-negpoll,sites,shards,native \
 	     $(BUILD)/check-guest.log -- \
-	     $(SOFTROCE) exec --rails $(RAILS) --timeout 2100 -- ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
+	     $(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
 	 ci/guest-step $(abspath $(TALLY)) nodes $(BUILD)/nodes.log -- \
 	     $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- ci/nodes-check $(abspath $(TALLY)) || st=1; \
@@ -609,7 +609,7 @@ check: deps
 	 ci/targets-check $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] summary"; \
 	 ci/tally $(TALLY) arrows unit unit-asan-1 unit-asan-2 install workflow integration conformance install-run \
-	     mpirun asan-run memcheck regression triage sweep-error sweep-negpoll sites shards native nodes \
+	     mpirun asan-run memcheck regression triage bisect sweep-error sweep-negpoll sites shards native nodes \
 	     nodes-crossed \
 	     page soak targets \
 	     || st=1; \
