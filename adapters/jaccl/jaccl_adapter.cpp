@@ -13,6 +13,13 @@
 //   and the devices form one, else the mesh when they form one, else the ring). What it picked
 //   is what last_call reports, so a scenario that asked for one and got the other shows it.
 //
+// It builds against every mlx commit since JACCL's lib/ layout (4400504ad); what an older JACCL
+// lacks is probed from its headers by the Makefile (RG_JACCL_*) and declared unsupported, never
+// emulated: reduce_scatter before sum_scatter (31b5cbb09), barrier before e8ebdebee. Before
+// Config::set_devices_from_file (85e3fb3bb) the adapter reads the devices file (JSON: per rank,
+// per peer, the device names) into set_devices' lists itself: that parsing is the adapter's code.
+// The plugin's version says which API it was built against.
+//
 // JACCL reports every failure by throwing; the adapter catches at the ABI (no exception may
 // cross a C boundary), keeps the message for last_error, and returns RG_ERR_INVALID for
 // std::invalid_argument and RG_ERR_VERBS otherwise: JACCL's messages do not say more.
@@ -20,12 +27,19 @@
 #include "railguard/plugin.h"
 
 #include <exception>
+#include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "jaccl/jaccl.h"
 #include "jaccl/mesh.h"
 #include "jaccl/ring.h"
+
+#ifndef RG_JACCL_DEVICES_FILE
+#include <json.hpp>
+#endif
 
 namespace
 {
@@ -122,6 +136,51 @@ template <typename F> rg_status guard(void *h, rg_algo algo, int rails, F &&f)
     return RG_OK;
 }
 
+#ifndef RG_JACCL_DEVICES_FILE
+// The devices file as set_devices takes it, for a JACCL without set_devices_from_file: a JSON
+// array per rank of one entry per peer, each null (itself), a device name or an array of them
+// (as JACCL's own reader of the time takes it). Any
+// other shape is thrown as std::invalid_argument, the message naming the file and the place.
+std::vector<std::vector<std::vector<std::string>>> devices_of(const char *path)
+{
+    std::ifstream f(path ? path : "");
+    if (!f)
+        throw std::invalid_argument(std::string("jaccl adapter: cannot read the devices file ") +
+                                    (path ? path : "(none)"));
+    auto j = nlohmann::json::parse(f, nullptr, false);
+    if (j.is_discarded() || !j.is_array())
+        throw std::invalid_argument(std::string(path) + ": not a JSON array of ranks");
+    std::vector<std::vector<std::vector<std::string>>> out(j.size());
+    for (size_t r = 0; r < j.size(); r++) {
+        if (!j[r].is_array() || j[r].size() != j.size())
+            throw std::invalid_argument(std::string(path) + ": rank " + std::to_string(r) +
+                                        ": not an array of one entry per rank");
+        out[r].resize(j.size());
+        for (size_t p = 0; p < j.size(); p++) {
+            const auto &e = j[r][p];
+            if (e.is_null())
+                continue;
+            if (e.is_string()) {
+                out[r][p].push_back(e.get<std::string>());
+                continue;
+            }
+            if (!e.is_array())
+                throw std::invalid_argument(std::string(path) + ": rank " + std::to_string(r) +
+                                            ", peer " + std::to_string(p) +
+                                            ": not null, a device name or an array of them");
+            for (const auto &d : e) {
+                if (!d.is_string())
+                    throw std::invalid_argument(std::string(path) + ": rank " + std::to_string(r) +
+                                                ", peer " + std::to_string(p) +
+                                                ": a device name not a string");
+                out[r][p].push_back(d.get<std::string>());
+            }
+        }
+    }
+    return out;
+}
+#endif
+
 rg_status ad_init(const rg_plugin_args *a, void **h, char *err, size_t errlen)
 {
     if (!a || !h || a->size < sizeof(*a)) {
@@ -137,7 +196,11 @@ rg_status ad_init(const rg_plugin_args *a, void **h, char *err, size_t errlen)
         auto cfg = jaccl::Config()
                        .set_rank(a->rank)
                        .set_coordinator(std::string(a->coordinator ? a->coordinator : ""))
+#ifdef RG_JACCL_DEVICES_FILE
                        .set_devices_from_file(a->devices_file)
+#else
+                       .set_devices(devices_of(a->devices_file))
+#endif
                        .prefer_ring(a->algo == RG_ALGO_RING);
         if (cfg.get_size() != a->nranks) {
             snprintf(err, errlen, "jaccl adapter: the devices file has %d ranks, the run %d",
@@ -193,6 +256,7 @@ rg_status ad_all_gather(void *h, const void *s, void *r, size_t n, rg_dtype dt)
     return guard(h, H(h)->algo, H(h)->rails, [&] { g->all_gather(s, r, bytes); });
 }
 
+#ifdef RG_JACCL_SUM_SCATTER
 rg_status ad_reduce_scatter(void *h, const void *s, void *r, size_t n, rg_dtype dt, rg_redop op)
 {
     int t;
@@ -202,6 +266,7 @@ rg_status ad_reduce_scatter(void *h, const void *s, void *r, size_t n, rg_dtype 
     auto *g = H(h)->group.get();
     return guard(h, H(h)->algo, H(h)->rails, [&] { g->sum_scatter(s, r, bytes, t); });
 }
+#endif
 
 rg_status ad_send(void *h, const void *b, size_t n, rg_dtype dt, int peer)
 {
@@ -217,11 +282,13 @@ rg_status ad_recv(void *h, void *b, size_t n, rg_dtype dt, int peer)
     return guard(h, RG_ALGO_AUTO, 0, [&] { g->recv(b, bytes, peer); });
 }
 
+#ifdef RG_JACCL_BARRIER
 rg_status ad_barrier(void *h)
 {
     auto *g = H(h)->group.get();
     return guard(h, RG_ALGO_AUTO, 0, [&] { g->barrier(); });
 }
+#endif
 
 rg_status ad_finalize(void *h)
 {
@@ -255,10 +322,15 @@ constexpr uint32_t kReduceOps = RG_BIT(RG_SUM) | RG_BIT(RG_MAX) | RG_BIT(RG_MIN)
 const rg_plugin_caps caps = [] {
     rg_plugin_caps c{};
     c.size = sizeof(rg_plugin_caps);
-    c.ops = RG_BIT(RG_OP_ALL_REDUCE) | RG_BIT(RG_OP_ALL_GATHER) | RG_BIT(RG_OP_REDUCE_SCATTER) |
-            RG_BIT(RG_OP_SENDRECV) | RG_BIT(RG_OP_BARRIER);
+    c.ops = RG_BIT(RG_OP_ALL_REDUCE) | RG_BIT(RG_OP_ALL_GATHER) | RG_BIT(RG_OP_SENDRECV);
     c.redops[RG_OP_ALL_REDUCE] = kReduceOps;
+#ifdef RG_JACCL_SUM_SCATTER
+    c.ops |= RG_BIT(RG_OP_REDUCE_SCATTER);
     c.redops[RG_OP_REDUCE_SCATTER] = RG_BIT(RG_SUM);
+#endif
+#ifdef RG_JACCL_BARRIER
+    c.ops |= RG_BIT(RG_OP_BARRIER);
+#endif
     c.dtypes = RG_BIT(RG_DTYPE_COUNT) - 1;
     c.qp_types = RG_BIT(RG_QPT_UC);
     c.algos = RG_BIT(RG_ALGO_RING) | RG_BIT(RG_ALGO_MESH);
@@ -281,16 +353,35 @@ const rg_plugin rg_plugin_v2 = {
     RG_PLUGIN_ABI_VERSION,
     sizeof(rg_plugin),
     "jaccl",
-    "upstream",
+    // Which JACCL API it was built against, in every report's transport line.
+    "upstream"
+#ifndef RG_JACCL_SUM_SCATTER
+    ", no sum_scatter"
+#endif
+#ifndef RG_JACCL_BARRIER
+    ", no barrier"
+#endif
+#ifndef RG_JACCL_DEVICES_FILE
+    ", devices file read by the adapter"
+#endif
+    ,
     &caps,
     ad_init,
     ad_all_reduce,
     ad_all_gather,
+#ifdef RG_JACCL_SUM_SCATTER
     ad_reduce_scatter,
+#else
+    nullptr, /* reduce_scatter: no Group::sum_scatter in this JACCL */
+#endif
     nullptr, /* broadcast: JACCL has none */
     ad_send,
     ad_recv,
+#ifdef RG_JACCL_BARRIER
     ad_barrier,
+#else
+    nullptr, /* barrier: no Group::barrier in this JACCL */
+#endif
     ad_finalize,
     ad_last_error,
     nullptr, /* mem_register */

@@ -38,6 +38,7 @@ struct bisect_opts {
     int max_runs;
     char out[PATH_MAX];
     double build_limit, run_limit;
+    bool find_fix;
 };
 
 #define BO(f) offsetof(struct bisect_opts, f)
@@ -107,6 +108,12 @@ static const rg_opt bisect_table[] = {
      .arg = "P",
      .help = "How sure good must be (default 0.95): clean runs m with 1 - (1-rate)^m >= P.",
      .call = take_rate},
+    {.name = "find-fix",
+     .kind = RG_OPT_FLAG,
+     .help = "Look for the commit that fixed the bug, not the one that brought it: exit 0 where "
+             "it shows, 1 where it is gone (with git bisect start --term-old=broken "
+             "--term-new=fixed). The rule for gone is the same as for good.",
+     .off = BO(find_fix)},
     {.name = "max-runs",
      .kind = RG_OPT_INT,
      .arg = "N",
@@ -324,5 +331,12 @@ int rg_bisect_main(int argc, char **argv)
         return BISECT_USAGE;
     }
     printf("bisect: runs in %s\n", o.out);
-    return judge(&o, &ra);
+    rc = judge(&o, &ra);
+    /* Looking for the fix, git's "new" commits are those without the bug. */
+    if (o.find_fix && (rc == BISECT_GOOD || rc == BISECT_BAD)) {
+        rc = rc == BISECT_GOOD ? BISECT_BAD : BISECT_GOOD;
+        printf("bisect: --find-fix: exit %d (%s)\n", rc,
+               rc ? "the bug is gone: fixed here" : "the bug is here: still broken");
+    }
+    return rc;
 }
