@@ -33,7 +33,7 @@ struct bisect_opts {
     char transport[PATH_MAX];
     const char *build;
     const char *bug;
-    double rate;
+    rg_bisect_rate rate;
     double confidence;
     int max_runs;
     char out[PATH_MAX];
@@ -52,11 +52,17 @@ static int take_rate(void *opts, const rg_opt *opt, const char *val, char *why, 
     long k, n;
     if (sscanf(val, "%ld/%ld", &k, &n) == 2 && strchr(val, '/')) {
         char tail[2];
-        if (sscanf(val, "%ld/%ld%1s", &k, &n, tail) != 2 || k < 1 || n < 1 || k > n) {
+        if (sscanf(val, "%ld/%ld%1s", &k, &n, tail) != 2 || k < 1 || n < 1 || k > n ||
+            n > 1000000) {
             snprintf(why, len, "must be K/N with 1 <= K <= N");
             return -1;
         }
-        p = (double)k / (double)n;
+        if (strcmp(opt->name, "rate") != 0) {
+            snprintf(why, len, "must be a probability 0.5..0.999");
+            return -1;
+        }
+        o->rate = (rg_bisect_rate){.k = (int)k, .n = (int)n, .p = (double)k / (double)n};
+        return 0;
     } else {
         p = strtod(val, &end);
         if (end == val || *end || !(p > 0 && p <= 1)) {
@@ -65,7 +71,7 @@ static int take_rate(void *opts, const rg_opt *opt, const char *val, char *why, 
         }
     }
     if (!strcmp(opt->name, "rate"))
-        o->rate = p;
+        o->rate = (rg_bisect_rate){.k = 0, .n = 0, .p = p};
     else if (!(p >= 0.5 && p <= 0.999)) {
         snprintf(why, len, "must be a probability 0.5..0.999");
         return -1;
@@ -99,14 +105,16 @@ static const rg_opt bisect_table[] = {
     {.name = "rate",
      .kind = RG_OPT_CALL,
      .arg = "P|K/N",
-     .help = "How often the bug shows on a bad commit (triage's or compare's rate, \"3/4\"; "
-             "default 1): a commit is good only after enough clean runs that it would have "
-             "shown at that rate.",
+     .help = "How often the bug shows on a bad commit: K/N as triage and compare measure it "
+             "(\"3/4\"), its uncertainty counted, or P known (1: every time). A commit is good "
+             "only after enough clean runs that it would have shown at that rate. Default 1/1: "
+             "seen once, 5 clean runs.",
      .call = take_rate},
     {.name = "confidence",
      .kind = RG_OPT_CALL,
      .arg = "P",
-     .help = "How sure good must be (default 0.95): clean runs m with 1 - (1-rate)^m >= P.",
+     .help = "How sure good must be (default 0.95): clean runs enough that the bug would have "
+             "shown in them with probability >= P (docs/compare.md, the rule).",
      .call = take_rate},
     {.name = "find-fix",
      .kind = RG_OPT_FLAG,
@@ -243,7 +251,7 @@ static int judge(struct bisect_opts *o, const rg_runargs *ra)
             goto out;
         }
         rg_cmp_decide_all(&c);
-        rg_cmp_bisect(&c, o->bug ? o->bug : "", o->rate, o->confidence, &says);
+        rg_cmp_bisect(&c, o->bug ? o->bug : "", &o->rate, o->confidence, &says);
         printf("bisect: run %d: %s (%s)\n", run, last, dir);
         fflush(stdout);
         if (says.state == RG_BISECT_BAD) {
@@ -254,9 +262,14 @@ static int judge(struct bisect_opts *o, const rg_runargs *ra)
             goto out;
         }
         if (says.state == RG_BISECT_GOOD) {
+            char r[48];
+            if (o->rate.n)
+                snprintf(r, sizeof(r), "%d/%d", o->rate.k, o->rate.n);
+            else
+                snprintf(r, sizeof(r), "%.3g", o->rate.p);
             printf("bisect: good (0): absent from %d clean run(s) of every scenario; at rate "
-                   "%.3g it would have shown with probability >= %.0f %%%s\n",
-                   says.clean, o->rate, 100 * o->confidence,
+                   "%s it would have shown with probability >= %.0f %%%s\n",
+                   says.clean, r, 100 * o->confidence,
                    says.other ? " (runs that failed otherwise not counted)" : "");
             if (says.other)
                 print_failures(&c);
@@ -283,7 +296,7 @@ int rg_bisect_main(int argc, char **argv)
     static rg_runargs ra;
     char err[PATH_MAX];
     memset(&o, 0, sizeof(o));
-    o.rate = 1;
+    o.rate = (rg_bisect_rate){.k = 1, .n = 1, .p = 1};
     o.confidence = RG_CMP_CONFIDENCE;
     o.max_runs = 30;
     o.build_limit = 3600;

@@ -19,8 +19,8 @@ static bool is_the_bug(const rg_cmp_item *it, const char *bug)
     return !strcmp(it->key, bug) || (it->cause[0] && !strcmp(it->cause, bug));
 }
 
-void rg_cmp_bisect(const rg_compare *c, const char *bug, double rate, double confidence,
-                   rg_bisect_says *says)
+void rg_cmp_bisect(const rg_compare *c, const char *bug, const rg_bisect_rate *rate,
+                   double confidence, rg_bisect_says *says)
 {
     const int h = RG_CMP_HEAD;
     memset(says, 0, sizeof(*says));
@@ -37,7 +37,8 @@ void rg_cmp_bisect(const rg_compare *c, const char *bug, double rate, double con
         else
             says->other += it->k[h];
     }
-    says->need = rg_cmp_runs_needed(rate, confidence);
+    says->need = rate->n > 0 ? rg_cmp_runs_needed_seen(rate->k, rate->n, confidence)
+                             : rg_cmp_runs_needed(rate->p, confidence);
     if (says->shown) {
         says->state = RG_BISECT_BAD;
         return;

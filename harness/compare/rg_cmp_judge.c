@@ -35,6 +35,22 @@ int rg_cmp_runs_needed(double p, double confidence)
     return m;
 }
 
+int rg_cmp_runs_needed_seen(int k, int n, double confidence)
+{
+    if (k < 1 || n < k || !(confidence > 0 && confidence < 1))
+        return -1;
+    /* The chance the failure stays away from m runs, over the rates k of n leave possible:
+     * E[(1-p)^m] under Beta(k+1, n-k+1), a product that grows by one factor a run. It tends to
+     * 0 for any k >= 1, so the loop ends; bounded all the same. */
+    double miss = 1;
+    for (int m = 1; m <= 1000000; m++) {
+        miss *= (double)(n - k + m) / (double)(n + 1 + m);
+        if (miss <= 1 - confidence)
+            return m;
+    }
+    return -1;
+}
+
 rg_cmp_state rg_cmp_decide(const int k[RG_CMP_SIDES], const int n[RG_CMP_SIDES], double confidence,
                            int *more, int *more_side)
 {
@@ -49,8 +65,7 @@ rg_cmp_state rg_cmp_decide(const int k[RG_CMP_SIDES], const int n[RG_CMP_SIDES],
         return RG_CMP_NOT_SETTLED; /* no failure on either side: nothing to say of it */
     /* Shown on one side (`shown`), absent from the other's (`quiet`) runs. */
     int shown = k[RG_CMP_BASE] ? RG_CMP_BASE : RG_CMP_HEAD, quiet = RG_CMP_SIDES - 1 - shown;
-    double p = (double)k[shown] / n[shown];
-    int need = rg_cmp_runs_needed(p, confidence);
+    int need = rg_cmp_runs_needed_seen(k[shown], n[shown], confidence);
     *more_side = quiet;
     if (need > 0 && n[quiet] >= need)
         return shown == RG_CMP_BASE ? RG_CMP_FIXED : RG_CMP_INTRODUCED;
@@ -75,9 +90,19 @@ void rg_cmp_decide_all(rg_compare *c)
     for (int i = 0; i < c->nitems; i++) {
         rg_cmp_item *it = &c->items[i];
         for (int s = 0; s < RG_CMP_SIDES; s++) {
-            it->n[s] = 0;
-            for (int j = 0; j < it->nseen; j++)
-                it->n[s] += c->sc[it->seen[j]].runs[s];
+            /* The runs it could have shown in: those that passed, those that failed only at
+             * the end when it is a step's failure, and its own. */
+            it->n[s] = it->k[s];
+            it->ran[s] = 0;
+            for (int j = 0; j < it->nseen; j++) {
+                const rg_cmp_scenario *sc = &c->sc[it->seen[j]];
+                it->ran[s] += sc->runs[s];
+                it->n[s] += sc->runs[s] - sc->failed[s] + (it->at_end ? 0 : sc->failed_at_end[s]);
+            }
+            /* A step's failure of its own counted in failed_at_end cannot be (it is not at the
+             * end), and its own at the end were taken out with failed: k added them back. */
+            if (it->n[s] > it->ran[s])
+                it->n[s] = it->ran[s];
         }
         it->state = rg_cmp_decide(it->k, it->n, c->confidence, &it->more, &it->more_side);
         c->by[it->state]++;

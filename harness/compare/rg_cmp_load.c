@@ -60,6 +60,7 @@ static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig, const char *cause)
     snprintf(it->cause, sizeof(it->cause), "%s", cause);
     snprintf(it->verdict, sizeof(it->verdict), "%s", sig->first);
     snprintf(it->op, sizeof(it->op), "%s", sig->op);
+    it->at_end = !strcmp(sig->op, "finalize") || !strcmp(sig->op, "end");
     c->nitems++;
     return it;
 }
@@ -124,6 +125,9 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
         char cause[400];
         rg_tri_diagnose(r, &sig, &tc);
         rg_tri_cause_key(&tc, cause, sizeof(cause));
+        bool at_end = !strcmp(sig.op, "finalize") || !strcmp(sig.op, "end");
+        if (at_end)
+            c->sc[sc].failed_at_end[side]++;
         rg_cmp_item *it = item_of(c, &sig, cause);
         if (!it || note_seen(it, sc) != 0) {
             snprintf(err, errlen, "out of memory");

@@ -36,8 +36,13 @@ static void basis(const rg_compare *c, const rg_cmp_item *it, char *out, size_t 
                  100 * c->confidence);
         return;
     default:
-        if (!it->n[quiet])
+        if (!it->ran[quiet])
             snprintf(out, len, "its scenarios did not run on the %s side", side_names[quiet]);
+        else if (!it->n[quiet])
+            snprintf(out, len,
+                     "each of its scenarios' %d %s run(s) failed otherwise first, which could "
+                     "hide it: %d clean run(s) would settle it",
+                     it->ran[quiet], side_names[quiet], it->more);
         else
             snprintf(out, len,
                      "absent from %d %s run(s), too few at the %s's rate (%d/%d): %d more would "

@@ -11,12 +11,18 @@
  *   rg_cmp_judge.c  each failure decided from the two sides' counts, by the 95 % rule below
  *   rg_cmp_write.c  the table, JSON and Markdown (a PR comment, a job summary)
  *
- * The rule. A failure seen in k of the n runs of its scenarios on one side has the rate p = k/n
- * there. Its absence from m runs on the other side is evidence only if a failure at that rate
- * would have shown in m runs with probability >= the confidence (default 0.95): 1 - (1-p)^m
- * >= 0.95. Then the head's absence is "fixed", the base's "introduced"; else "not settled", with
- * the runs that would settle it (the least m for which the rule holds, less those made). A
- * failure whose scenario did not run on the other side at all is not settled either.
+ * The rule. A failure seen in k of the n runs of its scenarios on one side has a rate there
+ * that those runs measure, not know: 1 of 1 is as much a bug that fails every time as one that
+ * fails every other time. Its absence from m runs on the other side is evidence only if,
+ * over every rate k of n runs leave possible (uniform prior: the rate's posterior is
+ * Beta(k+1, n-k+1)), the chance it would have shown in m runs is >= the confidence (default
+ * 0.95): 1 - prod_{i<m} (n-k+1+i)/(n+2+i) >= 0.95. Seen 1 time in 1 that is 5 runs; 2 in 2,
+ * 3; 5 in 5, 2; 1 in 10, 36. Then the head's absence is "fixed", the base's "introduced"; else
+ * "not settled", with the runs that would settle it (the least m for which the rule holds, less
+ * those made). Only runs where it could have shown count: its own, and those that no other
+ * failure came before (a run that hung in a step says nothing of a leak at finalize). A failure
+ * whose scenarios did not run on the other side, or never without another failure first, is
+ * not settled either.
  */
 #ifndef RG_COMPARE_H
 #define RG_COMPARE_H
@@ -44,17 +50,22 @@ const char *rg_cmp_state_name(rg_cmp_state s); /* "fixed", "introduced", ... */
  */
 rg_cmp_state rg_cmp_decide(const int k[RG_CMP_SIDES], const int n[RG_CMP_SIDES], double confidence,
                            int *more, int *more_side);
-/* The least m >= 1 with 1 - (1-p)^m >= confidence, for 0 < p <= 1. */
+/* The least m >= 1 with 1 - (1-p)^m >= confidence, for a rate p known (0 < p <= 1), -1 for
+ * none; and the rule's m for a rate seen as k of n runs (1 <= k <= n), -1 for none. */
 int rg_cmp_runs_needed(double p, double confidence);
+int rg_cmp_runs_needed_seen(int k, int n, double confidence);
 
 /* A scenario as the runs of both sides saw it. */
 #define RG_CMP_NAME_MAX 128
 typedef struct rg_cmp_scenario {
     char name[RG_CMP_NAME_MAX];
-    char path[1024];           /* its scenario file, as the run was given it (a re-run's) */
-    int runs[RG_CMP_SIDES];    /* judged runs: neither skipped nor too slow to judge */
-    int failed[RG_CMP_SIDES];  /* of them, those that failed (or failed as known: xfail) */
-    int skipped[RG_CMP_SIDES]; /* skipped (unsupported) or too slow: they prove nothing */
+    char path[1024];                 /* its scenario file, as the run was given it (a re-run's) */
+    int runs[RG_CMP_SIDES];          /* judged runs: neither skipped nor too slow to judge */
+    int failed[RG_CMP_SIDES];        /* of them, those that failed (or failed as known: xfail) */
+    int failed_at_end[RG_CMP_SIDES]; /* of those, the ones that failed only at the end (a LEAK
+                                      * at finalize): every step ran, so no step's failure was
+                                      * hidden by it */
+    int skipped[RG_CMP_SIDES];       /* skipped (unsupported) or too slow: they prove nothing */
 } rg_cmp_scenario;
 
 /* One failure over both sides: by the cause its own files prove at a place (triage's
@@ -63,13 +74,18 @@ typedef struct rg_cmp_scenario {
  * head does not hide that the base's cause is gone; else by its signature
  * (judge/rg_signature.c's key). */
 typedef struct rg_cmp_item {
-    char key[1024];      /* the signature's key (the first failure's, for an item by cause) */
-    char cause[400];     /* the proven cause and place it is matched by, "" by signature */
-    char verdict[32];    /* the signature's first verdict, "DEADLOCK" */
-    char op[48];         /* and the operation it came in */
-    int k[RG_CMP_SIDES]; /* runs that failed with it */
-    int n[RG_CMP_SIDES]; /* runs of the scenarios it failed in (on either side) */
-    int nseen, capseen;  /* those scenarios, by index into the comparison's (allocated) */
+    char key[1024];        /* the signature's key (the first failure's, for an item by cause) */
+    char cause[400];       /* the proven cause and place it is matched by, "" by signature */
+    char verdict[32];      /* the signature's first verdict, "DEADLOCK" */
+    char op[48];           /* and the operation it came in */
+    int k[RG_CMP_SIDES];   /* runs that failed with it */
+    int n[RG_CMP_SIDES];   /* runs of the scenarios it failed in (on either side) where it could
+                            * have shown: its own, and those no other failure came first in (a
+                            * hang before finalize hides a leak at finalize; a leak at finalize
+                            * hides no step's failure) */
+    int ran[RG_CMP_SIDES]; /* every judged run of those scenarios, hidden or not */
+    bool at_end;           /* it fails at the end (finalize), after every step */
+    int nseen, capseen;    /* those scenarios, by index into the comparison's (allocated) */
     int *seen;
     char example[RG_CMP_SIDES][1200]; /* a failure's first line on each side, "" none */
     rg_cmp_state state;
@@ -115,8 +131,9 @@ int rg_cmp_rerun_list(const rg_compare *c, int side, int max_runs, int **idx);
  * side of c. The bug: failures whose proven cause or signature key is `bug` ("" any failure
  * but NOT_EXERCISED, which proves nothing). Bad as soon as one run shows it. Good when every
  * scenario that ran has, without it and without any other failure (which could hide it), m
- * clean runs with 1 - (1-rate)^m >= confidence: at the bug's rate on a bad commit it would
- * have shown. Else more runs (*more of them), or, when nothing was judged, cannot tell.
+ * clean runs that at the bug's rate on a bad commit it would have shown (the rule above for a
+ * rate seen as k of n, 1 - (1-p)^m >= confidence for one known). Else more runs (*more of them),
+ * or, when nothing was judged, cannot tell.
  */
 typedef enum { RG_BISECT_GOOD, RG_BISECT_BAD, RG_BISECT_MORE, RG_BISECT_CANNOT } rg_bisect_state;
 typedef struct rg_bisect_says {
@@ -128,7 +145,12 @@ typedef struct rg_bisect_says {
     int shown;        /* runs the bug showed in */
     char first[1200]; /* the bug's first line, or else another failure's */
 } rg_bisect_says;
-void rg_cmp_bisect(const rg_compare *c, const char *bug, double rate, double confidence,
-                   rg_bisect_says *says);
+/* The bug's rate on a bad commit: k of n runs (n > 0, the rule above), else p, known. */
+typedef struct rg_bisect_rate {
+    int k, n;
+    double p;
+} rg_bisect_rate;
+void rg_cmp_bisect(const rg_compare *c, const char *bug, const rg_bisect_rate *rate,
+                   double confidence, rg_bisect_says *says);
 
 #endif
