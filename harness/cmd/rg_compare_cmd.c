@@ -224,7 +224,11 @@ static int run_sides(struct compare_opts *o, rg_compare *c, const rg_runargs *ra
             if (run_side(o, c, s, ++runs[s], ra, NULL, 0, self, &made[(*nmade)++]) != 0)
                 return 2;
         }
-    for (int round = 2; round <= o->max_runs; round++) {
+    /* A round re-runs a scenario on a side only while it has run there fewer than max_runs
+     * times (rg_cmp_rerun_list), so the rounds end by themselves; a side can start its
+     * re-runs a round late (when the other side's re-run first shows a failure), hence the
+     * bound of twice as many rounds, a guard only. */
+    for (int round = 2; round <= 2 * o->max_runs; round++) {
         rg_cmp_decide_all(c);
         bool any = false;
         for (int s = 0; s < RG_CMP_SIDES; s++) {
