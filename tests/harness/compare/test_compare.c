@@ -162,6 +162,25 @@ static void end(const char *top, rg_compare *c)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* Run directory dir read into side s of c, or the test fails with why. */
+static void add(rg_compare *c, int s, const char *dir)
+{
+    char err[700];
+    ck_assert_msg(rg_cmp_add_dir(c, s, dir, err, sizeof(err)) == 0, "%s", err);
+}
+
+/* The suite {a, b, c} run twice on the base (a corrupts) and three times on the head (a clean,
+ * b leaking in the second), each run read into c. */
+static void five_runs(const char *top, rg_compare *c)
+{
+    char d[700];
+    for (int i = 0; i < 5; i++) {
+        snprintf(d, sizeof(d), "%s/%s%d", top, i < 2 ? "base" : "head", i);
+        run_dir(d, i < 2, i == 3);
+        add(c, i < 2 ? RG_CMP_BASE : RG_CMP_HEAD, d);
+    }
+}
+
 /* The base: a corrupts in both runs; the head: a clean in 3 runs (fixed), b leaks in 1 of 3,
  * never at the base's 2 (not settled); c is skipped everywhere and is no failure. */
 START_TEST(test_dirs)
@@ -169,13 +188,7 @@ START_TEST(test_dirs)
     char top[] = "/tmp/rg-compare-XXXXXX", d[700], err[700];
     static rg_compare c;
     begin(top, &c);
-    for (int i = 0; i < 5; i++) {
-        snprintf(d, sizeof(d), "%s/%s%d", top, i < 2 ? "base" : "head", i);
-        run_dir(d, i < 2, i == 3);
-        ck_assert_msg(rg_cmp_add_dir(&c, i < 2 ? RG_CMP_BASE : RG_CMP_HEAD, d, err, sizeof(err)) ==
-                          0,
-                      "%s", err);
-    }
+    five_runs(top, &c);
     c.ndirs[RG_CMP_BASE] = 2;
     c.ndirs[RG_CMP_HEAD] = 3;
     rg_cmp_decide_all(&c);
@@ -252,14 +265,14 @@ static void swallowed(const char *dir, int idx, const char *name, const char *op
  */
 START_TEST(test_by_cause)
 {
-    char top[] = "/tmp/rg-cmpcause-XXXXXX", d[700], err[700];
+    char top[] = "/tmp/rg-cmpcause-XXXXXX", d[700];
     static rg_compare c;
     begin(top, &c);
     snprintf(d, sizeof(d), "%s/base", top);
     ck_assert_int_eq(mkdir(d, 0700), 0);
     swallowed(d, 0, "x", "all_reduce float32 sum count 4", "libt.so+0x10");
     swallowed(d, 1, "y", "all_gather float32 count 4", "libt.so+0x10");
-    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_BASE, d, err, sizeof(err)) == 0, "%s", err);
+    add(&c, RG_CMP_BASE, d);
     for (int i = 0; i < 3; i++) {
         static rg_result ok;
         snprintf(d, sizeof(d), "%s/head%d", top, i);
@@ -267,7 +280,7 @@ START_TEST(test_by_cause)
         swallowed(d, 0, "x", "all_reduce float32 sum count 4", NULL);
         result(&ok, "y", RG_V_OK, "all_gather float32 count 4");
         save(d, 1, &ok);
-        ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+        add(&c, RG_CMP_HEAD, d);
     }
     c.ndirs[RG_CMP_BASE] = 1;
     c.ndirs[RG_CMP_HEAD] = 3;
@@ -301,7 +314,7 @@ END_TEST
  */
 START_TEST(test_hidden)
 {
-    char top[] = "/tmp/rg-cmphidden-XXXXXX", d[700], err[700];
+    char top[] = "/tmp/rg-cmphidden-XXXXXX", d[700];
     static rg_compare c;
     static rg_result r;
     begin(top, &c);
@@ -315,9 +328,7 @@ START_TEST(test_hidden)
         else
             result(&r, "p2p", i % 2 ? RG_V_LEAK : RG_V_OK, i % 2 ? "finalize" : "barrier");
         save(d, 0, &r);
-        ck_assert_msg(rg_cmp_add_dir(&c, base ? RG_CMP_BASE : RG_CMP_HEAD, d, err, sizeof(err)) ==
-                          0,
-                      "%s", err);
+        add(&c, base ? RG_CMP_BASE : RG_CMP_HEAD, d);
     }
     rg_cmp_decide_all(&c);
     ck_assert_int_eq(c.nitems, 3);
@@ -344,16 +355,10 @@ END_TEST
  * runs, needs more base runs of b, and of b alone; none once b has run max_runs times there. */
 START_TEST(test_rerun_list)
 {
-    char top[] = "/tmp/rg-cmprerun-XXXXXX", d[700], err[700];
+    char top[] = "/tmp/rg-cmprerun-XXXXXX", d[700];
     static rg_compare c;
     begin(top, &c);
-    for (int i = 0; i < 5; i++) {
-        snprintf(d, sizeof(d), "%s/%s%d", top, i < 2 ? "base" : "head", i);
-        run_dir(d, i < 2, i == 3);
-        ck_assert_msg(rg_cmp_add_dir(&c, i < 2 ? RG_CMP_BASE : RG_CMP_HEAD, d, err, sizeof(err)) ==
-                          0,
-                      "%s", err);
-    }
+    five_runs(top, &c);
     rg_cmp_decide_all(&c);
     int *idx = NULL;
     ck_assert_int_eq(rg_cmp_rerun_list(&c, RG_CMP_BASE, 12, &idx), 1);
@@ -372,7 +377,7 @@ START_TEST(test_rerun_list)
         ck_assert_int_eq(mkdir(d, 0700), 0);
         result(&r, "b", RG_V_OK, "finalize");
         save(d, 0, &r);
-        ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_BASE, d, err, sizeof(err)) == 0, "%s", err);
+        add(&c, RG_CMP_BASE, d);
     }
     rg_cmp_decide_all(&c);
     ck_assert_int_eq(c.by[RG_CMP_INTRODUCED], 1);
@@ -385,7 +390,7 @@ END_TEST
 /* One commit for git bisect run: its runs as the head side. */
 START_TEST(test_bisect)
 {
-    char top[] = "/tmp/rg-bisect-XXXXXX", d[700], err[700];
+    char top[] = "/tmp/rg-bisect-XXXXXX", d[700];
     static rg_compare c;
     static rg_result r;
     rg_bisect_says says;
@@ -396,7 +401,7 @@ START_TEST(test_bisect)
     snprintf(d, sizeof(d), "%s/run1", top);
     ck_assert_int_eq(mkdir(d, 0700), 0);
     swallowed(d, 0, "x", "all_reduce float32 sum count 4", "libt.so+0x10");
-    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    add(&c, RG_CMP_HEAD, d);
     rg_cmp_decide_all(&c);
     rg_cmp_bisect(&c, "", &every, 0.95, &says);
     ck_assert_int_eq(says.state, RG_BISECT_BAD);
@@ -421,7 +426,7 @@ START_TEST(test_bisect)
         /* A scenario skipped in every run proves nothing and holds nothing up. */
         result(&r, "s", RG_V_UNSUPPORTED, "broadcast int8 count 1");
         save(d, 1, &r);
-        ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+        add(&c, RG_CMP_HEAD, d);
         rg_cmp_decide_all(&c);
         rg_cmp_bisect(&c, cause, &every, 0.95, &says);
         ck_assert_int_eq(says.state, RG_BISECT_GOOD);
@@ -440,7 +445,7 @@ START_TEST(test_bisect)
     ck_assert_int_eq(mkdir(d, 0700), 0);
     result(&r, "x", RG_V_NOT_EXERCISED, "all_reduce float32 sum count 4");
     save(d, 0, &r);
-    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    add(&c, RG_CMP_HEAD, d);
     rg_cmp_decide_all(&c);
     rg_cmp_bisect(&c, "", &every, 0.95, &says);
     ck_assert_int_eq(says.state, RG_BISECT_GOOD); /* 5 clean runs before it */
@@ -454,7 +459,7 @@ START_TEST(test_bisect)
     ck_assert_int_eq(mkdir(d, 0700), 0);
     result(&r, "s", RG_V_UNSUPPORTED, "broadcast int8 count 1");
     save(d, 0, &r);
-    ck_assert_msg(rg_cmp_add_dir(&c, RG_CMP_HEAD, d, err, sizeof(err)) == 0, "%s", err);
+    add(&c, RG_CMP_HEAD, d);
     rg_cmp_decide_all(&c);
     rg_cmp_bisect(&c, "", &every, 0.95, &says);
     ck_assert_int_eq(says.state, RG_BISECT_MORE);
