@@ -184,8 +184,9 @@ END_TEST
 
 /*
  * railguard compare on real runs: a corrupting transport (the bad plugin, stale) as the base
- * and the reference as the head is a fix, exit 0; the other way round an introduced failure,
- * exit 1, its Markdown saying so; bad input is one line and exit 2.
+ * and the reference, run by compare itself until its runs settle, as the head is a fix, exit
+ * 0; the other way round an introduced failure, exit 1, its Markdown saying so; bad input is
+ * one line and exit 2.
  */
 START_TEST(test_compare_runs)
 {
@@ -202,12 +203,22 @@ START_TEST(test_compare_runs)
     ck_assert_int_eq(rg_check_cmd(g_bin, env, b, 120, g_out, sizeof(g_out)), 1);
     const char *g[] = {"run", "--out", good, sc, NULL};
     ck_assert_int_eq(rg_check_cmd(g_bin, NULL, g, 120, g_out, sizeof(g_out)), 0);
-    const char *fixed[] = {"compare", "--base", bad, "--head", good, NULL};
-    ck_assert_int_eq(rg_check_cmd(g_bin, NULL, fixed, 60, g_out, sizeof(g_out)), 0);
-    ck_assert_msg(strstr(g_out, "compare: 1 fixed, 0 introduced, 0 still failing, 0 not settled"),
+    /* A failure seen in the base's one run asks for 5 clean head runs (compare's rule): compare
+     * runs the head itself, the reference, and re-runs it until it has them. */
+    char cmp[PATH_MAX + 16], h[5][PATH_MAX + 32];
+    snprintf(cmp, sizeof(cmp), "%s/cmp", g_tmp);
+    const char *fixed[] = {"compare", "--base", bad, "--head-transport", "reference", "--out", cmp,
+                           "--",      sc,       NULL};
+    ck_assert_int_eq(rg_check_cmd(g_bin, NULL, fixed, 300, g_out, sizeof(g_out)), 0);
+    ck_assert_msg(strstr(g_out, "compare: 1 fixed, 0 introduced, 0 still failing, 0 not settled") &&
+                      strstr(g_out, "absent from 5 head run(s)"),
                   "%s", g_out);
+    for (int i = 0; i < 5; i++)
+        snprintf(h[i], sizeof(h[i]), "%s/head-%d", cmp, i + 1);
+    /* The other way round, those 5 clean runs as the base: the corruption is introduced. */
     snprintf(md, sizeof(md), "%s/cmp.md", g_tmp);
-    const char *added[] = {"compare", "--base", good, "--head", bad, "--markdown", md, NULL};
+    const char *added[] = {"compare", "--base", h[0], "--base", h[1], "--base",     h[2], "--base",
+                           h[3],      "--base", h[4], "--head", bad,  "--markdown", md,   NULL};
     ck_assert_int_eq(rg_check_cmd(g_bin, NULL, added, 60, g_out, sizeof(g_out)), 1);
     const char *m = slurp(md);
     ck_assert_msg(strstr(m, "| introduced | SILENT_CORRUPTION in all_reduce"), "%s", m);
