@@ -205,7 +205,7 @@ START_TEST(test_compare_runs)
     ck_assert_int_eq(rg_check_cmd(g_bin, NULL, g, 120, g_out, sizeof(g_out)), 0);
     /* A failure seen in the base's one run asks for 5 clean head runs (compare's rule): compare
      * runs the head itself, the reference, and re-runs it until it has them. */
-    char cmp[PATH_MAX + 16], h[5][PATH_MAX + 32];
+    char cmp[PATH_MAX + 16], h[5][PATH_MAX + 64];
     snprintf(cmp, sizeof(cmp), "%s/cmp", g_tmp);
     const char *fixed[] = {"compare", "--base", bad, "--head-transport", "reference", "--out", cmp,
                            "--",      sc,       NULL};
