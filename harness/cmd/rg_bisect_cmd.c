@@ -213,12 +213,10 @@ static void print_failures(const rg_compare *c)
 static int judge(struct bisect_opts *o, const rg_runargs *ra)
 {
     char self[PATH_MAX], why[2 * PATH_MAX], log[PATH_MAX + 32], dir[PATH_MAX + 32], last[256];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) {
+    if (rg_self_exe(self, sizeof(self)) != 0) {
         fprintf(stderr, "railguard bisect: cannot find its own executable\n");
         return BISECT_USAGE;
     }
-    self[n] = '\0';
     if (o->build) {
         snprintf(log, sizeof(log), "%.4000s/build.log", o->out);
         if (build(o, log, why, sizeof(why)) != 0) {

@@ -58,6 +58,8 @@ int rg_side_run(const char *self, const char *transport, const char *out, const 
                 size_t whylen);
 /* The last non-empty line of a log, "" when there is none. */
 void rg_log_last_line(const char *log, char *out, size_t len);
+/* This executable's path (to start its own commands), 0; -1 when it cannot be read. */
+int rg_self_exe(char *buf, size_t len);
 
 /* --- the runner --------------------------------------------------------------------------- */
 int rg_run_main(int argc, char **argv);

@@ -212,12 +212,10 @@ static int run_sides(struct compare_opts *o, rg_compare *c, const rg_runargs *ra
                      int *nmade)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) {
+    if (rg_self_exe(self, sizeof(self)) != 0) {
         fprintf(stderr, "railguard compare: cannot find its own executable\n");
         return 2;
     }
-    self[n] = '\0';
     int runs[RG_CMP_SIDES] = {0, 0};
     for (int s = 0; s < RG_CMP_SIDES; s++)
         if (o->transport[s][0] || o->reference[s]) {
@@ -267,7 +265,7 @@ int rg_compare_main(int argc, char **argv)
     static struct compare_opts o;
     static rg_compare c;
     static rg_runargs ra;
-    char *made[2 * CMP__DIRS_MAX];
+    char *made[2 * CMP__DIRS_MAX] = {NULL}; /* a slot a failed run never filled stays NULL */
     int nmade = 0;
     char err[2 * PATH_MAX];
     memset(&o, 0, sizeof(o));

@@ -95,21 +95,6 @@ static int sweep_sites(const struct run_opts *o, const struct sc_entry *e, const
     return WEXITSTATUS(st);
 }
 
-/* The last line of a log (a sweep's refusal or its summary), "" when there is none. */
-static void last_line(const char *log, char *out, size_t len)
-{
-    out[0] = '\0';
-    FILE *f = fopen(log, "r");
-    char line[1024];
-    while (f && fgets(line, sizeof(line), f))
-        if (line[0] != '\n') {
-            line[strcspn(line, "\n")] = '\0';
-            rg_cut(out, len, line);
-        }
-    if (f)
-        fclose(f);
-}
-
 /* Every rank NOT_EXERCISED: the scenario's faults (one a site) did not fire, so nothing was
  * shown, whatever the ranks did. */
 static void not_exercised(rg_result *res, const char *why)
@@ -161,7 +146,7 @@ void rg_run_sites(const struct run_opts *o, const struct sc_entry *e, rg_result 
     rg_run_fmt(out, sizeof(out), "%s/sites", res->dir);
     rg_run_fmt(log, sizeof(log), "%s/sites.log", res->dir);
     int st = sweep_sites(o, e, out, log, why, sizeof(why));
-    last_line(log, tail, sizeof(tail));
+    rg_log_last_line(log, tail, sizeof(tail));
     static rg_sw_result sw;
     char err[1024];
     rg_run_fmt(path, sizeof(path), "%s/sweep.json", out);

@@ -88,7 +88,8 @@ int rg_runargs_split(int argc, char **argv, rg_runargs *ra, char *err, size_t er
     return 0;
 }
 
-/* The last line of a log that says something ("12 passed, 1 failed"), "" when none does. */
+/* The last line of a log that says something ("12 passed, 1 failed"), "" when none does: a
+ * child run's summary or its refusal. */
 void rg_log_last_line(const char *log, char *out, size_t len)
 {
     out[0] = '\0';
@@ -96,12 +97,21 @@ void rg_log_last_line(const char *log, char *out, size_t len)
     if (!f)
         return;
     char line[1024];
-    while (fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (line[0])
-            snprintf(out, len, "%s", line);
-    }
+    while (fgets(line, sizeof(line), f))
+        if (line[0] != '\n') {
+            line[strcspn(line, "\n")] = '\0';
+            rg_cut(out, len, line);
+        }
     fclose(f);
+}
+
+int rg_self_exe(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return 0;
 }
 
 int rg_side_run(const char *self, const char *transport, const char *out, const rg_runargs *ra,
