@@ -102,6 +102,10 @@ json_t *rg_result_json(const rg_result *r)
         (!r->cause || json_object_set_new(j, "cause",
                                           json_pack("{s:s,s:s}", "name", rg_cause_name(r->cause),
                                                     "text", r->cause_text)) == 0) &&
+        /* Whose failure the judge named first: a signature's origin, which a reread result
+         * must give as the judged one did (null: none failed). */
+        json_object_set_new(j, "first_rank",
+                            r->first_rank >= 0 ? json_integer(r->first_rank) : json_null()) == 0 &&
         json_object_set_new(j, "skipped", json_boolean(r->skipped)) == 0 &&
         json_object_set_new(j, "lag_s", json_real(r->lag_s)) == 0 &&
         json_object_set_new(j, "time_scale", json_integer(r->time_scale > 1 ? r->time_scale : 1)) ==
@@ -222,6 +226,15 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
     r->as_rc_qps = (int64_t)num_or(j, "as_rc_qps", 0);
     r->too_slow = json_is_true(json_object_get(j, "too_slow"));
     r->deadline_cut_s = num_or(j, "deadline_cut_s", 0);
+    /* Absent from a result written before it was kept: -1, and a signature's origin is then
+     * the first rank judged unacceptable, as it was read then. */
+    json_t *fr = json_object_get(j, "first_rank");
+    json_int_t first = fr && json_is_integer(fr) ? json_integer_value(fr) : -1;
+    r->first_rank = (int)(first >= 0 && first < RG_MAX_RANKS ? first : -1);
+    if (fr && !json_is_null(fr) && (!json_is_integer(fr) || r->first_rank < 0)) {
+        snprintf(err, errlen, "%s: first_rank is not a rank number or null", path);
+        return -1;
+    }
     const char *bad = !(r->lag_s >= 0 && r->lag_s < 1e9)                     ? "lag_s"
                       : r->time_scale < 1 || r->time_scale > 100             ? "time_scale"
                       : r->attempts < 1 || r->attempts > 2                   ? "attempts"

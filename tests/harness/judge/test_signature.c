@@ -151,6 +151,47 @@ START_TEST(test_signature)
 }
 END_TEST
 
+/*
+ * A result read back from result.json gives the signature the judged one gave: its origin is the
+ * rank the judge named first, which is not always the lowest failed rank (rank 2 corrupt at
+ * 0.5 s, rank 1 hung after). Read without it, rank 1 was taken, or rank 0 when it was fine,
+ * and compare and triage keyed a leak of rank 1 by rank 0's "ok".
+ */
+START_TEST(test_signature_reread)
+{
+    static rg_result r, back;
+    rg_sig s, sb;
+    char err[600], path[] = "/tmp/rg-sigread-XXXXXX";
+    fail_case(&r, "g", 3, 2, RG_V_SILENT_CORRUPTION, RG_V_DEADLOCK, "all_reduce f32", 0);
+    r.rank[0].verdict = RG_V_OK;
+    rg_judge(&r);
+    ck_assert_int_eq(r.first_rank, 2);
+    rg_signature(&r, &s);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
+    ck_assert_msg(rg_result_read(&back, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(back.first_rank, 2);
+    rg_signature(&back, &sb);
+    ck_assert_int_eq(sb.origin, 2);
+    ck_assert_str_eq(sb.key, s.key);
+    /* A result that none failed: null, read back as none. */
+    fail_case(&r, "h", 2, 0, RG_V_OK, RG_V_OK, "all_reduce f32", 0);
+    ck_assert_int_eq(r.first_rank, -1);
+    ck_assert_int_eq(rg_result_save(&r, path, err, sizeof(err)), 0);
+    ck_assert_msg(rg_result_read(&back, path, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(back.first_rank, -1);
+    /* A value railguard does not write: refused, naming the file and field. */
+    FILE *f = fopen(path, "w");
+    fputs("{\"ranks\": [], \"first_rank\": \"two\"}", f);
+    fclose(f);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "first_rank") && strstr(err, path), "%s", err);
+    unlink(path);
+}
+END_TEST
+
 /* Where hung ranks wait: the first failure's own frames when it hung itself, else every hung
  * rank's. */
 START_TEST(test_signature_frames)
@@ -365,6 +406,7 @@ Suite *rg_suite_signature(void)
     tcase_add_test(t, test_frames);
     tcase_add_test(t, test_signature);
     tcase_add_test(t, test_signature_frames);
+    tcase_add_test(t, test_signature_reread);
     tcase_add_test(t, test_known_signature);
     tcase_add_test(t, test_known_cause);
     suite_add_tcase(s, t);
