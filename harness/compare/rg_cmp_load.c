@@ -124,7 +124,7 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
         static rg_tri_cause tc;
         char cause[400];
         rg_tri_diagnose(r, &sig, &tc);
-        rg_tri_cause_key(&tc, cause, sizeof(cause));
+        rg_tri_cause_place_key(&tc, cause, sizeof(cause));
         bool at_end = !strcmp(sig.op, "finalize") || !strcmp(sig.op, "end");
         if (at_end)
             c->sc[sc].failed_at_end[side]++;

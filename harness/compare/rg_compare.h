@@ -69,7 +69,9 @@ typedef struct rg_cmp_scenario {
 } rg_cmp_scenario;
 
 /* One failure over both sides: by the cause its own files prove at a place (triage's
- * rg_tri_cause_key, "uc-send-without-receive at a UC send on the QP to the next rank"), so one
+ * rg_tri_cause_place_key, "uc-send-without-receive at a UC send on the QP to the next rank",
+ * "error-ignored at the poll in jaccl::RingImpl::recv": a poll site by its function, which a
+ * base and a head built apart name alike, not its offset, which they do not), so one
  * bug under several signatures is one item and a scenario failing for another reason at the
  * head does not hide that the base's cause is gone; else by its signature
  * (judge/rg_signature.c's key). */

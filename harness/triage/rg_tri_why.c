@@ -45,6 +45,30 @@ static int cite(const rg_result *r, int rank, const char *event, const char *als
     return n;
 }
 
+/* The whole value of "field":"..." in the first fault event of rank's events file that handed
+ * an error (a "status" or a "ret") and has it: the cited lines are cut short, a path is not.
+ * "" when none has it. */
+static void first_value(const rg_result *r, int rank, const char *field, char *out, size_t len)
+{
+    char path[1200], line[4096], want[64];
+    snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", r->dir, rank);
+    snprintf(want, sizeof(want), "\"%s\":\"", field);
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (!out[0] && fgets(line, sizeof(line), f)) {
+        const char *v = strstr(line, want);
+        if (!strstr(line, "\"event\":\"fault\"") || !v ||
+            (!strstr(line, "\"status\"") && !strstr(line, "\"ret\"")))
+            continue;
+        v += strlen(want);
+        size_t n = strcspn(v, "\"");
+        snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), v);
+    }
+    fclose(f);
+}
+
 /* The value of "field":"..." in the first cited line that has it, its object path cut to the
  * file's name (a call site "OBJ+0xOFF<OBJ+0xOFF..." keeps its first frame): what two runs of
  * one build say alike of one code site. "" when none has it. */
@@ -116,10 +140,9 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
         cite(r, o, "fault", "\"status\"", c) + cite(r, o, "fault", "\"ret\"", c) > 0) {
         c->proven = true;
         c->kind = RG_C_ERROR_IGNORED;
-        char at[200];
-        cited_site(c, "caller", at, sizeof(at));
-        if (at[0])
-            snprintf(c->site, sizeof(c->site), "the poll at %s", at);
+        char caller[RG_EV_OBJ_MAX + 40];
+        first_value(r, o, "caller", caller, sizeof(caller));
+        rg_tri_poll_site(caller, c);
         said(c,
              "an error polled, then ignored: the shim handed rank %d the error completion(s) or "
              "negative poll(s) below, and every call it made returned success",

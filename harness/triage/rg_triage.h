@@ -14,6 +14,7 @@
  *   rg_tri_merge.c  groups whose minimal cases fail alike merged
  *   rg_tri_bugs.c   groups whose proven causes are one defect merged: bugs, not groups
  *   rg_tri_why.c    the cause the evidence proves, with the lines it rests on, or none
+ *   rg_tri_site.c   the call site an ignored error was handed at, named as its function
  *   rg_tri_qp.c     the causes the ranks' verbs traces prove, QPs paired end to end
  *   rg_tri_trace.c  each group's smallest case run again with the verbs trace on
  *   rg_tri_write.c  the groups written: triage/NN-title.md for an issue tracker, triage.json
@@ -59,6 +60,11 @@ typedef struct rg_tri_cause {
      * 0x1a2b"), the frame a wait hangs in, the role of the QP a message was lost on ("the QP to
      * the next rank"), the kind of buffer rewritten. "" when the evidence names none. */
     char site[256];
+    /* The part of the site that another build of the same code names alike (rg_tri_site.c):
+     * a poll site's function ("the poll in jaccl::RingImpl::recv"), not its line or offset.
+     * "" when the site has none (an offset without debug information): then only site
+     * matches, and only within one build. */
+    char place[200];
 } rg_tri_cause;
 
 /* A group's case minimised (rg_tri_min.c). */
@@ -184,6 +190,13 @@ void rg_tri_role(int n, int from, int to, const char *what, char *out, size_t le
 /* The defect a proven cause names, "CAUSE-NAME at SITE"; "" when it is unproven or names no
  * site (then it cannot be told the same as another). */
 void rg_tri_cause_key(const rg_tri_cause *c, char *out, size_t len);
+/* The defect as another build names it too, "CAUSE-NAME at PLACE" (compare's key across a base
+ * and a head); rg_tri_cause_key's where the cause has no place. */
+void rg_tri_cause_place_key(const rg_tri_cause *c, char *out, size_t len);
+/* c's site and place from a fault event's "caller" (OBJ+0xOFF<...): its first frame named from
+ * the object's debug information, "the poll in FUNC (FILE:LINE)" and place "the poll in FUNC";
+ * without it "the poll at OBJ+0xOFF" and no place (rg_tri_site.c). */
+void rg_tri_poll_site(const char *caller, rg_tri_cause *c);
 /*
  * Bugs, not groups: the groups whose causes are proven the same defect (the same cause at the
  * same site: rg_tri_cause_key) merged into one, titled by that cause; every group's bug note
