@@ -576,7 +576,7 @@ TALLY = $(BUILD)/tally
 
 check: deps
 	@$(BUILDMAKE) build-rel build-asan mutants
-	@rm -f $(TALLY) $(TALLY).why && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
+	@rm -f $(TALLY) $(TALLY).why $(TALLY).notes && rm -rf $(BUILD)/check-run && mkdir -p $(BUILD)
 	@st=0; t0=$$(date +%s); \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] the include arrows (make arrows: its recipe, not a sub-make, so make -n stays a dry run)"; \
 	 { ci/arrows --self-test && ci/arrows $(abspath $(TALLY)); } || st=1; \
@@ -599,9 +599,9 @@ check: deps
 	     $(BUILD)/check-guest.log -- \
 	     $(SOFTROCE) exec --rails $(RAILS) --timeout 2400 -- ci/check-guest $(BUILD) $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] two soft-RoCE nodes on a wire (ci/nodes-check): straight, then crossed"; \
-	 ci/guest-step $(abspath $(TALLY)) nodes $(BUILD)/nodes.log -- \
-	     $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- ci/nodes-check $(abspath $(TALLY)) || st=1; \
-	 ci/guest-step $(abspath $(TALLY)) nodes-crossed $(BUILD)/nodes-crossed.log -- \
+	 { ci/nodes-step --self-test && ci/nodes-step $(abspath $(TALLY)) nodes $(BUILD)/nodes.log -- \
+	     $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --timeout 900 -- ci/nodes-check $(abspath $(TALLY)); } || st=1; \
+	 ci/nodes-step $(abspath $(TALLY)) nodes-crossed $(BUILD)/nodes-crossed.log -- \
 	     $(SOFTROCE) exec --nodes 2 --rails $(RAILS) --cross --timeout 600 -- ci/nodes-check $(abspath $(TALLY)) || st=1; \
 	 echo "== [$$(( $$(date +%s) - t0 )) s] the conformance run's page in headless chromium"; \
 	 ci/page-check $(BUILD)/check-run $(BUILD)/rel/bin/railguard $(abspath $(TALLY)) || st=1; \
