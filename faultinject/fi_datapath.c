@@ -378,11 +378,82 @@ int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
     return fi_post_recv_entered(qp, wr, bad, __builtin_return_address(0));
 }
 
+/*
+ * A shared receive queue's posts (rdma-core's srq and xsrq pingpongs, UCX's verbs transports).
+ * Its receives belong to no QP until a message arrives and takes one, so they are counted in
+ * the process's totals and at their call site, not on a QP; a rule that names a QP, a CQ or a
+ * step's QP never matches them, one that names a device or none does: `delay op=recv` holds the
+ * post, `nomem verb=post_recv` fails it as a full queue would, the requests before the one it
+ * hits posted, as bad_wr says. The sanitizer does not follow them (a completion names the QP
+ * that took the receive, and finding the request again would need the SRQ's own table): each
+ * is counted as not sanitized, never as checked.
+ */
+__attribute__((noinline)) static int fi_post_srq_recv_slow(struct fi_ctx *cx, struct ibv_srq *srq,
+                                                           struct ibv_recv_wr *wr,
+                                                           struct ibv_recv_wr **bad)
+{
+    struct fi_live *lp = fi_live();
+    if (!lp)
+        return cx->post_srq_recv(srq, wr, bad);
+    struct fi_site s = {.dev = cx->dev,
+                        .qpn = -1,
+                        .qp_ord = -1,
+                        .cq_ord = -1,
+                        .op = FI_OP_RECV,
+                        .verb = FI_VERB_NONE};
+    for (struct ibv_recv_wr *w = wr; w && lp->m_recv; w = w->next) {
+        uint64_t nth;
+        for (uint32_t m = lp->m_recv; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            const struct fi_rule *r = &lp->plan.rules[i];
+            struct fi_site sv = s;
+            if (r->kind == FI_NOMEM)
+                sv.verb = FI_VERB_POST_RECV;
+            if (!fi_fire(lp, i, &sv, &nth))
+                continue;
+            if (r->kind == FI_NOMEM) {
+                fi_event_fault(lp, i, &sv, nth, FI_FD_NOMEM);
+                int rc = 0;
+                if (w != wr) {
+                    struct ibv_recv_wr *p = wr;
+                    while (p->next != w)
+                        p = p->next;
+                    p->next = NULL;
+                    fi_count_srq_posts(wr);
+                    rc = cx->post_srq_recv(srq, wr, bad);
+                    p->next = w;
+                }
+                if (!rc)
+                    *bad = w;
+                return rc ? rc : ENOMEM;
+            }
+            fi_event_fault(lp, i, &sv, nth, FI_FD(.has = RG_EVH(fault, ms), .ms = r->ms));
+            fi_sleep_ms(r->ms);
+        }
+    }
+    fi_count_srq_posts(wr);
+    return cx->post_srq_recv(srq, wr, bad);
+}
+
+__attribute__((noinline)) static int fi_post_srq_recv_entered(struct fi_ctx *cx,
+                                                              struct ibv_srq *srq,
+                                                              struct ibv_recv_wr *wr,
+                                                              struct ibv_recv_wr **bad, void *site)
+{
+    fi_call_enter(site, FI_CALL_POST_RECV);
+    int rc = fi_post_srq_recv_slow(cx, srq, wr, bad);
+    fi_call_leave();
+    return rc;
+}
+
 int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-    /* Counted nowhere and never faulted yet: completions name the QP, not the SRQ entry. */
     struct fi_ctx *cx = fi_ctx_of(srq->context);
-    return cx ? cx->post_srq_recv(srq, wr, bad) : EINVAL;
+    if (!cx)
+        return EINVAL;
+    if (__builtin_expect(!atomic_load_explicit(&g_live, memory_order_relaxed), 1))
+        return cx->post_srq_recv(srq, wr, bad);
+    return fi_post_srq_recv_entered(cx, srq, wr, bad, __builtin_return_address(0));
 }
 
 /* ---- extended CQs and QPs ----------------------------------------------------------------- */

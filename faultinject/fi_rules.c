@@ -381,6 +381,18 @@ void fi_count_post(struct fi_qp *q, enum fi_op op)
         FI_TOT(posts_send, 1);
 }
 
+void fi_count_srq_posts(const struct ibv_recv_wr *wr)
+{
+    bool own = fi_own_on();
+    for (const struct ibv_recv_wr *w = wr; w; w = w->next) {
+        fi_call_count(FI_OP_RECV);
+        FI_TOT(posts_op[FI_OP_RECV], 1);
+        FI_TOT(posts_recv, 1);
+        if (own)
+            fi_own_unsanitized(1);
+    }
+}
+
 /*
  * One completion from the provider for QP q, before the program sees it: retires its request,
  * applies the completion rules, and after a break turns it into what a broken QP reports.

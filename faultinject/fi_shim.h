@@ -437,6 +437,9 @@ int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ib
 int fi_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int fi_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* Posts to a shared receive queue counted: the totals, the call site, the sanitizer's
+ * unsanitized count (fi_rules.c). */
+void fi_count_srq_posts(const struct ibv_recv_wr *wr);
 int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr);
 int fi_cqx_next(struct ibv_cq_ex *cq);

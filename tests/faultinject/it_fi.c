@@ -1296,7 +1296,11 @@ static void pair(const char *const *srv, const char *const *cli, const char *pla
     const char *env[] = {planenv, NULL};
     snprintf(planenv, sizeof(planenv), "RG_FI_PLAN=%s", plan);
     start(s, true, env, srv);
-    ck_assert_msg(wait_listen(port, 30), "server did not listen on %d", port);
+    if (!wait_listen(port, 30)) {
+        finish(s, 1); /* what it said, for the failure's message */
+        ck_abort_msg("server %s did not listen on %d (status %d): %s", srv[0], port, s->status,
+                     s->out);
+    }
     run(c, true, env, cli, timeout_s);
     finish(s, timeout_s);
 }
@@ -1364,6 +1368,67 @@ START_TEST(test_pingpong_sites)
     ck_assert_str_eq(ev_str(json_array_get(faults, 0), "caller"), ev_str(ps, "caller"));
     json_decref(faults);
     json_decref(callers);
+}
+END_TEST
+
+/*
+ * A shared receive queue: rdma-core's ibv_srq_pingpong, four QPs on one SRQ, 16 receives posted
+ * at start and each re-posted as it completes. Its posts are counted (the totals, the site in
+ * its own executable) and faulted: a delay holds the 20th (op recv, no QP: none owns it yet),
+ * and a rule naming a QP never matches one. nomem on the 30th post fails it as a full queue
+ * would, and the program says so.
+ */
+START_TEST(test_srq)
+{
+    char port[16];
+    struct proc s, c;
+    snprintf(port, sizeof(port), "%d", g_port + 40 + _i);
+    unlink(g_log);
+    const char *plan = _i ? "nomem verb=post_recv nth=30"
+                          : "sites; delay op=recv ms=100 nth=20; nomem verb=post_recv qp=#0; "
+                            "delay op=recv qp=#0 ms=5000";
+    pair(ARGS("ibv_srq_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-q", "4", "-r", "16", "-p",
+              port),
+         ARGS("ibv_srq_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-q", "4", "-r", "16", "-p",
+              port, "127.0.0.1"),
+         plan, &s, &c, atoi(port), _i ? 20 : 60);
+    json_t *faults = events("fault"), *o;
+    size_t i;
+    if (!_i) {
+        ck_assert_msg(s.status == 0 && c.status == 0, "server %d client %d\n%s\n%s", s.status,
+                      c.status, s.out, c.out);
+        json_t *tot = events("totals"), *callers = events("caller"), *rules = events("rule");
+        ck_assert_uint_eq(json_array_size(tot), 2);
+        json_array_foreach(tot, i, o) ck_assert_int_gt(ev_int(o, "posts_recv"), 16);
+        json_t *ps = site_of(callers, "post_recv", "recv", 16);
+        ck_assert_msg(ps, "no post_recv site with the SRQ's receives");
+        ck_assert_msg(strstr(ev_str(ps, "caller"), "ibv_srq_pingpong+0x"), "%s",
+                      ev_str(ps, "caller"));
+        /* One delay a process, on no QP; the rules naming a QP never fired on a post. */
+        ck_assert_uint_eq(json_array_size(faults), 2);
+        json_array_foreach(faults, i, o)
+        {
+            ck_assert_str_eq(ev_str(o, "fault"), "delay");
+            ck_assert_str_eq(ev_str(o, "op"), "recv");
+            ck_assert_str_eq(ev_str(o, "qp"), "unknown");
+        }
+        json_array_foreach(rules, i, o) if (!strcmp(ev_str(o, "fault"), "nomem"))
+            ck_assert_int_eq(ev_int(o, "fired"), 0);
+        json_decref(tot);
+        json_decref(callers);
+        json_decref(rules);
+    } else {
+        ck_assert_msg(s.status != 0 && c.status != 0, "server %d client %d\n%s\n%s", s.status,
+                      c.status, s.out, c.out);
+        ck_assert_msg(strstr(s.out, "Couldn't post receive") || strstr(c.out, "Couldn't post"),
+                      "server:\n%s\nclient:\n%s", s.out, c.out);
+        ck_assert_uint_ge(json_array_size(faults), 1);
+        o = json_array_get(faults, 0);
+        ck_assert_str_eq(ev_str(o, "op"), "post_recv");
+        ck_assert_msg(strstr(ev_str(o, "caller"), "ibv_srq_pingpong+0x"), "%s",
+                      ev_str(o, "caller"));
+    }
+    json_decref(faults);
 }
 END_TEST
 
@@ -1435,6 +1500,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
     tcase_add_test(t, test_pingpong_sites);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
+    tcase_add_loop_test(t, test_srq, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
