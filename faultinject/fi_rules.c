@@ -460,7 +460,16 @@ int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
                     result = r->ret;
             } else {
                 fi_event_fault(lp, i, &s, nth, FI_FD(.has = RG_EVH(fault, ms), .ms = r->ms));
-                atomic_store(&c->stall_until_ns, fi_now_ns() + r->ms * 1000000u);
+                /* A CQ with a completion channel is held in this poll instead. Its program
+                 * sleeps on the channel while the CQ hands out nothing, and the provider raises
+                 * an event only for a completion that arrives after the CQ is armed, never for
+                 * one already in it: completions kept back past the stall would wake no one,
+                 * and the program would hang where no NIC, late as it may be (its event comes
+                 * with its late completion), would leave it. rping hung so on both ends. */
+                if (c->cq && c->cq->channel)
+                    fi_sleep_ms(r->ms);
+                else
+                    atomic_store(&c->stall_until_ns, fi_now_ns() + r->ms * 1000000u);
             }
         }
     }
