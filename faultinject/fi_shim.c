@@ -122,8 +122,10 @@ void fi_qp_summary(struct fi_qp *q, const char *why)
 
 void fi_cq_summary(struct fi_cq *c, const char *why)
 {
-    FI_EV(cq, .why = why, .dev = c->c ? c->c->dev : "?", .cq_ord = c->ord,
-          .polls = atomic_load(&c->polls), .cqe = atomic_load(&c->cqe));
+    FI_EV(cq, .has = RG_EVH(cq, channel) | RG_EVH(cq, held), .why = why,
+          .dev = c->c ? c->c->dev : "?", .cq_ord = c->ord, .polls = atomic_load(&c->polls),
+          .cqe = atomic_load(&c->cqe), .channel = c->cq && c->cq->channel,
+          .held = (uint64_t)atomic_load(&c->npend));
 }
 
 void fi_qp_add(struct ibv_qp *qp, uint32_t max_send, uint32_t max_recv, bool srq, int sq_sig_all,

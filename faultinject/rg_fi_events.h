@@ -180,12 +180,18 @@
     F(K, out_recv, N, R)                                                                           \
     F(K, posts_op, OPS, R)                                                                         \
     F(K, cqe_op, OPS, R)
+/* A CQ's summary. channel: it has a completion channel; held: completions the shim made for it
+ * (a lost send's, flushes after a fault) that no poll has taken yet. rxe raises no event for
+ * those, so a program asleep on the channel is never told of them. Both written since
+ * 2026-12-07 (optional: older evidence has neither). */
 #define RG_EV_FIELDS_cq(F, K)                                                                      \
     F(K, why, S, R)                                                                                \
     F(K, dev, S, R)                                                                                \
     F(K, cq_ord, I, R)                                                                             \
     F(K, polls, U, R)                                                                              \
-    F(K, cqe, U, R)
+    F(K, cqe, U, R)                                                                                \
+    F(K, channel, B, O)                                                                            \
+    F(K, held, U, O)
 /* An event too long for a line: its kind, never a line cut short. */
 #define RG_EV_FIELDS_cut(F, K) F(K, of, S, R)
 /* The verbs trace (trace=1). */

@@ -338,6 +338,26 @@ static void take_alive(rg_ev_line *l, struct rg_ev_proc *pr, json_t *o)
     }
 }
 
+/* A CQ's summary: what the shim held for a CQ with a completion channel, its latest word. */
+static void take_cq(rg_ev_line *l, struct rg_ev_proc *pr, json_t *o)
+{
+    if (!rg_ev_bool(l, o, "channel"))
+        return; /* absent (an older shim's): no channel it said */
+    int64_t ord = (int64_t)(rg_ev_u64(l, o, "cq_ord") & INT64_MAX);
+    uint64_t held = rg_ev_u64(l, o, "held");
+    int i = 0;
+    while (i < pr->nheld && pr->held[i].cq_ord != ord)
+        i++;
+    if (i == RG_EV_HELD) {
+        pr->held_over |= held > 0;
+        return;
+    }
+    if (i == pr->nheld)
+        pr->nheld++;
+    pr->held[i].cq_ord = ord;
+    pr->held[i].held = held;
+}
+
 static void take_totals(rg_ev_line *l, struct rg_ev_proc *pr, json_t *o)
 {
     pr->totals = true;
@@ -413,6 +433,8 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
                 take_by_op(l, q->cqe, json_object_get(o, "cqe_op"));
             }
         }
+    } else if (!strcmp(name, "cq")) {
+        take_cq(l, pr, o);
     } else if (!strcmp(name, "note")) {
         /* A UC QP the shim created as RC (a uc_as_rc rule): what the run changed, counted. */
         if (!strncmp(rg_ev_str(l, o, "what"), "uc_as_rc:", 9))

@@ -56,6 +56,7 @@ struct rg_evidence;
 int rg_ev_site_text(const struct rg_evidence *e, const rg_ev_site *s, int depth, bool base,
                     char *out, size_t len);
 #define RG_EV_QPL 64
+#define RG_EV_HELD 16 /* a process's CQs with a completion channel kept */
 typedef struct rg_evidence {
     bool present;  /* the events file was there */
     bool loaded;   /* the shim said it loaded */
@@ -120,6 +121,15 @@ typedef struct rg_evidence {
         bool exit_seen;
         int exit_status;
         double exit_mono_ms;
+        /* Its CQs with a completion channel, each as its last summary left it (cq events'
+         * channel and held): completions the shim made for it that no poll had taken, of
+         * which rxe raises no event. Past RG_EV_HELD CQs, held_over says so. */
+        int nheld;
+        bool held_over;
+        struct rg_ev_held {
+            int64_t cq_ord;
+            uint64_t held;
+        } held[RG_EV_HELD];
     } proc[RG_EV_PROCS];
     /* The events an op= filter counts (enum fi_op), summed over every QP's last summary (at its
      * destroy, or at exit): what a sweep plans its points from. */

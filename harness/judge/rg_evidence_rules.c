@@ -301,6 +301,42 @@ static void leaks(const struct apply *a, int k)
 }
 
 /*
+ * A hang that may be the shim's: a rank still running at the deadline while the shim held
+ * completions it had made (a lost send's success, flushes after a fault) for a CQ with a
+ * completion channel. rxe raises a channel's event only for a completion it writes itself, so a
+ * program asleep on the channel is never woken for those, where a NIC that completes a send or
+ * flushes a broken QP's requests raises one. Such a hang proves nothing of the program: it is
+ * no DEADLOCK of its own, and is said to be the shim's limit instead (ERROR).
+ */
+static void held_unseen(const struct apply *a, int k)
+{
+    rg_rank_result *res = &a->r->rank[k];
+    if (res->verdict != RG_V_DEADLOCK)
+        return;
+    const rg_evidence *e = &a->ev[k];
+    uint64_t held = 0;
+    int64_t cq = -1;
+    bool over = false;
+    for (int p = 0; p < e->nprocs; p++) {
+        over |= e->proc[p].held_over;
+        for (int i = 0; i < e->proc[p].nheld; i++)
+            if (e->proc[p].held[i].held) {
+                held += e->proc[p].held[i].held;
+                cq = cq < 0 ? e->proc[p].held[i].cq_ord : cq;
+            }
+    }
+    if (!held && !over)
+        return;
+    char why[300];
+    snprintf(why, sizeof(why),
+             "not judged a deadlock of the program's own: at the deadline the shim held %llu "
+             "completion(s) it had made for CQ #%lld, which has a completion channel; rxe "
+             "raises no event for them, so a program asleep on the channel was never told: ",
+             (unsigned long long)held, (long long)cq);
+    rg_rank_recast(res, RG_V_DEADLOCK, RG_V_ERROR, why);
+}
+
+/*
  * Slow detection: once a rank has failed (an error returned, or killed), a peer that can be
  * told of it (the side channel, a closed socket) must fail within half its timeout, not wait
  * the whole of it out. A stopped rank tells no one and the hub may be the one stopped, so a run
@@ -475,8 +511,10 @@ void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *e
     }
     for (int k = lo; a.rank_rules && sc->ownership && k < hi; k++)
         ownership(&a, k);
-    for (int k = lo; a.rank_rules && k < hi; k++)
+    for (int k = lo; a.rank_rules && k < hi; k++) {
         leaks(&a, k);
+        held_unseen(&a, k);
+    }
     if (a.whole) {
         slow_detection(&a);
         timeout_on_time(&a);

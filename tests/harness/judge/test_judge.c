@@ -547,6 +547,65 @@ START_TEST(test_leak)
 }
 END_TEST
 
+/*
+ * A hang while the shim held completions it made for a CQ with a completion channel: rxe raises
+ * no event for them, so the hang may be the shim's, not the program's. Read from the CQ's
+ * summary (its latest word: a later summary with nothing held clears it), and judged ERROR,
+ * not DEADLOCK. A CQ without a channel, or one holding nothing, changes no verdict.
+ */
+static void write_lines(const char *path, const char *text);
+
+START_TEST(test_held_unseen)
+{
+    char path[] = "/tmp/rg-held-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    static rg_evidence ev;
+    write_lines(path, "{\"event\":\"load\",\"rank\":0,\"pid\":9}\n"
+                      "{\"event\":\"cq\",\"pid\":9,\"why\":\"snapshot\",\"dev\":\"rxe0\","
+                      "\"cq_ord\":1,\"polls\":4,\"cqe\":2,\"channel\":true,\"held\":3}\n"
+                      "{\"event\":\"cq\",\"pid\":9,\"why\":\"snapshot\",\"dev\":\"rxe0\","
+                      "\"cq_ord\":0,\"polls\":4,\"cqe\":2,\"channel\":false,\"held\":5}\n"
+                      "{\"event\":\"cq\",\"pid\":9,\"why\":\"snapshot\",\"dev\":\"rxe0\","
+                      "\"cq_ord\":2,\"polls\":4,\"cqe\":2}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    ck_assert_int_eq(ev.bad_lines, 0);
+    ck_assert_int_eq(ev.proc[0].nheld, 1); /* the CQ with a channel; an older line has none */
+    ck_assert_int_eq(ev.proc[0].held[0].cq_ord, 1);
+    ck_assert_uint_eq(ev.proc[0].held[0].held, 3);
+
+    static const char *const rules[] = {"lose op=send rank=0 nth=1"};
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].first_fault_mono_ms = 1200;
+    g_ev[0].proc[0] = ev.proc[0];
+    rg_rank_find(&g_r.rank[0], RG_V_DEADLOCK, 8.0, "still running after the 8 s deadline");
+    rg_rank_find(&g_r.rank[1], RG_V_DEADLOCK, 8.0, "still running after the 8 s deadline");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_ERROR);
+    ck_assert_msg(strstr(g_r.rank[0].detail, "held 3 completion(s) it had made for CQ #1") &&
+                      strstr(g_r.rank[0].detail, "still running after the 8 s deadline"),
+                  "%s", g_r.rank[0].detail);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK); /* its peer held nothing */
+
+    /* A later summary of the same CQ with nothing held: the hang is the program's. */
+    write_lines(path, "{\"event\":\"load\",\"rank\":0,\"pid\":9}\n"
+                      "{\"event\":\"cq\",\"pid\":9,\"why\":\"snapshot\",\"dev\":\"rxe0\","
+                      "\"cq_ord\":1,\"polls\":4,\"cqe\":2,\"channel\":true,\"held\":3}\n"
+                      "{\"event\":\"cq\",\"pid\":9,\"why\":\"exit\",\"dev\":\"rxe0\","
+                      "\"cq_ord\":1,\"polls\":5,\"cqe\":5,\"channel\":true,\"held\":0}\n");
+    ck_assert_int_eq(rg_evidence_read(path, &ev, err, sizeof(err)), 0);
+    setup_case(2, rules, 1);
+    g_ev[0].fired[0] = 1;
+    g_ev[0].proc[0] = ev.proc[0];
+    rg_rank_find(&g_r.rank[0], RG_V_DEADLOCK, 8.0, "still running after the 8 s deadline");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 1000, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_DEADLOCK);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_detected_needs_a_fault_before)
 {
     static const char *const rules[] = {"error status=WR_FLUSH_ERR op=recv rank=1 nth=3"};
@@ -1484,6 +1543,7 @@ Suite *rg_suite_judge(void)
     tcase_add_test(t, test_error_told_late);
     tcase_add_test(t, test_timeout_on_time);
     tcase_add_test(t, test_leak);
+    tcase_add_test(t, test_held_unseen);
     tcase_add_test(t, test_slow_detection);
     tcase_add_test(t, test_not_instrumented);
     tcase_add_test(t, test_detected_needs_a_fault_before);
