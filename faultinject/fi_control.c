@@ -536,6 +536,9 @@ __attribute__((constructor)) static void fi_load(void)
     RESOLVE(dereg_mr, "ibv_dereg_mr");
     RESOLVE(create_comp_channel, "ibv_create_comp_channel");
     RESOLVE(destroy_comp_channel, "ibv_destroy_comp_channel");
+    RESOLVE(get_cq_event, "ibv_get_cq_event");
+    RESOLVE(ack_cq_events, "ibv_ack_cq_events");
+    RESOLVE(query_device, "ibv_query_device");
 #undef RESOLVE
     if (dladdr((void *)&fi_load, &self) && self.dli_fname)
         snprintf(g_self_path, sizeof(g_self_path), "%s", self.dli_fname);

@@ -63,6 +63,9 @@ struct fi_real {
     int (*dereg_mr)(struct ibv_mr *);
     struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *);
     int (*destroy_comp_channel)(struct ibv_comp_channel *);
+    int (*get_cq_event)(struct ibv_comp_channel *, struct ibv_cq **, void **);
+    void (*ack_cq_events)(struct ibv_cq *, unsigned int);
+    int (*query_device)(struct ibv_context *, struct ibv_device_attr *);
 };
 extern struct fi_real fi_real;
 
@@ -122,6 +125,8 @@ struct fi_ctx {
     post_send_fn post_send;
     post_recv_fn post_recv;
     post_srq_fn post_srq_recv;
+    int (*req_notify)(struct ibv_cq *, int); /* the provider's ibv_req_notify_cq (fi_notify.c) */
+    bool soft_events; /* rxe's: an event needs no provider hook, so the shim may raise one */
     create_cq_ex_fn create_cq_ex;
     create_qp_ex_fn create_qp_ex;
 };
@@ -224,6 +229,10 @@ struct fi_cq {
     _Atomic uint64_t polls, cqe;
     _Atomic uint64_t tr_idle; /* the trace: polls that found nothing since its last completion */
     _Atomic uint64_t stall_until_ns;
+    /* fi_notify.c: armed by the program since its last event; events the shim raised for its
+     * own completions that the program has not acked yet. */
+    _Atomic int armed;
+    _Atomic unsigned int owed;
     int (*start_poll)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *);
     int (*next_poll)(struct ibv_cq_ex *);
     bool is_ex; /* polled through start_poll/next_poll: synthetic completions can't be added */
@@ -440,6 +449,8 @@ int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 /* Posts to a shared receive queue counted: the totals, the call site, the sanitizer's
  * unsanitized count (fi_rules.c). */
 void fi_count_srq_posts(const struct ibv_recv_wr *wr);
+/* The program arms a CQ (fi_notify.c): remembered, for the events of the shim's completions. */
+int fi_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int fi_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr);
 int fi_cqx_next(struct ibv_cq_ex *cq);

@@ -142,6 +142,12 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     cx->post_send = ctx->ops.post_send;
     cx->post_recv = ctx->ops.post_recv;
     cx->post_srq_recv = ctx->ops.post_srq_recv;
+    cx->req_notify = ctx->ops.req_notify_cq;
+    /* Events for the shim's own completions (fi_notify.c) only where the provider keeps no
+     * state of its own per event: rxe (its vendor id). mlx5 and mlx4 count events in a hook
+     * of libibverbs' ibv_get_cq_event that an event the shim raises would skip. */
+    struct ibv_device_attr da;
+    cx->soft_events = fi_real.query_device(ctx, &da) == 0 && da.vendor_id == 0xffffff;
     struct verbs_context *vctx = verbs_get_ctx(ctx);
     cx->create_cq_ex = vctx ? vctx->create_cq_ex : NULL;
     cx->create_qp_ex = vctx ? vctx->create_qp_ex : NULL;
@@ -167,6 +173,8 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
     ctx->ops.post_recv = fi_post_recv;
     if (ctx->ops.post_srq_recv)
         ctx->ops.post_srq_recv = fi_post_srq_recv;
+    if (ctx->ops.req_notify_cq)
+        ctx->ops.req_notify_cq = fi_req_notify_cq;
     if (vctx && vctx->create_cq_ex)
         vctx->create_cq_ex = fi_create_cq_ex;
     if (vctx && vctx->create_qp_ex)
