@@ -198,14 +198,18 @@ static bool own_fault_fired(const rg_scenario *sc, const rg_evidence *e, int kin
  * one MPI's launchers give a job's other processes once one fails (mpirun's abort): KILLED,
  * with those facts. Anything else is a CRASH, said with what is not known.
  */
-static void job_unseen_end(rg_result *res, const rg_launched *l, int r)
+static void job_unseen_end(rg_result *res, const rg_launched *l, int r, const rg_scenario *sc,
+                           const rg_evidence *ev)
 {
     rg_rank_result *k = &res->rank[r];
     const struct rg_proc *lp = &l->launcher;
     int first = -1;
+    /* A rank whose own end is known: an exit its shim saw, or its own kill fault (the shim says
+     * so before it kills: mpirun's job then ended the others, as after any failure). */
     for (int o = 0; o < res->ranks; o++)
-        if (o != r && !l->rank[o].proc.job_unseen && res->rank[o].left_t_s >= 0 &&
-            res->rank[o].verdict >= RG_V_DETECTED && res->rank[o].verdict != RG_V_LEAK &&
+        if (o != r && (!l->rank[o].proc.job_unseen || own_fault_fired(sc, &ev[o], FI_KILL)) &&
+            res->rank[o].left_t_s >= 0 && res->rank[o].verdict >= RG_V_DETECTED &&
+            res->rank[o].verdict != RG_V_LEAK &&
             (first < 0 || res->rank[o].left_t_s < res->rank[first].left_t_s))
             first = o;
     bool failed = lp->exited && WIFEXITED(lp->status) && WEXITSTATUS(lp->status) != 0;
@@ -344,7 +348,7 @@ void rg_judge_programs(rg_result *res, const rg_scenario *sc, const rg_launched 
     }
     for (int r = 0; r < sc->ranks; r++)
         if (l->rank[r].proc.job_unseen && !own_fault_fired(sc, &ev[r], FI_KILL))
-            job_unseen_end(res, l, r);
+            job_unseen_end(res, l, r, sc, ev);
     if (l->job)
         judge_launcher(res, sc, l);
     /* A hang is the rank's finding before the evidence's rules run: a process still running

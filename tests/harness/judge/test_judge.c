@@ -1208,6 +1208,26 @@ START_TEST(test_job)
                       strstr(g_r.rank[1].detail, "after rank 0 left with") &&
                       strstr(g_r.rank[1].detail, "the launcher then exited with status 1"),
                   "%s", g_r.rank[1].detail);
+    /* Rank 1 ended by its own kill fault (no exit seen either: SIGKILL), then rank 0 with no
+     * exit seen and the launcher exits 1: mpirun ended rank 0 after rank 1's end, KILLED, not
+     * a CRASH of its own (mpi-allreduce-kill read CRASH so). */
+    free(l);
+    l = job_case(1);
+    g_sc.nfaults = 1;
+    g_sc.fault[0].kind = FI_KILL;
+    snprintf(g_sc.fault[0].rule, sizeof(g_sc.fault[0].rule), "kill op=recv rank=1 nth=20");
+    l->rank[1].ev.fired[0] = 1;
+    l->rank[0].proc.status = SIGTERM;
+    l->rank[0].proc.job_unseen = true;
+    l->rank[1].proc.status = SIGKILL;
+    l->rank[1].proc.job_unseen = true;
+    l->rank[0].said.left_t_s = 3.0; /* after rank 1's end at 2.0 */
+    rg_judge_programs(&g_r, &g_sc, l);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_KILLED);
+    ck_assert_int_eq(g_r.rank[0].verdict, RG_V_KILLED);
+    ck_assert_msg(strstr(g_r.rank[0].detail, "after rank 1 left with killed"), "%s",
+                  g_r.rank[0].detail);
+    g_sc.nfaults = 0;
     /* The same end while the launcher exits 0: nothing explains it. */
     free(l);
     l = job_case(0);
