@@ -53,8 +53,8 @@ static struct fi_cq *owed_event(const struct ibv_comp_channel *ch)
 {
     for (int i = 0; i < FI_MAX_CQS; i++) {
         struct fi_cq *c = &g_cq[i];
-        if (atomic_load_explicit(&c->state, memory_order_acquire) != SLOT_LIVE || !c->cq ||
-            c->cq->channel != ch || !atomic_load(&c->armed) || !deliverable(c))
+        if (atomic_load_explicit(&c->state, memory_order_acquire) != SLOT_LIVE || c->chan != ch ||
+            !atomic_load(&c->armed) || !deliverable(c))
             continue;
         int one = 1;
         if (atomic_compare_exchange_strong(&c->armed, &one, 0))

@@ -466,7 +466,7 @@ int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
                  * one already in it: completions kept back past the stall would wake no one,
                  * and the program would hang where no NIC, late as it may be (its event comes
                  * with its late completion), would leave it. rping hung so on both ends. */
-                if (c->cq && c->cq->channel)
+                if (c->chan)
                     fi_sleep_ms(r->ms);
                 else
                     atomic_store(&c->stall_until_ns, fi_now_ns() + r->ms * 1000000u);

@@ -124,7 +124,7 @@ void fi_cq_summary(struct fi_cq *c, const char *why)
 {
     FI_EV(cq, .has = RG_EVH(cq, channel) | RG_EVH(cq, held), .why = why,
           .dev = c->c ? c->c->dev : "?", .cq_ord = c->ord, .polls = atomic_load(&c->polls),
-          .cqe = atomic_load(&c->cqe), .channel = c->cq && c->cq->channel,
+          .cqe = atomic_load(&c->cqe), .channel = c->chan != NULL,
           .held = (uint64_t)atomic_load(&c->npend));
 }
 
@@ -221,6 +221,7 @@ void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx)
     if (!c->pend)
         c->pcap = 0;
     c->is_ex = cqx != NULL;
+    c->chan = cq->channel;
     c->cq = cq;
     c->c = fi_ctx_of(cq->context);
     c->ord = ord;

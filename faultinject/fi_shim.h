@@ -236,6 +236,10 @@ struct fi_cq {
     int (*start_poll)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *);
     int (*next_poll)(struct ibv_cq_ex *);
     bool is_ex; /* polled through start_poll/next_poll: synthetic completions can't be added */
+    /* Its completion channel or NULL, kept here: its summary at ibv_destroy_cq is written after
+     * the provider freed the ibv_cq (valgrind found the read there), and fi_notify.c reads it
+     * from other threads. */
+    struct ibv_comp_channel *chan;
     pthread_mutex_t plock;
     _Atomic int npend;
     int pcap;
