@@ -70,7 +70,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
 HARNESS_SRC   := $(sort $(wildcard harness/*/*.c))
 FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c faultinject/fi_ev_format.c faultinject/fi_own.c faultinject/fi_dl.c \
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
-                 faultinject/fi_ring.c \
+                 faultinject/fi_ring.c faultinject/fi_srq.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_trace.c faultinject/fi_verbs.c \
                  faultinject/fi_caller.c faultinject/fi_notify.c \
                  faultinject/fi_control.c $(PARSE_SRC)

@@ -530,6 +530,8 @@ __attribute__((constructor)) static void fi_load(void)
     RESOLVE(destroy_cq, "ibv_destroy_cq");
     RESOLVE(create_qp, "ibv_create_qp");
     RESOLVE(destroy_qp, "ibv_destroy_qp");
+    RESOLVE(create_srq, "ibv_create_srq");
+    RESOLVE(destroy_srq, "ibv_destroy_srq");
     RESOLVE(modify_qp, "ibv_modify_qp");
     RESOLVE(query_gid, "ibv_query_gid");
     RESOLVE(dealloc_pd, "ibv_dealloc_pd");

@@ -384,9 +384,9 @@ int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
  * the process's totals and at their call site, not on a QP; a rule that names a QP, a CQ or a
  * step's QP never matches them, one that names a device or none does: `delay op=recv` holds the
  * post, `nomem verb=post_recv` fails it as a full queue would, the requests before the one it
- * hits posted, as bad_wr says. The sanitizer does not follow them (a completion names the QP
- * that took the receive, and finding the request again would need the SRQ's own table): each
- * is counted as not sanitized, never as checked.
+ * hits posted, as bad_wr says. Their scatter lists are recorded (fi_srq.c) for corrupt, which
+ * flips a bit of what the completion's receive got, on whichever QP took it. The sanitizer
+ * does not follow them: each is counted as not sanitized, never as checked.
  */
 __attribute__((noinline)) static int fi_post_srq_recv_slow(struct fi_ctx *cx, struct ibv_srq *srq,
                                                            struct ibv_recv_wr *wr,
@@ -420,7 +420,7 @@ __attribute__((noinline)) static int fi_post_srq_recv_slow(struct fi_ctx *cx, st
                         p = p->next;
                     p->next = NULL;
                     fi_count_srq_posts(wr);
-                    rc = cx->post_srq_recv(srq, wr, bad);
+                    rc = fi_srq_post(srq, cx->post_srq_recv, wr, bad);
                     p->next = w;
                 }
                 if (!rc)
@@ -432,7 +432,7 @@ __attribute__((noinline)) static int fi_post_srq_recv_slow(struct fi_ctx *cx, st
         }
     }
     fi_count_srq_posts(wr);
-    return cx->post_srq_recv(srq, wr, bad);
+    return fi_srq_post(srq, cx->post_srq_recv, wr, bad);
 }
 
 __attribute__((noinline)) static int fi_post_srq_recv_entered(struct fi_ctx *cx,

@@ -92,6 +92,10 @@ struct fi_own *fi_own_send(const void *ctx, const struct ibv_send_wr *w, const s
  * bytes past it are left as they are and never checked. */
 struct fi_own *fi_own_recv(const void *ctx, const struct ibv_recv_wr *w, uint32_t room);
 void fi_own_unsanitized(uint64_t n);
+/* The shim's own write: corrupt flipped `mask` in the byte at va. A send whose gather list
+ * holds that byte (a program that receives into the buffer it sends from) then differs from
+ * its copy by the shim's hand, not the program's: not a rewrite in flight. */
+void fi_own_flipped(uint64_t va, uint8_t mask);
 /* ud: as at fi_own_send, the same QP's. */
 bool fi_own_check(struct fi_own *o, uint32_t qpn, const struct fi_heard *ud, uint64_t wr_id,
                   bool success, uint32_t byte_len);

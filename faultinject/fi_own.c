@@ -303,10 +303,39 @@ static int64_t unpoisoned_at(const uint8_t *p, uint64_t from, uint64_t len)
     return -1;
 }
 
+/* The shim's last flips (fi_own_flipped): corrupt fires a few times a run at most. */
+#define FI_OWN_FLIPS 16
+static struct {
+    uint64_t va;
+    uint8_t mask;
+} g_flip[FI_OWN_FLIPS];
+static unsigned g_nflip;
+static pthread_mutex_t g_flip_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fi_own_flipped(uint64_t va, uint8_t mask)
+{
+    pthread_mutex_lock(&g_flip_lock);
+    unsigned i = g_nflip++ % FI_OWN_FLIPS;
+    g_flip[i].va = va;
+    g_flip[i].mask = mask;
+    pthread_mutex_unlock(&g_flip_lock);
+}
+
+/* Whether the byte at p differs from `was` by exactly a flip the shim made there. */
+static bool shim_flip(const uint8_t *p, uint8_t was)
+{
+    bool mine = false;
+    pthread_mutex_lock(&g_flip_lock);
+    for (unsigned i = 0; i < FI_OWN_FLIPS && i < g_nflip && !mine; i++)
+        mine = g_flip[i].va == (uint64_t)(uintptr_t)p && (uint8_t)(*p ^ was) == g_flip[i].mask;
+    pthread_mutex_unlock(&g_flip_lock);
+    return mine;
+}
+
 /*
  * The first byte that changed, as an offset into the request's gather list, or -1. A send: any
- * byte against its copy. A receive that completed with byte_len bytes (success): any byte past
- * them that is no longer poison.
+ * byte against its copy, but for a bit the shim's corrupt flipped there. A receive that completed
+ * with byte_len bytes (success): any byte past them that is no longer poison.
  */
 static int64_t own_diff(const struct fi_own *o, bool success, uint32_t byte_len)
 {
@@ -321,7 +350,7 @@ static int64_t own_diff(const struct fi_own *o, bool success, uint32_t byte_len)
         if (!o->recv) {
             if (memcmp(p, o->copy + off, len) != 0)
                 for (uint32_t b = 0; b < len && at < 0; b++)
-                    if (p[b] != o->copy[off + b])
+                    if (p[b] != o->copy[off + b] && !shim_flip(p + b, o->copy[off + b]))
                         at = (int64_t)(off + b);
         } else if (success) {
             int64_t b = unpoisoned_at(p, byte_len > off ? byte_len - off : 0, len);

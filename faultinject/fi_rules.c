@@ -70,6 +70,16 @@ bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth)
     return true;
 }
 
+/*
+ * Gives back a fire claimed by fi_fire that could not act (a corrupt with no receive buffer
+ * the shim knows): a fault that changed nothing must not count as fired, or the judge takes
+ * the run as proof. Its event still says why, with "skipped".
+ */
+void fi_unfire(struct fi_live *lp, int i)
+{
+    atomic_fetch_sub_explicit(&lp->fired[i], 1, memory_order_relaxed);
+}
+
 void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, uint64_t nth,
                     const struct rg_evr_fault *d)
 {
@@ -320,6 +330,7 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
         if (span > byte_len)
             span = byte_len;
         if (!e || !span) {
+            fi_unfire(lp, i);
             fi_event_fault(
                 lp, i, &s, nth,
                 FI_FD(.has = RG_EVH(fault, skipped), .skipped = "receive buffer unknown or empty"));
@@ -341,6 +352,7 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
                 snprintf(why, sizeof(why), "scatter entry %u has no address", k);
             } else {
                 ((volatile uint8_t *)(uintptr_t)e->addr[k])[at] ^= (uint8_t)(1u << (bit % 8));
+                fi_own_flipped(e->addr[k] + at, (uint8_t)(1u << (bit % 8)));
                 d = (struct rg_evr_fault){.has = RG_EVH(fault, byte) | RG_EVH(fault, bit) |
                                                  RG_EVH(fault, wr_id),
                                           .byte = bit / 8,
@@ -348,6 +360,8 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
                                           .wr_id = wr_id};
             }
         }
+        if (d.has & RG_EVH(fault, skipped))
+            fi_unfire(lp, i);
         fi_event_fault(lp, i, &s, nth, &d);
     }
 }
@@ -404,12 +418,15 @@ bool fi_on_provider_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c,
 {
     bool recv = fi_cqe_is_recv(q, cq, *status, opcode, wr_id);
     bool broken = atomic_load_explicit(&q->faulted, memory_order_relaxed);
+    struct fi_rent e;
+    /* An SRQ's receive is taken from its record whatever becomes of the completion. */
+    bool have = recv && q->srq && fi_srq_take(q->qp->srq, wr_id, &e);
     if (broken && recv && !(c && c->is_ex))
         return false;
     if (broken && !recv && q->sq_by_shim)
         return false;
-    struct fi_rent e;
-    bool have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, &e);
+    if (!(recv && q->srq))
+        have = fi_retire(q, recv, *status == IBV_WC_SUCCESS, wr_id, &e);
     /* Lost sends wait for the signaled sends before them, whatever their status. */
     if (!recv && (have ? e.signaled : *status == IBV_WC_SUCCESS))
         atomic_fetch_add_explicit(&q->sig_done, 1, memory_order_relaxed);

@@ -57,6 +57,8 @@ struct fi_real {
     int (*destroy_cq)(struct ibv_cq *);
     struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
     int (*destroy_qp)(struct ibv_qp *);
+    struct ibv_srq *(*create_srq)(struct ibv_pd *, struct ibv_srq_init_attr *);
+    int (*destroy_srq)(struct ibv_srq *);
     int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
     int (*query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
     int (*dealloc_pd)(struct ibv_pd *);
@@ -155,6 +157,7 @@ struct fi_rent { /* a posted work request: its id, for receives the buffers it f
     uint32_t len[FI_RENT_SGE];
     uint32_t nsge;
     bool signaled;      /* sends: whether its completion is reported on success */
+    bool taken;         /* an SRQ's: completed out of turn, a hole until the head passes it */
     struct fi_own *own; /* the ownership sanitizer's record, NULL when it is off or exempt */
 };
 
@@ -407,6 +410,7 @@ void fi_cq_add(struct ibv_cq *cq, struct ibv_cq_ex *cqx);
 
 /* fi_rules.c */
 bool fi_fire(struct fi_live *lp, int i, const struct fi_site *s, uint64_t *nth);
+void fi_unfire(struct fi_live *lp, int i);
 /* The fault event of rule i at site s; d (or NULL) holds what the fault did, in the optional
  * fields of the schema's fault (rg_fi_events.h) with their `has` bits. */
 void fi_event_fault(const struct fi_live *lp, int i, const struct fi_site *s, uint64_t nth,
@@ -453,6 +457,15 @@ int fi_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 /* Posts to a shared receive queue counted: the totals, the call site, the sanitizer's
  * unsanitized count (fi_rules.c). */
 void fi_count_srq_posts(const struct ibv_recv_wr *wr);
+
+/* fi_srq.c: SRQs' posted receives, for corrupt to find the buffer a completion filled. Posts
+ * through `post` are recorded; take gives the record of the receive a completion with this
+ * wr_id took, false when unknown (an SRQ not followed, or a wr_id that could be two). */
+void fi_srq_add(struct ibv_srq *srq, uint32_t max_wr);
+void fi_srq_gone(struct ibv_srq *srq);
+int fi_srq_post(struct ibv_srq *srq, post_srq_fn post, struct ibv_recv_wr *wr,
+                struct ibv_recv_wr **bad);
+bool fi_srq_take(struct ibv_srq *srq, uint64_t wr_id, struct fi_rent *out);
 /* The program arms a CQ (fi_notify.c): remembered, for the events of the shim's completions. */
 int fi_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int fi_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

@@ -465,6 +465,26 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
     return qp;
 }
 
+/* Wrapped so corrupt can find the buffers of an SRQ's receives (fi_srq.c). */
+FI_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+    struct ibv_srq *srq = fi_real.create_srq(pd, attr);
+    if (srq) {
+        int saved = errno;
+        fi_srq_add(srq, attr->attr.max_wr); /* the provider's own, written back */
+        errno = saved;
+    }
+    return srq;
+}
+
+FI_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+    int rc = fi_real.destroy_srq(srq);
+    if (!rc)
+        fi_srq_gone(srq);
+    return rc;
+}
+
 /* Wrapped for the trace: a QP's move to RTR names its peer, the one moment both ends of a
  * connection are known to the shim; and for uc_as_rc's attributes. Otherwise a pass-through. */
 FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)

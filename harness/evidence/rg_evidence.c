@@ -379,6 +379,11 @@ static void take(rg_ev_line *l, rg_evidence *ev, json_t *o, bool *fresh)
     struct rg_ev_proc *pr = proc_of(l, ev, o);
     if (!strcmp(name, "load")) {
         take_load(l, ev, pr, o);
+    } else if (!strcmp(name, "fault") && json_is_string(json_object_get(o, "skipped"))) {
+        /* A fire that could not act (fi_unfire): not a fault, but the reason it proves nothing. */
+        if (rule >= 0 && !ev->unacted[rule]++)
+            snprintf(ev->unacted_why[rule], sizeof(ev->unacted_why[rule]), "%s",
+                     rg_ev_str(l, o, "skipped"));
     } else if (!strcmp(name, "fault")) {
         take_fault(ev, pr, o, rule);
         json_t *st = json_object_get(o, "step"), *rp = json_object_get(o, "rep");

@@ -67,6 +67,10 @@ typedef struct rg_evidence {
     int first_fault_rule;
     uint64_t fired[FI_MAX_RULES];
     int64_t matched[FI_MAX_RULES]; /* -1: no summary of that rule */
+    /* Fires that could not act (a corrupt with no receive buffer known), not counted in fired,
+     * and the shim's reason for the first. */
+    uint64_t unacted[FI_MAX_RULES];
+    char unacted_why[FI_MAX_RULES][64];
     char queues[512];    /* QPs with work outstanding at the last summary, for a hang's detail */
     char verbs[256];     /* the libibverbs the shim wrapped, as it reported at load */
     int snapshot_signal; /* the signal its snapshot handler took, as it said at load; 0 none */

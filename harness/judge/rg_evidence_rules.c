@@ -475,13 +475,25 @@ static void not_exercised(const struct apply *a)
             snprintf(matched, sizeof(matched), "matched %lld times", (long long)u->matched);
         else
             snprintf(matched, sizeof(matched), "matched an unknown number of times");
-        char hint[300];
+        char hint[300], unacted[120] = "";
         counts_hint(a, u->rule, hint, sizeof(hint));
+        /* Fires the shim gave back (fi_unfire): the rule was reached, and changed nothing. */
+        uint64_t gave = 0;
+        const char *why = "";
+        for (int k = a->lo; k < a->hi; k++)
+            if (i < FI_MAX_RULES && a->ev[k].unacted[i]) {
+                why = gave ? why : a->ev[k].unacted_why[i];
+                gave += a->ev[k].unacted[i];
+            }
+        if (gave)
+            snprintf(unacted, sizeof(unacted), " (it fired %llu time(s) and could not act: %s)",
+                     (unsigned long long)gave, why);
         for (int k = a->lo; k < a->hi; k++)
             rg_rank_find(&r->rank[k], skipped ? RG_V_UNSUPPORTED : RG_V_NOT_EXERCISED, -1,
-                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank%s%s", i + 1,
-                         short_rule(u->rule, shown, sizeof(shown)), u->line, matched,
-                         skipped ? ", and steps it may have aimed at were not run" : "", hint);
+                         "faults item %d '%s' (line %d) %s, fired 0 times on every rank%s%s%s",
+                         i + 1, short_rule(u->rule, shown, sizeof(shown)), u->line, matched,
+                         unacted, skipped ? ", and steps it may have aimed at were not run" : "",
+                         hint);
     }
 }
 

@@ -1384,17 +1384,28 @@ START_TEST(test_srq)
     struct proc s, c;
     snprintf(port, sizeof(port), "%d", g_port + 40 + _i);
     unlink(g_log);
-    const char *plan = _i ? "nomem verb=post_recv nth=30"
-                          : "sites; delay op=recv ms=100 nth=20; nomem verb=post_recv qp=#0; "
-                            "delay op=recv qp=#0 ms=5000";
+    static const char *const plans[] = {
+        "sites; delay op=recv ms=100 nth=20; nomem verb=post_recv qp=#0; "
+        "delay op=recv qp=#0 ms=5000",
+        "nomem verb=post_recv nth=30", "corrupt op=recv nth=10 bit=0"};
+    const char *plan = plans[_i];
     pair(ARGS("ibv_srq_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-q", "4", "-r", "16", "-p",
-              port),
+              port, "-c"),
          ARGS("ibv_srq_pingpong", "-d", devs[0], "-g", "1", "-n", "50", "-q", "4", "-r", "16", "-p",
-              port, "127.0.0.1"),
-         plan, &s, &c, atoi(port), _i ? 20 : 60);
+              port, "-c", "127.0.0.1"),
+         plan, &s, &c, atoi(port), _i == 1 ? 20 : 60);
     json_t *faults = events("fault"), *o;
     size_t i;
-    if (!_i) {
+    if (_i == 2) {
+        /* The SRQ's receive was found (fi_srq.c): the bit flipped, on the QP that took it. */
+        ck_assert_uint_eq(json_array_size(faults), 2); /* one a process */
+        json_array_foreach(faults, i, o)
+        {
+            ck_assert_msg(!json_object_get(o, "skipped"), "skipped: %s", ev_str(o, "skipped"));
+            ck_assert_int_eq(ev_int(o, "byte"), 0);
+            ck_assert_int_ge(ev_int(o, "qp"), 1);
+        }
+    } else if (!_i) {
         ck_assert_msg(s.status == 0 && c.status == 0, "server %d client %d\n%s\n%s", s.status,
                       c.status, s.out, c.out);
         json_t *tot = events("totals"), *callers = events("caller"), *rules = events("rule");
@@ -1500,7 +1511,7 @@ Suite *rg_suite_it_fi(void)
     tcase_add_loop_test(t, test_pingpong_flush, 0, 2);
     tcase_add_test(t, test_pingpong_sites);
     tcase_add_loop_test(t, test_perftest_send_bw, 0, 2);
-    tcase_add_loop_test(t, test_srq, 0, 2);
+    tcase_add_loop_test(t, test_srq, 0, 3);
     suite_add_tcase(s, t);
     return s;
 }

@@ -84,6 +84,30 @@ START_TEST(test_send_rewritten_found)
 }
 END_TEST
 
+/* The shim's corrupt flipped a bit in a buffer a send still reads (a program receiving into
+ * the buffer it sends from, as ibv_srq_pingpong does): the shim's hand, no rewrite. A second
+ * change beside it, or another bit of the same byte, is still the program's. */
+START_TEST(test_send_shim_flip_not_rewrite)
+{
+    struct ibv_sge sg[1] = {{0x10000, 100, 77}};
+    struct ibv_send_wr w = send_wr(sg, 1);
+    struct fi_own *o = fi_own_send(&g_ctx, &w, NULL);
+    g_buf[40] ^= 0x10;
+    fi_own_flipped((uint64_t)(uintptr_t)&g_buf[40], 0x10);
+    ck_assert(!fi_own_check(o, 5, NULL, 9, true, 0));
+    ck_assert_int_eq(g_nev, 0);
+    fi_own_free(o);
+    o = fi_own_send(&g_ctx, &w, NULL);
+    g_buf[40] ^= 0x10 | 0x01; /* the flip's bit back, and one more of its own */
+    fi_own_flipped((uint64_t)(uintptr_t)&g_buf[40], 0x10);
+    g_buf[60] = 0x33;
+    ck_assert(fi_own_check(o, 5, NULL, 9, true, 0));
+    ck_assert_str_eq(g_ev, "ownership:\"op\":\"send\",\"qp\":5,\"wr_id\":\"0x9\",\"offset\":40,"
+                           "\"bytes\":100");
+    fi_own_free(o);
+}
+END_TEST
+
 /* Inline sends were copied at post: exempt. An SGE outside every MR: not sanitized, counted. */
 START_TEST(test_send_exempt_and_unknown)
 {
@@ -299,6 +323,7 @@ Suite *rg_suite_fi_own(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, test_send_untouched_passes);
     tcase_add_test(t, test_send_rewritten_found);
+    tcase_add_test(t, test_send_shim_flip_not_rewrite);
     tcase_add_test(t, test_send_exempt_and_unknown);
     tcase_add_test(t, test_recv_poison);
     tcase_add_test(t, test_recv_slack_given_back);

@@ -706,6 +706,19 @@ START_TEST(test_not_exercised)
     rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
     ck_assert_int_eq(g_r.rank[0].verdict, RG_V_NOT_EXERCISED);
     ck_assert_int_eq(g_r.rank[1].verdict, RG_V_DEADLOCK);
+    /* A corrupt the shim reached but could not apply (no receive buffer it knew) proves
+     * nothing: not exercised, and the message says why. */
+    static const char *const gave[] = {"corrupt op=recv rank=1 nth=20"};
+    setup_case(2, gave, 1);
+    g_ev[1].matched[0] = 34;
+    g_ev[1].unacted[0] = 1;
+    snprintf(g_ev[1].unacted_why[0], sizeof(g_ev[1].unacted_why[0]), "%s",
+             "receive buffer unknown or empty");
+    rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 2, 0, RG_EV_RANK | RG_EV_CROSS);
+    ck_assert_int_eq(g_r.rank[1].verdict, RG_V_NOT_EXERCISED);
+    ck_assert_ptr_nonnull(strstr(g_r.rank[1].detail,
+                                 "matched 34 times, fired 0 times on every rank (it fired 1 "
+                                 "time(s) and could not act: receive buffer unknown or empty)"));
     /* A netem whose window missed the traffic: its packets are counted to the qdisc's removal,
      * clean by then, and the message says the count is not the window's. */
     static const char *const cut[] = {"wire loss=100% rank=1 rail=0 after=1500 before=1600"};
@@ -880,6 +893,8 @@ START_TEST(test_evidence_read)
                 "{\"event\":\"fault\",\"rule\":1,\"mono_ms\":150.0,\"fault\":\"error\",\"step\":3,"
                 "\"rep\":0}\n"
                 "{\"event\":\"fault\",\"rule\":99,\"mono_ms\":1.0}\n"
+                "{\"event\":\"fault\",\"rule\":0,\"mono_ms\":0.5,\"fault\":\"corrupt\","
+                "\"skipped\":\"receive buffer unknown or empty\"}\n"
                 "not json at all\n"
                 "[1,2]\n"
                 "{\"event\":\"qp\",\"qp\":17,\"dev\":\"rxe0\",\"posts_send\":9,\"posts_recv\":4,"
@@ -902,6 +917,10 @@ START_TEST(test_evidence_read)
     ck_assert_int_eq(ev.fired_at[1].step, 2);
     ck_assert_int_eq(ev.fired_at[1].rep, 1);
     ck_assert(!ev.fired_at[0].seen && !ev.fired_at[0].known);
+    /* A fire that could not act is no fault: not first, not fired, and its reason kept. */
+    ck_assert_uint_eq(ev.fired[0], 0);
+    ck_assert_uint_eq(ev.unacted[0], 1);
+    ck_assert_str_eq(ev.unacted_why[0], "receive buffer unknown or empty");
     ck_assert_int_eq(ev.matched[0], 12);
     ck_assert_int_eq(ev.matched[2], -1);
     ck_assert_uint_eq(ev.contexts, 2); /* the mistyped totals are not taken */
