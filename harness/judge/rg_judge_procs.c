@@ -196,7 +196,10 @@ static bool own_fault_fired(const rg_scenario *sc, const rg_evidence *e, int kin
  * fault not the cause. It is the launcher's child, so which signal is not known. When another
  * rank had already ended on a failure and the launcher then exited non-zero, its end is the
  * one MPI's launchers give a job's other processes once one fails (mpirun's abort): KILLED,
- * with those facts. Anything else is a CRASH, said with what is not known.
+ * with those facts. When none had, and the launcher exited with a process's own error code
+ * (under 128: MPI_Abort's, not a signal's 128 + N), the job stopped with an error: DETECTED,
+ * for every such rank, since the launcher does not say which one reported it. Anything else
+ * is a CRASH, said with what is not known.
  */
 static void job_unseen_end(rg_result *res, const rg_launched *l, int r, const rg_scenario *sc,
                            const rg_evidence *ev)
@@ -213,7 +216,18 @@ static void job_unseen_end(rg_result *res, const rg_launched *l, int r, const rg
             (first < 0 || res->rank[o].left_t_s < res->rank[first].left_t_s))
             first = o;
     bool failed = lp->exited && WIFEXITED(lp->status) && WEXITSTATUS(lp->status) != 0;
-    if (first >= 0 && failed)
+    /* A launcher's status under 128 is a process's own exit code (MPI_Abort's), not the
+     * 128 + N it gives for a process's signal N. */
+    bool told = failed && WEXITSTATUS(lp->status) < 128;
+    if (first < 0 && told)
+        rg_rank_find(k, RG_V_DETECTED, k->left_t_s,
+                     "ended with no exit its shim saw (a signal, or _exit: a process of its "
+                     "launcher's, so which is not known), and its launcher exited with status %d, "
+                     "a process's own error code: the job stopped with an error (which process "
+                     "said it, and how each ended, the launcher does not say); its output is in "
+                     "%s/launcher.log",
+                     WEXITSTATUS(lp->status), res->dir);
+    else if (first >= 0 && failed)
         rg_rank_find(k, RG_V_KILLED, k->left_t_s,
                      "ended with no exit its shim saw (a signal, or _exit: a process of its "
                      "launcher's, so which is not known) after rank %d left with %s at %.2f s; "

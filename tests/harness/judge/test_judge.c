@@ -1247,6 +1247,31 @@ START_TEST(test_job)
     ck_assert_msg(strstr(g_r.rank[0].detail, "after rank 1 left with killed"), "%s",
                   g_r.rank[0].detail);
     g_sc.nfaults = 0;
+    /* Neither end seen (MPI_Abort after the program found a wrong sum, mpirun ending the
+     * other), the launcher exiting 1, a process's own code: the job stopped with an error,
+     * DETECTED for both, which one said it unknown. Exiting 134 (128 + SIGABRT, a UCX fatal
+     * error's abort) is a signal's end: CRASH. The fault fired first, at 0.5 s. */
+    for (int st = 1; st; st = st == 1 ? 134 : 0) {
+        free(l);
+        l = job_case(st);
+        g_sc.nfaults = 1;
+        g_sc.fault[0].kind = FI_CORRUPT;
+        snprintf(g_sc.fault[0].rule, sizeof(g_sc.fault[0].rule), "corrupt op=recv rank=1 nth=20");
+        l->rank[1].ev.fired[0] = 1;
+        l->rank[1].ev.first_fault_mono_ms = 500;
+        for (int r = 0; r < 2; r++) {
+            l->rank[r].proc.status = SIGKILL;
+            l->rank[r].proc.job_unseen = true;
+        }
+        rg_judge_programs(&g_r, &g_sc, l);
+        for (int r = 0; r < 2; r++) {
+            ck_assert_int_eq(g_r.rank[r].verdict, st == 1 ? RG_V_DETECTED : RG_V_CRASH);
+            ck_assert_msg(st != 1 || strstr(g_r.rank[r].detail, "its launcher exited with status "
+                                                                "1, a process's own error code"),
+                          "%s", g_r.rank[r].detail);
+        }
+        g_sc.nfaults = 0;
+    }
     /* The same end while the launcher exits 0: nothing explains it. */
     free(l);
     l = job_case(0);
