@@ -475,7 +475,7 @@ static void not_exercised(const struct apply *a)
             snprintf(matched, sizeof(matched), "matched %lld times", (long long)u->matched);
         else
             snprintf(matched, sizeof(matched), "matched an unknown number of times");
-        char hint[300], unacted[120] = "";
+        char hint[300], unacted[160] = ""; /* room for the reason's 63 and the count */
         counts_hint(a, u->rule, hint, sizeof(hint));
         /* Fires the shim gave back (fi_unfire): the rule was reached, and changed nothing. */
         uint64_t gave = 0;
