@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void fi_ring_push(struct fi_ring *r, const struct fi_rent *e)
+void fi_ring_push(struct fi_ring *r, const struct fi_rent *e)
 {
     uint32_t next;
     if (!r->cap || (next = (r->tail + 1) % r->cap) == r->head) {
@@ -213,8 +213,19 @@ int fi_send_before(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp, struct
     return rc;
 }
 
-/* The same for receives; the first FI_RENT_SGE entries of the scatter list are kept for
- * corrupt. */
+/* A receive's record: its wr_id and the first FI_RENT_SGE entries of its scatter list, kept
+ * for corrupt. */
+void fi_rent_recv(struct fi_rent *e, const struct ibv_recv_wr *w)
+{
+    *e = (struct fi_rent){.wr_id = w->wr_id};
+    for (int i = 0; i < w->num_sge && i < FI_RENT_SGE; i++) {
+        e->addr[i] = w->sg_list[i].addr;
+        e->len[i] = w->sg_list[i].length;
+        e->nsge++;
+    }
+}
+
+/* The same for receives (fi_rent_recv's records). */
 int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ibv_recv_wr *wr,
                 struct ibv_recv_wr **bad)
 {
@@ -223,14 +234,9 @@ int fi_recv_run(struct fi_qp *q, post_recv_fn post, struct ibv_qp *qp, struct ib
     bool exact0 = q->rring.exact;
     bool own = fi_own_on();
     for (struct ibv_recv_wr *w = wr; w; w = w->next) {
-        struct fi_rent e = {.wr_id = w->wr_id,
-                            .own =
-                                own ? fi_own_recv(qp->context, w, atomic_load(&q->ud_room)) : NULL};
-        for (int i = 0; i < w->num_sge && i < FI_RENT_SGE; i++) {
-            e.addr[i] = w->sg_list[i].addr;
-            e.len[i] = w->sg_list[i].length;
-            e.nsge++;
-        }
+        struct fi_rent e;
+        fi_rent_recv(&e, w);
+        e.own = own ? fi_own_recv(qp->context, w, atomic_load(&q->ud_room)) : NULL;
         fi_ring_push_own(&q->rring, &e);
     }
     double at = fi_trace_now();

@@ -329,18 +329,14 @@ static void fi_on_cqe(struct fi_live *lp, struct fi_qp *q, struct fi_cq *c, int 
             span += e->len[k];
         if (span > byte_len)
             span = byte_len;
-        if (!e || !span) {
-            fi_unfire(lp, i);
-            fi_event_fault(
-                lp, i, &s, nth,
-                FI_FD(.has = RG_EVH(fault, skipped), .skipped = "receive buffer unknown or empty"));
-            continue;
-        }
-        uint64_t bit = r->bit >= 0 ? (uint64_t)r->bit
-                                   : (uint64_t)(fi_draw(r->seed, i, nth) * (double)span * 8.0);
-        char why[96];
+        char why[96] = "receive buffer unknown or empty";
         struct rg_evr_fault d = {.has = RG_EVH(fault, skipped), .skipped = why};
-        if (bit >= span * 8) {
+        uint64_t bit = !span         ? 0
+                       : r->bit >= 0 ? (uint64_t)r->bit
+                                     : (uint64_t)(fi_draw(r->seed, i, nth) * (double)span * 8.0);
+        if (!e || !span) {
+            /* nothing to flip: d says why */
+        } else if (bit >= span * 8) {
             snprintf(why, sizeof(why), "bit %llu beyond %llu bytes", (unsigned long long)bit,
                      (unsigned long long)span);
         } else {

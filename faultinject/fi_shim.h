@@ -462,6 +462,10 @@ void fi_count_srq_posts(const struct ibv_recv_wr *wr);
  * through `post` are recorded; take gives the record of the receive a completion with this
  * wr_id took, false when unknown (an SRQ not followed, or a wr_id that could be two). */
 void fi_srq_add(struct ibv_srq *srq, uint32_t max_wr);
+/* fi_ring.c's, shared with fi_srq.c: a receive's record, and a push that marks a full ring
+ * inexact. */
+void fi_rent_recv(struct fi_rent *e, const struct ibv_recv_wr *w);
+void fi_ring_push(struct fi_ring *r, const struct fi_rent *e);
 void fi_srq_gone(struct ibv_srq *srq);
 int fi_srq_post(struct ibv_srq *srq, post_srq_fn post, struct ibv_recv_wr *wr,
                 struct ibv_recv_wr **bad);

@@ -96,20 +96,11 @@ int fi_srq_post(struct ibv_srq *srq, post_srq_fn post, struct ibv_recv_wr *wr,
     struct fi_ring *r = &s->ring;
     uint32_t tail0 = r->tail, n = 0;
     bool exact0 = r->exact;
+    /* A full ring loses the record and its exactness: a shared wr_id no longer says which. */
     for (struct ibv_recv_wr *w = wr; w; w = w->next) {
-        struct fi_rent e = {.wr_id = w->wr_id};
-        for (int i = 0; i < w->num_sge && i < FI_RENT_SGE; i++) {
-            e.addr[i] = w->sg_list[i].addr;
-            e.len[i] = w->sg_list[i].length;
-            e.nsge++;
-        }
-        uint32_t next;
-        if (!r->cap || (next = (r->tail + 1) % r->cap) == r->head) {
-            r->exact = false; /* one receive missing: a shared wr_id no longer says which */
-            continue;
-        }
-        r->e[r->tail] = e;
-        r->tail = next;
+        struct fi_rent e;
+        fi_rent_recv(&e, w);
+        fi_ring_push(r, &e);
     }
     int rc = post(srq, wr, bad);
     for (struct ibv_recv_wr *w = wr; rc && w && w != *bad; w = w->next)
