@@ -48,7 +48,7 @@ typedef struct rg_runargs {
     int nfiles;
 } rg_runargs;
 /* 0, or -1 with err (a word that is no option of run's, a value missing, or an option the
- * caller sets itself: --transport, --out, --tally, --triage, --hosts). */
+ * caller sets itself: --transport, --out, --tally, --triage, --hosts, --trace). */
 int rg_runargs_split(int argc, char **argv, rg_runargs *ra, char *err, size_t errlen);
 /* `self run [--transport T] --out OUT OPTS... FILES...`, FILES being `only` (nonly of them)
  * when only is not NULL, else ra's; its output in log, stopped (its process group) after

@@ -274,6 +274,9 @@ static int load_all(struct run *u, int argc, char **argv, int first)
         }
         if (o->no_ownership)
             e->sc.ownership = false;
+        /* A fault's doing shows in the trace as the transport's: only the fault-free ones. */
+        if (o->trace && !e->sc.nfaults)
+            e->sc.trace = true;
         if (o->uc_as_rc && e->sc.nfaults + e->sc.ownership + e->sc.trace + 1 > FI_MAX_RULES) {
             fprintf(stderr,
                     "railguard run: %s: %d faults and the run's own rules leave no room for "

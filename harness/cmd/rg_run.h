@@ -48,6 +48,7 @@ struct run_opts {
     char host[RG_MAX_RANKS][128];
     int nhosts;
     bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
+    bool trace;        /* --trace: the verbs trace on in every fault-free scenario */
     bool uc_as_rc;     /* --uc-as-rc: the shim makes every UC QP an RC one, in every scenario */
     bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
     bool fail_fast;    /* --fail-fast: no scenario started after one failed */

@@ -95,6 +95,8 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
         args[na++] = "--no-ownership";
     if (o->uc_as_rc)
         args[na++] = "--uc-as-rc";
+    if (o->trace)
+        args[na++] = "--trace";
     char scale[16];
     if (o->slow_scale != RG_RUN_SLOW_SCALE) {
         snprintf(scale, sizeof(scale), "%d", o->slow_scale);
@@ -316,6 +318,14 @@ static const rg_opt run_table[] = {
              "dominant UC race taken out, to see what else fails. Every report of the run says so, "
              "with the QPs it changed.",
      .off = RO(uc_as_rc)},
+    {.name = "trace",
+     .kind = RG_OPT_FLAG,
+     .help = "The shim's verbs trace on in every scenario without faults (as `trace: true`), so "
+             "the causes only a trace proves can be (a UC send dropped for want of a receive, a "
+             "wait for a message never sent), and a failed run can still prove a UC drop absent "
+             "from it: what compare and bisect read. A line of evidence a post and a completion, "
+             "to the shim's cap. compare and bisect give it to every run they make.",
+     .off = RO(trace)},
     {.name = "fail-fast",
      .kind = RG_OPT_FLAG,
      .help = "No scenario started after the first that failed: the run ends with the ones "

@@ -45,7 +45,7 @@ int rg_runargs_split(int argc, char **argv, rg_runargs *ra, char *err, size_t er
 {
     /* The options the command itself gives every run: a run's own would be overridden, or
      * would send its results where nobody reads them. */
-    static const char *const owned[] = {"transport", "out", "tally", "triage", "hosts"};
+    static const char *const owned[] = {"transport", "out", "tally", "triage", "hosts", "trace"};
     memset(ra, 0, sizeof(*ra));
     for (int i = 0; i < argc; i++) {
         const char *w = argv[i];
@@ -119,7 +119,7 @@ int rg_side_run(const char *self, const char *transport, const char *out, const 
                 size_t whylen)
 {
     int nfiles = only ? nonly : ra->nfiles;
-    const char **argv = calloc((size_t)(ra->nopts + nfiles + 8), sizeof(*argv));
+    const char **argv = calloc((size_t)(ra->nopts + nfiles + 10), sizeof(*argv));
     if (!argv) {
         snprintf(why, whylen, "out of memory");
         return -1;
@@ -133,6 +133,9 @@ int rg_side_run(const char *self, const char *transport, const char *out, const 
     }
     argv[a++] = "--out";
     argv[a++] = out;
+    /* The causes compare and bisect match failures by, and the UC drops a failed run proves
+     * absent, rest on the verbs trace. */
+    argv[a++] = "--trace";
     for (int i = 0; i < ra->nopts; i++)
         argv[a++] = ra->opts[i];
     for (int i = 0; i < nfiles; i++)

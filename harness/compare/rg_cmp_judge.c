@@ -98,6 +98,15 @@ void rg_cmp_decide_all(rg_compare *c)
                 const rg_cmp_scenario *sc = &c->sc[it->seen[j]];
                 it->ran[s] += sc->runs[s];
                 it->n[s] += sc->runs[s] - sc->failed[s] + (it->at_end ? 0 : sc->failed_at_end[s]);
+                /* Failed otherwise, its cause proven absent from every step up to one past
+                 * the step it fails in (within one step, the other failure may have come
+                 * first); those failed only at the end were counted above for a step's. */
+                for (int q = 0; it->kind != RG_C_NONE && q < sc->nruled; q++) {
+                    const struct rg_cmp_ruled *ru = &sc->ruled[q];
+                    if (ru->side == s && (ru->causes & (1u << it->kind)) &&
+                        ru->reach > it->seen_step[j] && (it->at_end || !ru->at_end))
+                        it->n[s]++;
+                }
             }
             /* A step's failure of its own counted in failed_at_end cannot be (it is not at the
              * end), and its own at the end were taken out with failed: k added them back. */
@@ -113,8 +122,12 @@ void rg_cmp_decide_all(rg_compare *c)
 
 void rg_cmp_free(rg_compare *c)
 {
-    for (int i = 0; i < c->nitems; i++)
+    for (int i = 0; i < c->nitems; i++) {
         free(c->items[i].seen);
+        free(c->items[i].seen_step);
+    }
+    for (int i = 0; i < c->nsc; i++)
+        free(c->sc[i].ruled);
     free(c->sc);
     free(c->items);
     c->sc = NULL;

@@ -12,6 +12,7 @@
 #include "triage/rg_triage.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,7 +48,7 @@ static int scenario_of(rg_compare *c, const char *name, const char *path)
 
 /* The item of a failure: its proven cause's when it has one (cause not ""), else its
  * signature's. */
-static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig, const char *cause)
+static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig, const char *cause, rg_cause kind)
 {
     for (int i = 0; i < c->nitems; i++)
         if (cause[0] ? !strcmp(c->items[i].cause, cause)
@@ -57,7 +58,8 @@ static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig, const char *cause)
     if (!it)
         return NULL;
     snprintf(it->key, sizeof(it->key), "%s", sig->key);
-    snprintf(it->cause, sizeof(it->cause), "%s", cause);
+    snprintf(it->cause, sizeof(it->cause), "%.399s", cause);
+    it->kind = cause[0] ? kind : RG_C_NONE;
     snprintf(it->verdict, sizeof(it->verdict), "%s", sig->first);
     snprintf(it->op, sizeof(it->op), "%s", sig->op);
     it->at_end = !strcmp(sig->op, "finalize") || !strcmp(sig->op, "end");
@@ -65,16 +67,70 @@ static rg_cmp_item *item_of(rg_compare *c, const rg_sig *sig, const char *cause)
     return it;
 }
 
-static int note_seen(rg_cmp_item *it, int sc)
+/* Scenario sc among it's, failed in at step. */
+static int note_seen(rg_cmp_item *it, int sc, int step)
 {
     for (int j = 0; j < it->nseen; j++)
-        if (it->seen[j] == sc)
+        if (it->seen[j] == sc) {
+            if (step < it->seen_step[j])
+                it->seen_step[j] = step;
             return 0;
-    int *slot = grow((void **)&it->seen, it->nseen, &it->capseen, sizeof(int));
+        }
+    int cap = it->capseen;
+    int *slot = grow((void **)&it->seen, it->nseen, &cap, sizeof(int));
     if (!slot)
         return -1;
+    cap = it->capseen;
+    int *at = grow((void **)&it->seen_step, it->nseen, &cap, sizeof(int));
+    if (!at)
+        return -1;
+    it->capseen = cap;
     *slot = sc;
+    *at = step;
     it->nseen++;
+    return 0;
+}
+
+/* The step every rank of r got to: where the run stopped for the rank that got least far. */
+static int reach_of(const rg_result *r)
+{
+    int reach = INT_MAX;
+    for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++)
+        if (r->rank[k].step < reach)
+            reach = r->rank[k].step;
+    return reach == INT_MAX ? -1 : reach;
+}
+
+/* One failed run of scenario sc counted under each cause its files prove at a place, else
+ * under its signature. 0, or -1 out of memory. */
+static int count_failure(rg_compare *c, int side, int sc, const rg_result *r, const rg_sig *sig)
+{
+    static rg_tri_cause tc[RG_TRI_CAUSES_MAX];
+    char keys[RG_TRI_CAUSES_MAX][400];
+    rg_cause kinds[RG_TRI_CAUSES_MAX];
+    int n = rg_tri_diagnose_all(r, sig, tc, RG_TRI_CAUSES_MAX), nkeys = 0;
+    bool unplaced = false; /* a cause proven that names no place: known by its signature */
+    for (int i = 0; i < n; i++) {
+        rg_tri_cause_place_key(&tc[i], keys[nkeys], sizeof(keys[0]));
+        bool again = false;
+        for (int j = 0; j < nkeys; j++)
+            again |= !strcmp(keys[j], keys[nkeys]);
+        unplaced |= !keys[nkeys][0];
+        if (keys[nkeys][0] && !again)
+            kinds[nkeys++] = tc[i].kind;
+    }
+    if (!nkeys || unplaced) {
+        keys[nkeys][0] = '\0'; /* by its signature */
+        kinds[nkeys++] = RG_C_NONE;
+    }
+    for (int i = 0; i < nkeys; i++) {
+        rg_cmp_item *it = item_of(c, sig, keys[i], kinds[i]);
+        if (!it || note_seen(it, sc, r->rank[sig->origin].step) != 0)
+            return -1;
+        it->k[side]++;
+        if (!it->example[side][0])
+            rg_cut(it->example[side], sizeof(it->example[side]), r->first[0] ? r->first : r->why);
+    }
     return 0;
 }
 
@@ -121,22 +177,24 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
         snprintf(r->dir, sizeof(r->dir), "%.700s/%.300s", dir, names[i]);
         rg_sig sig;
         rg_signature(r, &sig);
-        static rg_tri_cause tc;
-        char cause[400];
-        rg_tri_diagnose(r, &sig, &tc);
-        rg_tri_cause_place_key(&tc, cause, sizeof(cause));
         bool at_end = !strcmp(sig.op, "finalize") || !strcmp(sig.op, "end");
         if (at_end)
             c->sc[sc].failed_at_end[side]++;
-        rg_cmp_item *it = item_of(c, &sig, cause);
-        if (!it || note_seen(it, sc) != 0) {
+        unsigned ruled = rg_tri_ruled_out(r);
+        struct rg_cmp_ruled *ru = NULL;
+        if (ruled) {
+            rg_cmp_scenario *s = &c->sc[sc];
+            ru = grow((void **)&s->ruled, s->nruled, &s->capruled, sizeof(*ru));
+            if (ru) {
+                s->nruled++;
+                *ru = (struct rg_cmp_ruled){side, ruled, reach_of(r), at_end};
+            }
+        }
+        if ((ruled && !ru) || count_failure(c, side, sc, r, &sig) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
             break;
         }
-        it->k[side]++;
-        if (!it->example[side][0])
-            rg_cut(it->example[side], sizeof(it->example[side]), r->first[0] ? r->first : r->why);
     }
     for (int i = 0; i < n; i++)
         free(names[i]);

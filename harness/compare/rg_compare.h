@@ -27,6 +27,8 @@
 #ifndef RG_COMPARE_H
 #define RG_COMPARE_H
 
+#include "base/rg_base.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -66,6 +68,17 @@ typedef struct rg_cmp_scenario {
                                       * at finalize): every step ran, so no step's failure was
                                       * hidden by it */
     int skipped[RG_CMP_SIDES];       /* skipped (unsupported) or too slow: they prove nothing */
+    /* Its failed runs whose evidence proves a cause absent from all that ran (triage's
+     * rg_tri_ruled_out: a UC drop, from every rank's whole verbs trace), allocated: a run
+     * that failed otherwise is still one in which that cause could have shown, up to where
+     * it stopped, and did not. */
+    int nruled, capruled;
+    struct rg_cmp_ruled {
+        int side;
+        unsigned causes; /* 1 << rg_cause, each proven absent */
+        int reach;       /* the step every rank got to (-1 init; the step count: all done) */
+        bool at_end;     /* it failed only at the end: counted already for a step's failure */
+    } * ruled;
 } rg_cmp_scenario;
 
 /* One failure over both sides: by the cause its own files prove at a place (triage's
@@ -74,21 +87,28 @@ typedef struct rg_cmp_scenario {
  * base and a head built apart name alike, not its offset, which they do not), so one
  * bug under several signatures is one item and a scenario failing for another reason at the
  * head does not hide that the base's cause is gone; else by its signature
- * (judge/rg_signature.c's key). */
+ * (judge/rg_signature.c's key). A failure whose evidence proves several causes counts under
+ * each: one hang can be a UC drop and a wait with no deadline, and a head that fixes one of
+ * them still fails the scenario. */
 typedef struct rg_cmp_item {
     char key[1024];        /* the signature's key (the first failure's, for an item by cause) */
     char cause[400];       /* the proven cause and place it is matched by, "" by signature */
+    rg_cause kind;         /* that cause, RG_C_NONE by signature */
     char verdict[32];      /* the signature's first verdict, "DEADLOCK" */
     char op[48];           /* and the operation it came in */
     int k[RG_CMP_SIDES];   /* runs that failed with it */
     int n[RG_CMP_SIDES];   /* runs of the scenarios it failed in (on either side) where it could
-                            * have shown: its own, and those no other failure came first in (a
+                            * have shown: its own, those no other failure came first in (a
                             * hang before finalize hides a leak at finalize; a leak at finalize
-                            * hides no step's failure) */
+                            * hides no step's failure), and those failed otherwise whose
+                            * evidence proves its cause absent from every step up to and past
+                            * the one it fails in (ruled) */
     int ran[RG_CMP_SIDES]; /* every judged run of those scenarios, hidden or not */
     bool at_end;           /* it fails at the end (finalize), after every step */
     int nseen, capseen;    /* those scenarios, by index into the comparison's (allocated) */
     int *seen;
+    int *seen_step; /* in each, the earliest step it failed in: a run failed otherwise
+                     * rules it out only past that step */
     char example[RG_CMP_SIDES][1200]; /* a failure's first line on each side, "" none */
     rg_cmp_state state;
     int more, more_side;

@@ -182,8 +182,9 @@ int rg_tri_group_cases(rg_tri_run *run)
     }
     qsort(run->groups, (size_t)run->ngroups, sizeof(rg_tri_group), cmp_group);
     for (int g = 0; g < run->ngroups; g++)
-        rg_tri_diagnose(run->cases[run->groups[g].rep].res, &run->groups[g].sig,
-                        &run->groups[g].cause);
+        rg_tri_diagnose_also(run->cases[run->groups[g].rep].res, &run->groups[g].sig,
+                             &run->groups[g].cause, run->groups[g].also_causes,
+                             sizeof(run->groups[g].also_causes));
     return 0;
 }
 

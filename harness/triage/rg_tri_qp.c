@@ -149,24 +149,42 @@ static bool recv_cqes(const rg_tr_qp *q, int *ok)
     return true;
 }
 
-/* A drop into rank b explains the failure of rank origin when b is that rank, or when that
- * rank waited (for what b, short of a message, could not pass on). */
-static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int origin, bool waited,
-                       rg_tri_cause *c)
+/* Whether A posted a send that takes a receive at the other end. */
+static bool takes_receives(const rg_tr_qp *A)
+{
+    for (int i = 0; i < A->nposts; i++)
+        if (rg_tr_consumes(A->post[i].kind))
+            return true;
+    return false;
+}
+
+/*
+ * A drop into rank b explains the failure of rank origin when b is that rank, or when that
+ * rank waited (for what b, short of a message, could not pass on); origin -1 with waited: a
+ * drop into any rank. 1 with c filled, 0 when the trace shows none, -1 when it cannot tell
+ * (no peer paired, a shared receive queue, a receive a fault kept off the wire, an error
+ * completion where the count matters) -- or, for 0 too, when the drop would not explain it.
+ */
+static int uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int origin, bool waited,
+                      rg_tri_cause *c)
 {
     int b = -1, got;
+    if (!takes_receives(A))
+        return 0;
     const rg_tr_qp *B = peer_of(x, A, &b);
-    if (!B || B->srq || (b != origin && !waited) || !recv_cqes(B, &got))
-        return false;
+    if (!B || B->srq || !recv_cqes(B, &got))
+        return -1;
+    if (b != origin && !waited)
+        return 0;
     for (int i = 0; i < B->nposts; i++)
         if (B->post[i].dir == RG_TR_RECV && B->post[i].fate != RG_TR_WIRE)
-            return false;
+            return -1;
     double *done = calloc((size_t)A->nposts + 1, sizeof(*done));
     int *dline = calloc((size_t)A->nposts + 1, sizeof(*dline));
     if (!done || !dline) {
         free(done);
         free(dline);
-        return false;
+        return -1;
     }
     send_done(A, done, dline);
     int sent = 0, k = 0, hit = -1, avail = 0, next = -1;
@@ -242,10 +260,31 @@ static bool uc_drop(const struct tr_run *x, int origin, bool waited, rg_tri_caus
         for (int i = 0; !x->t[a].full && i < x->t[a].nqps; i++) {
             const rg_tr_qp *A = &x->t[a].qp[i];
             if (A->known && !A->gap && !strcmp(A->type, "uc") &&
-                uc_drop_on(x, a, A, origin, waited, c))
+                uc_drop_on(x, a, A, origin, waited, c) == 1)
                 return true;
         }
     return false;
+}
+
+/* No UC send of any rank found its peer without a receive: every UC QP that sent was seen
+ * whole, paired, and its messages counted in. False when one dropped or one cannot tell. */
+static bool uc_none(const struct tr_run *x)
+{
+    static rg_tri_cause scratch;
+    for (int a = 0; a < x->r->ranks; a++)
+        for (int i = 0; i < x->t[a].nqps; i++) {
+            const rg_tr_qp *A = &x->t[a].qp[i];
+            if (!A->known)
+                return false; /* its type unknown: it may be UC */
+            if (strcmp(A->type, "uc") != 0)
+                continue;
+            if (x->t[a].full || A->gap)
+                return false;
+            memset(&scratch, 0, sizeof(scratch));
+            if (uc_drop_on(x, a, A, -1, true, &scratch) != 0)
+                return false;
+        }
+    return true;
 }
 
 /* Whether an event of rank k at mono_ms came before the cut (ms from the scenario's start). */
@@ -405,38 +444,35 @@ static bool never_sent(const struct tr_run *x, int o, double cut, rg_tri_cause *
     return true;
 }
 
-bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len)
+/* Every rank's trace read into x, and whether it can prove anything: 0, or -1 with why. */
+static int load(struct tr_run *x, const rg_result *r, char *why, size_t len)
 {
-    struct tr_run *x = calloc(1, sizeof(*x));
-    bool proven = false, any = false;
+    bool any = false;
     char err[600];
-    why[0] = '\0';
-    if (!x)
-        return false;
     x->r = r;
     for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++) {
         char path[1200];
         snprintf(path, sizeof(path), "%s/rank%d.events.jsonl", r->dir, k);
         if (rg_trace_read(path, &x->t[k], err, sizeof(err)) != 0) {
             snprintf(why, len, "rank %d's trace: %s", k, err);
-            goto out;
+            return -1;
         }
         if (x->t[k].bad_lines) {
             snprintf(why, len, "rank %d's events: %d line(s) unreadable, the first %s", k,
                      x->t[k].bad_lines, x->t[k].unreadable);
-            goto out;
+            return -1;
         }
         any |= x->t[k].any;
     }
     if (!any) {
         snprintf(why, len, "the run has no verbs trace");
-        goto out;
+        return -1;
     }
     /* Ranks on several hosts whose clocks were not measured cannot be put in one order. */
     if (!r->clock_placed && !strcmp(r->host, "(several)")) {
         snprintf(why, len,
                  "its ranks ran on hosts whose clocks were not measured against rank 0's");
-        goto out;
+        return -1;
     }
     /* A fault holds, drops or ends what the trace would show a transport doing by itself. */
     for (int i = 0; i < r->nrules && i < FI_MAX_RULES; i++)
@@ -444,21 +480,68 @@ bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char 
             snprintf(why, len,
                      "a fault fired in it (rule %d): the trace proves causes in runs without one",
                      i + 1);
-            goto out;
+            return -1;
         }
+    return 0;
+}
+
+static void unload(struct tr_run *x)
+{
+    for (int k = 0; k < x->r->ranks && k < RG_MAX_RANKS; k++)
+        rg_trace_free(&x->t[k]);
+    free(x);
+}
+
+int rg_tri_qp_causes(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max, char *why,
+                     size_t len)
+{
+    struct tr_run *x = calloc(1, sizeof(*x));
+    int n = 0;
+    why[0] = '\0';
+    if (!x || max < 1) {
+        free(x);
+        return 0;
+    }
+    if (load(x, r, why, len) != 0)
+        goto out;
     /* A rank hung at the deadline waited to the end; one whose call timed out, until then. */
     const rg_rank_result *o = &r->rank[s->origin];
     double cut = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK ? 1e308
                  : o->status == RG_ERR_TIMEOUT && o->t_s >= 0  ? o->t_s * 1000
                                                                : -1;
-    proven = uc_drop(x, s->origin, cut >= 0, c) || (cut >= 0 && never_sent(x, s->origin, cut, c));
-    if (!proven)
+    /* Each proven on its own: a UC drop and a wait for what no rank sent can both be in one
+     * run (the drop on one wire, the wait on another), and a comparison tells them apart. */
+    memset(&c[n], 0, sizeof(c[n]));
+    if (uc_drop(x, s->origin, cut >= 0, &c[n]))
+        n++;
+    if (n < max && cut >= 0) {
+        memset(&c[n], 0, sizeof(c[n]));
+        if (never_sent(x, s->origin, cut, &c[n]))
+            n++;
+    }
+    if (!n)
         snprintf(why, len,
                  "the verbs trace of every rank was read and proves neither a UC send "
                  "dropped for want of a receive nor a wait for a message never sent");
 out:
-    for (int k = 0; k < r->ranks && k < RG_MAX_RANKS; k++)
-        rg_trace_free(&x->t[k]);
-    free(x);
-    return proven;
+    unload(x);
+    return n;
+}
+
+bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len)
+{
+    return rg_tri_qp_causes(r, s, c, 1, why, len) == 1;
+}
+
+unsigned rg_tri_qp_ruled_out(const rg_result *r)
+{
+    struct tr_run *x = calloc(1, sizeof(*x));
+    char why[600];
+    unsigned out = 0;
+    if (!x)
+        return 0;
+    if (load(x, r, why, sizeof(why)) == 0 && uc_none(x))
+        out |= 1u << RG_C_UC_NO_RECV;
+    unload(x);
+    return out;
 }

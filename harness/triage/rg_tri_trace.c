@@ -51,10 +51,13 @@ static int traced_runs(rg_tri_run *run, int g, const char *from, const char *wha
          * when minimising cut them. */
         bool alike = !again.nslow && again.nfail && rg_tri_alike(&gr->sig, &again.cases[0].sig);
         if (alike) {
-            rg_tri_cause c;
-            rg_tri_diagnose(again.cases[0].res, &again.cases[0].sig, &c);
-            if (c.proven || !gr->cause.proven)
+            static rg_tri_cause c;
+            char also[sizeof(gr->also_causes)];
+            rg_tri_diagnose_also(again.cases[0].res, &again.cases[0].sig, &c, also, sizeof(also));
+            if (c.proven || !gr->cause.proven) {
                 gr->cause = c;
+                snprintf(gr->also_causes, sizeof(gr->also_causes), "%s", also);
+            }
             snprintf(gr->traced, sizeof(gr->traced),
                      "the %s case, traced (triage/trace/%02d-%s-%s.yaml), failed alike in run %d "
                      "of %d; %s",

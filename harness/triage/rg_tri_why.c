@@ -12,6 +12,8 @@
  *   a wait with no deadline         DEADLOCK: still inside one call at the deadline, longer
  *                                   past that call's start than the timeout the transport was
  *                                   given, with no rank returning a timeout; the hung frames
+ * Each is tried on its own, in that order, and a run can prove several (a UC drop, and the wait
+ * with no deadline it hung in): rg_tri_diagnose_all keeps them all, rg_tri_diagnose the first.
  */
 #include "triage/rg_triage.h"
 
@@ -129,13 +131,23 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
     return true;
 }
 
-void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
+/* c, zeroed, its run directory named: a slot for the next cause. */
+static rg_tri_cause *slot(const rg_result *r, rg_tri_cause *c)
 {
     memset(c, 0, sizeof(*c));
-    char why[400] = "";
-    int o = s->origin;
     snprintf(c->from, sizeof(c->from), "%s", r->dir);
+    return c;
+}
+
+int rg_tri_diagnose_all(const rg_result *r, const rg_sig *s, rg_tri_cause *cs, int max)
+{
+    char why[400] = "";
+    int o = s->origin, n = 0;
+    if (max < 1)
+        return 0;
     rg_verdict v = rg_rank_judged(r, o);
+    rg_tri_cause *c = slot(r, &cs[0]);
+    /* The first two are the origin's verdict itself: one of them at most. */
     if (v == RG_V_ERROR_SWALLOWED &&
         cite(r, o, "fault", "\"status\"", c) + cite(r, o, "fault", "\"ret\"", c) > 0) {
         c->proven = true;
@@ -147,6 +159,7 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
              "an error polled, then ignored: the shim handed rank %d the error completion(s) or "
              "negative poll(s) below, and every call it made returned success",
              o);
+        n++;
     } else if (v == RG_V_BUFFER_REWRITTEN_IN_FLIGHT && cite(r, o, "ownership", NULL, c) > 0) {
         c->proven = true;
         c->kind = RG_C_BUFFER_REUSED;
@@ -158,9 +171,17 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
              "a buffer reused in flight: rank %d changed the memory of a posted request before "
              "its completion was polled (the sanitizer's findings below)",
              o);
-    } else if (rg_tri_qp_cause(r, s, c, why, sizeof(why))) {
+        n++;
+    }
+    if (n < max) {
         /* the trace's own words and lines */
-    } else if (v == RG_V_DEADLOCK && no_deadline(r, o, c)) {
+        int got = rg_tri_qp_causes(r, s, &cs[n], max - n, why, sizeof(why));
+        for (int i = n; i < n + got; i++)
+            snprintf(cs[i].from, sizeof(cs[i].from), "%s", r->dir);
+        n += got;
+    }
+    if (n < max && v == RG_V_DEADLOCK && no_deadline(r, o, slot(r, &cs[n]))) {
+        c = &cs[n++];
         c->proven = true;
         c->kind = RG_C_NO_DEADLINE;
         /* The frame it waits in: the signature's first own frame of a hung rank. */
@@ -169,12 +190,37 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
         for (int i = 0; i < s->nframes && c->nlines < RG_TRI_CITES; i++)
             snprintf(c->line[c->nlines++], sizeof(c->line[0]), "hung in %s (rank backtraces)",
                      s->frames[i]);
-    } else {
-        memset(c, 0, sizeof(*c));
-        snprintf(c->from, sizeof(c->from), "%s", r->dir);
+    }
+    if (!n) {
+        c = slot(r, &cs[0]);
         said(c,
              "none proven: the run's results, shim events and backtraces show what happened "
              "(above), not why%s%s",
              why[0] ? "; " : "", why);
     }
+    return n;
+}
+
+void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c)
+{
+    rg_tri_diagnose_all(r, s, c, 1);
+}
+
+void rg_tri_diagnose_also(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *also,
+                          size_t len)
+{
+    static rg_tri_cause cs[RG_TRI_CAUSES_MAX];
+    int n = rg_tri_diagnose_all(r, s, cs, RG_TRI_CAUSES_MAX);
+    *c = cs[0];
+    also[0] = '\0';
+    for (int i = 1; i < n; i++) {
+        size_t at = strlen(also);
+        snprintf(also + at, len - at, "%s%s%s%.200s%s", at ? "; " : "", rg_cause_title(cs[i].kind),
+                 cs[i].site[0] ? " (" : "", cs[i].site, cs[i].site[0] ? ")" : "");
+    }
+}
+
+unsigned rg_tri_ruled_out(const rg_result *r)
+{
+    return rg_tri_qp_ruled_out(r);
 }

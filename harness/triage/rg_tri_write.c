@@ -136,6 +136,8 @@ void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g)
         cell(f, gr->cause.line[i], sizeof(gr->cause.line[i]));
         fprintf(f, "`\n");
     }
+    if (gr->also_causes[0])
+        fprintf(f, "- **Also proven in the same run**: %s\n", gr->also_causes);
     if (gr->traced[0])
         fprintf(f, "- **Verbs trace**: %s\n", gr->traced);
     fprintf(f, "\n");
@@ -214,9 +216,9 @@ static json_t *group_json(const rg_tri_run *run, int g, const char *file)
     json_t *lines = json_array();
     for (int i = 0; i < gr->cause.nlines; i++)
         json_array_append_new(lines, json_string(gr->cause.line[i]));
-    json_t *cause = json_pack("{s:b,s:s,s:s,s:s,s:o,s:s}", "proven", gr->cause.proven, "text",
+    json_t *cause = json_pack("{s:b,s:s,s:s,s:s,s:o,s:s,s:s}", "proven", gr->cause.proven, "text",
                               gr->cause.text, "site", gr->cause.site, "from", gr->cause.from,
-                              "evidence", lines, "traced", gr->traced);
+                              "evidence", lines, "traced", gr->traced, "also", gr->also_causes);
     json_t *also = json_array();
     for (int i = 0; i < gr->nalso; i++)
         json_array_append_new(also, sig_json(&gr->also[i]));
@@ -422,6 +424,10 @@ static int write_section(const rg_tri_run *run, const char *dir, char *err, size
         rg_markup_text(f, said);
         fputs("<br>cause: ", f);
         rg_markup_text(f, gr->cause.text);
+        if (gr->also_causes[0]) {
+            fputs("<br>also proven: ", f);
+            rg_markup_text(f, gr->also_causes);
+        }
         if (gr->bug[0]) {
             fputs(gr->is_bug ? "<br>bug: " : "<br>apart: ", f);
             rg_markup_text(f, gr->bug);

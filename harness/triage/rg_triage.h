@@ -84,6 +84,9 @@ typedef struct rg_tri_group {
     rg_tri_min min;
     rg_tri_cause cause;
     char traced[800]; /* how the traced re-run went (rg_tri_trace.c), "" when none was made */
+    /* The causes its representative's evidence proves besides cause, "" none ("a wait with
+     * no deadline (the wait in F)"): one failure can show several defects. */
+    char also_causes[600];
     char merged[800]; /* the groups merged into this one (rg_tri_merge.c), "" none */
     /* One bug (rg_tri_bugs.c): the groups of the same proven cause merged into it and on what
      * ground, or why it stands apart (its cause unproven, or naming no site). */
@@ -215,11 +218,31 @@ int rg_tri_bugs(rg_tri_run *run, char *err, size_t errlen);
 int rg_tri_traced(rg_tri_run *run, int g, double limit_s, char *err, size_t errlen);
 /* The cause r's evidence proves for its failure s, with the lines it rests on, or "none
  * proven": an error polled then ignored, a buffer reused in flight, a UC send dropped for want
- * of a receive, a wait for a message never sent, a wait with no deadline. */
+ * of a receive, a wait for a message never sent, a wait with no deadline. The first of
+ * rg_tri_diagnose_all's, in that order. */
 void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c);
-/* The causes r's verbs traces prove (rg_tri_qp.c): true with c filled, else false with why
- * the traces prove nothing ("the run has no verbs trace", a line that cannot be read, ...). */
+/* Every cause r's evidence proves for its failure s, in that order, up to max (a hang can be
+ * a UC drop on one wire, a wait for what no rank sent on another, and a wait with no deadline
+ * at once: one failure, several defects): how many, c[0] saying "none proven" when 0. */
+#define RG_TRI_CAUSES_MAX 4
+int rg_tri_diagnose_all(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max);
+/* The causes r's evidence proves absent from the whole run, failed or not, as a mask of
+ * 1 << rg_cause: a UC drop when every rank's verbs trace is whole, no fault fired, and no UC
+ * send of any rank found its peer without a receive. A run failing otherwise is then still
+ * evidence that a UC drop did not happen there (compare, bisect). */
+unsigned rg_tri_ruled_out(const rg_result *r);
+/* rg_tri_diagnose's cause into c, and every further cause rg_tri_diagnose_all proves into also,
+ * "; " between them ("" none): a group's causes. */
+void rg_tri_diagnose_also(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *also,
+                          size_t len);
+/* The causes r's verbs traces prove (rg_tri_qp.c), up to max: their count, with c filled, else
+ * 0 with why the traces prove nothing ("the run has no verbs trace", a line that cannot be
+ * read, ...); rg_tri_qp_cause the first of them. rg_tri_qp_ruled_out: rg_tri_ruled_out's
+ * part that rests on the traces. */
+int rg_tri_qp_causes(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max, char *why,
+                     size_t len);
 bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len);
+unsigned rg_tri_qp_ruled_out(const rg_result *r);
 /* "deterministic: 5 of 5 re-runs", "flaky: 2 of 5 re-runs (3 passed, ...)", ... */
 void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len);
 /* A line as rg_shell_word writes words, back into words (no shell is run): argc, or -1 for

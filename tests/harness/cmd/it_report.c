@@ -215,6 +215,11 @@ START_TEST(test_compare_runs)
                   "%s", g_out);
     for (int i = 0; i < 5; i++)
         snprintf(h[i], sizeof(h[i]), "%s/head-%d", cmp, i + 1);
+    /* Its runs carry the verbs trace (run --trace), which its causes rest on. */
+    char evp[PATH_MAX + 96];
+    snprintf(evp, sizeof(evp), "%s/000-ar/rank0.events.jsonl", h[0]);
+    const char *ev = slurp(evp);
+    ck_assert_msg(strstr(ev, "\"event\":\"trace_qp\""), "%s", ev);
     /* The other way round, those 5 clean runs as the base: the corruption is introduced. */
     snprintf(md, sizeof(md), "%s/cmp.md", g_tmp);
     const char *added[] = {"compare", "--base", h[0], "--base", h[1], "--base",     h[2], "--base",

@@ -43,6 +43,8 @@ START_TEST(test_split)
     ck_assert_msg(strstr(err, "--out is set by this command"), "%s", err);
     ck_assert_int_eq(split(&ra, err, sizeof(err), 1, "--transport=x.so"), -1);
     ck_assert_msg(strstr(err, "--transport is set"), "%s", err);
+    ck_assert_int_eq(split(&ra, err, sizeof(err), 1, "--trace"), -1); /* every run has it */
+    ck_assert_msg(strstr(err, "--trace is set"), "%s", err);
     ck_assert_int_eq(split(&ra, err, sizeof(err), 1, "--no-such"), -1);
     ck_assert_msg(strstr(err, "'--no-such' is not an option of railguard run"), "%s", err);
     ck_assert_int_eq(split(&ra, err, sizeof(err), 2, "a.yaml", "--seed"), -1);

@@ -333,12 +333,122 @@ START_TEST(test_never_sent)
 }
 END_TEST
 
+/* Whether r's traces rule a UC drop out of the whole run. */
+static bool uc_ruled_out(const rg_result *r)
+{
+    return (rg_tri_ruled_out(r) & (1u << RG_C_UC_NO_RECV)) != 0;
+}
+
+/*
+ * A UC drop proven absent from a whole run: every UC send found a receive (or no UC QP sent at
+ * all), from traces with no hole; a run that failed otherwise (a hang here) is still evidence
+ * that no UC message was dropped in it. Each thing the proof rests on, taken away.
+ */
+START_TEST(test_ruled_out)
+{
+    static rg_result r;
+    rg_sig s;
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
+    mk(&r, &s, RG_V_OK, RG_V_DEADLOCK, 1);
+    ck_assert(!uc_ruled_out(&r)); /* no trace: nothing is proven absent */
+    uc_pair("uc", 1010.0, 2, NULL, NULL);
+    ck_assert(uc_ruled_out(&r)); /* both messages arrived */
+    uc_pair("rc", 1010.0, 1, NULL, NULL);
+    ck_assert(uc_ruled_out(&r)); /* no UC QP: RC retries, nothing of UC's to drop */
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
+    ck_assert(!uc_ruled_out(&r)); /* dropped: present, not absent */
+    /* ... whichever rank failed: a drop into rank 1 rules itself in for rank 0's run too. */
+    mk(&r, &s, RG_V_SILENT_CORRUPTION, RG_V_OK, 0);
+    ck_assert(!uc_ruled_out(&r));
+    /* Holes: a trace at its limit, a QP seen whole no more, a peer not paired, an error
+     * completion on the receiving end, a fault that fired. */
+    uc_pair("uc", 1010.0, 2,
+            "{\"event\":\"trace_full\",\"rank\":0,\"pid\":100,\"events\":200000}\n", NULL);
+    ck_assert(!uc_ruled_out(&r));
+    uc_pair("uc", 1010.0, 2,
+            "{\"event\":\"trace_gap\",\"rank\":0,\"pid\":100,\"dev\":\"rxe0\",\"qp\":17,"
+            "\"why\":\"ibv_qp_ex sends\"}\n",
+            NULL);
+    ck_assert(!uc_ruled_out(&r));
+    uc_pair("uc", 1010.0, 2, NULL, NULL);
+    FILE *b = events(1, "w");
+    qp(b, 1, 0x13, 0x11, "uc");
+    fclose(b);
+    ck_assert(!uc_ruled_out(&r));
+    uc_pair("uc", 1010.0, 2, NULL,
+            "{\"event\":\"trace_cqe\",\"rank\":1,\"pid\":101,\"mono_ms\":1500,\"dev\":\"rxe0\","
+            "\"qp\":18,\"dir\":\"recv\",\"op\":\"?\",\"status\":12,\"cq\":0}\n");
+    ck_assert(!uc_ruled_out(&r));
+    uc_pair("uc", 1010.0, 2, NULL, NULL);
+    ck_assert(uc_ruled_out(&r));
+    r.nrules = 1;
+    r.rule[0].fired = 1;
+    ck_assert(!uc_ruled_out(&r));
+    clean();
+}
+END_TEST
+
+/*
+ * One hang, two defects: rank 1 hung past its timeout to the deadline (a wait with no deadline)
+ * because a UC message to it was dropped. Both are proven, the trace's first; the one-cause
+ * diagnosis keeps the first alone.
+ */
+START_TEST(test_two_causes)
+{
+    static rg_result r;
+    static rg_tri_cause c[RG_TRI_CAUSES_MAX];
+    rg_sig s;
+    char path[128];
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(g_dir, "/tmp/rg-triqp-XXXXXX")));
+    snprintf(path, sizeof(path), "%s/hang.yaml", g_dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("ranks: 2\ntimeout: 1\ndeadline: 3\nprogram:\n  - {op: all_reduce, count: 4}\n", f);
+    fclose(f);
+    uc_pair("uc", 1010.0, 1, NULL, NULL);
+    mk(&r, &s, RG_V_OK, RG_V_DEADLOCK, 1);
+    snprintf(r.path, sizeof(r.path), "%s", path);
+    r.rank[1].step_t_s = 0.4;
+    r.rank[1].left_t_s = -1; /* still inside its call at the deadline */
+    ck_assert_int_eq(rg_tri_diagnose_all(&r, &s, c, RG_TRI_CAUSES_MAX), 2);
+    ck_assert_int_eq(c[0].kind, RG_C_UC_NO_RECV);
+    ck_assert_int_eq(c[1].kind, RG_C_NO_DEADLINE);
+    ck_assert(c[0].proven && c[1].proven);
+    ck_assert_msg(strstr(c[1].text, "a wait with no deadline: rank 1's"), "%s", c[1].text);
+    ck_assert_str_eq(c[1].from, g_dir);
+    ck_assert_int_eq(rg_tri_diagnose_all(&r, &s, c, 1), 1);
+    ck_assert_int_eq(c[0].kind, RG_C_UC_NO_RECV);
+    rg_tri_diagnose(&r, &s, &c[0]);
+    ck_assert_int_eq(c[0].kind, RG_C_UC_NO_RECV);
+    /* A group's: the first its cause, the rest said beside it, with the frame it hangs in. */
+    char also[600];
+    s.nframes = 1;
+    snprintf(s.frames[0], sizeof(s.frames[0]), "ring_wait");
+    rg_tri_diagnose_also(&r, &s, &c[0], also, sizeof(also));
+    ck_assert_int_eq(c[0].kind, RG_C_UC_NO_RECV);
+    ck_assert_str_eq(also, "a wait with no deadline (the wait in ring_wait)");
+    s.nframes = 0;
+    /* Both messages arrived: the wait with no deadline alone. */
+    uc_pair("uc", 1010.0, 2, NULL, NULL);
+    ck_assert_int_eq(rg_tri_diagnose_all(&r, &s, c, RG_TRI_CAUSES_MAX), 1);
+    ck_assert_int_eq(c[0].kind, RG_C_NO_DEADLINE);
+    /* ... and a rank that timed out had a deadline: none proven, said so. */
+    r.rank[0].status = RG_ERR_TIMEOUT;
+    ck_assert_int_eq(rg_tri_diagnose_all(&r, &s, c, RG_TRI_CAUSES_MAX), 0);
+    ck_assert(!c[0].proven);
+    ck_assert_msg(strstr(c[0].text, "none proven"), "%s", c[0].text);
+    clean();
+}
+END_TEST
+
 Suite *rg_suite_tri_qp(void)
 {
     Suite *s = suite_create("tri_qp");
     TCase *t = tcase_create("core");
     tcase_add_test(t, test_uc_drop);
     tcase_add_test(t, test_never_sent);
+    tcase_add_test(t, test_ruled_out);
+    tcase_add_test(t, test_two_causes);
     suite_add_tcase(s, t);
     return s;
 }
