@@ -24,6 +24,12 @@ void rg_cmp_bisect(const rg_compare *c, const char *bug, const rg_bisect_rate *r
 {
     const int h = RG_CMP_HEAD;
     memset(says, 0, sizeof(*says));
+    /* A failed run counts under each cause it proves (and its signature), so items overlap:
+     * the runs the bug showed in are at least its largest item's, and the others are the
+     * failed runs less those. */
+    int failed = 0, idle = 0;
+    for (int i = 0; i < c->nsc; i++)
+        failed += c->sc[i].failed[h];
     for (int i = 0; i < c->nitems; i++) {
         const rg_cmp_item *it = &c->items[i];
         if (!it->k[h])
@@ -32,11 +38,14 @@ void rg_cmp_bisect(const rg_compare *c, const char *bug, const rg_bisect_rate *r
         /* The line shown: the bug's first, else the first other failure's. */
         if ((bug_here && !says->shown) || !says->first[0])
             snprintf(says->first, sizeof(says->first), "%s", it->example[h]);
-        if (bug_here)
-            says->shown += it->k[h];
-        else
-            says->other += it->k[h];
+        if (bug_here && it->k[h] > says->shown)
+            says->shown = it->k[h];
+        if (!bug_here && !bug[0])
+            idle += it->k[h]; /* a fault that never fired: by signature alone, no overlap */
     }
+    if (!bug[0])
+        says->shown = failed - idle; /* every failed run but those */
+    says->other = failed - says->shown;
     says->need = rate->n > 0 ? rg_cmp_runs_needed_seen(rate->k, rate->n, confidence)
                              : rg_cmp_runs_needed(rate->p, confidence);
     if (says->shown) {

@@ -149,42 +149,24 @@ static bool recv_cqes(const rg_tr_qp *q, int *ok)
     return true;
 }
 
-/* Whether A posted a send that takes a receive at the other end. */
-static bool takes_receives(const rg_tr_qp *A)
-{
-    for (int i = 0; i < A->nposts; i++)
-        if (rg_tr_consumes(A->post[i].kind))
-            return true;
-    return false;
-}
-
-/*
- * A drop into rank b explains the failure of rank origin when b is that rank, or when that
- * rank waited (for what b, short of a message, could not pass on); origin -1 with waited: a
- * drop into any rank. 1 with c filled, 0 when the trace shows none, -1 when it cannot tell
- * (no peer paired, a shared receive queue, a receive a fault kept off the wire, an error
- * completion where the count matters) -- or, for 0 too, when the drop would not explain it.
- */
-static int uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int origin, bool waited,
-                      rg_tri_cause *c)
+/* A drop into rank b explains the failure of rank origin when b is that rank, or when that
+ * rank waited (for what b, short of a message, could not pass on). */
+static bool uc_drop_on(const struct tr_run *x, int a, const rg_tr_qp *A, int origin, bool waited,
+                       rg_tri_cause *c)
 {
     int b = -1, got;
-    if (!takes_receives(A))
-        return 0;
     const rg_tr_qp *B = peer_of(x, A, &b);
-    if (!B || B->srq || !recv_cqes(B, &got))
-        return -1;
-    if (b != origin && !waited)
-        return 0;
+    if (!B || B->srq || (b != origin && !waited) || !recv_cqes(B, &got))
+        return false;
     for (int i = 0; i < B->nposts; i++)
         if (B->post[i].dir == RG_TR_RECV && B->post[i].fate != RG_TR_WIRE)
-            return -1;
+            return false;
     double *done = calloc((size_t)A->nposts + 1, sizeof(*done));
     int *dline = calloc((size_t)A->nposts + 1, sizeof(*dline));
     if (!done || !dline) {
         free(done);
         free(dline);
-        return -1;
+        return false;
     }
     send_done(A, done, dline);
     int sent = 0, k = 0, hit = -1, avail = 0, next = -1;
@@ -260,30 +242,52 @@ static bool uc_drop(const struct tr_run *x, int origin, bool waited, rg_tri_caus
         for (int i = 0; !x->t[a].full && i < x->t[a].nqps; i++) {
             const rg_tr_qp *A = &x->t[a].qp[i];
             if (A->known && !A->gap && !strcmp(A->type, "uc") &&
-                uc_drop_on(x, a, A, origin, waited, c) == 1)
+                uc_drop_on(x, a, A, origin, waited, c))
                 return true;
         }
     return false;
 }
 
-/* No UC send of any rank found its peer without a receive: every UC QP that sent was seen
- * whole, paired, and its messages counted in. False when one dropped or one cannot tell. */
+/*
+ * Every message UC QP A put on the wire arrived: its peer, paired and seen whole, took as many
+ * receive completions as A posted receive-taking sends. A drop loses a message for good (UC
+ * has no retry, and a message takes one receive at most), so none was dropped. A message
+ * still on its way, or one a send error may have kept home, leaves fewer: then no proof, as
+ * with a peer not paired, a shared receive queue or an error completion there.
+ */
+static bool uc_arrived(const struct tr_run *x, const rg_tr_qp *A)
+{
+    int b = -1, got, sent = 0;
+    for (int i = 0; i < A->nposts; i++)
+        if (rg_tr_consumes(A->post[i].kind)) {
+            if (A->post[i].fate != RG_TR_WIRE)
+                return false;
+            sent++;
+        }
+    if (!sent)
+        return true;
+    const rg_tr_qp *B = peer_of(x, A, &b);
+    return B && !B->srq && recv_cqes(B, &got) && got >= sent;
+}
+
+/* No UC message of any rank was dropped: every rank's trace is there and whole (a rank with
+ * none, or one past its limit, may have had UC QPs nobody saw), every QP's type is known, and
+ * every UC QP's messages all arrived. */
 static bool uc_none(const struct tr_run *x)
 {
-    static rg_tri_cause scratch;
-    for (int a = 0; a < x->r->ranks; a++)
+    for (int a = 0; a < x->r->ranks && a < RG_MAX_RANKS; a++) {
+        if (!x->t[a].any || x->t[a].full)
+            return false;
         for (int i = 0; i < x->t[a].nqps; i++) {
             const rg_tr_qp *A = &x->t[a].qp[i];
             if (!A->known)
                 return false; /* its type unknown: it may be UC */
             if (strcmp(A->type, "uc") != 0)
                 continue;
-            if (x->t[a].full || A->gap)
-                return false;
-            memset(&scratch, 0, sizeof(scratch));
-            if (uc_drop_on(x, a, A, -1, true, &scratch) != 0)
+            if (A->gap || !uc_arrived(x, A))
                 return false;
         }
+    }
     return true;
 }
 

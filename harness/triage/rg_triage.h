@@ -226,10 +226,11 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c);
  * at once: one failure, several defects): how many, c[0] saying "none proven" when 0. */
 #define RG_TRI_CAUSES_MAX 4
 int rg_tri_diagnose_all(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max);
-/* The causes r's evidence proves absent from the whole run, failed or not, as a mask of
- * 1 << rg_cause: a UC drop when every rank's verbs trace is whole, no fault fired, and no UC
- * send of any rank found its peer without a receive. A run failing otherwise is then still
- * evidence that a UC drop did not happen there (compare, bisect). */
+/* The causes r's evidence proves absent from all of the run that ran, failed or not, as a
+ * mask of 1 << rg_cause: a UC drop when every rank has a verbs trace and each is whole, no
+ * fault fired, and every message each UC QP put on the wire arrived (its peer took as many
+ * receive completions). A run failing otherwise is then still evidence that no UC message was
+ * dropped in it (compare). */
 unsigned rg_tri_ruled_out(const rg_result *r);
 /* rg_tri_diagnose's cause into c, and every further cause rg_tri_diagnose_all proves into also,
  * "; " between them ("" none): a group's causes. */

@@ -568,6 +568,33 @@ START_TEST(test_fixed_under_another)
         }
         ck_assert_int_eq(wait->state, RG_CMP_STILL);
         ck_assert(wait->k[0] == 2 && wait->k[1] == 3);
+        if (past) {
+            /* The base's two runs judged as one commit: each counts under two items (its drop
+             * and its signature), yet the bug showed in 2 runs, not 4, and none failed
+             * otherwise. */
+            static rg_compare b;
+            const rg_bisect_rate every = {0, 0, 1};
+            rg_bisect_says says;
+            memset(&b, 0, sizeof(b));
+            for (int i = 0; i < 2; i++) {
+                snprintf(d, sizeof(d), "%s/base%d", top, i);
+                add(&b, RG_CMP_HEAD, d);
+            }
+            /* ... and a third run, a leak of another scenario: any failure, 3 runs. */
+            static rg_result lk;
+            snprintf(d, sizeof(d), "%s/leak", top);
+            ck_assert_int_eq(mkdir(d, 0700), 0);
+            result(&lk, "other", RG_V_LEAK, "finalize");
+            save(d, 0, &lk);
+            add(&b, RG_CMP_HEAD, d);
+            rg_cmp_decide_all(&b);
+            rg_cmp_bisect(&b, "", &every, 0.95, &says);
+            ck_assert_int_eq(says.state, RG_BISECT_BAD);
+            ck_assert_msg(says.shown == 3 && says.other == 0, "%d %d", says.shown, says.other);
+            rg_cmp_bisect(&b, drop->cause, &every, 0.95, &says);
+            ck_assert(says.state == RG_BISECT_BAD && says.shown == 2 && says.other == 1);
+            rg_cmp_free(&b);
+        }
         end(top, &c);
         strcpy(top, "/tmp/rg-cmpunder-XXXXXX");
     }

@@ -379,6 +379,18 @@ START_TEST(test_ruled_out)
             "{\"event\":\"trace_cqe\",\"rank\":1,\"pid\":101,\"mono_ms\":1500,\"dev\":\"rxe0\","
             "\"qp\":18,\"dir\":\"recv\",\"op\":\"?\",\"status\":12,\"cq\":0}\n");
     ck_assert(!uc_ruled_out(&r));
+    /* A rank with no trace at all may have had UC QPs of its own, whatever the others had. */
+    uc_pair("rc", 1010.0, 2, NULL, NULL);
+    ck_assert(uc_ruled_out(&r));
+    fclose(events(1, "w"));
+    ck_assert(!uc_ruled_out(&r));
+    /* A third send whose completion the sender never polled (it hung first), and which never
+     * arrived: not known to be on its way, nor known to be dropped -- no proof of absence. */
+    uc_pair("uc", 1010.0, 2, NULL, NULL);
+    FILE *a = events(0, "a");
+    post(a, 0, 0x11, "send", 3, 1003.0, "wire");
+    fclose(a);
+    ck_assert(!uc_ruled_out(&r));
     uc_pair("uc", 1010.0, 2, NULL, NULL);
     ck_assert(uc_ruled_out(&r));
     r.nrules = 1;
