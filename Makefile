@@ -63,6 +63,7 @@ HARNESS_PURE_SRC := $(sort $(wildcard $(addprefix harness/,$(addsuffix /*.c,base
                     harness/wire/rg_wire.c \
                     harness/launch/rg_proc.c harness/launch/rg_symbolize.c harness/launch/rg_clock.c \
                     harness/launch/rg_objcode.c harness/launch/rg_slow_measure.c \
+                    harness/launch/rg_progress.c \
                     harness/rank/rg_transport.c \
                     harness/rank/rg_bench_spec.c \
                     harness/cmd/rg_report_cmd.c harness/cmd/rg_sweep_run.c \
@@ -72,7 +73,7 @@ FI_SHIM_SRC   := $(FI_PLAN_SRC) faultinject/fi_fires.c faultinject/fi_event.c fa
                  faultinject/fi_shim.c faultinject/fi_clock.c faultinject/fi_rules.c \
                  faultinject/fi_ring.c faultinject/fi_srq.c \
                  faultinject/fi_datapath.c faultinject/fi_late.c faultinject/fi_trace.c faultinject/fi_verbs.c \
-                 faultinject/fi_caller.c faultinject/fi_notify.c \
+                 faultinject/fi_caller.c faultinject/fi_notify.c faultinject/fi_progress.c \
                  faultinject/fi_control.c $(PARSE_SRC)
 PROBE_SRC     := tests/faultinject/fi_probe.c
 FLOOR_SRC     := tests/transport/floor.c $(PARSE_SRC)

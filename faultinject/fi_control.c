@@ -383,6 +383,7 @@ static int ctl_restart(char *err, size_t errlen)
     struct fi_live *lp = NULL;
     fi_read_rank();
     atomic_store(&g_live, NULL); /* the old plan is never freed: see ctl_set_plan */
+    fi_progress_open(true);
     if (fi_event_open(err, errlen) != 0)
         return -1;
     int rc = fi_plan_from_env(&lp, err, errlen);
@@ -434,6 +435,7 @@ static void fi_forget_inherited(void)
 static void fi_atfork_child(void)
 {
     fi_late_atfork();
+    fi_progress_open(false);
     fi_forget_inherited();
     char err[256];
     struct fi_live *lp = fi_live();
@@ -552,6 +554,7 @@ __attribute__((constructor)) static void fi_load(void)
     if (fi_dl_init(g_self_path, g_verbs_path) != 0)
         fi_fatal("cannot find the real dlopen and dlmopen");
 
+    fi_progress_open(true);
     if (fi_event_open(err, sizeof(err)) != 0)
         fi_fatal(err);
     struct fi_live *lp = NULL;

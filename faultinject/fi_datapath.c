@@ -81,6 +81,8 @@ __attribute__((noinline)) static int fi_poll_cq_slow(struct ibv_cq *cq, int ne, 
         atomic_store(&c->npend, keep);
         pthread_mutex_unlock(&c->plock);
     }
+    if (got > 0)
+        FI_PROG(cqes, (uint64_t)got);
     if (c) {
         atomic_fetch_add_explicit(&c->cqe, (uint64_t)got, memory_order_relaxed);
         FI_TOT(cqe, (uint64_t)got);
@@ -461,6 +463,7 @@ static void fi_count_cq_cqe(struct fi_cq *c)
 {
     atomic_fetch_add_explicit(&c->cqe, 1, memory_order_relaxed);
     FI_TOT(cqe, 1);
+    FI_PROG(cqes, 1);
 }
 
 static int fi_cqx_after(struct fi_cq *c, struct ibv_cq_ex *cq, int rc)

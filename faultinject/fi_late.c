@@ -66,6 +66,7 @@ static uint64_t fi_late_post_due(uint64_t now)
                   .qp = e->q->qpn, .err = rc);
         e->used = false;
         atomic_fetch_sub(&e->q->late, 1);
+        FI_PROG(late, -1);
     }
     for (int i = 0; i < FI_LATE_MAX; i++)
         if (g_late[i].used && g_late[i].due_ns < next)
@@ -143,6 +144,7 @@ bool fi_late_hold(struct fi_qp *q, post_send_fn post, struct ibv_qp *qp,
         e->wr.sg_list = e->sge;
         e->wr.next = NULL;
         atomic_fetch_add(&q->late, 1);
+        FI_PROG(late, 1);
         held = true;
     }
     if (held)
@@ -169,6 +171,7 @@ void fi_late_drop(struct fi_qp *q)
             n++;
         }
     atomic_store(&q->late, 0);
+    FI_PROG(late, -n);
     pthread_mutex_unlock(&g_late_lock);
     if (n) {
         char what[80];

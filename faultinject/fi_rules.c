@@ -384,6 +384,7 @@ void fi_count_post(struct fi_qp *q, enum fi_op op)
     fi_call_count(op);
     atomic_fetch_add_explicit(&q->posts_op[op], 1, memory_order_relaxed);
     FI_TOT(posts_op[op], 1);
+    FI_PROG(posts, 1);
     atomic_fetch_add_explicit(recv ? &q->posts_recv : &q->posts_send, 1, memory_order_relaxed);
     if (recv)
         FI_TOT(posts_recv, 1);
@@ -398,6 +399,7 @@ void fi_count_srq_posts(const struct ibv_recv_wr *wr)
         fi_call_count(FI_OP_RECV);
         FI_TOT(posts_op[FI_OP_RECV], 1);
         FI_TOT(posts_recv, 1);
+        FI_PROG(posts, 1);
         if (own)
             fi_own_unsanitized(1);
     }
@@ -444,6 +446,7 @@ int fi_on_poll(struct fi_live *lp, struct fi_cq *c)
 {
     atomic_fetch_add_explicit(&c->polls, 1, memory_order_relaxed);
     FI_TOT(polls, 1);
+    FI_PROG(polls, 1);
     int result = 1;
     if (lp->m_poll) {
         struct fi_site s = {.dev = c->c ? c->c->dev : NULL,

@@ -16,6 +16,7 @@
 #define RG_FI_SHIM_H
 
 #include "fi_internal.h"
+#include "rg_faultinject.h"
 
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -275,6 +276,15 @@ extern _Atomic int g_step, g_rep;
  * between calls, so its event names no phase. */
 extern _Atomic long g_phase_tid;
 #define FI_TOT(field, n) atomic_fetch_add_explicit(&g_tot.field, (n), memory_order_relaxed)
+
+/*
+ * This process's slot of the progress page (fi_progress.c), never NULL: a slot nobody reads
+ * when there is no page. fi_progress_open takes a slot (at load and in a fork server's child,
+ * remap: the file named again; in a forked child, the parent's mapping).
+ */
+extern struct rg_fi_progress_slot *g_prog;
+void fi_progress_open(bool remap);
+#define FI_PROG(field, n) atomic_fetch_add_explicit(&g_prog->field, (n), memory_order_relaxed)
 
 /* ---- lookups the datapath inlines ------------------------------------------------------- */
 

@@ -15,8 +15,40 @@
 #define RG_FAULTINJECT_H
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * The progress page (RG_FI_PROGRESS names its file): how a run's processes are seen to move
+ * while they run, so that the runner can judge a hang when it is one rather than at the
+ * deadline (harness/launch/rg_progress.c reads it). The runner makes the file, with this header
+ * and every slot free, before it starts the rank; each process of the rank that loads the shim
+ * (and each child it forks) takes a slot of its own by its pid and counts into it. A process
+ * that finds no free slot counts `full` instead: the runner then knows it cannot see every
+ * process, and never judges that rank early. Counts only grow, except the two "now" counts.
+ */
+#define RG_FI_PROGRESS_MAGIC 0x52475047u /* "RGPG" */
+#define RG_FI_PROGRESS_VERSION 1
+#define RG_FI_PROGRESS_SLOTS 32
+
+struct rg_fi_progress_slot {
+    _Atomic int64_t pid;    /* 0: free */
+    _Atomic uint64_t posts; /* work requests posted (send queue, receive queue, SRQ) */
+    _Atomic uint64_t cqes;  /* completions handed to the program, success or error */
+    _Atomic uint64_t polls; /* ibv_poll_cq calls, empty ones too: the process is waiting */
+    _Atomic int64_t holds;  /* now: threads the shim holds (a delay or stall fault) */
+    _Atomic int64_t late;   /* now: sends a late fault holds, to be posted by the shim */
+    uint64_t spare[2];
+};
+
+struct rg_fi_progress_v1 {
+    uint32_t magic, version; /* RG_FI_PROGRESS_MAGIC, RG_FI_PROGRESS_VERSION */
+    uint32_t size, nslots;   /* sizeof(struct rg_fi_progress_v1), RG_FI_PROGRESS_SLOTS */
+    _Atomic uint32_t full;   /* processes that found no free slot */
+    uint32_t spare[11];
+    struct rg_fi_progress_slot slot[RG_FI_PROGRESS_SLOTS];
+};
 
 #define RG_FI_CONTROL_SYMBOL "rg_fi_control_v1"
 #define RG_FI_CONTROL_VERSION 1

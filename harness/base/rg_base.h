@@ -207,7 +207,9 @@ const rg_opt *rg_cli_find(const rg_cli *cli, const char *name);
       "returned an error though no planned fault had fired before it")                             \
     X(ERROR, "ERROR", "the harness could not run the rank, or the shim did not instrument it")     \
     X(CRASH, "CRASH", "died by a signal, exited without a verdict, or non-zero after it")          \
-    X(DEADLOCK, "DEADLOCK", "still running at the deadline; backtrace taken, then killed")         \
+    X(DEADLOCK, "DEADLOCK",                                                                        \
+      "hung: still running at the deadline, or no rank moved for longer than its timeout; "        \
+      "backtrace taken, then killed")                                                              \
     X(SILENT_CORRUPTION, "SILENT_CORRUPTION",                                                      \
       "returned success with wrong data, a broken guard band or a changed send buffer")
 

@@ -47,11 +47,12 @@ struct run_opts {
     char hosts_arg[1024];
     char host[RG_MAX_RANKS][128];
     int nhosts;
-    bool no_ownership; /* --no-ownership: the sanitizer off in every scenario */
-    bool trace;        /* --trace: the verbs trace on in every fault-free scenario */
-    bool uc_as_rc;     /* --uc-as-rc: the shim makes every UC QP an RC one, in every scenario */
-    bool fork_server;  /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
-    bool fail_fast;    /* --fail-fast: no scenario started after one failed */
+    bool no_ownership;     /* --no-ownership: the sanitizer off in every scenario */
+    bool trace;            /* --trace: the verbs trace on in every fault-free scenario */
+    bool uc_as_rc;         /* --uc-as-rc: the shim makes every UC QP an RC one, in every scenario */
+    bool fork_server;      /* --fork-server: ranks forked from a server per slot (rg_forksrv.c) */
+    bool hang_at_deadline; /* --hang-at-deadline: no hang judged before it (rg_progress.c) */
+    bool fail_fast;        /* --fail-fast: no scenario started after one failed */
     /* --slow-scale: a scenario that ran out of time on a machine that held it back is run
      * again with every time multiplied by this (judge/rg_slow.c); 1: never */
     int slow_scale;

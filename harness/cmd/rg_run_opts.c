@@ -97,6 +97,8 @@ void rg_run_repro_line(char *buf, size_t len, const struct run_opts *o, const ch
         args[na++] = "--uc-as-rc";
     if (o->trace)
         args[na++] = "--trace";
+    if (o->hang_at_deadline)
+        args[na++] = "--hang-at-deadline";
     char scale[16];
     if (o->slow_scale != RG_RUN_SLOW_SCALE) {
         snprintf(scale, sizeof(scale), "%d", o->slow_scale);
@@ -332,6 +334,13 @@ static const rg_opt run_table[] = {
              "begun, the rest listed as not run (a mutant's check, a PR job's quick no). Not "
              "with --fork-server, --external or --hosts.",
      .off = RO(fail_fast)},
+    {.name = "hang-at-deadline",
+     .kind = RG_OPT_FLAG,
+     .help = "A hang waits for the deadline. By default a run whose every rank is inside a call "
+             "and none has posted, taken a completion, begun a step or sent a packet (nor a "
+             "fault holds one) for longer than the transport's timeout and its margin is judged "
+             "DEADLOCK then, with the same evidence and backtraces.",
+     .off = RO(hang_at_deadline)},
     {.name = "fork-server",
      .kind = RG_OPT_FLAG,
      .help = "Ranks forked from a server per rank slot started once, not exec'd; with -j N, N "

@@ -61,6 +61,7 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
                                 .whole = whole,
                                 .seed = rg_run_seed(o, &e->sc),
                                 .fork_server = o->fork_server,
+                                .hang_at_deadline = o->hang_at_deadline,
                                 .wrap = o->wrap,
                                 .nwrap = o->nwrap,
                                 .devices = devs,

@@ -52,6 +52,8 @@ bool rg_sig_matches(const rg_sc_ksig *k, const rg_sig *s);
  */
 #define RG_EV_RANK 1
 #define RG_EV_CROSS 2
+/* How the detail of a DEADLOCK judged before the deadline begins (launch/rg_progress.c). */
+#define RG_HANG_EARLY "no rank moved for"
 void rg_evidence_apply(rg_result *r, const rg_scenario *sc, const rg_evidence *ev, int lo, int hi,
                        double t0_mono_ms, int rules);
 

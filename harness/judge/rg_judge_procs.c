@@ -167,6 +167,23 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
             continue;
         char peer[400];
         first_to_leave(res, lo, hi, r, peer, sizeof(peer));
+        const rg_hang *h = &l->hang;
+        if (h->judged) {
+            /* The detail's start is what rg_slow.c knows this hang's bound by. */
+            rg_rank_find(k, RG_V_DEADLOCK, h->at_s,
+                         RG_HANG_EARLY
+                         " %.2f s (no post, completion or step%s, no fault "
+                         "holding one), past the %.3g s timeout every wait of the transport's "
+                         "was told and a %.2f s margin: judged at %.2f s, before the %.0f s "
+                         "deadline; in %s since %.2f s%s%s%s; backtrace in %s/rank%d.backtrace",
+                         h->quiet_s,
+                         h->dev_known ? ", no packet on the devices"
+                                      : "; the devices' packet counts could not be read",
+                         sc->timeout_s, h->window_s - sc->timeout_s, h->at_s, sc->deadline_s,
+                         k->where, k->step_t_s, peer, ev[r].queues[0] ? "; " : "", ev[r].queues,
+                         res->dir, r);
+            continue;
+        }
         rg_rank_find(k, RG_V_DEADLOCK, sc->deadline_s,
                      "still running after the %.0f s deadline, in %s since %.2f s%s%s%s; "
                      "backtrace in %s/rank%d.backtrace",

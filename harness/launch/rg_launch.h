@@ -67,6 +67,68 @@ struct rg_proc {
     bool job, job_unseen;
 };
 
+/* --- a hang judged when it is one (rg_progress.c) ------------------------------------------ */
+/* What one progress page (rankR.progress) held, summed over its processes' slots. */
+typedef struct rg_progress_counts {
+    int procs;      /* slots taken */
+    unsigned full;  /* processes that found none */
+    bool has_pid;   /* one slot is the rank's own process's */
+    uint64_t moves; /* posts + completions */
+    uint64_t polls;
+    bool holding; /* the shim holds a thread (delay, stall) or a send (late) of it now */
+} rg_progress_counts;
+/* Makes rank r's page, every slot free, in shared memory (path: its name, which the runner
+ * unlinks once the run has ended). 0, or -1. */
+int rg_progress_make(int r, char *path, size_t len);
+/* Reads a page; pid the rank's process. 0, or -1 when it is missing or not of this version. */
+int rg_progress_read(const char *path, long pid, rg_progress_counts *c);
+/* A process's CPU time (user + system, every thread) in seconds, or -1. */
+double rg_progress_cpu_s(long pid);
+/* The packets the devices sent and received (rxe's hw_counters, else the port counters),
+ * summed: 0, or -1 when one device has neither. */
+int rg_progress_packets(const char (*devices)[64], int ndev, uint64_t *pkts);
+/* How long every rank must be quiet for a hang: the timeout the transport was told (scaled on a
+ * second attempt) and the margin a call's timeout is given (1 s, a tenth of it, the runner's
+ * lag, the CPU wait); -1 with no timeout. */
+double rg_hang_window(double timeout_s, double lag_s, double cpu_wait_s);
+
+/* What the runner saw of one rank at one look. */
+typedef struct rg_hang_seen {
+    bool known;   /* its page read and every process of it in a slot */
+    bool in_call; /* inside a call of the transport's: a step said, no verdict yet */
+    bool holding;
+    uint64_t moves, polls;
+    double cpu_s;     /* -1: not known */
+    double step_mark; /* changes whenever a status line begins a step */
+    char why[96];     /* why not known */
+} rg_hang_seen;
+typedef struct rg_hang_rank {
+    char page[1100]; /* its progress page, "" when it has none */
+    bool seen, known, in_call;
+    uint64_t moves, polls;
+    double cpu_s, step_mark, at;
+    double quiet_since; /* s from t0: when it was last seen to move */
+    char why[96];
+} rg_hang_rank;
+typedef struct rg_hang {
+    bool on;         /* judge a hang when it is one (run --hang-at quiet) */
+    double window_s; /* rg_hang_window's; <= 0: at the deadline only */
+    bool dev_seen, dev_known;
+    uint64_t pkts;
+    double dev_quiet_since; /* the devices' last packet, or a wire fault still to come */
+    rg_hang_rank rank[RG_MAX_RANKS];
+    bool judged;    /* the run was ended as a hang before its deadline */
+    double at_s;    /* when, from t0 */
+    double quiet_s; /* how long every rank had been quiet then */
+} rg_hang;
+/* One look at rank r (now: s from t0): it moved, or it stays quiet since it last did. */
+void rg_hang_look(rg_hang *h, int r, const rg_hang_seen *s, double now);
+/* One look at the devices (known: rg_progress_packets' return) and the wire faults. */
+void rg_hang_look_devices(rg_hang *h, int known, uint64_t pkts, bool wire_pending, double now);
+/* Whether the run is a hang now: every live rank (live[r]) known and inside a call, none moved
+ * (nor the devices) for longer than the window. Sets judged, at_s and quiet_s when it is. */
+bool rg_hang_judge(rg_hang *h, const bool *live, int lo, int hi, double now);
+
 /*
  * What launching a scenario's processes left for the judge (rg_workers.c, rg_programs.c): plain
  * data, every process ended and its descriptors closed. Nothing in it is a verdict yet.
@@ -95,6 +157,7 @@ typedef struct rg_launched {
     bool job;
     struct rg_proc launcher;
     int job_extra;
+    rg_hang hang; /* workers: the run judged a hang before its deadline (rg_progress.c) */
 } rg_launched;
 
 /* A scenario's ranks as workers (rg_workers.c), as `railguard run` starts them. */
@@ -112,6 +175,7 @@ typedef struct rg_worker_launch {
     int nwrap;
     const char (*devices)[64]; /* the ranks' rails, for wire faults; ndev 0: none known */
     int ndev;
+    bool hang_at_deadline; /* a hang waits for the deadline (run --hang-at deadline) */
 } rg_worker_launch;
 /* Starts ranks lo..hi-1, follows their status lines and ends (released together once all are
  * ready), stops them at the deadline, and reads their evidence into l. */

@@ -117,7 +117,7 @@ void rg_launch_servers_stop(void)
  * it); if not, the server is stopped (said once) and the rank is exec'd as always.
  */
 static bool served_ask(const rg_worker_launch *w, int r, const char *secret, const char *btsig,
-                       struct rg_proc *p)
+                       const char *prog, struct rg_proc *p)
 {
     char err[512], log[1200], evp[1200], bt[1200], rank[16], seed[32], fisig[16];
     char e_plan[1300], e_log[1300], e_rank[32], e_bt[48], e_fisig[48], e_secret[160];
@@ -142,15 +142,24 @@ static bool served_ask(const rg_worker_launch *w, int r, const char *secret, con
     snprintf(e_fisig, sizeof(e_fisig), "RG_FI_SNAPSHOT_SIGNAL=%s", fisig);
     snprintf(e_bt, sizeof(e_bt), "RG_BACKTRACE_SIGNAL=%s", btsig);
     snprintf(e_secret, sizeof(e_secret), "RG_SECRET=%s", secret);
-    char e_scale[40];
+    char e_scale[40], e_prog[1300];
     snprintf(e_scale, sizeof(e_scale), "RG_FI_TIME_SCALE=%d",
              w->sc->time_scale > 1 ? w->sc->time_scale : 1);
+    snprintf(e_prog, sizeof(e_prog), "RG_FI_PROGRESS=%s", prog ? prog : "");
     /* The secret as an exec'd rank gets it: set, and no file, when the run made one (with
      * none the list ends at the NULL, leaving both as the server inherited them). A scenario
      * with env: never comes here (start_ranks). */
-    const char *env[] = {"RG_FI_PLAN",     e_plan, e_log,   e_rank,
-                         e_fisig,          e_bt,   e_scale, secret[0] ? e_secret : NULL,
-                         "RG_SECRET_FILE", NULL};
+    const char *env[] = {"RG_FI_PLAN",
+                         e_plan,
+                         e_log,
+                         e_rank,
+                         e_fisig,
+                         e_bt,
+                         e_scale,
+                         prog ? e_prog : "RG_FI_PROGRESS",
+                         secret[0] ? e_secret : NULL,
+                         "RG_SECRET_FILE",
+                         NULL};
     const char *args[RUN__WORKER_OPTS + 1];
     worker_opts(args, w, rank, bt, seed);
     int sp[2], gp[2];
@@ -207,7 +216,7 @@ static bool served_take(int r, struct rg_proc *p)
 /* Rank r exec'd as `railguard worker` (under the wrapper, if any): its log, the status pipe at
  * 3 and the go pipe at 4, the shim's environment. Returns its pid, or -1. */
 static pid_t exec_rank(const rg_worker_launch *w, int r, const char *secret, const char *btsig,
-                       struct rg_proc *p)
+                       const char *prog, struct rg_proc *p)
 {
     int fds[2], gfds[2];
     if (pipe(fds) != 0)
@@ -250,6 +259,10 @@ static pid_t exec_rank(const rg_worker_launch *w, int r, const char *secret, con
             setenv(w->sc->env[i].name, w->sc->env[i].value, 1);
         rg_proc_shim_env(pre, w->planfile, evp, r, false, w->sc->time_scale);
         setenv("RG_BACKTRACE_SIGNAL", btsig, 1);
+        if (prog)
+            setenv("RG_FI_PROGRESS", prog, 1);
+        else
+            unsetenv("RG_FI_PROGRESS");
         if (secret[0]) {
             setenv("RG_SECRET", secret, 1);
             unsetenv("RG_SECRET_FILE");
@@ -287,6 +300,11 @@ static pid_t exec_rank(const rg_worker_launch *w, int r, const char *secret, con
 
 /* Every rank lo..hi-1 started, each with what it says kept from the first line: forked ones
  * asked of every server first, then taken, so that the servers fork them side by side. */
+static const char *page(const rg_launched *l, int r)
+{
+    return l->hang.rank[r].page[0] ? l->hang.rank[r].page : NULL;
+}
+
 static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *secret,
                         const char *btsig)
 {
@@ -304,15 +322,22 @@ static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *s
         /* A scenario with env: is exec'd: the fork server has set libibverbs up before it
          * forks, so a variable read once at that set-up (or at a process's start) would reach
          * an exec'd rank and not a forked one. */
-        if (w->fork_server && !w->sc->nenv && served_ask(w, r, secret, btsig, &lr->proc)) {
+        /* Its progress page, for a hang judged when it is one: none, and it waits for the
+         * deadline. */
+        l->hang.rank[r] = (rg_hang_rank){.quiet_since = 0};
+        if (l->hang.on &&
+            rg_progress_make(r, l->hang.rank[r].page, sizeof(l->hang.rank[r].page)) != 0)
+            l->hang.rank[r].page[0] = '\0';
+        if (w->fork_server && !w->sc->nenv &&
+            served_ask(w, r, secret, btsig, page(l, r), &lr->proc)) {
             asked[r] = true;
             continue;
         }
-        exec_rank(w, r, secret, btsig, &lr->proc);
+        exec_rank(w, r, secret, btsig, page(l, r), &lr->proc);
     }
     for (int r = w->lo; r < w->hi; r++)
         if (asked[r] && !served_take(r, &l->rank[r].proc))
-            exec_rank(w, r, secret, btsig, &l->rank[r].proc);
+            exec_rank(w, r, secret, btsig, page(l, r), &l->rank[r].proc);
 }
 
 /* Whether rank r ended or stopped since last looked at: its status, and when, recorded. */
@@ -334,11 +359,52 @@ static void reap(rg_launched_rank *lr, double t0_ms)
     drain(&lr->said, p, t0_ms);
 }
 
-/* The ranks' lines and ends as they come, until none is running or the deadline passes; every
- * rank released once all are ready. */
+/* One look at what moves (rg_progress.c): whether the run is a hang now. */
+static bool hang_look(const rg_worker_launch *w, rg_launched *l, bool wire_pending)
+{
+    double now = rg_now_s() - l->t0, wait = 0;
+    bool live[RG_MAX_RANKS] = {false};
+    for (int r = w->lo; r < w->hi; r++) {
+        rg_launched_rank *lr = &l->rank[r];
+        const struct rg_proc *p = &lr->proc;
+        live[r] = p->pid > 0 && !p->exited && !p->stopped;
+        if (!live[r])
+            continue;
+        rg_hang_seen s = {.cpu_s = -1};
+        rg_progress_counts c = {0};
+        const char *pg = page(l, r);
+        if (!pg)
+            snprintf(s.why, sizeof(s.why), "it has no progress page");
+        else if (rg_progress_read(pg, (long)p->pid, &c) != 0)
+            snprintf(s.why, sizeof(s.why), "its progress page cannot be read");
+        else if (!c.has_pid)
+            snprintf(s.why, sizeof(s.why), "its process took no slot of its progress page");
+        else if (c.full)
+            snprintf(s.why, sizeof(s.why), "%u of its processes found no slot", c.full);
+        else
+            s.known = true;
+        s.moves = c.moves;
+        s.polls = c.polls;
+        s.holding = c.holding;
+        s.in_call = p->said.steps > 0 && !p->said.verdict;
+        s.step_mark = p->said.steps;
+        s.cpu_s = rg_progress_cpu_s((long)p->pid);
+        if (lr->said.cpu_wait_s > wait)
+            wait = lr->said.cpu_wait_s;
+        rg_hang_look(&l->hang, r, &s, now);
+    }
+    uint64_t pkts = 0;
+    int known = rg_progress_packets(w->devices, w->ndev, &pkts);
+    rg_hang_look_devices(&l->hang, known, pkts, wire_pending, now);
+    l->hang.window_s = rg_hang_window(w->sc->timeout_s, l->lag_s, wait);
+    return rg_hang_judge(&l->hang, live, w->lo, w->hi, now);
+}
+
+/* The ranks' lines and ends as they come, until none is running, the deadline passes or the
+ * run is a hang; every rank released once all are ready. */
 static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
 {
-    double t0_ms = l->t0 * 1000.0, sampled = 0;
+    double t0_ms = l->t0 * 1000.0, sampled = 0, looked = 0;
     bool released = false;
     struct rg_proc *procs[RG_MAX_RANKS];
     /* Each rank's step for the wire (-1: init, or none yet), and its next timed action. */
@@ -388,6 +454,11 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
             wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
         if (!released)
             released = release_ranks(l, w->lo, w->hi, false);
+        if (l->hang.on && released && rg_now_s() >= looked + 0.2) {
+            looked = rg_now_s();
+            if (hang_look(w, l, wire_next >= 0))
+                break;
+        }
     }
     release_ranks(l, w->lo, w->hi, true);
 }
@@ -418,6 +489,9 @@ static void end_ranks(const rg_worker_launch *w, rg_launched *l, double deadline
         p->tl = -1;
     }
     l->seconds = rg_now_s() - l->t0;
+    for (int r = w->lo; r < w->hi; r++)
+        if (page(l, r))
+            unlink(page(l, r));
     /* The wire made whole before anything else runs on it, its counters read. */
     rg_wire_end(&l->wire, rg_now_s() - l->t0);
     rg_launched_evidence(l, w->lo, w->hi, w->dir, deadline);
@@ -444,6 +518,10 @@ void rg_launch_workers(const rg_worker_launch *w, rg_launched *l)
         l->wire.n = 0;
     l->wire.t0 = l->t0;
     rg_wire_tick(&l->wire, 0, NULL);
+    /* A hang judged when it is one; on a second attempt too (its times are scaled). */
+    memset(&l->hang, 0, sizeof(l->hang));
+    /* Only where every rank is: one rank of a launch cannot see whether the others move. */
+    l->hang.on = w->whole && !w->hang_at_deadline && w->sc->timeout_s > 0 && w->sc->nops > 0;
     start_ranks(w, l, secret, btsig);
     double deadline = l->t0 + w->sc->deadline_s;
     follow(w, l, deadline);

@@ -84,9 +84,10 @@ int rg_worker_cli(int argc, char **argv);
 /* --- the worker's status lines, read back (rg_status.c) ------------------------------------- */
 /* What a line said of the rank's state rather than its findings. */
 typedef struct rg_status_said {
-    bool ready;   /* "ready": loaded, waiting for go */
-    bool verdict; /* it said its verdict */
-    bool error;   /* that verdict was "error": the worker then exits 3 */
+    bool ready;     /* "ready": loaded, waiting for go */
+    bool verdict;   /* it said its verdict */
+    unsigned steps; /* "step" lines read: one began a call of the transport's */
+    bool error;     /* that verdict was "error": the worker then exits 3 */
 } rg_status_said;
 /* One status line folded into the rank's result k (its step, status, calls, findings) and
  * said; times are seconds from t0_ms (CLOCK_MONOTONIC ms). A line not ours is left alone. */

@@ -39,6 +39,7 @@ void rg_status_take(rg_rank_result *k, rg_status_said *said, char *line, double 
         k->rep = rep;
         k->step_t_s = t;
         snprintf(k->where, sizeof(k->where), "%s", line + off);
+        said->steps++;
         return;
     }
     if (!strcmp(line, "ready")) {

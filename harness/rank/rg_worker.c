@@ -73,7 +73,7 @@ static void on_crash(int sig)
 static void on_backtrace(int sig)
 {
     int saved = errno;
-    bt_write("asked for a backtrace at the deadline", sig);
+    bt_write("asked for a backtrace (the runner judged it hung)", sig);
     errno = saved;
 }
 

@@ -159,8 +159,10 @@ static const struct {
      "SILENT_CORRUPTION,SILENT_CORRUPTION", "the send buffer changed"},
     {"crash", NULL, NULL, "  - {op: all_reduce, count: 10}\n", "CRASH,CRASH",
      "killed by signal 11"},
+    /* Judged when it is one (no rank moved past the 1 s timeout), or at the 3 s deadline on
+     * a machine slow enough to stretch its margin: either way in that call. */
     {"hang", NULL, NULL, "  - {op: all_reduce, count: 10}\n", "DEADLOCK,DEADLOCK",
-     "still running after the 3 s deadline, in all_reduce float32 sum count 10 since"},
+     " in all_reduce float32 sum count 10 since "},
     /* What a v1 table lacks (a NULL operation, no mem_register) is skipped, never run. */
     {"stale", NULL, NULL, "  - {op: all_gather, count: 10}\n", "unsupported,unsupported",
      "not run: all_gather float32 count 10: all_gather not declared"},
@@ -246,7 +248,7 @@ START_TEST(test_bad_transport_verdicts)
     if (!strcmp(bad_cases[_i].mode, "hang")) {
         /* The rank wrote it itself, inside the transport's call, called from the worker. */
         const char *bt = slurp("%s/000-bad%d/rank0.backtrace", out, _i);
-        ck_assert_msg(strstr(bt, "asked for a backtrace at the deadline") &&
+        ck_assert_msg(strstr(bt, "asked for a backtrace (the runner judged it hung)") &&
                           strstr(bt, "rg-test-bad-plugin.so(") && strstr(bt, "rg_worker_main"),
                       "backtrace:\n%s", bt);
         /* The rank was killed, yet its shim's summary is there: it was asked for one first. */
@@ -278,13 +280,25 @@ START_TEST(test_deadline_cut)
                                         "  - {op: all_reduce, count: 10}\n");
     char out[PATH_MAX + 32];
     snprintf(out, sizeof(out), "%s/cut", g_tmp);
-    const char *args[] = {"run",   "--transport", g_bad,        "--devices", g_devs,
-                          "--out", out,           "--deadline", "4",         "--slow-scale",
-                          "1",     path,          NULL};
+    const char *args[] = {"run",
+                          "--transport",
+                          g_bad,
+                          "--devices",
+                          g_devs,
+                          "--out",
+                          out,
+                          "--deadline",
+                          "4",
+                          "--slow-scale",
+                          "1",
+                          path,
+                          "--hang-at-deadline",
+                          NULL};
     ck_assert_int_eq(railguard("hang", args, 120), 1);
     ck_assert_str_eq(json_verdicts(out), "DEADLOCK,DEADLOCK");
     expect_in("still running after the 4 s deadline");
     expect_in(" --deadline 4 ");
+    expect_in(" --hang-at-deadline ");
     const char *res = slurp("%s/000-cut/result.json", out);
     ck_assert_msg(strstr(res, "\"deadline_cut_s\": 4"), "%s", res);
     free(path);
@@ -425,6 +439,47 @@ START_TEST(test_hosts_launch)
     free(devs);
     free(clean);
     free(flush);
+}
+END_TEST
+
+/*
+ * A hang judged when it is one: both ranks inside all_reduce, asleep (no post, completion,
+ * step, CPU or packet), judged DEADLOCK once they have been quiet past the 1 s timeout and its
+ * margin -- long before the 60 s deadline -- with the same evidence (the shim's summaries, a
+ * backtrace each) as at the deadline. One rank that left first is named in the other's hang.
+ */
+START_TEST(test_hang_judged_early)
+{
+    char *path = write_file("early.yaml", "ranks: 2\ntimeout: 1\ndeadline: 60\nprogram:\n"
+                                          "  - {op: barrier}\n"
+                                          "  - {op: all_reduce, count: 10}\n");
+    char out[PATH_MAX + 32];
+    snprintf(out, sizeof(out), "%s/early", g_tmp);
+    const char *args[] = {"run", "--transport",  g_bad, "--devices", g_devs, "--out",
+                          out,   "--slow-scale", "1",   path,        NULL};
+    ck_assert_int_eq(railguard("hang", args, 120), 1);
+    ck_assert_str_eq(json_verdicts(out), "DEADLOCK,DEADLOCK");
+    const char *res = slurp("%s/000-early/result.json", out);
+    const char *d = strstr(res, "no rank moved for ");
+    ck_assert_msg(d && strstr(d, "past the 1 s timeout every wait of the transport's was told"),
+                  "%s", res);
+    double quiet = 0, at = 0;
+    ck_assert_int_eq(sscanf(d, "no rank moved for %lf s", &quiet), 1);
+    const char *j = strstr(d, "judged at ");
+    ck_assert_msg(j && sscanf(j, "judged at %lf s, before the 60 s deadline", &at) == 1, "%s", d);
+    /* Quiet past the window (the timeout, 1 s, a tenth, the lag), and judged then, not at 60. */
+    ck_assert_msg(quiet > 2.1 && at >= quiet && at < 30, "quiet %.2f s, judged at %.2f s", quiet,
+                  at);
+    ck_assert_msg(strstr(d, "in all_reduce float32 sum count 10 since "), "%s", d);
+    for (int r = 0; r < 2; r++) {
+        const char *bt = slurp("%s/000-early/rank%d.backtrace", out, r);
+        ck_assert_msg(strstr(bt, "asked for a backtrace (the runner judged it hung)") &&
+                          strstr(bt, "rg-test-bad-plugin.so("),
+                      "rank %d: %s", r, bt);
+        const char *ev = slurp("%s/000-early/rank%d.events.jsonl", out, r);
+        ck_assert_msg(strstr(ev, "\"event\":\"totals\""), "rank %d: no summary: %s", r, ev);
+    }
+    free(path);
 }
 END_TEST
 
@@ -1289,6 +1344,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_external_launch);
     tcase_add_test(t, test_hosts_launch);
     tcase_add_test(t, test_deadline_cut);
+    tcase_add_test(t, test_hang_judged_early);
     tcase_add_test(t, test_fork_server);
     tcase_add_test(t, test_scenario_env);
     tcase_add_test(t, test_fork_server_requests);
