@@ -27,6 +27,7 @@
 /* ---- exported wrappers: devices and contexts ---------------------------------------------- */
 static struct ibv_cq_ex *fi_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
 {
+    FI_PROG(calls, 1); /* the rank moved: the runner's hang judge sees it */
     struct fi_ctx *cx = fi_ctx_of(ctx);
     if (!cx || !cx->create_cq_ex) {
         errno = EOPNOTSUPP;
@@ -86,6 +87,7 @@ static int as_rc_mask(struct ibv_qp *qp, struct ibv_qp_attr *in, int mask, struc
 
 static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
+    FI_PROG(calls, 1);
     struct fi_ctx *cx = fi_ctx_of(ctx);
     if (!cx || !cx->create_qp_ex) {
         errno = EOPNOTSUPP;
@@ -114,6 +116,7 @@ static struct ibv_qp *fi_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
 
 FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 {
+    FI_PROG(calls, 1);
     struct ibv_context *ctx = fi_real.open_device(dev);
     if (!ctx)
         return NULL;
@@ -185,6 +188,7 @@ FI_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 
 FI_EXPORT int ibv_close_device(struct ibv_context *ctx)
 {
+    FI_PROG(calls, 1);
     struct fi_ctx *cx = fi_ctx_of(ctx);
     int rc = fi_real.close_device(ctx);
     if (!rc && cx)
@@ -299,6 +303,7 @@ FI_EXPORT void ibv_free_device_list(struct ibv_device **list)
 /* ---- exported wrappers: resources --------------------------------------------------------- */
 FI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 {
+    FI_PROG(calls, 1);
     if (fi_verb_fails(FI_VERB_ALLOC_PD, ctx, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
@@ -311,6 +316,7 @@ FI_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 
 FI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
+    FI_PROG(calls, 1);
     int rc = fi_real.dealloc_pd(pd);
     if (!rc)
         atomic_fetch_sub(&g_alive.pds, 1);
@@ -324,6 +330,7 @@ FI_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
  */
 static struct ibv_mr *fi_mr_made(struct ibv_mr *mr, uint64_t iova, bool cpu)
 {
+    FI_PROG(calls, 1);
     if (!mr)
         return mr;
     atomic_fetch_add(&g_alive.mrs, 1);
@@ -335,6 +342,7 @@ static struct ibv_mr *fi_mr_made(struct ibv_mr *mr, uint64_t iova, bool cpu)
 
 FI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
+    FI_PROG(calls, 1);
     /* Out of the table first: no check reads the memory once the program may free it. */
     if (mr && fi_own_on())
         fi_own_mr_del(mr->context, mr->lkey);
@@ -346,6 +354,7 @@ FI_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 
 FI_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 {
+    FI_PROG(calls, 1);
     struct ibv_comp_channel *ch = fi_real.create_comp_channel(ctx);
     if (ch)
         atomic_fetch_add(&g_alive.channels, 1);
@@ -354,6 +363,7 @@ FI_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 
 FI_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
+    FI_PROG(calls, 1);
     int rc = fi_real.destroy_comp_channel(ch);
     if (!rc)
         atomic_fetch_sub(&g_alive.channels, 1);
@@ -419,6 +429,7 @@ FI_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
                                        struct ibv_comp_channel *channel, int comp_vector)
 {
+    FI_PROG(calls, 1);
     if (fi_verb_fails(FI_VERB_CREATE_CQ, ctx, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
@@ -433,6 +444,7 @@ FI_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *c
 
 FI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
+    FI_PROG(calls, 1);
     struct fi_cq *c = fi_cq_find(cq);
     int rc = fi_real.destroy_cq(cq);
     if (!rc && c) {
@@ -445,6 +457,7 @@ FI_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
+    FI_PROG(calls, 1);
     if (fi_verb_fails(FI_VERB_CREATE_QP, pd ? pd->context : NULL, __builtin_return_address(0))) {
         errno = ENOMEM;
         return NULL;
@@ -468,6 +481,7 @@ FI_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 /* Wrapped so corrupt can find the buffers of an SRQ's receives (fi_srq.c). */
 FI_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
+    FI_PROG(calls, 1);
     struct ibv_srq *srq = fi_real.create_srq(pd, attr);
     if (srq) {
         int saved = errno;
@@ -479,6 +493,7 @@ FI_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_
 
 FI_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
+    FI_PROG(calls, 1);
     int rc = fi_real.destroy_srq(srq);
     if (!rc)
         fi_srq_gone(srq);
@@ -489,6 +504,7 @@ FI_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
  * connection are known to the shim; and for uc_as_rc's attributes. Otherwise a pass-through. */
 FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
+    FI_PROG(calls, 1);
     struct ibv_qp_attr rc_attr;
     int rc_mask = fi_uc_as_rc() ? as_rc_mask(qp, attr, mask, &rc_attr) : mask;
     int rc = fi_real.modify_qp(qp, rc_mask != mask ? &rc_attr : attr, rc_mask);
@@ -514,6 +530,7 @@ FI_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mas
 
 FI_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
+    FI_PROG(calls, 1);
     struct fi_qp *q = qp ? fi_qp_find(qp->context, qp->qp_num) : NULL;
     if (q && atomic_load(&q->late))
         fi_late_drop(q);

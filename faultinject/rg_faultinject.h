@@ -39,7 +39,8 @@ struct rg_fi_progress_slot {
     _Atomic uint64_t polls; /* ibv_poll_cq calls, empty ones too: the process is waiting */
     _Atomic int64_t holds;  /* now: threads the shim holds (a delay or stall fault) */
     _Atomic int64_t late;   /* now: sends a late fault holds, to be posted by the shim */
-    uint64_t spare[2];
+    _Atomic uint64_t calls; /* other verbs calls: open, create, register, modify, destroy */
+    uint64_t spare;
 };
 
 struct rg_fi_progress_v1 {

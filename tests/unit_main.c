@@ -17,7 +17,7 @@ int main(void)
         rg_suite_measure,       rg_suite_opt,           rg_suite_triage,  rg_suite_signature,
         rg_suite_trace,         rg_suite_ev_schema,     rg_suite_tri_qp,  rg_suite_symbolize,
         rg_suite_wire,          rg_suite_sweep_outcome, rg_suite_objcode, rg_suite_compare,
-        rg_suite_sides,         rg_suite_progress,
+        rg_suite_sides,         rg_suite_progress,      rg_suite_phases,
     };
     const char *label = getenv("RG_TEST_LABEL");
     return rg_check_main(label && *label ? label : "unit", suites,

@@ -255,7 +255,9 @@ static void run_exec(const struct exec_opts *o, const rg_scenario *sc, rg_result
         pl.argv_err[r] = "the command is longer than 16384 bytes";
     }
     rg_launch_programs(&pl, l);
+    double judged = rg_now_s();
     rg_judge_programs(res, sc, l);
+    rg_launched_phases(l, rg_now_s() - judged, &res->phases);
     free(l);
 }
 
@@ -394,11 +396,16 @@ int rg_exec_main(int argc, char **argv)
     memcpy(res.expect_cls, sc.expect_cls, sizeof(res.expect_cls));
     memcpy(res.known, sc.known, sizeof(res.known));
     res.time_scale = res.attempts = 1;
+    rg_phases_unknown(&res.phases); /* until its launch measures them */
     static rg_result fresh;
     fresh = res;
+    double t = rg_now_s();
     run_exec(&o, &sc, &res);
     rg_judge(&res);
+    double first = rg_now_s() - t;
     second_attempt(&o, &sc, &res, &fresh);
+    if (res.attempts > 1)
+        res.phases.s[RG_PH_AGAIN] = first;
     snprintf(path, sizeof(path), "%s/result.json", res.dir);
     int bad = rg_result_save(&res, path, err, sizeof(err));
     snprintf(path, sizeof(path), "%s/report.json", o.out);

@@ -118,6 +118,7 @@ static void result_init(rg_result *res, const struct run_opts *o, const struct s
     res->self_rank = -1;
     res->time_scale = e->sc.time_scale > 1 ? e->sc.time_scale : 1;
     res->attempts = 1;
+    rg_phases_unknown(&res->phases);
     res->deadline_cut_s = e->deadline_cut;
     res->uc_as_rc = e->sc.uc_as_rc;
     memcpy(res->expect, e->sc.expect, sizeof(res->expect));
@@ -193,8 +194,12 @@ int rg_run_scenario_once(const struct run_opts *o, const struct sc_entry *e, int
     if (e->sc.each_site) {
         rg_run_sites(o, e, &res); /* its points have attempts and rechecks of their own */
     } else {
+        double t = rg_now_s();
         rg_run_scenario(o, e, &res);
+        double first = rg_now_s() - t;
         second_attempt(o, e, &res);
+        if (res.attempts > 1)
+            res.phases.s[RG_PH_AGAIN] = first;
     }
     rg_run_prove_cause(&res);
     snprintf(path, sizeof(path), "%s/result.json", dir);
@@ -224,6 +229,7 @@ void rg_run_take_result(const struct run_opts *o, const struct sc_entry *e, int 
     rg_run_fmt(path, sizeof(path), "%s/%03d-%s/result.json", o->out, idx, e->sc.name);
     if (rg_result_read(r, path, err, sizeof(err)) != 0) {
         memset(r, 0, sizeof(*r));
+        rg_phases_unknown(&r->phases);
         snprintf(r->name, sizeof(r->name), "%s", e->sc.name);
         snprintf(r->why, sizeof(r->why), "the scenario's supervisor died: %s", err);
         r->passed = false;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 /* --- one scenario ---------------------------------------------------------------------------- */
+
 void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result *res, int lo,
                   int hi, const char *coord, const char *devfile, const char *planfile, bool whole)
 {
@@ -67,7 +68,9 @@ void rg_run_ranks(const struct run_opts *o, const struct sc_entry *e, rg_result 
                                 .devices = devs,
                                 .ndev = ndev};
     rg_launch_workers(&w, l);
+    double judged = rg_now_s();
     rg_judge_workers(res, &e->sc, l, whole ? RG_EV_RANK | RG_EV_CROSS : RG_EV_RANK);
+    rg_launched_phases(l, rg_now_s() - judged, &res->phases);
     free(l);
 }
 

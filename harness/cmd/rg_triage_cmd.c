@@ -97,6 +97,17 @@ static void summary(const rg_tri_run *run)
     if (run->nxpass || run->nslow)
         printf("; besides them %d xpass, %d too slow to judge", run->nxpass, run->nslow);
     printf("\n");
+    /* Where the triage's time went, so what makes it slow is chosen by numbers. */
+    static const char *const said[RG_TRI_STAGES] = {"reading and grouping", "re-runs", "minimising",
+                                                    "traced runs", "writing"};
+    printf("railguard triage: time:");
+    for (int s = 0; s < RG_TRI_STAGES; s++) {
+        if (run->time_s[s] >= 0)
+            printf(" %s %.1f s", said[s], run->time_s[s]);
+        else
+            printf(" %s not run", said[s]);
+        printf(s + 1 < RG_TRI_STAGES ? "," : "\n");
+    }
     for (int g = 0; g < run->ngroups; g++)
         printf("  %2d. [%d] %s\n      %s/triage/%02d-%s.md\n", g + 1, run->groups[g].ncases,
                run->groups[g].title, run->dir, g + 1, run->groups[g].slug);
@@ -126,17 +137,23 @@ static int rates(rg_tri_run *run, int n, int budget)
                "candidate(s)\n",
                g + 1, rep->name, n, budget);
         fflush(stdout);
+        double t = rg_now_s();
         if (n && rg_tri_rerun(run, g, n, limit, &run->groups[g].rate, err, sizeof(err)) != 0) {
             fprintf(stderr, "railguard triage: %s\n", err);
             return -1;
         }
+        if (n)
+            run->time_s[RG_TRI_T_RERUN] += rg_now_s() - t;
         rg_tri_rate_said(&run->groups[g].rate, said, sizeof(said));
         if (n)
             printf("railguard triage: group %d: %s\n", g + 1, said);
+        t = rg_now_s();
         if (budget && rg_tri_minimise(run, g, budget, limit, err, sizeof(err)) != 0) {
             fprintf(stderr, "railguard triage: %s\n", err);
             return -1;
         }
+        if (budget)
+            run->time_s[RG_TRI_T_MIN] += rg_now_s() - t;
         if (budget)
             printf("railguard triage: group %d: %s%s%s\n", g + 1, run->groups[g].min.note,
                    run->groups[g].min.steps[0] ? ": " : "", run->groups[g].min.steps);
@@ -151,7 +168,10 @@ static int rates(rg_tri_run *run, int n, int budget)
                "bug\n",
                before, run->ngroups);
     for (int g = 0; (n || budget) && g < run->ngroups; g++) {
-        if (rg_tri_traced(run, g, limit_of(run, g), err, sizeof(err)) != 0) {
+        double t = rg_now_s();
+        int rc = rg_tri_traced(run, g, limit_of(run, g), err, sizeof(err));
+        run->time_s[RG_TRI_T_TRACED] += rg_now_s() - t;
+        if (rc != 0) {
             fprintf(stderr, "railguard triage: %s\n", err);
             return -1;
         }
@@ -183,6 +203,7 @@ int rg_triage_runs(const char *const *dirs, int ndirs, int rerun, int minimise,
 {
     static rg_tri_run run;
     char err[1400] = "";
+    double t0 = rg_now_s();
     if (rg_tri_load_runs(dirs, ndirs, &run, err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard triage: %s\n", err);
         return 2;
@@ -197,14 +218,27 @@ int rg_triage_runs(const char *const *dirs, int ndirs, int rerun, int minimise,
     int rc = 0;
     if (with)
         run.with = *with;
-    if (rg_tri_group_cases(&run) != 0 || rates(&run, rerun, minimise) != 0 ||
-        bugs(&run, err, sizeof(err)) != 0 || rg_tri_write(&run, err, sizeof(err)) != 0) {
+    /* A stage not run stays -1: not measured, not "took no time". */
+    for (int s = 0; s < RG_TRI_STAGES; s++)
+        run.time_s[s] = -1;
+    if (rerun)
+        run.time_s[RG_TRI_T_RERUN] = 0;
+    if (minimise)
+        run.time_s[RG_TRI_T_MIN] = 0;
+    if (rerun || minimise)
+        run.time_s[RG_TRI_T_TRACED] = 0;
+    int grouped = rg_tri_group_cases(&run);
+    run.time_s[RG_TRI_T_READ] = rg_now_s() - t0;
+    double tw = 0;
+    if (grouped != 0 || rates(&run, rerun, minimise) != 0 || bugs(&run, err, sizeof(err)) != 0 ||
+        (tw = rg_now_s(), rg_tri_write(&run, err, sizeof(err))) != 0) {
         if (!run.groups)
             fprintf(stderr, "railguard triage: out of memory\n");
         else if (err[0])
             fprintf(stderr, "railguard triage: %s\n", err);
         rc = 2;
     } else {
+        run.time_s[RG_TRI_T_WRITE] = rg_now_s() - tw;
         summary(&run);
     }
     for (int i = 0; i < run.nunread; i++)

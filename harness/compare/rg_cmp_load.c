@@ -159,6 +159,13 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
             rc = -1;
             break;
         }
+        c->results[side]++;
+        for (int p = 0; p < RG_PHASES; p++) {
+            if (r->phases.s[p] >= 0)
+                c->phases[side].s[p] += r->phases.s[p];
+            else
+                c->unmeasured[side][p]++;
+        }
         int sc = scenario_of(c, r->name, r->path);
         if (sc < 0) {
             snprintf(err, errlen, "out of memory");

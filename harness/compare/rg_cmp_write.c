@@ -75,9 +75,12 @@ static int runs_of(const rg_compare *c, int s)
 void rg_cmp_table(FILE *f, const rg_compare *c)
 {
     char a[32], b[32], why[600], scs[2000];
-    for (int s = 0; s < RG_CMP_SIDES; s++)
+    for (int s = 0; s < RG_CMP_SIDES; s++) {
         fprintf(f, "railguard compare: %s: %d run directory(ies), up to %d run(s) a scenario\n",
                 side_names[s], c->ndirs[s], runs_of(c, s));
+        fprintf(f, "  %s's ", side_names[s]);
+        rg_phases_said(f, &c->phases[s], c->unmeasured[s], c->results[s]);
+    }
     fprintf(f, "\n%-14s %-9s %-9s %s\n", "", "base", "head", "failure");
     for (int i = 0; i < c->nitems; i++) {
         const rg_cmp_item *it = &c->items[i];
@@ -141,6 +144,10 @@ int rg_cmp_json(const rg_compare *c, const char *path, char *err, size_t errlen)
     if (!bad)
         bad = json_object_set_new(j, "confidence", json_real(c->confidence)) ||
               json_object_set_new(j, "runs", sides) || json_object_set_new(j, "failures", items) ||
+              json_object_set_new(j, "phases",
+                                  json_pack("{s:o,s:o}", "base",
+                                            rg_phases_json(&c->phases[RG_CMP_BASE]), "head",
+                                            rg_phases_json(&c->phases[RG_CMP_HEAD]))) ||
               json_object_set_new(j, "counts",
                                   json_pack("{s:i,s:i,s:i,s:i}", "fixed", c->by[RG_CMP_FIXED],
                                             "introduced", c->by[RG_CMP_INTRODUCED], "still_failing",

@@ -28,6 +28,7 @@
 #define RG_COMPARE_H
 
 #include "base/rg_base.h"
+#include "result/rg_result.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -123,6 +124,10 @@ typedef struct rg_compare {
     rg_cmp_item *items;
     double confidence;
     int by[RG_CMP_STATES];
+    /* Where each side's runs spent their time (rg_result.h's phases), summed over every
+     * result read, and in how many results each phase was not measured. */
+    rg_phases phases[RG_CMP_SIDES];
+    int results[RG_CMP_SIDES], unmeasured[RG_CMP_SIDES][RG_PHASES];
 } rg_compare;
 
 /* Side s's run directory dir read into c (rg_cmp_load.c): every result.json under it, each

@@ -172,8 +172,9 @@ void rg_judge_workers(rg_result *res, const rg_scenario *sc, const rg_launched *
             /* The detail's start is what rg_slow.c knows this hang's bound by. */
             rg_rank_find(k, RG_V_DEADLOCK, h->at_s,
                          RG_HANG_EARLY
-                         " %.2f s (no post, completion or step%s, no fault "
-                         "holding one), past the %.3g s timeout every wait of the transport's "
+                         " %.2f s (no verbs call but polls, no completion or status "
+                         "line%s, no fault holding one), past the %.3g s timeout every wait of the "
+                         "transport's "
                          "was told and a %.2f s margin: judged at %.2f s, before the %.0f s "
                          "deadline; in %s since %.2f s%s%s%s; backtrace in %s/rank%d.backtrace",
                          h->quiet_s,

@@ -73,7 +73,7 @@ typedef struct rg_progress_counts {
     int procs;      /* slots taken */
     unsigned full;  /* processes that found none */
     bool has_pid;   /* one slot is the rank's own process's */
-    uint64_t moves; /* posts + completions */
+    uint64_t moves; /* posts + completions + other verbs calls (not polls) */
     uint64_t polls;
     bool holding; /* the shim holds a thread (delay, stall) or a send (late) of it now */
 } rg_progress_counts;
@@ -99,7 +99,7 @@ typedef struct rg_hang_seen {
     bool holding;
     uint64_t moves, polls;
     double cpu_s;     /* -1: not known */
-    double step_mark; /* changes whenever a status line begins a step */
+    double step_mark; /* changes whenever the rank says a status line (a step begun) */
     char why[96];     /* why not known */
 } rg_hang_seen;
 typedef struct rg_hang_rank {
@@ -111,7 +111,8 @@ typedef struct rg_hang_rank {
     char why[96];
 } rg_hang_rank;
 typedef struct rg_hang {
-    bool on;         /* judge a hang when it is one (run --hang-at quiet) */
+    bool track;      /* the runner looks at what moves (every rank here, a timeout, steps) */
+    bool on;         /* ... and judges a hang when it is one (not run --hang-at-deadline) */
     double window_s; /* rg_hang_window's; <= 0: at the deadline only */
     bool dev_seen, dev_known;
     uint64_t pkts;
@@ -125,6 +126,9 @@ typedef struct rg_hang {
 void rg_hang_look(rg_hang *h, int r, const rg_hang_seen *s, double now);
 /* One look at the devices (known: rg_progress_packets' return) and the wire faults. */
 void rg_hang_look_devices(rg_hang *h, int known, uint64_t pkts, bool wire_pending, double now);
+/* Since when nothing moved among the live ranks and the devices (s from t0), -1 when one of
+ * them is not known: the wait a hang at the deadline spent, for the run's phases. */
+double rg_hang_since(const rg_hang *h, const bool *live, int lo, int hi);
 /* Whether the run is a hang now: every live rank (live[r]) known and inside a call, none moved
  * (nor the devices) for longer than the window. Sets judged, at_s and quiet_s when it is. */
 bool rg_hang_judge(rg_hang *h, const bool *live, int lo, int hi, double now);
@@ -158,7 +162,20 @@ typedef struct rg_launched {
     struct rg_proc launcher;
     int job_extra;
     rg_hang hang; /* workers: the run judged a hang before its deadline (rg_progress.c) */
+    /* Workers: when (s from t0) every rank was ready (-1: never), the watch ended, hung ranks
+     * were stopped and the evidence read; hang_since: since when nothing moved among the ranks
+     * still running when the watch ended (-1: not known, or none was). For the phases. */
+    double ready_s, ended_s, stopped_s, read_s, hang_since;
+    bool programs; /* exec'd programs: no "ready", start-up from their shims' load events */
 } rg_launched;
+/*
+ * Where a scenario's time went (rg_result.h's phases), from a launch's marks (rg_proc.c):
+ * start-up until every rank was ready (all of the watch if they never were; a program's, the
+ * longest fork-to-load), the transport's work until the watch ended less the wait of a hang
+ * (since nothing moved: judged, or at the deadline; not known for programs), stopping the hung
+ * ranks (and services), reading the evidence with judging it (judge_s, the judge's own).
+ */
+void rg_launched_phases(const rg_launched *l, double judge_s, rg_phases *p);
 
 /* A scenario's ranks as workers (rg_workers.c), as `railguard run` starts them. */
 typedef struct rg_worker_launch {

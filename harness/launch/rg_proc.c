@@ -234,3 +234,39 @@ bool rg_proc_end_stopped(struct rg_proc *p, rg_rank_result *said)
     said->left_t_s = p->stop_t_s;
     return true;
 }
+
+void rg_launched_phases(const rg_launched *l, double judge_s, rg_phases *p)
+{
+    rg_phases_unknown(p);
+    if (l->ended_s < 0 || l->stopped_s < l->ended_s || l->read_s < l->stopped_s)
+        return; /* a launch that does not mark them (a launcher's job) */
+    /* Programs say no "ready": their start-up is each one's fork to its shim's load, the
+     * longest of them (rg_slow_started), not known when one never loaded. */
+    double ready = l->ready_s >= 0 ? l->ready_s : l->programs ? 0 : l->ended_s;
+    if (l->programs) {
+        double most = 0;
+        for (int r = l->lo; r < l->hi && most >= 0; r++)
+            most = l->rank[r].said.start_s < 0      ? -1
+                   : l->rank[r].said.start_s > most ? l->rank[r].said.start_s
+                                                    : most;
+        p->s[RG_PH_START] = most;
+        ready = most > 0 && most < l->ended_s ? most : 0;
+    } else {
+        p->s[RG_PH_START] = ready;
+    }
+    double hang = 0;
+    bool hung = false;
+    for (int r = l->lo; r < l->hi; r++)
+        hung |= l->rank[r].proc.hung;
+    if (hung)
+        hang = l->hang.judged       ? l->hang.quiet_s
+               : l->hang_since >= 0 ? l->ended_s - l->hang_since
+                                    : -1;
+    if (hang > l->ended_s - ready)
+        hang = l->ended_s - ready; /* quiet since before the go: the wait counts from it */
+    p->s[RG_PH_HANG] = hang;
+    p->s[RG_PH_WORK] = l->ended_s - ready - (hang > 0 ? hang : 0);
+    p->s[RG_PH_STOP] = l->stopped_s - l->ended_s;
+    p->s[RG_PH_JUDGE] = l->read_s - l->stopped_s + (judge_s > 0 ? judge_s : 0);
+    p->s[RG_PH_AGAIN] = 0;
+}

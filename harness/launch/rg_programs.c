@@ -166,6 +166,10 @@ static void stop_services(rg_launched *l, const rg_scenario *sc, const char *dir
 void rg_launch_programs(const rg_program_launch *pl, rg_launched *l)
 {
     const rg_scenario *sc = pl->sc;
+    /* The phases' marks: none yet (a launcher's job sets none, and its phases are not known). */
+    l->ready_s = l->ended_s = l->stopped_s = l->read_s = l->hang_since = -1;
+    l->programs = true;
+    memset(&l->hang, 0, sizeof(l->hang));
     if (pl->launcher) {
         rg_launch_job(pl, l);
         return;
@@ -195,6 +199,7 @@ void rg_launch_programs(const rg_program_launch *pl, rg_launched *l)
     }
     double deadline = l->t0 + sc->deadline_s;
     watch(l, sc->ranks, sc->exec.services, deadline);
+    l->ended_s = rg_now_s() - l->t0;
     if (rg_now_s() < deadline)
         stop_services(l, sc, pl->dir);
     for (int r = 0; r < sc->ranks; r++) {
@@ -207,5 +212,7 @@ void rg_launch_programs(const rg_program_launch *pl, rg_launched *l)
         if (l->rank[r].proc.pid > 0)
             kill(-l->rank[r].proc.pid, SIGKILL); /* what it left running in its group */
     l->seconds = rg_now_s() - l->t0;
+    l->stopped_s = l->seconds;
     rg_launched_evidence(l, 0, sc->ranks, pl->dir, deadline);
+    l->read_s = rg_now_s() - l->t0;
 }

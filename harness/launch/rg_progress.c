@@ -76,7 +76,7 @@ int rg_progress_read(const char *path, long pid, rg_progress_counts *c)
             continue;
         c->procs++;
         c->has_pid |= s->pid == pid;
-        c->moves += s->posts + s->cqes;
+        c->moves += s->posts + s->cqes + s->calls;
         c->polls += s->polls;
         c->holding |= s->holds > 0 || s->late > 0;
     }
@@ -196,6 +196,23 @@ void rg_hang_look_devices(rg_hang *h, int known, uint64_t pkts, bool wire_pendin
     h->dev_seen = true;
     h->dev_known = known == 0;
     h->pkts = pkts;
+}
+
+double rg_hang_since(const rg_hang *h, const bool *live, int lo, int hi)
+{
+    if (!h->track || !h->dev_seen)
+        return -1;
+    double since = h->dev_quiet_since;
+    for (int r = lo; r < hi; r++) {
+        if (!live[r])
+            continue;
+        const rg_hang_rank *k = &h->rank[r];
+        if (!k->seen || !k->known)
+            return -1;
+        if (k->quiet_since > since)
+            since = k->quiet_since;
+    }
+    return since;
 }
 
 bool rg_hang_judge(rg_hang *h, const bool *live, int lo, int hi, double now)

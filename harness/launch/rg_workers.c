@@ -325,7 +325,7 @@ static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *s
         /* Its progress page, for a hang judged when it is one: none, and it waits for the
          * deadline. */
         l->hang.rank[r] = (rg_hang_rank){.quiet_since = 0};
-        if (l->hang.on &&
+        if (l->hang.track &&
             rg_progress_make(r, l->hang.rank[r].page, sizeof(l->hang.rank[r].page)) != 0)
             l->hang.rank[r].page[0] = '\0';
         if (w->fork_server && !w->sc->nenv &&
@@ -387,7 +387,7 @@ static bool hang_look(const rg_worker_launch *w, rg_launched *l, bool wire_pendi
         s.polls = c.polls;
         s.holding = c.holding;
         s.in_call = p->said.steps > 0 && !p->said.verdict;
-        s.step_mark = p->said.steps;
+        s.step_mark = p->said.lines;
         s.cpu_s = rg_progress_cpu_s((long)p->pid);
         if (lr->said.cpu_wait_s > wait)
             wait = lr->said.cpu_wait_s;
@@ -452,14 +452,24 @@ static void follow(const rg_worker_launch *w, rg_launched *l, double deadline)
         /* Once a wake: what is due by now, and one due at a step as soon as its line is read. */
         if (l->wire.n)
             wire_next = rg_wire_tick(&l->wire, rg_now_s() - l->t0, steps);
-        if (!released)
-            released = release_ranks(l, w->lo, w->hi, false);
-        if (l->hang.on && released && rg_now_s() >= looked + 0.2) {
+        if (!released && (released = release_ranks(l, w->lo, w->hi, false)))
+            l->ready_s = rg_now_s() - l->t0;
+        if (l->hang.track && released && rg_now_s() >= looked + 0.2) {
             looked = rg_now_s();
             if (hang_look(w, l, wire_next >= 0))
                 break;
         }
     }
+    l->ended_s = rg_now_s() - l->t0;
+    /* The ranks still running now are the hung ones: since when none of them moved. */
+    bool live[RG_MAX_RANKS] = {false};
+    int nlive = 0;
+    for (int r = w->lo; r < w->hi; r++) {
+        const struct rg_proc *p = procs[r];
+        live[r] = p->pid > 0 && !p->exited && !p->stopped;
+        nlive += live[r];
+    }
+    l->hang_since = nlive ? rg_hang_since(&l->hang, live, w->lo, w->hi) : -1;
     release_ranks(l, w->lo, w->hi, true);
 }
 
@@ -474,6 +484,7 @@ static void end_ranks(const rg_worker_launch *w, rg_launched *l, double deadline
             drain(&l->rank[r].said, p, t0_ms);
     }
     rg_proc_stop_hung(l, w->lo, w->hi, w->dir, true);
+    l->stopped_s = rg_now_s() - l->t0;
     for (int r = w->lo; r < w->hi; r++) {
         struct rg_proc *p = &l->rank[r].proc;
         if (p->pid > 0 && !p->exited) {
@@ -495,6 +506,7 @@ static void end_ranks(const rg_worker_launch *w, rg_launched *l, double deadline
     /* The wire made whole before anything else runs on it, its counters read. */
     rg_wire_end(&l->wire, rg_now_s() - l->t0);
     rg_launched_evidence(l, w->lo, w->hi, w->dir, deadline);
+    l->read_s = rg_now_s() - l->t0;
 }
 
 void rg_launch_workers(const rg_worker_launch *w, rg_launched *l)
@@ -520,8 +532,12 @@ void rg_launch_workers(const rg_worker_launch *w, rg_launched *l)
     rg_wire_tick(&l->wire, 0, NULL);
     /* A hang judged when it is one; on a second attempt too (its times are scaled). */
     memset(&l->hang, 0, sizeof(l->hang));
-    /* Only where every rank is: one rank of a launch cannot see whether the others move. */
-    l->hang.on = w->whole && !w->hang_at_deadline && w->sc->timeout_s > 0 && w->sc->nops > 0;
+    l->ready_s = l->ended_s = l->stopped_s = l->read_s = l->hang_since = -1;
+    l->programs = false;
+    /* Only where every rank is: one rank of a launch cannot see whether the others move. With
+     * --hang-at-deadline it still looks, for the phases: how long a hang waited. */
+    l->hang.track = w->whole && w->sc->timeout_s > 0 && w->sc->nops > 0;
+    l->hang.on = l->hang.track && !w->hang_at_deadline;
     start_ranks(w, l, secret, btsig);
     double deadline = l->t0 + w->sc->deadline_s;
     follow(w, l, deadline);

@@ -87,6 +87,7 @@ typedef struct rg_status_said {
     bool ready;     /* "ready": loaded, waiting for go */
     bool verdict;   /* it said its verdict */
     unsigned steps; /* "step" lines read: one began a call of the transport's */
+    unsigned lines; /* lines of ours read: each says the rank moved */
     bool error;     /* that verdict was "error": the worker then exits 3 */
 } rg_status_said;
 /* One status line folded into the rank's result k (its step, status, calls, findings) and

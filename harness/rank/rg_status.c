@@ -33,6 +33,7 @@ void rg_status_take(rg_rank_result *k, rg_status_said *said, char *line, double 
     if (sscanf(line, "%lf %n", &at, &off) != 1 || off <= 0)
         return; /* not ours */
     line += off;
+    said->lines++;
     double t = since(t0_ms, at);
     if (sscanf(line, "step %d %d %n", &step, &rep, &off) == 2 && off > 0) {
         k->step = step;

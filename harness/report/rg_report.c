@@ -68,6 +68,21 @@ int rg_report_json(const rg_result *res, int n, double total_s, const rg_run_inf
     int passed = count_passed(res, n);
     json_t *top = json_pack("{s:i,s:i,s:f,s:o}", "passed", passed, "failed", n - passed, "seconds",
                             total_s, "scenarios", all);
+    /* The phases summed, and in how many scenarios each was not measured. */
+    rg_phases sum;
+    int unknown[RG_PHASES];
+    rg_phases_sum(res, n, &sum, unknown);
+    json_t *un = json_object();
+    for (int i = 0; un && i < RG_PHASES; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "%s_s", rg_phase_names[i]);
+        json_object_set_new(un, key, json_integer(unknown[i]));
+    }
+    if (top && (json_object_set_new(top, "phases", rg_phases_json(&sum)) != 0 ||
+                json_object_set_new(top, "phases_not_measured", un) != 0)) {
+        json_decref(top);
+        top = NULL;
+    }
     if (top && info)
         json_object_set_new(top, "run", info_json(info));
     return rg_json_write(top, path, err, errlen);
@@ -300,6 +315,7 @@ void rg_report_table(FILE *f, const rg_result *res, int n, double total_s)
         xpass += res[i].passed && res[i].known_state == RG_KNOWN_XPASS;
     }
     fprintf(f, "\nwall time %.1f s\n", total_s);
+    rg_phases_line(f, res, n);
     if (xfail || xpass)
         fprintf(f, "known failures: %d xfail, %d xpass (counted as passed)\n", xfail, xpass);
     int skipped = count_skipped(res, n), slow = count_slow(res, n), again = 0;

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define RG_MAX_FINDINGS 4
 
@@ -98,6 +99,41 @@ typedef struct rg_rule_result {
     int64_t rx_pkts, rx_dup, rx_oos;
 } rg_rule_result;
 
+/*
+ * Where a scenario's time went (rg_result_phases.c), so that what makes a run slow is chosen by
+ * numbers: seconds per phase, -1 where it was not measured (an exec scenario's ranks, a result
+ * from before it was kept); result.json and report.json write that as null.
+ */
+enum {
+    RG_PH_START, /* the spawn until every rank was ready: exec, the loader, the transport's load */
+    RG_PH_WORK,  /* the go until the last rank ended (or the hang was judged), the hang's wait
+                    aside: the transport's own time */
+    RG_PH_HANG,  /* a hang's wait: from when no rank moved until it was judged, or the deadline */
+    RG_PH_STOP,  /* stopping hung ranks: the shim's summaries, backtraces (gdb), the kill */
+    RG_PH_JUDGE, /* reading the ranks' evidence and judging it */
+    RG_PH_AGAIN, /* the attempt before this one (a slow machine's first), all of it */
+    RG_PHASES
+};
+typedef struct rg_phases {
+    double s[RG_PHASES];
+} rg_phases;
+struct rg_result;
+/* "start", "work", "hang", "stop", "judge", "again": report.json's keys, with "_s". */
+extern const char *const rg_phase_names[RG_PHASES];
+/* Every phase not measured. */
+void rg_phases_unknown(rg_phases *p);
+/* The summary line of n results' phases: each summed (sum), and in how many it was not
+ * measured (unknown); rg_phases_line sums them itself. */
+void rg_phases_said(FILE *f, const rg_phases *sum, const int *unknown, int n);
+void rg_phases_line(FILE *f, const struct rg_result *res, int n);
+struct json_t;
+/* The phases as {"start_s": x, ...}, null for one not measured; and back: a missing object is
+ * every phase not measured, a value not null nor 0..1e9 is -1 with err naming the field. */
+struct json_t *rg_phases_json(const rg_phases *p);
+int rg_phases_read(struct json_t *o, rg_phases *p, const char *path, char *err, size_t errlen);
+/* The phases summed over n results (sum), and in how many each was not measured (unknown). */
+void rg_phases_sum(const struct rg_result *res, int n, rg_phases *sum, int *unknown);
+
 typedef struct rg_result {
     char name[RG_SC_NAME_MAX];
     char path[1024];
@@ -163,6 +199,7 @@ typedef struct rg_result {
      * fails is not that race. Every report of it says so. */
     bool uc_as_rc;
     int64_t as_rc_qps;
+    rg_phases phases; /* where its time went */
 } rg_result;
 
 /* What --uc-as-rc did, for every report of such a run: "UC QPs created as RC (--uc-as-rc): 4

@@ -116,6 +116,7 @@ json_t *rg_result_json(const rg_result *r)
         (!r->uc_as_rc || (json_object_set_new(j, "uc_as_rc", json_true()) == 0 &&
                           json_object_set_new(j, "as_rc_qps", json_integer(r->as_rc_qps)) == 0)) &&
         json_object_set_new(j, "too_slow", json_boolean(r->too_slow)) == 0 &&
+        json_object_set_new(j, "phases", rg_phases_json(&r->phases)) == 0 &&
         (!(r->deadline_cut_s > 0) ||
          json_object_set_new(j, "deadline_cut_s", json_real(r->deadline_cut_s)) == 0) &&
         (!r->clock_placed ||
@@ -226,6 +227,8 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
     r->as_rc_qps = (int64_t)num_or(j, "as_rc_qps", 0);
     r->too_slow = json_is_true(json_object_get(j, "too_slow"));
     r->deadline_cut_s = num_or(j, "deadline_cut_s", 0);
+    if (rg_phases_read(json_object_get(j, "phases"), &r->phases, path, err, errlen) != 0)
+        return -1;
     /* Absent from a result written before it was kept: -1, and a signature's origin is then
      * the first rank judged unacceptable, as it was read then. */
     json_t *fr = json_object_get(j, "first_rank");

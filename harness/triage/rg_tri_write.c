@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+const char *const rg_tri_stage_names[RG_TRI_STAGES] = {"read", "reruns", "minimise", "traced",
+                                                       "write"};
+
 /* A table cell: one line, no '|', cut at max characters. */
 static void cell(FILE *f, const char *s, size_t max)
 {
@@ -482,6 +485,15 @@ int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
         json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:o,s:o}", "run", run->dir, "results", run->nresults,
                   "failures", run->nfail, "xpass", run->nxpass, "slow", run->nslow, "unread",
                   run->nunread, "unread_lines", unread, "groups", groups);
+    /* Where its time went, a stage not run null (the writing's own is not known yet). */
+    json_t *t = json_object();
+    for (int s = 0; t && s < RG_TRI_STAGES; s++)
+        json_object_set_new(t, rg_tri_stage_names[s],
+                            run->time_s[s] >= 0 ? json_real(run->time_s[s]) : json_null());
+    if (j)
+        json_object_set_new(j, "time_s", t);
+    else
+        json_decref(t);
     snprintf(path, sizeof(path), "%s/known-failures.yaml", dir);
     FILE *kf = fopen(path, "w");
     int left = kf ? rg_tri_write_known(run, kf) : 0;

@@ -111,6 +111,16 @@ typedef struct rg_tri_with {
     int slow_scale;
 } rg_tri_with;
 
+enum {
+    RG_TRI_T_READ,
+    RG_TRI_T_RERUN,
+    RG_TRI_T_MIN,
+    RG_TRI_T_TRACED,
+    RG_TRI_T_WRITE,
+    RG_TRI_STAGES
+};
+/* "read", "reruns", "minimise", "traced", "write": triage.json's time_s keys. */
+extern const char *const rg_tri_stage_names[RG_TRI_STAGES];
 typedef struct rg_tri_run {
     char dir[1024];   /* the (first) run's directory: its triage/ is written there */
     int nruns;        /* the runs whose failures were read (rg_tri_load_runs) */
@@ -122,6 +132,9 @@ typedef struct rg_tri_run {
     rg_tri_case *cases;  /* the failures */
     int ngroups;
     rg_tri_group *groups; /* most cases first, then by key */
+    /* Where the triage's time went, seconds (rg_triage_cmd.c): reading and grouping, each
+     * group's re-runs, its minimising, the traced runs, the writing; -1: not run. */
+    double time_s[RG_TRI_STAGES];
 } rg_tri_run;
 
 /* Reads every DIR/NAME/result.json (in name order) and groups the failures. 0, or -1 with err

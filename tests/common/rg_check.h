@@ -27,6 +27,7 @@ Suite *rg_suite_wire(void);
 Suite *rg_suite_sweep_outcome(void);
 Suite *rg_suite_measure(void);
 Suite *rg_suite_progress(void);
+Suite *rg_suite_phases(void);
 Suite *rg_suite_opt(void);
 Suite *rg_suite_sweep(void);
 Suite *rg_suite_sidechan(void);

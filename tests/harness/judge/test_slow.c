@@ -93,6 +93,16 @@ START_TEST(test_time_bound)
     g_r.rank[1].start_s = 1.6;
     ck_assert(rg_slow_held_back(&g_r, &g_sc, false, why, sizeof(why)));
     ck_assert_msg(strstr(why, "the 15 s deadline"), "%s", why);
+    /* A hang judged when it was one: its window gave back what the machine took already. */
+    g_r.rank[0].detail[0] = '\0';
+    g_r.rank[0].nfindings = 0;
+    g_r.rank[0].verdict = RG_V_OK;
+    rg_rank_find(&g_r.rank[0], RG_V_DEADLOCK, 4.6,
+                 RG_HANG_EARLY " 4.40 s (...), past the 3 s timeout ...: judged at 4.60 s");
+    rg_judge(&g_r);
+    g_r.rank[1].start_s = 14;
+    g_r.rank[0].cpu_wait_s = 3;
+    ck_assert_msg(!rg_slow_held_back(&g_r, &g_sc, false, why, sizeof(why)), "%s", why);
     failed(RG_V_SLOW_DETECTION, 0);
     g_r.rank[1].start_s = 0.2;
     ck_assert(rg_slow_held_back(&g_r, &g_sc, false, why, sizeof(why)));

@@ -34,10 +34,11 @@ START_TEST(test_page)
     p->slot[0].posts = 5;
     p->slot[0].cqes = 4;
     p->slot[0].polls = 100;
-    p->slot[7].pid = 78; /* its child */
+    p->slot[0].calls = 3; /* a create, a register, a modify: moves too */
+    p->slot[7].pid = 78;  /* its child */
     p->slot[7].cqes = 1;
     ck_assert_int_eq(rg_progress_read(path, 77, &c), 0);
-    ck_assert(c.procs == 2 && c.has_pid && c.moves == 10 && c.polls == 100 && !c.holding);
+    ck_assert(c.procs == 2 && c.has_pid && c.moves == 13 && c.polls == 100 && !c.holding);
     p->slot[7].holds = 1; /* a stall fault holds a thread of the child */
     ck_assert_int_eq(rg_progress_read(path, 77, &c), 0);
     ck_assert(c.holding);
@@ -208,6 +209,55 @@ START_TEST(test_not_judged)
 }
 END_TEST
 
+/* A scenario's phases from its launch's marks (rg_launched_phases). */
+START_TEST(test_phases)
+{
+    static rg_launched l;
+    rg_phases p;
+    memset(&l, 0, sizeof(l));
+    l.lo = 0;
+    l.hi = 2;
+    l.ready_s = l.ended_s = l.stopped_s = l.read_s = l.hang_since = -1;
+    rg_launched_phases(&l, 0.1, &p); /* no marks (a launcher's job): nothing measured */
+    for (int i = 0; i < RG_PHASES; i++)
+        ck_assert(p.s[i] == -1);
+    /* Ready at 0.5 s, a hang judged at 5 s after 4.3 s of quiet, stopped by 7 s, read by 7.2. */
+    l.ready_s = 0.5;
+    l.ended_s = 5.0;
+    l.stopped_s = 7.0;
+    l.read_s = 7.2;
+    l.rank[1].proc.hung = true;
+    l.hang.judged = true;
+    l.hang.quiet_s = 4.3;
+    rg_launched_phases(&l, 0.1, &p);
+    ck_assert(p.s[RG_PH_START] == 0.5 && p.s[RG_PH_HANG] == 4.3 && p.s[RG_PH_STOP] == 2.0);
+    ck_assert(p.s[RG_PH_WORK] > 0.199 && p.s[RG_PH_WORK] < 0.201);
+    ck_assert(p.s[RG_PH_JUDGE] > 0.299 && p.s[RG_PH_JUDGE] < 0.301 && p.s[RG_PH_AGAIN] == 0);
+    /* At the deadline: quiet since 1.5 s; and not known when a rank was not known. */
+    l.hang.judged = false;
+    l.hang_since = 1.5;
+    rg_launched_phases(&l, 0.1, &p);
+    ck_assert(p.s[RG_PH_HANG] == 3.5 && p.s[RG_PH_WORK] == 1.0);
+    l.hang_since = -1;
+    rg_launched_phases(&l, 0.1, &p);
+    ck_assert(p.s[RG_PH_HANG] == -1 && p.s[RG_PH_WORK] == 4.5);
+    /* None hung: no hang's wait. Never ready: all of the watch was start-up. */
+    l.rank[1].proc.hung = false;
+    l.ready_s = -1;
+    rg_launched_phases(&l, 0.1, &p);
+    ck_assert(p.s[RG_PH_HANG] == 0 && p.s[RG_PH_START] == 5.0 && p.s[RG_PH_WORK] == 0);
+    /* Programs: start-up is the longest fork-to-load, not known when one never loaded. */
+    l.programs = true;
+    l.rank[0].said.start_s = 0.3;
+    l.rank[1].said.start_s = 0.8;
+    rg_launched_phases(&l, 0.1, &p);
+    ck_assert(p.s[RG_PH_START] == 0.8 && p.s[RG_PH_WORK] > 4.199 && p.s[RG_PH_WORK] < 4.201);
+    l.rank[1].said.start_s = -1;
+    rg_launched_phases(&l, 0.1, &p);
+    ck_assert(p.s[RG_PH_START] == -1 && p.s[RG_PH_WORK] == 5.0);
+}
+END_TEST
+
 Suite *rg_suite_progress(void)
 {
     Suite *s = suite_create("progress");
@@ -218,6 +268,7 @@ Suite *rg_suite_progress(void)
     tcase_add_test(t, test_moves);
     tcase_add_test(t, test_spinning_poll_is_quiet);
     tcase_add_test(t, test_not_judged);
+    tcase_add_test(t, test_phases);
     suite_add_tcase(s, t);
     return s;
 }
