@@ -68,6 +68,8 @@ static int sweep_sites(const struct run_opts *o, const struct sc_entry *e, const
         argv[a++] = "--no-ownership";
     if (o->uc_as_rc)
         argv[a++] = "--uc-as-rc";
+    if (o->hang_at_deadline)
+        argv[a++] = "--hang-at-deadline";
     argv[a++] = e->path;
     argv[a] = NULL;
     pid_t pid = fork();
