@@ -82,8 +82,6 @@ typedef struct rg_progress_counts {
 int rg_progress_make(int r, char *path, size_t len);
 /* Reads a page; pid the rank's process. 0, or -1 when it is missing or not of this version. */
 int rg_progress_read(const char *path, long pid, rg_progress_counts *c);
-/* A process's CPU time (user + system, every thread) in seconds, or -1. */
-double rg_progress_cpu_s(long pid);
 /* The packets the devices sent and received (rxe's hw_counters, else the port counters),
  * summed: 0, or -1 when one device has neither. */
 int rg_progress_packets(const char (*devices)[64], int ndev, uint64_t *pkts);
@@ -98,17 +96,16 @@ typedef struct rg_hang_seen {
     bool in_call; /* inside a call of the transport's: a step said, no verdict yet */
     bool holding;
     uint64_t moves, polls;
-    double cpu_s;     /* -1: not known */
-    double step_mark; /* changes whenever the rank says a status line (a step begun) */
-    char why[96];     /* why not known */
+    double cpu_s;       /* its threads' time on a CPU; -1: not known */
+    unsigned step_mark; /* changes whenever the rank says a status line (a step begun) */
 } rg_hang_seen;
 typedef struct rg_hang_rank {
     char page[1100]; /* its progress page, "" when it has none */
     bool seen, known, in_call;
     uint64_t moves, polls;
-    double cpu_s, step_mark, at;
+    unsigned step_mark;
+    double cpu_s, at;
     double quiet_since; /* s from t0: when it was last seen to move */
-    char why[96];
 } rg_hang_rank;
 typedef struct rg_hang {
     bool track;      /* the runner looks at what moves (every rank here, a timeout, steps) */
@@ -143,6 +140,7 @@ typedef struct rg_launched_rank {
      * (left_t_s), and what the machine took from it (start_s, cpu_wait_s). */
     rg_rank_result said;
     rg_evidence ev;   /* what its shim saw */
+    double cpu_s;     /* its threads' time on a CPU at the last sample (rg_slow_sample), -1 */
     char ev_err[512]; /* why its events could not be read; "" when they could */
 } rg_launched_rank;
 
@@ -224,13 +222,13 @@ void rg_launched_evidence(rg_launched *l, int lo, int hi, const char *dir, doubl
 /*
  * What the machine takes (rg_slow_measure.c), for the runners' loops: rg_slow_cpu_wait:
  * seconds the threads of process pid were runnable but waiting for a CPU, -1 when /proc cannot
- * say; rg_slow_lag: *lag_s raised to how late a wait meant to end at want_s ended (now_s);
- * rg_slow_sample raises each running rank's said.cpu_wait_s to what /proc says now; rg_slow_started
- * sets a rank's start_s from its first process's load event; one still running when the
- * runner stopped waiting at ended_s (CLOCK_MONOTONIC) that never loaded had not started by
- * then; else it stays -1.
+ * say, and (on_cpu_s, unless NULL) the seconds they ran, -1 likewise; rg_slow_lag: *lag_s raised to
+ * how late a wait meant to end at want_s ended (now_s); rg_slow_sample raises each running rank's
+ * said.cpu_wait_s to what /proc says now and sets its cpu_s; rg_slow_started sets a rank's start_s
+ * from its first process's load event; one still running when the runner stopped waiting at ended_s
+ * (CLOCK_MONOTONIC) that never loaded had not started by then; else it stays -1.
  */
-double rg_slow_cpu_wait(long pid);
+double rg_slow_cpu_wait(long pid, double *on_cpu_s);
 void rg_slow_lag(double *lag_s, double want_s, double now_s);
 void rg_slow_sample(rg_launched *l);
 void rg_slow_started(rg_rank_result *k, const struct rg_proc *p, const rg_evidence *ev,

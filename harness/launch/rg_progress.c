@@ -83,31 +83,6 @@ int rg_progress_read(const char *path, long pid, rg_progress_counts *c)
     return 0;
 }
 
-double rg_progress_cpu_s(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    /* "PID (COMM) S ..." -- COMM may hold spaces: fields count from the last ')'; utime and
-     * stime are the 14th and 15th fields, the 12th and 13th after the state. */
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return -1;
-    p++;
-    unsigned long long ut = 0, st = 0;
-    if (sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return -1;
-    long hz = sysconf(_SC_CLK_TCK);
-    return hz > 0 ? (double)(ut + st) / (double)hz : -1;
-}
-
 /* One counter file's value, or -1. */
 static long long read_count(const char *path)
 {
@@ -184,14 +159,11 @@ void rg_hang_look(rg_hang *h, int r, const rg_hang_seen *s, double now)
     k->cpu_s = s->cpu_s;
     k->step_mark = s->step_mark;
     k->at = now;
-    snprintf(k->why, sizeof(k->why), "%s", s->why);
 }
 
 void rg_hang_look_devices(rg_hang *h, int known, uint64_t pkts, bool wire_pending, double now)
 {
-    if (wire_pending || (known == 0 && (!h->dev_seen || pkts != h->pkts)))
-        h->dev_quiet_since = now;
-    if (!h->dev_seen)
+    if (!h->dev_seen || wire_pending || (known == 0 && pkts != h->pkts))
         h->dev_quiet_since = now;
     h->dev_seen = true;
     h->dev_known = known == 0;
@@ -200,7 +172,7 @@ void rg_hang_look_devices(rg_hang *h, int known, uint64_t pkts, bool wire_pendin
 
 double rg_hang_since(const rg_hang *h, const bool *live, int lo, int hi)
 {
-    if (!h->track || !h->dev_seen)
+    if (!h->dev_seen) /* never looked (not tracking), or not yet */
         return -1;
     double since = h->dev_quiet_since;
     for (int r = lo; r < hi; r++) {
@@ -217,21 +189,16 @@ double rg_hang_since(const rg_hang *h, const bool *live, int lo, int hi)
 
 bool rg_hang_judge(rg_hang *h, const bool *live, int lo, int hi, double now)
 {
-    if (!h->on || h->window_s <= 0 || !h->dev_seen)
+    if (!h->on || h->window_s <= 0)
         return false;
-    double since = h->dev_quiet_since;
     int nlive = 0;
     for (int r = lo; r < hi; r++) {
-        if (!live[r])
-            continue;
-        const rg_hang_rank *k = &h->rank[r];
-        if (!k->seen || !k->known || !k->in_call)
+        if (live[r] && !h->rank[r].in_call)
             return false;
-        nlive++;
-        if (k->quiet_since > since)
-            since = k->quiet_since;
+        nlive += live[r];
     }
-    if (!nlive || now - since <= h->window_s)
+    double since = rg_hang_since(h, live, lo, hi);
+    if (!nlive || since < 0 || now - since <= h->window_s)
         return false;
     h->judged = true;
     h->at_s = now;

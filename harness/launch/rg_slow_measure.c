@@ -11,14 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-double rg_slow_cpu_wait(long pid)
+double rg_slow_cpu_wait(long pid, double *on_cpu_s)
 {
+    if (on_cpu_s)
+        *on_cpu_s = -1;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/task", pid);
     DIR *d = opendir(path);
     if (!d)
         return -1;
-    unsigned long long sum = 0;
+    unsigned long long sum = 0, ran = 0;
     bool any = false;
     struct dirent *de;
     while ((de = readdir(d))) {
@@ -31,12 +33,15 @@ double rg_slow_cpu_wait(long pid)
         /* "on-cpu ns, waiting-on-a-runqueue ns, timeslices" */
         if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) {
             sum += wait;
+            ran += run;
             any = true;
         }
         if (f)
             fclose(f);
     }
     closedir(d);
+    if (any && on_cpu_s)
+        *on_cpu_s = (double)ran / 1e9;
     return any ? (double)sum / 1e9 : -1;
 }
 
@@ -52,7 +57,7 @@ void rg_slow_sample(rg_launched *l)
         const struct rg_proc *p = &l->rank[r].proc;
         if (p->pid <= 0 || p->exited)
             continue;
-        double w = rg_slow_cpu_wait((long)p->pid);
+        double w = rg_slow_cpu_wait((long)p->pid, &l->rank[r].cpu_s);
         if (w > l->rank[r].said.cpu_wait_s)
             l->rank[r].said.cpu_wait_s = w;
     }

@@ -315,6 +315,7 @@ static void start_ranks(const rg_worker_launch *w, rg_launched *l, const char *s
         lr->said = (rg_rank_result){
             .t_s = -1, .step = -1, .step_t_s = 0, .left_t_s = -1, .start_s = -1, .cpu_wait_s = -1};
         snprintf(lr->said.where, sizeof(lr->said.where), "start");
+        lr->cpu_s = -1;
         lr->proc = (struct rg_proc){.pid = -1, .fd = -1, .go = -1, .tl = -1};
         char tlp[1200];
         snprintf(tlp, sizeof(tlp), "%s/rank%d.status", w->dir, r);
@@ -370,25 +371,17 @@ static bool hang_look(const rg_worker_launch *w, rg_launched *l, bool wire_pendi
         live[r] = p->pid > 0 && !p->exited && !p->stopped;
         if (!live[r])
             continue;
-        rg_hang_seen s = {.cpu_s = -1};
+        /* Known: its page read, its process in a slot, none of its processes without one. */
+        rg_hang_seen s = {0};
         rg_progress_counts c = {0};
         const char *pg = page(l, r);
-        if (!pg)
-            snprintf(s.why, sizeof(s.why), "it has no progress page");
-        else if (rg_progress_read(pg, (long)p->pid, &c) != 0)
-            snprintf(s.why, sizeof(s.why), "its progress page cannot be read");
-        else if (!c.has_pid)
-            snprintf(s.why, sizeof(s.why), "its process took no slot of its progress page");
-        else if (c.full)
-            snprintf(s.why, sizeof(s.why), "%u of its processes found no slot", c.full);
-        else
-            s.known = true;
+        s.known = pg && rg_progress_read(pg, (long)p->pid, &c) == 0 && c.has_pid && !c.full;
         s.moves = c.moves;
         s.polls = c.polls;
         s.holding = c.holding;
         s.in_call = p->said.steps > 0 && !p->said.verdict;
         s.step_mark = p->said.lines;
-        s.cpu_s = rg_progress_cpu_s((long)p->pid);
+        s.cpu_s = lr->cpu_s; /* rg_slow_sample's, taken in the same loop */
         if (lr->said.cpu_wait_s > wait)
             wait = lr->said.cpu_wait_s;
         rg_hang_look(&l->hang, r, &s, now);

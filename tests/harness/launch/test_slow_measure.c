@@ -11,12 +11,12 @@
 /* The measurements: this process's wait for a CPU, a start from the load event, the lag. */
 START_TEST(test_measured)
 {
-    ck_assert(rg_slow_cpu_wait((long)getpid()) >= 0);
+    ck_assert(rg_slow_cpu_wait((long)getpid(), NULL) >= 0);
     pid_t gone = fork();
     if (!gone)
         _exit(0);
     waitpid(gone, NULL, 0);
-    ck_assert(rg_slow_cpu_wait((long)gone) == -1);
+    ck_assert(rg_slow_cpu_wait((long)gone, NULL) == -1);
 
     rg_rank_result k = {.start_s = -1, .cpu_wait_s = -1};
     struct rg_proc p = {.pid = 1234, .spawn_s = 100.0};
