@@ -117,17 +117,35 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
     double scale = r->time_scale > 1 ? r->time_scale : 1;
     double cut = r->deadline_cut_s > 0 ? r->deadline_cut_s : sc.deadline_s;
     double timeout = sc.timeout_s * scale, deadline = cut * scale;
-    double waited = deadline - k->step_t_s;
+    /* Where the run stopped it: its DEADLOCK's time, which is before the deadline when the
+     * runner judged the hang when it was one (nothing moved for longer than the timeout and
+     * its margin); else the deadline. */
+    double end = deadline;
+    bool early = false;
+    for (int i = 0; i < k->nfindings; i++)
+        if (k->finding[i].verdict == RG_V_DEADLOCK && k->finding[i].t_s > 0 &&
+            k->finding[i].t_s < deadline) {
+            end = k->finding[i].t_s;
+            early = !strncmp(k->finding[i].text, RG_HANG_EARLY, strlen(RG_HANG_EARLY));
+        }
+    double waited = end - k->step_t_s;
     if (sc.exec.on || timeout <= 0 || waited <= timeout)
         return false;
     for (int i = 0; i < r->ranks; i++)
         if (r->rank[i].status == RG_ERR_TIMEOUT)
             return false; /* some rank's call did time out */
-    said(c,
-         "a wait with no deadline: rank %d's %s began at %.2f s and was still running at the "
-         "%.0f s deadline, %.1f s later, past the %.1f s timeout the transport was given; no "
-         "rank of the scenario returned a timeout",
-         o, k->where[0] ? k->where : "call", k->step_t_s, deadline, waited, timeout);
+    if (early)
+        said(c,
+             "a wait with no deadline: rank %d's %s began at %.2f s and was still running when "
+             "the run judged it hung at %.2f s, %.1f s later, past the %.1f s timeout the "
+             "transport was given; no rank of the scenario returned a timeout",
+             o, k->where[0] ? k->where : "call", k->step_t_s, end, waited, timeout);
+    else
+        said(c,
+             "a wait with no deadline: rank %d's %s began at %.2f s and was still running at "
+             "the %.0f s deadline, %.1f s later, past the %.1f s timeout the transport was "
+             "given; no rank of the scenario returned a timeout",
+             o, k->where[0] ? k->where : "call", k->step_t_s, end, waited, timeout);
     return true;
 }
 

@@ -674,6 +674,20 @@ START_TEST(test_diagnose)
                                  "s later, past the 1.0 s timeout"),
                   "%s", c.text);
     ck_assert_int_eq(c.kind, RG_C_NO_DEADLINE);
+    /* Judged hung before the deadline (nothing moved for longer than the timeout): the wait
+     * is measured to that judgement, not to a deadline the run never reached. */
+    rg_rank_find(&r.rank[0], RG_V_DEADLOCK, 2.1, RG_HANG_EARLY " 1.6 s (no verbs call ...)");
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert_msg(c.proven, "%s", c.text);
+    ck_assert_msg(strstr(c.text, "began at 0.40 s and was still running when the run judged it "
+                                 "hung at 2.10 s, 1.7 s later, past the 1.0 s timeout"),
+                  "%s", c.text);
+    /* ... and a wait that ended within the timeout proves nothing of deadlines. */
+    r.rank[0].nfindings = 0;
+    rg_rank_find(&r.rank[0], RG_V_DEADLOCK, 1.2, RG_HANG_EARLY " 0.7 s (no verbs call ...)");
+    rg_tri_diagnose(&r, &s, &c);
+    ck_assert_msg(!c.proven, "%s", c.text);
+    r.rank[0].nfindings = 0;
     /* ... but not when some rank did time out: that transport has deadlines. */
     r.rank[1].status = RG_ERR_TIMEOUT;
     rg_tri_diagnose(&r, &s, &c);
