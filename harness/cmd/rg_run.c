@@ -121,6 +121,7 @@ static void result_init(rg_result *res, const struct run_opts *o, const struct s
     rg_phases_unknown(&res->phases);
     res->deadline_cut_s = e->deadline_cut;
     res->uc_as_rc = e->sc.uc_as_rc;
+    snprintf(res->fit_note, sizeof(res->fit_note), "%s", e->sc.fit_note);
     memcpy(res->expect, e->sc.expect, sizeof(res->expect));
     memcpy(res->expect_at, e->sc.expect_at, sizeof(res->expect_at));
     memcpy(res->expect_cls, e->sc.expect_cls, sizeof(res->expect_cls));
@@ -318,12 +319,6 @@ static int load_all(struct run *u, int argc, char **argv, int first)
                         path, e->sc.fault[f].line, f + 1);
                 return -1;
             }
-        /* External runs take their rails from the site's devices file. */
-        if (!o->external && !o->nhosts && e->sc.rails > o->ndevices) {
-            fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", path,
-                    e->sc.rails, o->ndevices, o->devlist);
-            return -1;
-        }
     }
     if (o->external && u->n != 1) {
         fprintf(stderr, "railguard run: --external runs one scenario per launch (%d given)\n",
@@ -345,6 +340,19 @@ static int prepare(struct run *u)
         rg_preflight_memlock(registered_bytes(u->entries, u->n), err, sizeof(err)) != 0) {
         fprintf(stderr, "railguard run: preflight: %s\n", err);
         return -1;
+    }
+    /* Each scenario in the shape the transport has where it states none (the ranks fit it
+     * alike from the same caps); then its rails must be among the devices given. External
+     * runs take their rails from the site's devices file. */
+    for (int i = 0; i < u->n; i++) {
+        struct sc_entry *e = &u->entries[i];
+        if (u->info.caps_known && !e->sc.exec.on)
+            rg_sc_fit(&e->sc, u->info.qp_types, u->info.max_rails);
+        if (!o->external && !o->nhosts && !e->sc.exec.on && e->sc.rails > o->ndevices) {
+            fprintf(stderr, "%s: needs %d rails, but only %d devices are given (%s)\n", e->path,
+                    e->sc.rails, o->ndevices, o->devlist);
+            return -1;
+        }
     }
     if (o->seed_set)
         snprintf(u->info.seed, sizeof(u->info.seed), "%llu", (unsigned long long)o->seed);

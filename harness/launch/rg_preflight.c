@@ -193,6 +193,8 @@ static void probe_child(int fd, const char *shim, const char *transport)
     printable(name, sizeof(name), tp.name);
     printable(version, sizeof(version), tp.version);
     fprintf(out, "transport_name=%s\n", name);
+    /* Its shape, which the scenarios that do not state one are fitted to (rg_sc_fit). */
+    fprintf(out, "transport_shape=%u %d\n", (unsigned)tp.caps.qp_types, tp.caps.max_rails);
     /* What max and min make of a NaN: the special values check it only where declared. */
     static const char *const nan_says[RG_NAN_COUNT] = {
         [RG_NAN_UNDECLARED] = "not declared, not checked",
@@ -252,6 +254,8 @@ static int probe_objects(const char *shim, const char *transport, rg_run_info *i
             snprintf(info->transport_build_id, sizeof(info->transport_build_id), "%s", l + 19);
         else if (!strncmp(l, "transport_name=", 15))
             snprintf(info->transport_name, sizeof(info->transport_name), "%s", l + 15);
+        else if (!strncmp(l, "transport_shape=", 16))
+            info->caps_known = sscanf(l + 16, "%u %d", &info->qp_types, &info->max_rails) == 2;
         else if (!strncmp(l, "transport_says=", 15))
             snprintf(info->transport_says, sizeof(info->transport_says), "%s", l + 15);
     }

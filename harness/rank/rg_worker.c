@@ -246,6 +246,9 @@ static int worker_setup(struct worker *w, const rg_worker_args *wa, rg_scenario 
         worker_say(w, "verdict error %s", err);
         return 3;
     }
+    /* The shape the runner fitted it to, from the same caps (its devices file has as many
+     * rails). */
+    rg_sc_fit(sc, w->tp.caps.qp_types, w->tp.caps.max_rails);
     w->args = (rg_plugin_args){.size = sizeof(rg_plugin_args),
                                .rank = wa->rank,
                                .nranks = sc->ranks,

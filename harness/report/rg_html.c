@@ -200,6 +200,13 @@ static void scenario_row(FILE *f, const rg_result *r, int id, bool inside)
         fputs(r->why[0] || r->first[0] || r->slow_note[0] || r->sites_note[0] ? "<br>" : "", f);
         esc(f, rg_result_as_rc_said(r, said, sizeof(said)));
     }
+    if (r->fit_note[0]) { /* ran in the transport's shape: said on its row */
+        fputs(r->why[0] || r->first[0] || r->slow_note[0] || r->sites_note[0] || r->uc_as_rc
+                  ? "<br>"
+                  : "",
+              f);
+        esc(f, r->fit_note);
+    }
     fputs("</td><td class=\"rules\">", f);
     rules_cell(f, r);
     fputs("</td><td class=\"links\">", f);

@@ -33,6 +33,69 @@ static int count_slow(const rg_result *res, int n)
     return s;
 }
 
+/* Why a skipped scenario did not run, as its first unsupported rank said it ("qp uc not
+ * declared"), without the rank, the time and the transport's name. */
+static const char *skip_reason(const rg_result *r)
+{
+    const char *w = strstr(r->why, ": not run: ");
+    if (w) {
+        w += strlen(": not run: ");
+        /* The transport's name first when the whole scenario was refused ("jaccl: qp rc not
+         * declared"); a call's own refusal starts with the step ("all_gather int64 ..."). */
+        const char *c = strstr(w, ": ");
+        return c && !memchr(w, ' ', (size_t)(c - w)) ? c + 2 : w;
+    }
+    w = strstr(r->why, " s: ");
+    return w ? w + 4 : r->why;
+}
+
+/* How many scenarios ran in the transport's shape rather than as written (rg_sc_fit), and
+ * why each skipped one could not run at all, by reason. */
+static void shape_lines(FILE *f, const rg_result *res, int n)
+{
+    int fit = 0, rc = 0, rails = 0;
+    for (int i = 0; i < n; i++) {
+        if (!res[i].fit_note[0] || (res[i].passed && res[i].skipped))
+            continue;
+        fit++;
+        rc += strstr(res[i].fit_note, "as rc") != NULL;
+        rails += strstr(res[i].fit_note, "rail") != NULL;
+    }
+    if (fit)
+        fprintf(f,
+                "in the transport's shape: %d scenario(s) that state none (%d as rc, %d on fewer "
+                "rails)\n",
+                fit, rc, rails);
+    enum { REASONS = 8 };
+    const char *why[REASONS];
+    int count[REASONS], nwhy = 0, other = 0, any = 0;
+    for (int i = 0; i < n; i++) {
+        if (!res[i].passed || !res[i].skipped)
+            continue;
+        const char *w = skip_reason(&res[i]);
+        int k = 0;
+        while (k < nwhy && strcmp(why[k], w))
+            k++;
+        if (k == nwhy && nwhy < REASONS) {
+            why[nwhy] = w;
+            count[nwhy++] = 0;
+        }
+        if (k < nwhy)
+            count[k]++;
+        else
+            other++;
+        any++;
+    }
+    if (!any)
+        return;
+    fputs("could not run:", f);
+    for (int k = 0; k < nwhy; k++)
+        fprintf(f, "%s %d %s", k ? ";" : "", count[k], why[k]);
+    if (other)
+        fprintf(f, "; %d for other reasons", other);
+    fputc('\n', f);
+}
+
 static int count_skipped(const rg_result *res, int n)
 {
     int s = 0;
@@ -277,6 +340,8 @@ void rg_report_line(FILE *f, const rg_result *r)
         char said[200];
         fprintf(f, "      %s\n", rg_result_as_rc_said(r, said, sizeof(said)));
     }
+    if (r->fit_note[0] && !(r->passed && r->skipped))
+        fprintf(f, "      %s\n", r->fit_note);
     received(f, r);
     if (!r->passed) {
         fprintf(f, "      %s\n", r->first[0] ? r->first : r->why);
@@ -326,6 +391,8 @@ void rg_report_table(FILE *f, const rg_result *res, int n, double total_s)
                 "judged on a second attempt with scaled times: %d (the machine held the first "
                 "back)\n",
                 again);
+    /* Before the counts, which stay the last line (scripts read it). */
+    shape_lines(f, res, n);
     fprintf(f, "%d passed, %d failed", passed - skipped, n - passed - slow);
     if (skipped)
         fprintf(f, ", %d skipped (unsupported by the transport)", skipped);

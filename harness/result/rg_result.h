@@ -199,6 +199,9 @@ typedef struct rg_result {
      * fails is not that race. Every report of it says so. */
     bool uc_as_rc;
     int64_t as_rc_qps;
+    /* The scenario ran in the transport's shape, not as its file's default said (rg_sc_fit):
+     * "ran as rc (the transport declares no uc)"; "" when as written. */
+    char fit_note[96];
     rg_phases phases; /* where its time went */
 } rg_result;
 
@@ -229,6 +232,11 @@ typedef struct rg_run_info {
     char transport_build_id[48];
     char transport_name[64]; /* the plugin's own name, version and ABI: "jaccl 0.1 (ABI 2)" */
     char transport_says[128];
+    /* What the transport declares of its shape, for rg_sc_fit (the ranks read the same caps);
+     * caps_known false: a preflight that could not say (then nothing is fitted). */
+    bool caps_known;
+    uint32_t qp_types;
+    int max_rails;
     int ndevices;
     rg_run_device dev[RG_MAX_RAILS];
     char seed[32]; /* --seed, or "per scenario" */

@@ -115,6 +115,7 @@ json_t *rg_result_json(const rg_result *r)
         json_object_set_new(j, "sites_note", json_string(r->sites_note)) == 0 &&
         (!r->uc_as_rc || (json_object_set_new(j, "uc_as_rc", json_true()) == 0 &&
                           json_object_set_new(j, "as_rc_qps", json_integer(r->as_rc_qps)) == 0)) &&
+        (!r->fit_note[0] || json_object_set_new(j, "fit_note", json_string(r->fit_note)) == 0) &&
         json_object_set_new(j, "too_slow", json_boolean(r->too_slow)) == 0 &&
         json_object_set_new(j, "phases", rg_phases_json(&r->phases)) == 0 &&
         (!(r->deadline_cut_s > 0) ||
@@ -225,6 +226,7 @@ static int read_top(rg_result *r, json_t *j, const char *path, char *err, size_t
     copy_str(r->sites_note, sizeof(r->sites_note), j, "sites_note");
     r->uc_as_rc = json_is_true(json_object_get(j, "uc_as_rc"));
     r->as_rc_qps = (int64_t)num_or(j, "as_rc_qps", 0);
+    copy_str(r->fit_note, sizeof(r->fit_note), j, "fit_note");
     r->too_slow = json_is_true(json_object_get(j, "too_slow"));
     r->deadline_cut_s = num_or(j, "deadline_cut_s", 0);
     if (rg_phases_read(json_object_get(j, "phases"), &r->phases, path, err, errlen) != 0)

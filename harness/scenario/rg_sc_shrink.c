@@ -168,6 +168,7 @@ int rg_sc_shrink_next(const rg_scenario *cur, int *cursor, rg_scenario *out, cha
             if (!rc) {
                 *out = *cur;
                 out->rails = cur->rails - 1;
+                out->rails_asked = out->rails; /* "up to" stays "up to", one fewer */
                 snprintf(what, len, "%d rail(s)", out->rails);
             }
         } else if (k == 3) {

@@ -40,10 +40,17 @@ int rg_scenario_write(FILE *f, const rg_scenario *sc, const char *comment)
         fprintf(f, "# %s\n", comment);
     fprintf(f, "name: %s\nranks: %d\n", sc->name, sc->ranks);
     /* %.17g: the seconds read back as the same double. */
-    if (!sc->exec.on)
-        fprintf(f, "rails: %d\nqp: %s\nalgorithm: %s\ntimeout: %.17g\nzero_copy: %s\n", sc->rails,
-                sc_qp_names[sc->qp], sc_algo_names[sc->algo], sc->timeout_s,
-                sc->zero_copy ? "true" : "false");
+    if (!sc->exec.on) {
+        /* The shape as the file had it: what the transport fits stays its to fit. */
+        if (sc->rails_fit)
+            fprintf(f, "rails: up to %d\n", sc->rails_asked);
+        else
+            fprintf(f, "rails: %d\n", sc->rails);
+        if (!sc->qp_fit)
+            fprintf(f, "qp: %s\n", sc_qp_names[sc->qp]);
+        fprintf(f, "algorithm: %s\ntimeout: %.17g\nzero_copy: %s\n", sc_algo_names[sc->algo],
+                sc->timeout_s, sc->zero_copy ? "true" : "false");
+    }
     fprintf(f, "deadline: %.17g\nseed: %llu\nownership: %s\n", sc->deadline_s,
             (unsigned long long)sc->seed, sc->ownership ? "true" : "false");
     if (sc->trace)

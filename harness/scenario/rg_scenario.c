@@ -44,6 +44,9 @@ static void top_defaults(rg_scenario *sc)
 {
     sc->rails = 1;
     sc->qp = RG_QPT_UC;
+    sc->qp_fit = true; /* until the file states one */
+    sc->rails_fit = false;
+    sc->fit_note[0] = '\0';
     sc->algo = RG_ALGO_AUTO;
     sc->timeout_s = 10;
     sc->deadline_s = 60;
@@ -76,24 +79,46 @@ static int get_bool(const struct ctx *c, const yaml_node_t *val, const char *key
     return 0;
 }
 
+/* "rails: N" (exactly N: the scenario is about them) or "rails: up to N" (as many as the
+ * transport has, at most N). 0, or -1 after one line. */
+static int get_rails(const struct ctx *c, const yaml_node_t *val)
+{
+    static const char up[] = "up to ";
+    const size_t n = sizeof(up) - 1;
+    long v = 0;
+    rg_scenario *sc = c->sc;
+    if (sc_is_plain(val) && val->data.scalar.length > n && !memcmp(val->data.scalar.value, up, n)) {
+        const char *d = (const char *)val->data.scalar.value + n;
+        size_t len = val->data.scalar.length - n;
+        if (len != 1 || d[0] < '1' || d[0] > '0' + RG_MAX_RAILS)
+            return sc_bad(c, val, "rails must be 1..%d or \"up to\" 1..%d", RG_MAX_RAILS,
+                          RG_MAX_RAILS);
+        sc->rails = sc->rails_asked = d[0] - '0';
+        sc->rails_fit = true;
+        return 0;
+    }
+    if (sc_get_int(c, val, "rails", 1, RG_MAX_RAILS, &v))
+        return -1;
+    sc->rails = (int)v;
+    sc->rails_fit = false;
+    return 0;
+}
+
 /* One top-level key's value (not ranks, read first). 0, or -1 after one line. */
 static int parse_key(const struct ctx *c, int key, const yaml_node_t *keynode, yaml_node_t *val)
 {
     rg_scenario *sc = c->sc;
-    long v = 0;
     int i = 0;
     switch (key) {
     case T_NAME:
         return get_word(c, val, "name", sc->name);
     case T_RAILS:
-        if (sc_get_int(c, val, "rails", 1, RG_MAX_RAILS, &v))
-            return -1;
-        sc->rails = (int)v;
-        return 0;
+        return get_rails(c, val);
     case T_QP:
         if (sc_get_name(c, val, "qp", sc_qp_names, SC__COUNT_OF(sc_qp_names), &i))
             return -1;
         sc->qp = (rg_qp_type)i;
+        sc->qp_fit = false;
         return 0;
     case T_ALGORITHM:
         if (sc_get_name(c, val, "algorithm", sc_algo_names, SC__COUNT_OF(sc_algo_names), &i))
@@ -195,6 +220,12 @@ static int check_whole(const struct ctx *c, const yaml_node_t *root, yaml_node_t
         if (one.rules[0].rail >= sc->rails)
             return sc_fail(c, (size_t)sc->fault[i].line,
                            "faults item %d: rail=%d names no rail (the program has %d, from 0)",
+                           i + 1, one.rules[0].rail, sc->rails);
+        /* "up to" may become one rail on a transport with one: such a fault is about rails. */
+        if (sc->rails_fit && one.rules[0].rail > 0)
+            return sc_fail(c, (size_t)sc->fault[i].line,
+                           "faults item %d: rail=%d needs its rails stated (rails: %d), not "
+                           "\"up to\"",
                            i + 1, one.rules[0].rail, sc->rails);
     }
     /* The runner adds the sanitizer's rule and the trace's to the plan it hands the ranks. */

@@ -6,8 +6,10 @@
  *
  *   name: flush-on-recv                # optional; default: the file name without .yaml
  *   ranks: 2                           # 2..RG_MAX_RANKS (required)
- *   rails: 1                           # 1..RG_MAX_RAILS, default 1
- *   qp: uc                             # uc | rc, default uc
+ *   rails: 1                           # 1..RG_MAX_RAILS, default 1; "up to 2": as many as
+ *                                      #   the transport declares, at most 2 (rg_sc_fit)
+ *   qp: uc                             # uc | rc; unstated: uc, or rc for a transport that
+ *                                      #   declares no uc (rg_sc_fit)
  *   algorithm: ring                    # ring | mesh | auto, default auto
  *   timeout: 10                        # the transport's deadline per wait, seconds, default 10
  *   deadline: 60                       # the runner's for the whole scenario, default 60
@@ -216,6 +218,13 @@ typedef struct rg_scenario {
     int ranks;
     int rails;
     rg_qp_type qp;
+    /* The shape the scenario is not about: an unstated qp and "rails: up to N" take what the
+     * transport declares (rg_sc_fit), so a scenario states them only when they are its
+     * subject (UC's drops, crossed rails). fit_note says what changed, "" for nothing. */
+    bool qp_fit;
+    bool rails_fit;
+    int rails_asked; /* "up to N": N, kept when rails is cut (a written copy says it again) */
+    char fit_note[96];
     rg_algo algo;
     double timeout_s;
     double deadline_s;
@@ -276,6 +285,16 @@ int rg_scenario_parse(const char *text, size_t len, const char *path, rg_scenari
 
 /* Reads and parses a file (at most 1 MiB). Errors as above ("PATH: cannot open: ..."). */
 int rg_scenario_load(const char *path, rg_scenario *sc, char *err, size_t errlen);
+
+/*
+ * The scenario fitted to what a transport declares (its caps' qp_types and max_rails): an
+ * unstated qp becomes rc when uc is not declared and rc is; "rails: up to N" becomes the
+ * declared maximum when that is fewer. What the file states is never changed, so a scenario
+ * about UC or about two rails is still skipped by a transport without them. The runner and
+ * every rank call it with the same caps, so all agree. Returns 1 when it changed something
+ * (fit_note says what, for the reports), else 0.
+ */
+int rg_sc_fit(rg_scenario *sc, uint32_t qp_types, int max_rails);
 
 /*
  * A transport's known-failures file (railguard run --known FILE):

@@ -1171,6 +1171,8 @@ START_TEST(test_subset_transport)
     expect_in("SKIP  ring-4r-rc-all-ops");
     expect_in("SKIP  ring-3r-every-dtype");
     expect_in("not run: subset: qp rc not declared"); /* the whole of ring-4r-rc-all-ops */
+    /* ... and the skips counted by reason, a call's own refusal named by its step. */
+    expect_in("could not run: 1 all_gather int64 count 10: RG_ERR_UNSUPPORTED");
     /* No skip read as a detection: every SKIP line's verdicts are unsupported. */
     for (const char *l = strstr(g_out, "SKIP  "); l; l = strstr(l + 1, "SKIP  ")) {
         const char *e = strchr(l, '\n');
@@ -1231,6 +1233,52 @@ START_TEST(test_subset_transport)
     free(rec);
     free(mine);
     free(late);
+}
+END_TEST
+
+/*
+ * A scenario that states no qp and "rails: up to 2" runs on an RC-only, one-rail transport
+ * (the subset plugin with RG_SUBSET_RC_ONE=1) in that shape: its QPs are RC in the shim's
+ * evidence, one devices' worth of rails, and every report says it ran so. A scenario that
+ * states UC, or exactly two rails, is about them and is skipped, each counted by its reason.
+ */
+START_TEST(test_fit_transport)
+{
+    char subset[PATH_MAX], dir[PATH_MAX + 16], out[PATH_MAX + 48];
+    rg_check_build_file(subset, sizeof(subset), "lib/rg-test-subset-plugin.so");
+    snprintf(dir, sizeof(dir), "%s/fit", g_tmp);
+    mkdir(dir, 0755);
+    char *a = write_file("fit/a-fits.yaml", "ranks: 2\nrails: up to 2\nprogram:\n"
+                                            "  - {op: all_reduce, count: 1000}\n"
+                                            "  - {op: barrier}\n");
+    char *b = write_file("fit/b-uc.yaml",
+                         "ranks: 2\nqp: uc\nprogram:\n  - {op: all_reduce, count: 10}\n");
+    char *c = write_file("fit/c-two.yaml",
+                         "ranks: 2\nrails: 2\nprogram:\n  - {op: all_reduce, count: 10}\n");
+    char *d = write_file("fit/d-uc2.yaml", "ranks: 2\nqp: uc\nprogram:\n  - {op: barrier}\n");
+    int st = subset_with(subset, "RG_SUBSET_RC_ONE", "fit", dir, out, sizeof(out));
+    ck_assert_msg(st == 0, "status %d:\n%s", st, g_out);
+    expect_in("PASS  a-fits");
+    expect_in("      ran as rc on 1 rail (up to 2 asked)");
+    expect_in("SKIP  b-uc");
+    expect_in("SKIP  c-two");
+    ck_assert_str_eq(last_line(), "1 passed, 0 failed, 3 skipped (unsupported by the transport)");
+    expect_in("in the transport's shape: 1 scenario(s) that state none (1 as rc, 1 on fewer "
+              "rails)");
+    expect_in("could not run: 2 qp uc not declared; 1 2 rails, declared at most 1");
+    const char *res = slurp("%s/000-a-fits/result.json", out);
+    ck_assert_msg(strstr(res, "\"fit_note\": \"ran as rc on 1 rail (up to 2 asked)\""), "%s", res);
+    /* What the ranks made is what the note says: RC queue pairs, and no UC one. */
+    const char *ev = slurp("%s/000-a-fits/rank0.events.jsonl", out);
+    ck_assert_msg(strstr(ev, "\"event\":\"qp\"") && strstr(ev, "\"type\":2,") &&
+                      !strstr(ev, "\"type\":3,"),
+                  "%.2000s", ev);
+    res = slurp("%s/001-b-uc/result.json", out);
+    ck_assert_msg(!strstr(res, "fit_note"), "%s", res);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
 }
 END_TEST
 
@@ -1339,6 +1387,7 @@ Suite *rg_suite_it_run(void)
     tcase_add_test(t, test_too_slow);
     tcase_add_test(t, test_reference_transport);
     tcase_add_test(t, test_subset_transport);
+    tcase_add_test(t, test_fit_transport);
     tcase_add_test(t, test_known_file);
     tcase_add_test(t, test_triage);
     tcase_add_test(t, test_external_launch);

@@ -13,6 +13,7 @@
  * RG_CAP_RECOVERS. RG_SUBSET_INITS=N: init returns RG_ERR_UNSUPPORTED after its first N calls
  * in a process (a create in mid-program refused). RG_SUBSET_WRONG=1: all_reduce succeeds with
  * its first output byte flipped (wrong data from a call that ran, for its algorithm's count).
+ * RG_SUBSET_RC_ONE=1: RC only and one rail (Gloo's shape), for the scenarios fitted to it.
  */
 #include "railguard/plugin.h"
 
@@ -123,6 +124,11 @@ __attribute__((constructor)) static void subset_env(void)
     const char *r = getenv("RG_SUBSET_RECOVERS");
     if (r && !strcmp(r, "1"))
         caps.flags |= RG_CAP_RECOVERS;
+    const char *one = getenv("RG_SUBSET_RC_ONE");
+    if (one && !strcmp(one, "1")) {
+        caps.qp_types = RG_BIT(RG_QPT_RC);
+        caps.max_rails = 1;
+    }
 }
 
 extern const rg_plugin rg_plugin_v2;

@@ -606,6 +606,68 @@ START_TEST(test_write_round_trip)
 }
 END_TEST
 
+/*
+ * The transport's shape: an unstated qp becomes rc on a transport without uc, "rails: up to N"
+ * the declared maximum when that is fewer; what a file states is kept; the note says what
+ * changed; a written copy keeps the shape as the file had it; "up to" is refused where it
+ * cannot hold.
+ */
+START_TEST(test_fit)
+{
+    static rg_scenario a, b;
+    const uint32_t uc = RG_BIT(RG_QPT_UC), rc = RG_BIT(RG_QPT_RC);
+    parse_ok("ranks: 2\nrails: up to 2\nprogram:\n  - {op: barrier}\n", &a);
+    ck_assert(a.qp_fit && a.rails_fit);
+    ck_assert_int_eq(a.rails, 2);
+    ck_assert_int_eq(a.qp, RG_QPT_UC);
+    b = a; /* a transport with both, and rails enough: nothing changes */
+    ck_assert_int_eq(rg_sc_fit(&b, uc | rc, 4), 0);
+    ck_assert_int_eq(b.qp, RG_QPT_UC);
+    ck_assert_int_eq(b.rails, 2);
+    ck_assert_str_eq(b.fit_note, "");
+    b = a; /* RC only, one rail: both fitted */
+    ck_assert_int_eq(rg_sc_fit(&b, rc, 1), 1);
+    ck_assert_int_eq(b.qp, RG_QPT_RC);
+    ck_assert_int_eq(b.rails, 1);
+    ck_assert_str_eq(b.fit_note, "ran as rc on 1 rail (up to 2 asked)");
+    ck_assert_int_eq(rg_sc_fit(&b, rc, 1), 0); /* fitted twice is fitted once */
+    ck_assert_int_eq(b.qp, RG_QPT_RC);
+    /* Its written copy says the shape as the file did: "up to 2", no qp. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(rg_scenario_write(f, &b, NULL), 0);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "rails: up to 2\n") && !strstr(buf, "qp:"), "%s", buf);
+    static rg_scenario c;
+    parse_ok(buf, &c);
+    ck_assert(c.qp_fit && c.rails_fit && c.rails == 2 && c.qp == RG_QPT_UC);
+    free(buf);
+    b = a; /* UC only, 3 rails: the qp stays, rails stay 2 */
+    ck_assert_int_eq(rg_sc_fit(&b, uc, 3), 0);
+    b = a; /* a transport that declares neither: nothing to fit to, the runner skips it */
+    ck_assert_int_eq(rg_sc_fit(&b, 0, 1), 1);
+    ck_assert_int_eq(b.qp, RG_QPT_UC);
+    ck_assert_str_eq(b.fit_note, "ran on 1 rail (up to 2 asked)");
+    /* Stated: kept, whatever the transport. */
+    parse_ok("ranks: 2\nrails: 2\nqp: uc\nprogram:\n  - {op: barrier}\n", &a);
+    ck_assert(!a.qp_fit && !a.rails_fit);
+    b = a;
+    ck_assert_int_eq(rg_sc_fit(&b, rc, 1), 0);
+    ck_assert_int_eq(b.qp, RG_QPT_UC);
+    ck_assert_int_eq(b.rails, 2);
+    /* A later "rails: N" is not possible (duplicate keys are refused), and bad forms are. */
+    expect_bad("ranks: 2\nrails: up to 5\nprogram:\n  - {op: barrier}\n",
+               "x.yaml:2: rails must be 1..4 or \"up to\" 1..4 'up to 5'");
+    expect_bad("ranks: 2\nrails: up to two\nprogram:\n  - {op: barrier}\n",
+               "x.yaml:2: rails must be 1..4 or \"up to\" 1..4 'up to two'");
+    expect_bad("ranks: 2\nrails: up to 2\nfaults:\n  - link_down rank=1 rail=1 step=0\n"
+               "program:\n  - {op: barrier}\n",
+               "x.yaml:4: faults item 1: rail=1 needs its rails stated (rails: 2), not \"up "
+               "to\"");
+}
+END_TEST
+
 /* known: a failure verdict per rank (all, then ranks named over it) and why. */
 START_TEST(test_known)
 {
@@ -1951,6 +2013,7 @@ Suite *rg_suite_scenario(void)
     tcase_add_test(tc, test_load_directory);
     tcase_add_test(tc, test_load_size_limit);
     tcase_add_test(tc, test_shrink_candidates);
+    tcase_add_test(tc, test_fit);
     suite_add_tcase(s, tc);
     return s;
 }
