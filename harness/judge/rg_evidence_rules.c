@@ -339,10 +339,12 @@ static void held_unseen(const struct apply *a, int k)
 /*
  * Slow detection: once a rank has failed (an error returned, or killed), a peer that can be
  * told of it (the side channel, a closed socket) must fail within half its timeout, not wait
- * the whole of it out. A stopped rank tells no one and the hub may be the one stopped, so a run
- * where a stop fired is not judged here; nor is a rank that never failed, nor a first failure
- * in init (it may have come before the rank could reach its peers at all: the reference
- * registers memory before it joins the side channel).
+ * the whole of it out. A rank whose transport held no socket after init (counted by the
+ * worker) has no channel to be told by -- an RC receive is not told of a dead sender -- so
+ * its own timeout is all it has, and it is not judged slow. A stopped rank tells no one and the hub
+ * may be the one stopped, so a run where a stop fired is not judged here; nor is a rank that never
+ * failed, nor a first failure in init (it may have come before the rank could reach its peers at
+ * all: the reference registers memory before it joins the side channel).
  */
 static void slow_detection(const struct apply *a)
 {
@@ -367,7 +369,7 @@ static void slow_detection(const struct apply *a)
     for (int k = a->lo; k < a->hi; k++) {
         const rg_rank_result *res = &r->rank[k];
         if (k == failed_first || res->verdict != RG_V_DETECTED || res->t_s < 0 ||
-            res->t_s - first_fail <= bound)
+            res->t_s - first_fail <= bound || (res->sockets_known && res->sockets == 0))
             continue;
         rg_rank_find(&r->rank[k], RG_V_SLOW_DETECTION, res->t_s,
                      "failed %.2f s after rank %d did (%s at %.2f s); a peer that can be told "

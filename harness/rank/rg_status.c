@@ -7,6 +7,7 @@
  *   status ST | status v1               the failed call's status, before its verdict
  *   calls ring/2:3 mesh/1:2             what the transport said its calls ran
  *   leak TEXT | notfailstop TEXT        findings that do not end the rank
+ *   sockets N                           sockets the transport held once init returned
  *   unsupported S R LABEL: WHY          a step skipped, the rank goes on
  *   verdict ok | detected S R TEXT | corrupt S R TEXT | unsupported S R TEXT | error TEXT
  * Writer and reader live in this sub-part, so the grammar has one owner. A line that is none
@@ -72,6 +73,16 @@ void rg_status_take(rg_rank_result *k, rg_status_said *said, char *line, double 
             k->status = RG_STATUS_V1;
         else if ((st = strtol(line + 7, &end, 10)) < 0 && st > -RG_SC_CLASS_BITS && !*end)
             k->status = (int)st;
+        return;
+    }
+    if (!strncmp(line, "sockets ", 8)) {
+        /* The most any init left open (a create in mid-program counts again). */
+        char *end;
+        long n = strtol(line + 8, &end, 10);
+        if (!*end && end != line + 8 && n >= 0 && n < 65536) {
+            k->sockets = k->sockets_known && k->sockets > n ? k->sockets : (int)n;
+            k->sockets_known = true;
+        }
         return;
     }
     if (!strncmp(line, "calls ", 6)) {

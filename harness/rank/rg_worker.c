@@ -286,8 +286,10 @@ static int worker_init(struct worker *w, char *err, size_t errlen)
     }
     worker_fds_open(&w->fds);
     int ist = rg_tp_init(&w->tp, &w->args, &w->h, err, errlen);
-    if (!ist)
+    if (!ist) {
+        worker_say(w, "sockets %d", worker_fds_sockets(w));
         return 0;
+    }
     char detail[1088];
     worker_say_error(w, detail, sizeof(detail), ist, err);
     if (ist != RG_ERR_UNSUPPORTED)

@@ -68,6 +68,8 @@ void worker_say(struct worker *w, const char *fmt, ...) __attribute__((format(pr
 
 /* rg_worker_step.c */
 void worker_fds_leaked(struct worker *w);
+/* How many descriptors opened since worker_fds_open are sockets: the transport's channels. */
+int worker_fds_sockets(struct worker *w);
 const char *worker_op_label(const rg_sc_op *op, char *buf, size_t len);
 int worker_release(struct worker *w, struct held *hd, bool check, char *detail, size_t dlen);
 void worker_say_error(struct worker *w, char *detail, size_t dlen, int st, const char *msg);

@@ -76,6 +76,23 @@ void worker_say(struct worker *w, const char *fmt, ...)
     va_end(ap);
 }
 
+int worker_fds_sockets(struct worker *w)
+{
+    struct fdset now;
+    int n = 0;
+    worker_fds_open(&now);
+    for (int fd = 0; fd < FD_BITS; fd++) {
+        uint64_t m = 1ull << (fd % 64);
+        if (!(now.bit[fd / 64] & m) || (w->fds.bit[fd / 64] & m))
+            continue;
+        char link[64], what[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(link, what, sizeof(what) - 1);
+        n += k > 7 && !memcmp(what, "socket:", 7);
+    }
+    return n;
+}
+
 /*
  * After finalize: every descriptor open now that was not open before init is the transport's
  * leftover (its device, its side channel, an event channel): a "leak" line names each.

@@ -69,6 +69,13 @@ typedef struct rg_rank_result {
      * CPU. start_unseen: it never loaded, and start_s is when the runner stopped waiting for it. */
     double start_s, cpu_wait_s;
     bool start_unseen;
+    /* Sockets the transport held once its communicator was made (rg_worker.c counts the
+     * descriptors init opened that are sockets): a channel a peer's end can close on it. A
+     * transport with none after init (Gloo: its store is gone) cannot be told of a dead peer
+     * but by its own timeout, so slow detection is not judged of it. sockets_known false: not
+     * counted (exec programs, a rank that never made one). */
+    bool sockets_known;
+    int sockets;
 } rg_rank_result;
 
 /*

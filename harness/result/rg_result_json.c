@@ -43,6 +43,12 @@ static json_t *rank_json(const rg_result *r, int i)
         "ownership", k->ownership, "calls", k->calls, "findings", findings);
     if (j && k->service)
         json_object_set_new(j, "service", json_true());
+    /* null: not counted, never a number that means it */
+    if (j && json_object_set_new(j, "sockets",
+                                 k->sockets_known ? json_integer(k->sockets) : json_null())) {
+        json_decref(j);
+        return NULL;
+    }
     if (j && (json_object_set_new(j, "start_s", json_real(k->start_s)) ||
               json_object_set_new(j, "start_unseen", json_boolean(k->start_unseen)) ||
               json_object_set_new(j, "cpu_wait_s", json_real(k->cpu_wait_s)))) {
@@ -307,6 +313,13 @@ static int read_rank(rg_result *r, int i, json_t *k, const char *path, char *err
     q->start_s = num_or(k, "start_s", -1);
     q->cpu_wait_s = num_or(k, "cpu_wait_s", -1);
     q->start_unseen = json_is_true(json_object_get(k, "start_unseen"));
+    json_t *so = json_object_get(k, "sockets");
+    q->sockets_known = so && json_is_integer(so);
+    q->sockets = q->sockets_known ? (int)json_integer_value(so) : 0;
+    if (so && !json_is_null(so) && !(q->sockets_known && q->sockets >= 0 && q->sockets < 65536)) {
+        snprintf(err, errlen, "%s: rank %d's sockets is not a count (0..65535 or null)", path, i);
+        return -1;
+    }
     if (!(q->start_s >= -1 && q->start_s < 1e9) || !(q->cpu_wait_s >= -1 && q->cpu_wait_s < 1e9)) {
         snprintf(err, errlen, "%s: rank %d's start_s or cpu_wait_s is out of range", path, i);
         return -1;

@@ -462,6 +462,22 @@ START_TEST(test_slow_detection)
     ck_assert_str_eq(g_r.rank[1].detail,
                      "failed 4.05 s after rank 2 did (killed at 0.40 s); a peer that can be told "
                      "must fail within 2.0 s, half its 4.0 s timeout");
+    /* The same rank with no socket left after init (Gloo's store is gone by then): nothing
+     * could tell it, so its timeout is not slow; one with a socket counted still is. */
+    for (int socks = 0; socks < 2; socks++) {
+        setup_case(3, rules, 1);
+        g_sc.timeout_s = 4;
+        g_ev[2].fired[0] = 1;
+        g_ev[2].first_fault_mono_ms = 1400;
+        g_r.rule[0].fired = 1;
+        g_r.rank[2] = (rg_rank_result){.t_s = -1, .step = 0};
+        rg_rank_find(&g_r.rank[2], RG_V_KILLED, 0.4, "killed by its kill fault");
+        g_r.rank[1] =
+            (rg_rank_result){.t_s = -1, .step = 0, .sockets_known = true, .sockets = socks};
+        rg_rank_find(&g_r.rank[1], RG_V_DETECTED, 4.45, "read timeout");
+        rg_evidence_apply(&g_r, &g_sc, g_ev, 0, 3, 1000, RG_EV_RANK | RG_EV_CROSS);
+        ck_assert_int_eq(g_r.rank[1].verdict, socks ? RG_V_SLOW_DETECTION : RG_V_DETECTED);
+    }
     /* A first failure in init may come before the rank could tell anyone: not judged. */
     setup_case(3, rules, 1);
     g_sc.timeout_s = 4;

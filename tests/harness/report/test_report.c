@@ -242,6 +242,8 @@ START_TEST(test_too_slow)
     r->rank[1].start_unseen = true;
     r->rank[0].cpu_wait_s = 0.1 + 0.2; /* no short decimal: every digit must come back */
     r->rank[0].start_s = -1;
+    r->rank[1].sockets_known = true; /* a count of 0 is a count; rank 0's is not known */
+    r->rank[1].sockets = 0;
     snprintf(r->slow_note, sizeof(r->slow_note), "judged on a second attempt with every time x4");
     snprintf(r->sites_note, sizeof(r->sites_note), "each_site error: 3 call site(s), 5 point(s)");
     snprintf(r->why, sizeof(r->why), "too slow to judge: rank 1 started 2.06 s late");
@@ -257,6 +259,8 @@ START_TEST(test_too_slow)
     ck_assert(back.lag_s == 0.125 && back.rank[1].start_s == 2.0625);
     ck_assert(back.rank[1].start_unseen && !back.rank[0].start_unseen);
     ck_assert(back.rank[0].cpu_wait_s == 0.1 + 0.2 && back.rank[0].start_s == -1);
+    ck_assert(back.rank[1].sockets_known && back.rank[1].sockets == 0 &&
+              !back.rank[0].sockets_known);
     ck_assert_str_eq(back.slow_note, r->slow_note);
     ck_assert_str_eq(back.sites_note, r->sites_note);
     /* A result made without a scale is written as the one attempt at scale 1. */
@@ -274,6 +278,11 @@ START_TEST(test_too_slow)
     fclose(f);
     ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
     ck_assert_msg(strstr(err, "start_s"), "%s", err);
+    f = fopen(path, "w");
+    fputs("{\"ranks\": [{\"verdict\": \"ok\", \"expect\": \"ok\", \"sockets\": -1}]}", f);
+    fclose(f);
+    ck_assert_int_eq(rg_result_read(&back, path, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, path) && strstr(err, "sockets"), "%s", err);
 
     ck_assert_int_eq(rg_report_junit(res, 3, 1.0, NULL, path, err, sizeof(err)), 0);
     const char *x = slurp(path);
