@@ -41,9 +41,11 @@ static const char *skip_reason(const rg_result *r)
     if (w) {
         w += strlen(": not run: ");
         /* The transport's name first when the whole scenario was refused ("jaccl: qp rc not
-         * declared"); a call's own refusal starts with the step ("all_gather int64 ..."). */
+         * declared"), a step's refusal starts with the step ("all_gather int64 ...: dtype
+         * ..."): either way what follows the first ": " is the reason (the step's label would
+         * make each refused step a reason of its own). */
         const char *c = strstr(w, ": ");
-        return c && !memchr(w, ' ', (size_t)(c - w)) ? c + 2 : w;
+        return c ? c + 2 : w;
     }
     w = strstr(r->why, " s: ");
     return w ? w + 4 : r->why;
