@@ -91,7 +91,7 @@ ALL_H  = $(wildcard parse/*.h transport/*.h faultinject/*.h harness/*/*.h tests/
 
 .PHONY: all deps build run check check-full check-unit check-integration coverage format mutants \
         regression sweep sweep-mutants mutants-stock mutant-seeds fuzz bench soak \
-        format-check arrows install uninstall jaccl corpus \
+        format-check arrows install uninstall jaccl gloo corpus \
         softroce-up softroce-shell softroce-down clean distclean help
 .DEFAULT_GOAL := all
 
@@ -117,6 +117,7 @@ help:
 	@echo "make install        PREFIX=/usr/local DESTDIR=: command, libraries, headers, .pc, scenarios, man"
 	@echo "make uninstall      what make install put there, with the same variables"
 	@echo "make jaccl          JACCL_SRC=/path/to/mlx: upstream JACCL and its railguard adapter"
+	@echo "make gloo           Gloo's ibverbs transport (Debian's libgloo-dev) and its adapter"
 	@echo "make corpus         every verbs program Debian ships that runs on rxe, clean and faulted"
 	@echo "make softroce-shell a shell with $(RAILS) rxe rails up"
 	@echo "make clean          the builds (make distclean: the cached guest kernel too)"
@@ -503,6 +504,10 @@ corpus: deps
 jaccl:
 	@$(if $(JACCL_SRC),sh ci/deps jaccl &&) $(MAKE) --no-print-directory -C adapters/jaccl \
 	    JACCL_SRC=$(JACCL_SRC) OUT=$(abspath $(BUILD))/jaccl
+
+# Gloo's ibverbs transport from Debian's libgloo-dev and its adapter (docs/adapters.md).
+gloo:
+	@sh ci/deps gloo && $(MAKE) --no-print-directory -C adapters/gloo OUT=$(abspath $(BUILD))/gloo
 
 # --- install ---------------------------------------------------------------------------------
 # Like a library and a tool: the command; the shim and the reference transport in
