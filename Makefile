@@ -506,8 +506,14 @@ jaccl:
 	    JACCL_SRC=$(JACCL_SRC) OUT=$(abspath $(BUILD))/jaccl
 
 # Gloo's ibverbs transport from Debian's libgloo-dev and its adapter (docs/adapters.md).
-gloo:
+# GLOO_RUN="scenario.yaml...": then runs them on it in soft-RoCE, with its known failures.
+GLOO_RUN ?=
+gloo: deps
 	@sh ci/deps gloo && $(MAKE) --no-print-directory -C adapters/gloo OUT=$(abspath $(BUILD))/gloo
+	$(if $(GLOO_RUN),@$(BUILDMAKE) build-rel && rm -rf $(BUILD)/gloo-run && \
+	    $(SOFTROCE) exec --rails $(RAILS) --timeout 1200 -- $(BUILD)/rel/bin/railguard run \
+	    --transport $(abspath $(BUILD))/gloo/railguard-gloo.so \
+	    --known adapters/gloo/known-failures.yaml --out $(BUILD)/gloo-run $(GLOO_RUN))
 
 # --- install ---------------------------------------------------------------------------------
 # Like a library and a tool: the command; the shim and the reference transport in
