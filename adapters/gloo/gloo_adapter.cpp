@@ -456,10 +456,7 @@ rg_status ad_reduce_scatter(void *h, const void *s, void *r, size_t n, rg_dtype 
             });
         }
     });
-    // Gloo's only algorithm for it: neither ring nor mesh.
-    if (st == RG_OK)
-        x->last_algo = RG_ALGO_AUTO;
-    return st;
+    return st; // AUTO: Gloo's only algorithm for it is neither ring nor mesh
 }
 
 rg_status ad_broadcast(void *h, void *b, size_t n, rg_dtype dt, int root)

@@ -76,20 +76,32 @@ void worker_say(struct worker *w, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The next descriptor from fd on that is open in now and was not before init (-1: none), and
+ * what it is ("socket:[123]", "/dev/infiniband/uverbs0"; "?" when it cannot be read). */
+static int next_new_fd(const struct worker *w, const struct fdset *now, int fd, char *what,
+                       size_t len)
+{
+    for (; fd < FD_BITS; fd++) {
+        uint64_t m = 1ull << (fd % 64);
+        if (!(now->bit[fd / 64] & m) || (w->fds.bit[fd / 64] & m))
+            continue;
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(link, what, len - 1);
+        snprintf(what + (k > 0 ? k : 0), len - (size_t)(k > 0 ? k : 0), "%s", k > 0 ? "" : "?");
+        return fd;
+    }
+    return -1;
+}
+
 int worker_fds_sockets(struct worker *w)
 {
     struct fdset now;
+    char what[200];
     int n = 0;
     worker_fds_open(&now);
-    for (int fd = 0; fd < FD_BITS; fd++) {
-        uint64_t m = 1ull << (fd % 64);
-        if (!(now.bit[fd / 64] & m) || (w->fds.bit[fd / 64] & m))
-            continue;
-        char link[64], what[64];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-        ssize_t k = readlink(link, what, sizeof(what) - 1);
-        n += k > 7 && !memcmp(what, "socket:", 7);
-    }
+    for (int fd = 0; (fd = next_new_fd(w, &now, fd, what, sizeof(what))) >= 0; fd++)
+        n += !strncmp(what, "socket:", 7);
     return n;
 }
 
@@ -103,19 +115,13 @@ void worker_fds_leaked(struct worker *w)
     char list[700] = "";
     size_t used = 0;
     int n = 0;
+    char what[200];
     worker_fds_open(&now);
-    for (int fd = 0; fd < FD_BITS; fd++) {
-        uint64_t m = 1ull << (fd % 64);
-        if (!(now.bit[fd / 64] & m) || (w->fds.bit[fd / 64] & m))
-            continue;
-        char link[64], what[200];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-        ssize_t k = readlink(link, what, sizeof(what) - 1);
-        what[k > 0 ? k : 0] = '\0';
+    for (int fd = 0; (fd = next_new_fd(w, &now, fd, what, sizeof(what))) >= 0; fd++) {
         n++;
         if (used + 40 < sizeof(list))
             used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d (%s)",
-                                     used ? ", " : "", fd, k > 0 ? what : "?");
+                                     used ? ", " : "", fd, what);
     }
     if (n)
         worker_say(

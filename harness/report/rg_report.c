@@ -47,8 +47,7 @@ static const char *skip_reason(const rg_result *r)
         const char *c = strstr(w, ": ");
         return c ? c + 2 : w;
     }
-    w = strstr(r->why, " s: ");
-    return w ? w + 4 : r->why;
+    return r->why; /* every unsupported finding says "not run: "; whole if one did not */
 }
 
 /* How many scenarios ran in the transport's shape rather than as written (rg_sc_fit), and

@@ -121,12 +121,13 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
      * runner judged the hang when it was one (nothing moved for longer than the timeout and
      * its margin); else the deadline. */
     double end = deadline;
-    bool early = false;
+    char when[64];
+    snprintf(when, sizeof(when), "at the %.0f s deadline", deadline);
     for (int i = 0; i < k->nfindings; i++)
         if (k->finding[i].verdict == RG_V_DEADLOCK && k->finding[i].t_s > 0 &&
-            k->finding[i].t_s < deadline) {
+            !strncmp(k->finding[i].text, RG_HANG_EARLY, strlen(RG_HANG_EARLY))) {
             end = k->finding[i].t_s;
-            early = !strncmp(k->finding[i].text, RG_HANG_EARLY, strlen(RG_HANG_EARLY));
+            snprintf(when, sizeof(when), "when the run judged it hung at %.2f s", end);
         }
     double waited = end - k->step_t_s;
     if (sc.exec.on || timeout <= 0 || waited <= timeout)
@@ -134,18 +135,11 @@ static bool no_deadline(const rg_result *r, int o, rg_tri_cause *c)
     for (int i = 0; i < r->ranks; i++)
         if (r->rank[i].status == RG_ERR_TIMEOUT)
             return false; /* some rank's call did time out */
-    if (early)
-        said(c,
-             "a wait with no deadline: rank %d's %s began at %.2f s and was still running when "
-             "the run judged it hung at %.2f s, %.1f s later, past the %.1f s timeout the "
-             "transport was given; no rank of the scenario returned a timeout",
-             o, k->where[0] ? k->where : "call", k->step_t_s, end, waited, timeout);
-    else
-        said(c,
-             "a wait with no deadline: rank %d's %s began at %.2f s and was still running at "
-             "the %.0f s deadline, %.1f s later, past the %.1f s timeout the transport was "
-             "given; no rank of the scenario returned a timeout",
-             o, k->where[0] ? k->where : "call", k->step_t_s, end, waited, timeout);
+    said(c,
+         "a wait with no deadline: rank %d's %s began at %.2f s and was still running %s, %.1f "
+         "s later, past the %.1f s timeout the transport was given; no rank of the scenario "
+         "returned a timeout",
+         o, k->where[0] ? k->where : "call", k->step_t_s, when, waited, timeout);
     return true;
 }
 
