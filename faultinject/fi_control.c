@@ -97,9 +97,9 @@ static struct fi_live *fi_live_new(const char *text, const char *origin, char *e
             lp->m_send |= bit;
             break;
         case FI_DELAY:
-            if (r->op == FI_OP_RECV || r->op == FI_OP_ANY)
+            if (fi_ops_has(r->ops, FI_OP_RECV))
                 lp->m_recv |= bit;
-            if (r->op != FI_OP_RECV)
+            if (r->ops != FI_OPS(FI_OP_RECV))
                 lp->m_send |= bit;
             break;
         case FI_DELAY_FIRST:

@@ -115,7 +115,6 @@ static void rule_init(struct fi_rule *r, enum fi_kind kind, int line)
     r->cq_ord = -1;
     r->step = FI_PHASE_ANY;
     r->rep = FI_PHASE_ANY;
-    r->op = FI_OP_ANY;
     r->verb = FI_VERB_NONE;
     r->before_ms = UINT64_MAX;
     r->status = IBV_WC_WR_FLUSH_ERR;
@@ -202,7 +201,7 @@ static int finish_rule(const struct fi__ctx *c, struct fi_rule *r, unsigned seen
     }
     /* The delay the tests need most is a late receive (RNR); a send delay is asked for. */
     if (r->kind == FI_DELAY && !(seen & B(K_OP)))
-        r->op = FI_OP_RECV;
+        r->ops = FI_OPS(FI_OP_RECV);
     return 0;
 }
 

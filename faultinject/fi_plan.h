@@ -16,7 +16,8 @@
  *   qp=N            the QP number (decimal or 0x hex, < 2^24), or qp=#K: the K-th QP this
  *                   process created (from 0)
  *   cq=#K           the K-th CQ this process created
- *   op=KIND         send | recv | write | read | atomic | any   (completion or work request kind)
+ *   op=KIND         send | recv | write | read | atomic | any   (completion or work request kind);
+ *                   several joined by "|" (op=send|write) match any of them
  *   verb=V          nomem only: post_send | post_recv | reg_mr | create_qp | create_cq | alloc_pd
  *   after=MS, before=MS   time window, milliseconds since the shim was loaded
  *   site=OBJ+0xOFF  only in the verbs calls made from that call site: the object's file name
@@ -146,6 +147,14 @@ enum fi_kind {
 
 enum fi_op { FI_OP_ANY, FI_OP_SEND, FI_OP_RECV, FI_OP_WRITE, FI_OP_READ, FI_OP_ATOMIC };
 
+/* A rule's op filter: one bit an op it names, none for any. A transport that moves its data by
+ * RDMA write where another sends is faulted alike by op=send|write. */
+#define FI_OPS(o) ((o) == FI_OP_ANY ? 0u : 1u << (o))
+static inline bool fi_ops_has(unsigned ops, enum fi_op o)
+{
+    return !ops || (ops & FI_OPS(o));
+}
+
 enum fi_verb {
     FI_VERB_NONE,
     FI_VERB_POST_SEND,
@@ -158,13 +167,13 @@ enum fi_verb {
 
 struct fi_rule {
     enum fi_kind kind;
-    /* filters; -1 / "" / FI_OP_ANY mean any */
+    /* filters; -1 / "" / 0 ops mean any */
     int rank;
     char dev[FI_DEVNAME_MAX];
     int64_t qp_num; /* qp=N */
     int qp_ord;     /* qp=#K */
     int cq_ord;     /* cq=#K */
-    enum fi_op op;
+    unsigned ops;   /* FI_OPS bits; 0: any */
     enum fi_verb verb;
     uint64_t after_ms;  /* 0: from the start */
     uint64_t before_ms; /* UINT64_MAX: no end */

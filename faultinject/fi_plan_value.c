@@ -205,20 +205,36 @@ static int parse_qp(const struct fi__ctx *c, struct fi_rule *r, const char *v, s
     return 0;
 }
 
+/* op=KIND, or several joined by "|": the ops a rule sees. "any" stands alone. */
 static int parse_op(const struct fi__ctx *c, struct fi_rule *r, const char *v, size_t vn)
 {
-    int o = fi__op_index(v, vn);
-    if (o < 0)
-        return fi__plan_fail(c, "unknown op '%s'", fi__plan_show(v, vn).s);
+    unsigned ops = 0;
+    int parts = 0;
+    bool any = false, twice = false;
+    for (size_t at = 0, end; at <= vn; at = end + 1, parts++) {
+        for (end = at; end < vn && v[end] != '|'; end++)
+            ;
+        int o = fi__op_index(v + at, end - at);
+        if (o < 0)
+            return fi__plan_fail(c, "unknown op '%s'", fi__plan_show(v + at, end - at).s);
+        twice |= (ops & FI_OPS((enum fi_op)o)) != 0;
+        any |= o == FI_OP_ANY;
+        ops |= FI_OPS((enum fi_op)o);
+    }
+    if (twice || (any && parts > 1))
+        return fi__plan_fail(c,
+                             "op names each of send, recv, write, read, atomic once, or any "
+                             "alone '%s'",
+                             fi__plan_show(v, vn).s);
     /* Only a send-side operation can vanish after completing locally. */
-    if ((r->kind == FI_LOSE || r->kind == FI_LATE) && o != FI_OP_ANY && o != FI_OP_SEND &&
-        o != FI_OP_WRITE)
-        return fi__plan_fail(c, "%s takes op=send or op=write '%s'", fi_kind_name(r->kind),
+    if ((r->kind == FI_LOSE || r->kind == FI_LATE) &&
+        (ops & ~(FI_OPS(FI_OP_SEND) | FI_OPS(FI_OP_WRITE))))
+        return fi__plan_fail(c, "%s takes op=send, op=write or both '%s'", fi_kind_name(r->kind),
                              fi__plan_show(v, vn).s);
     /* Only a received payload is there to flip: on any other op the rule would never fire. */
-    if (r->kind == FI_CORRUPT && o != FI_OP_ANY && o != FI_OP_RECV)
+    if (r->kind == FI_CORRUPT && (ops & ~FI_OPS(FI_OP_RECV)))
         return fi__plan_fail(c, "corrupt takes op=recv '%s'", fi__plan_show(v, vn).s);
-    r->op = (enum fi_op)o;
+    r->ops = ops;
     return 0;
 }
 

@@ -35,7 +35,7 @@ static bool fi_filter(const struct fi_rule *r, const struct fi_site *s)
         return false;
     if (r->cq_ord >= 0 && r->cq_ord != s->cq_ord)
         return false;
-    if (r->op != FI_OP_ANY && r->op != s->op)
+    if (!fi_ops_has(r->ops, s->op))
         return false;
     if (r->verb != FI_VERB_NONE && r->verb != s->verb)
         return false;

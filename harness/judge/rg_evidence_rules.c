@@ -435,7 +435,7 @@ static void counts_hint(const struct apply *a, const char *rule, char *out, size
             continue;
         o += (size_t)snprintf(out + o, len - o, "%s rank %d:", o ? ";" : "; the shim counted", k);
         for (int op = FI_OP_SEND; op <= FI_OP_ATOMIC && o < len; op++)
-            if (r->op == FI_OP_ANY || r->op == (enum fi_op)op)
+            if (fi_ops_has(r->ops, (enum fi_op)op))
                 o += (size_t)snprintf(
                     out + o, len - o, " %s %llu posted, %llu completed", fi_op_name((enum fi_op)op),
                     (unsigned long long)e->op_posts[op], (unsigned long long)e->op_cqe[op]);

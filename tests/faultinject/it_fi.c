@@ -801,6 +801,15 @@ START_TEST(test_lose)
     expect(&p, "recv_ok", 1);
     expect(&p, "timeouts", 1);
     ck_assert_msg(strstr(p.out, "first_err='recv timeout'"), "%s", p.out);
+    /* Both ops named: the probe's sends count as they do for op=send alone. */
+    ck_assert_int_eq(probe(&p, "lose op=send|write nth=2", ARGS("--msgs", "3", "--timeout", "1")),
+                     1);
+    expect(&p, "recv_ok", 1);
+    expect(&p, "timeouts", 1);
+    /* A write named alone: the probe posts none, so nothing is lost. */
+    ck_assert_int_eq(probe(&p, "lose op=write nth=2", ARGS("--msgs", "3", "--timeout", "1")), 0);
+    expect(&p, "recv_ok", 3);
+    expect(&p, "timeouts", 0);
 }
 END_TEST
 

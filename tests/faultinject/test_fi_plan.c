@@ -87,7 +87,7 @@ START_TEST(test_error_defaults)
 
     ck_assert_int_eq(r.kind, FI_ERROR);
     ck_assert_int_eq(r.line, 1);
-    ck_assert_int_eq(r.op, FI_OP_ANY);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_ANY));
     ck_assert_int_eq(r.verb, FI_VERB_NONE);
     expect_filters_default(&r);
     expect_trigger_default(&r);
@@ -139,7 +139,7 @@ START_TEST(test_negpoll)
     ck_assert(!r.per_cqe);
     r = one_rule("negpoll per=cqe op=recv qp=#1 nth=3");
     ck_assert(r.per_cqe);
-    ck_assert_int_eq(r.op, FI_OP_RECV);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_RECV));
     ck_assert(!one_rule("stall ms=5 per=poll").per_cqe);
     ck_assert(one_rule("stall ms=5 per=cqe").per_cqe);
     ck_assert_int_eq(one_rule("negpoll ret=-2147483648").ret, -2147483647 - 1);
@@ -152,21 +152,21 @@ START_TEST(test_stall_delay)
     struct fi_rule r = one_rule("stall ms=250");
     ck_assert_int_eq(r.kind, FI_STALL);
     ck_assert_uint_eq(r.ms, 250);
-    ck_assert_int_eq(r.op, FI_OP_ANY);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_ANY));
 
     r = one_rule("delay ms=3600000");
     ck_assert_int_eq(r.kind, FI_DELAY);
     ck_assert_uint_eq(r.ms, 3600000);
-    ck_assert_int_eq(r.op, FI_OP_RECV); /* the default for delay alone */
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_RECV)); /* the default for delay alone */
 
-    ck_assert_int_eq(one_rule("delay ms=1 op=send").op, FI_OP_SEND);
-    ck_assert_int_eq(one_rule("delay ms=1 op=any").op, FI_OP_ANY); /* asked for: kept */
+    ck_assert_int_eq(one_rule("delay ms=1 op=send").ops, FI_OPS(FI_OP_SEND));
+    ck_assert_int_eq(one_rule("delay ms=1 op=any").ops, FI_OPS(FI_OP_ANY)); /* asked for: kept */
 
     r = one_rule("delay_first ms=40 rank=1");
     ck_assert_int_eq(r.kind, FI_DELAY_FIRST);
     ck_assert_uint_eq(r.ms, 40);
     ck_assert_int_eq(r.rank, 1);
-    ck_assert_int_eq(r.op, FI_OP_ANY);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_ANY));
 }
 END_TEST
 
@@ -174,9 +174,15 @@ START_TEST(test_lose)
 {
     struct fi_rule r = one_rule("lose");
     ck_assert_int_eq(r.kind, FI_LOSE);
-    ck_assert_int_eq(r.op, FI_OP_ANY); /* a send or a write */
-    ck_assert_int_eq(one_rule("lose op=send").op, FI_OP_SEND);
-    ck_assert_int_eq(one_rule("lose op=write nth=2").op, FI_OP_WRITE);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_ANY)); /* a send or a write */
+    ck_assert_int_eq(one_rule("lose op=send").ops, FI_OPS(FI_OP_SEND));
+    ck_assert_int_eq(one_rule("lose op=write nth=2").ops, FI_OPS(FI_OP_WRITE));
+    /* A transport that moves data by RDMA write where another sends: one rule for both. */
+    r = one_rule("lose op=send|write nth=6");
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_SEND) | FI_OPS(FI_OP_WRITE));
+    ck_assert(fi_ops_has(r.ops, FI_OP_SEND) && fi_ops_has(r.ops, FI_OP_WRITE));
+    ck_assert(!fi_ops_has(r.ops, FI_OP_RECV) && !fi_ops_has(r.ops, FI_OP_READ));
+    ck_assert(fi_ops_has(one_rule("lose").ops, FI_OP_READ)); /* none named: any */
 }
 END_TEST
 
@@ -236,9 +242,9 @@ START_TEST(test_late)
     struct fi_rule r = one_rule("late ms=250 op=send rank=0 nth=3");
     ck_assert_int_eq(r.kind, FI_LATE);
     ck_assert_uint_eq(r.ms, 250);
-    ck_assert_int_eq(r.op, FI_OP_SEND);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_SEND));
     ck_assert_uint_eq(r.nth, 3);
-    ck_assert_int_eq(one_rule("late ms=1").op, FI_OP_ANY);
+    ck_assert_int_eq(one_rule("late ms=1").ops, FI_OPS(FI_OP_ANY));
     ck_assert_str_eq(fi_kind_name(FI_LATE), "late");
 }
 END_TEST
@@ -264,7 +270,7 @@ START_TEST(test_kill_stop)
 {
     struct fi_rule r = one_rule("kill op=recv rank=2 nth=7");
     ck_assert_int_eq(r.kind, FI_KILL);
-    ck_assert_int_eq(r.op, FI_OP_RECV);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_RECV));
     ck_assert_uint_eq(r.nth, 7);
     r = one_rule("stop rank=1 every=3 count=1");
     ck_assert_int_eq(r.kind, FI_STOP);
@@ -280,7 +286,7 @@ START_TEST(test_exit)
     struct fi_rule r = one_rule("exit op=send rank=1 nth=3");
     ck_assert_int_eq(r.kind, FI_EXIT);
     ck_assert_int_eq(r.code, 0);
-    ck_assert_int_eq(r.op, FI_OP_SEND);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_SEND));
     ck_assert_int_eq(one_rule("exit code=255").code, 255);
     ck_assert_str_eq(fi_kind_name(FI_EXIT), "exit");
     ck_assert_str_eq(parse_bad("exit code=256", "RG_FI_PLAN"),
@@ -406,7 +412,7 @@ START_TEST(test_filters)
     ck_assert_int_eq(r.qp_num, 0x1a2);
     ck_assert_int_eq(r.qp_ord, -1);
     ck_assert_int_eq(r.cq_ord, -1);
-    ck_assert_int_eq(r.op, FI_OP_WRITE);
+    ck_assert_int_eq(r.ops, FI_OPS(FI_OP_WRITE));
     ck_assert_uint_eq(r.after_ms, 100);
     ck_assert_uint_eq(r.before_ms, 2000);
 
@@ -427,7 +433,7 @@ START_TEST(test_filters)
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         char text[64];
         snprintf(text, sizeof(text), "error op=%s", fi_op_name(ops[i]));
-        ck_assert_int_eq(one_rule(text).op, ops[i]);
+        ck_assert_int_eq(one_rule(text).ops, FI_OPS(ops[i]));
     }
 
     char text[128];
@@ -476,7 +482,7 @@ START_TEST(test_several_rules)
     ck_assert_uint_eq(p.rules[1].ms, 10);
     ck_assert_int_eq(p.rules[2].kind, FI_LOSE);
     ck_assert_int_eq(p.rules[2].line, 5);
-    ck_assert_int_eq(p.rules[2].op, FI_OP_SEND);
+    ck_assert_int_eq(p.rules[2].ops, FI_OPS(FI_OP_SEND));
     ck_assert_int_eq(p.rules[3].kind, FI_COUNT);
     ck_assert_int_eq(p.rules[3].line, 6);
     ck_assert_int_eq(p.rules[3].qp_ord, -1);
@@ -558,7 +564,7 @@ static const struct {
     {"delay_first rank=0", "RG_FI_PLAN:1: delay_first needs ms="},
     {"nomem rank=1", "RG_FI_PLAN:1: nomem needs verb="},
     {"late op=send", "RG_FI_PLAN:1: late needs ms="},
-    {"late ms=5 op=recv", "RG_FI_PLAN:1: late takes op=send or op=write 'recv'"},
+    {"late ms=5 op=recv", "RG_FI_PLAN:1: late takes op=send, op=write or both 'recv'"},
     {"late ms=5 status=5", "RG_FI_PLAN:1: late does not take key 'status'"},
     {"kill ms=5", "RG_FI_PLAN:1: kill does not take key 'ms'"},
     {"error rep=1", "RG_FI_PLAN:1: rep= needs step="},
@@ -617,8 +623,15 @@ static const struct {
     {"error op=SEND", "RG_FI_PLAN:1: unknown op 'SEND'"},
     {"nomem verb=frob", "RG_FI_PLAN:1: unknown verb 'frob'"},
     {"nomem verb=none", "RG_FI_PLAN:1: unknown verb 'none'"},
-    {"lose op=recv", "RG_FI_PLAN:1: lose takes op=send or op=write 'recv'"},
-    {"lose op=atomic", "RG_FI_PLAN:1: lose takes op=send or op=write 'atomic'"},
+    {"lose op=recv", "RG_FI_PLAN:1: lose takes op=send, op=write or both 'recv'"},
+    {"lose op=atomic", "RG_FI_PLAN:1: lose takes op=send, op=write or both 'atomic'"},
+    {"lose op=send|recv", "RG_FI_PLAN:1: lose takes op=send, op=write or both 'send|recv'"},
+    {"error op=send|frob", "RG_FI_PLAN:1: unknown op 'frob'"},
+    {"error op=send|", "RG_FI_PLAN:1: unknown op ''"},
+    {"error op=send|send", "RG_FI_PLAN:1: op names each of send, recv, write, read, atomic once, "
+                           "or any alone 'send|send'"},
+    {"error op=any|send", "RG_FI_PLAN:1: op names each of send, recv, write, read, atomic once, or "
+                          "any alone 'any|send'"},
     /* ret */
     {"negpoll ret=5", "RG_FI_PLAN:1: ret must be a negative int '5'"},
     {"negpoll per=cq", "RG_FI_PLAN:1: per is poll or cqe 'cq'"},
