@@ -66,7 +66,8 @@ static int take_expect(void *opts, const rg_opt *opt, const char *val, char *why
     uint32_t cls;
     (void)opt;
     if (rg_sc_expect_parse(val, strlen(val), &o->expect, &at, &cls) != 0 ||
-        o->expect == RG_SC_EXPECT_KILLED || at != RG_SC_AT_ANY || cls) {
+        o->expect == RG_SC_EXPECT_KILLED || o->expect == RG_SC_EXPECT_OK_OR_DETECTED ||
+        at != RG_SC_AT_ANY || cls) {
         snprintf(why, len, "ok, detected or any, not '%s'",
                  rg_parse_show(val, shown, sizeof(shown)));
         return -1;

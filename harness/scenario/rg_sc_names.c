@@ -50,6 +50,7 @@ static const char *const expect_names[] = {
     [RG_SC_EXPECT_DETECTED] = "detected",
     [RG_SC_EXPECT_ANY] = "any",
     [RG_SC_EXPECT_KILLED] = "killed",
+    [RG_SC_EXPECT_OK_OR_DETECTED] = "ok|detected",
 };
 
 const char *rg_sc_kind_name(rg_sc_kind k)
@@ -94,14 +95,15 @@ int rg_sc_class_of(const char *s, size_t len)
 const char *rg_sc_expect_str(rg_sc_expect e, int at, uint32_t cls, char *buf, size_t len)
 {
     size_t o;
-    if (e != RG_SC_EXPECT_DETECTED || at == RG_SC_AT_ANY)
+    bool det = e == RG_SC_EXPECT_DETECTED || e == RG_SC_EXPECT_OK_OR_DETECTED;
+    if (!det || at == RG_SC_AT_ANY)
         o = (size_t)snprintf(buf, len, "%s", rg_sc_expect_name(e));
     else if (at == RG_SC_AT_INIT)
-        o = (size_t)snprintf(buf, len, "detected@init");
+        o = (size_t)snprintf(buf, len, "%s@init", rg_sc_expect_name(e));
     else
-        o = (size_t)snprintf(buf, len, "detected@%d", at);
+        o = (size_t)snprintf(buf, len, "%s@%d", rg_sc_expect_name(e), at);
     const char *sep = ":";
-    for (int b = 1; e == RG_SC_EXPECT_DETECTED && b < RG_SC_CLASS_BITS && o < len; b++) {
+    for (int b = 1; det && b < RG_SC_CLASS_BITS && o < len; b++) {
         char name[32];
         if (!(cls & (1u << b)))
             continue;
@@ -129,7 +131,7 @@ int rg_sc_expect_parse(const char *s, size_t len, rg_sc_expect *e, int *at, uint
         return -1;
     *e = (rg_sc_expect)i;
     /* Only an error has a place it must come from, and a class. */
-    if ((sep || colon) && i != RG_SC_EXPECT_DETECTED)
+    if ((sep || colon) && i != RG_SC_EXPECT_DETECTED && i != RG_SC_EXPECT_OK_OR_DETECTED)
         return -1;
     if (sep) {
         const char *w = sep + 1;

@@ -100,7 +100,10 @@ typedef enum {
     RG_SC_EXPECT_OK,
     RG_SC_EXPECT_DETECTED,
     RG_SC_EXPECT_ANY,
-    RG_SC_EXPECT_KILLED
+    RG_SC_EXPECT_KILLED,
+    /* ok, or detected where and as it says: a rank the fault need not reach (its part of the
+     * collective may be done before the fault lands) is right either way */
+    RG_SC_EXPECT_OK_OR_DETECTED
 } rg_sc_expect;
 
 /* Where a `detected` must come from: anywhere, init (the communicator's creation), or step N. */
@@ -110,7 +113,8 @@ typedef enum {
 #define RG_SC_CLASS_BITS 32
 /* What an expectation may be, for the parser's error. */
 #define RG_SC_EXPECT_FORMS                                                                         \
-    "ok, detected[@init|@STEP][:CLASS[|CLASS]], killed or any (CLASS: timeout, completion, ...)"
+    "ok, [ok|]detected[@init|@STEP][:CLASS[|CLASS]], killed or any (CLASS: timeout, completion, "  \
+    "...)"
 /* Room for the longest expectation rg_sc_expect_str spells. */
 #define RG_SC_EXPECT_STR_MAX 192
 

@@ -199,6 +199,38 @@ START_TEST(test_detected_class)
     ck_assert(rg_judge(&g_r));
     g_r.rank[0].step = 0;
     ck_assert(!rg_judge(&g_r));
+    /* peer_abort asked, timeout told: a rank that kept a socket could have been told; one
+     * that kept none (counted) could not, and one whose sockets were not counted is judged as
+     * asked. */
+    g_r.rank[0].step = 1;
+    g_r.rank[0].status = RG_ERR_TIMEOUT;
+    g_r.expect_cls[0] = 1u << -RG_ERR_PEER_ABORT;
+    for (int socks = -1; socks < 2; socks++) {
+        g_r.rank[0].sockets_known = socks >= 0;
+        g_r.rank[0].sockets = socks < 0 ? 0 : socks;
+        ck_assert_int_eq(rg_judge(&g_r), socks == 0);
+    }
+    /* ok|detected: a rank whose part was done before the fault reached it is right ok, and
+     * right detected only where and as it says. */
+    g_r.rank[0].sockets_known = false;
+    g_r.expect[0] = RG_SC_EXPECT_OK_OR_DETECTED;
+    g_r.expect_cls[0] = 1u << -RG_ERR_TIMEOUT;
+    ck_assert(rg_judge(&g_r));
+    g_r.expect_at[0] = 0;
+    ck_assert(!rg_judge(&g_r));
+    ck_assert_str_eq(g_r.why, "rank 0: detected (timeout) at 1.00 s in step 1 (barrier), expected "
+                              "ok|detected@0:timeout: RG_ERR_TIMEOUT: late");
+    g_r.rank[0] = (rg_rank_result){.t_s = 1.0, .step = -1, .verdict = RG_V_OK};
+    ck_assert(rg_judge(&g_r));
+    g_r.expect[0] = RG_SC_EXPECT_DETECTED;
+    ck_assert(!rg_judge(&g_r));
+    g_r.rank[0] = (rg_rank_result){.t_s = -1, .step = 1, .status = RG_ERR_TIMEOUT};
+    snprintf(g_r.rank[0].where, sizeof(g_r.rank[0].where), "barrier");
+    rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 1.0, "RG_ERR_TIMEOUT: late");
+    g_r.expect_at[0] = 1;
+    /* Only peer_abort gives way: a completion asked is still a completion. */
+    g_r.expect_cls[0] = 1u << -RG_ERR_COMPLETION;
+    ck_assert(!rg_judge(&g_r));
     /* A class asks nothing of a rank that is not expected to fail. */
     g_r.expect[0] = RG_SC_EXPECT_ANY;
     ck_assert(rg_judge(&g_r));
