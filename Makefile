@@ -506,7 +506,8 @@ jaccl:
 	    JACCL_SRC=$(JACCL_SRC) OUT=$(abspath $(BUILD))/jaccl
 
 # Gloo's ibverbs transport from Debian's libgloo-dev and its adapter (docs/adapters.md).
-# GLOO_RUN="scenario.yaml...": then runs them on it in soft-RoCE, with its known failures.
+# GLOO_RUN="scenario.yaml..." (or scenarios/, the stock suite: make check's): then runs them
+# on it in soft-RoCE, gated by its known failures.
 GLOO_RUN ?=
 gloo: deps
 	@sh ci/deps gloo && $(MAKE) --no-print-directory -C adapters/gloo OUT=$(abspath $(BUILD))/gloo
