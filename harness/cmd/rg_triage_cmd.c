@@ -62,6 +62,15 @@ static const rg_opt triage_table[] = {
      .len = sizeof(int),
      .lo = 1,
      .hi = 100},
+    {.name = "known-by-fault",
+     .kind = RG_OPT_FLAG,
+     .help = "Writes known-failures.yaml's entries for failures under faults one a fault kind "
+             "and first verdict (and, for a hang, the frames it waits in), whatever operation, "
+             "algorithm or other ranks each face showed: a transport whose races show a new "
+             "face in every run is then gated by its bugs, not by the faces seen so far. "
+             "Failures without faults keep their whole signature. Says what it gives away: a "
+             "new bug under the same fault with the same first verdict reads XFAIL too.",
+     .off = offsetof(struct triage_opts, with.by_fault)},
 };
 
 const rg_cli rg_triage_cli = {

@@ -312,6 +312,73 @@ static void known_entry(FILE *f, const rg_tri_run *run, const rg_tri_group *gr, 
     fprintf(f, "]\n");
 }
 
+/* Whether a signature is one under faults, and its key by fault (--known-by-fault): the fault
+ * kinds and the first verdict; the frames of a hang (where it waits is the bug); the class of a
+ * detected (which status told is). */
+static bool fault_key(const rg_sig *s, char *key, size_t len)
+{
+    if (!s->faults[0])
+        return false;
+    bool hang = !strcmp(s->first, "DEADLOCK") || !strcmp(s->first, "NOT_FAIL_STOP");
+    size_t o = (size_t)snprintf(key, len, "%s\x1f%s\x1f%s", s->first, s->faults,
+                                !strcmp(s->first, "detected") ? s->cls : "");
+    for (int i = 0; hang && i < s->nframes && o < len; i++)
+        o += (size_t)snprintf(key + o, len - o, "\x1f%s", s->frames[i]);
+    return true;
+}
+
+/* The signatures of run (each group's and its other faces), in file order, and their group. */
+static const rg_sig *nth_sig(const rg_tri_run *run, int k, const rg_tri_group **gr)
+{
+    for (int g = 0; g < run->ngroups; g++) {
+        if (k <= run->groups[g].nalso) {
+            *gr = &run->groups[g];
+            return k ? &run->groups[g].also[k - 1] : &run->groups[g].sig;
+        }
+        k -= 1 + run->groups[g].nalso;
+    }
+    return NULL;
+}
+
+/* One entry for every signature under faults with key: its fault kinds and first verdict (and
+ * what the key holds beside), seen wherever any of them was. */
+static void fault_entry(FILE *f, const rg_tri_run *run, const rg_sig *s, const char *key, int nsig)
+{
+    char why[sizeof(((rg_sc_ksig *)0)->why)], k2[1200];
+    int faces = 0;
+    const rg_tri_group *gr;
+    for (int k = 0; k < nsig; k++)
+        faces += fault_key(nth_sig(run, k, &gr), k2, sizeof(k2)) && !strcmp(k2, key);
+    snprintf(why, sizeof(why), "%s under %s, whatever else it showed (%d face%s seen)", s->first,
+             s->faults, faces, faces == 1 ? "" : "s");
+    fprintf(f, "  - why: ");
+    yq(f, why);
+    fprintf(f, "\n    first: %s\n    faults: ", s->first);
+    yq(f, s->faults);
+    if (!strcmp(s->first, "detected")) {
+        fprintf(f, "\n    class: ");
+        yq(f, s->cls);
+    }
+    if (!strcmp(s->first, "DEADLOCK") || !strcmp(s->first, "NOT_FAIL_STOP")) {
+        fprintf(f, "\n    frames: [");
+        for (int i = 0; i < s->nframes; i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            yq(f, s->frames[i]);
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "\n    seen: [");
+    const char *seen[RG_SC_KSIG_SEEN];
+    int nseen = 0;
+    for (int k = 0; k < nsig; k++) {
+        if (!fault_key(nth_sig(run, k, &gr), k2, sizeof(k2)) || strcmp(k2, key) != 0)
+            continue;
+        for (int c = 0; c < gr->ncases; c++)
+            seen_once(f, run->cases[gr->cases[c]].res->name, seen, &nseen);
+    }
+    fprintf(f, "]\n");
+}
+
 /*
  * The entry by cause for every group whose cause was proven c: a failure whose own files
  * prove c is that bug whatever it looked like this time (a race's other verdict, step or
@@ -354,6 +421,45 @@ static void cause_entry(FILE *f, const rg_tri_run *run, rg_cause c)
     fprintf(f, "]\n");
 }
 
+/* --known-by-fault: every signature under faults folded into one entry a key (fault_key), the
+ * first of them where it stood; the others whole, as without it. Returns the signatures left
+ * out for room. */
+static int write_by_fault(const rg_tri_run *run, FILE *f, int room, int ncause)
+{
+    int nsig = 0, left = 0, used = 0;
+    const rg_tri_group *gr;
+    for (int g = 0; g < run->ngroups; g++)
+        nsig += 1 + run->groups[g].nalso;
+    fprintf(f, "signatures:%s\n", nsig + ncause ? "" : " []");
+    for (int k = 0; k < nsig; k++) {
+        const rg_sig *s = nth_sig(run, k, &gr);
+        char key[1200], k2[1200];
+        if (fault_key(s, key, sizeof(key))) {
+            bool before = false; /* folded into an earlier one's entry */
+            for (int j = 0; j < k && !before; j++)
+                before = fault_key(nth_sig(run, j, &gr), k2, sizeof(k2)) && !strcmp(k2, key);
+            if (before)
+                continue;
+            if (used < room) {
+                fault_entry(f, run, s, key, nsig);
+                used++;
+            } else {
+                left++;
+            }
+            continue;
+        }
+        if (used < room) {
+            known_entry(f, run, gr, s);
+            used++;
+        } else {
+            left++;
+        }
+    }
+    for (int c = RG_C_NONE + 1; c < RG_C_COUNT; c++)
+        cause_entry(f, run, (rg_cause)c);
+    return left;
+}
+
 int rg_tri_write_known(const rg_tri_run *run, FILE *f)
 {
     char transport[128];
@@ -366,6 +472,10 @@ int rg_tri_write_known(const rg_tri_run *run, FILE *f)
             "# failure whose own files prove that cause (the run records the verbs trace when\n"
             "# the cause needs it), whatever verdict or step it showed at this time.\n",
             run->dir);
+    if (run->with.by_fault)
+        fprintf(f, "# --known-by-fault: a failure under faults is known by its fault kinds and first\n"
+                   "# verdict (a hang's frames, a detected's class) whatever else it showed, so a\n"
+                   "# new bug with the same fault and first verdict reads XFAIL too.\n");
     if (transport[0]) {
         fprintf(f, "transport: ");
         yq(f, transport);
@@ -382,6 +492,8 @@ int rg_tri_write_known(const rg_tri_run *run, FILE *f)
     /* A bug's every signature is an entry of its own, under the bug's title: a failure with
      * any of them is that bug. A group none of whose signatures fit is left out whole. */
     int room = RG_SC_KSIG_MAX - ncause, n = 0, used = 0;
+    if (run->with.by_fault)
+        return write_by_fault(run, f, room, ncause);
     while (n < run->ngroups && used + 1 + run->groups[n].nalso <= room)
         used += 1 + run->groups[n++].nalso;
     fprintf(f, "signatures:%s\n", n + ncause ? "" : " []");

@@ -109,6 +109,9 @@ typedef struct rg_tri_group {
 typedef struct rg_tri_with {
     double deadline_s;
     int slow_scale;
+    /* And how the known-failures file is written: by_fault, a failure under faults as one
+     * entry a fault kind and first verdict (rg_tri_write_known). */
+    bool by_fault;
 } rg_tri_with;
 
 enum {

@@ -161,6 +161,83 @@ START_TEST(test_run_dir)
 }
 END_TEST
 
+/* A result of mk()'s with one fault that fired (its kind the rule's first word). */
+static void faulted(rg_result *r, const char *rule)
+{
+    r->nrules = 1;
+    snprintf(r->rule[0].rule, sizeof(r->rule[0].rule), "%s", rule);
+    r->rule[0].fired = 1;
+    rg_judge(r);
+}
+
+/* Whether a failure reads XFAIL under the known file at path. */
+static bool known_as(rg_result *r, const char *path)
+{
+    static rg_scenario sc;
+    rg_scenario *scs[] = {&sc};
+    char notes[512], err[512];
+    memset(&sc, 0, sizeof(sc));
+    snprintf(sc.name, sizeof(sc.name), "%s", r->name);
+    ck_assert_msg(rg_known_load(path, NULL, scs, 1, notes, sizeof(notes), err, sizeof(err)) == 0,
+                  "%s", err);
+    r->nksig = sc.nksig;
+    memcpy(r->ksig, sc.ksig, sizeof(sc.ksig));
+    return rg_judge(r) && r->known_state == RG_KNOWN_XFAIL;
+}
+
+/* --known-by-fault: a transport whose abort under an error shows another op and other ranks
+ * each run is known by its fault and first verdict; a failure without faults keeps its whole
+ * signature, and another first verdict under the fault is not known. */
+START_TEST(test_known_by_fault)
+{
+    static rg_result r[3], t;
+    static rg_tri_run run;
+    char dir[] = "/tmp/rg-tribyfault-XXXXXX", err[600], path[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    mk(&r[0], "flush", 2, 0, RG_V_CRASH, RG_V_NOT_FAIL_STOP, "all_reduce float32 count 9", 0);
+    faulted(&r[0], "error status=WR_FLUSH_ERR op=recv rank=0 nth=1");
+    mk(&r[1], "negpoll", 3, 1, RG_V_CRASH, RG_V_DEADLOCK, "broadcast int8 count 9", 0);
+    faulted(&r[1], "error op=send rank=1 nth=3");
+    mk(&r[2], "plain", 2, 0, RG_V_CRASH, RG_V_OK, "all_gather float32 count 9", 0);
+    save(dir, "000-flush", &r[0]);
+    save(dir, "001-negpoll", &r[1]);
+    save(dir, "002-plain", &r[2]);
+    for (int by = 0; by < 2; by++) {
+        const char *dirs[] = {dir};
+        ck_assert_msg(rg_tri_load_runs(dirs, 1, &run, err, sizeof(err)) == 0, "%s", err);
+        run.with.by_fault = by;
+        ck_assert_int_eq(rg_tri_group_cases(&run), 0);
+        ck_assert_int_eq(run.ngroups, 3);
+        ck_assert_msg(rg_tri_write(&run, err, sizeof(err)) == 0, "%s", err);
+        snprintf(path, sizeof(path), "%s/triage/known-failures.yaml", dir);
+        char *known = rg_check_slurp(path);
+        ck_assert_msg(!by || strstr(known, "why: \"CRASH under error, whatever else it showed (2 "
+                                           "faces seen)\"\n    first: CRASH\n    faults: "
+                                           "\"error\"\n    seen: [\"flush\", \"negpoll\"]\n"),
+                      "%s", known);
+        free(known);
+        /* A third face of the abort: another op, the others another way. */
+        mk(&t, "barrier", 4, 2, RG_V_CRASH, RG_V_KILLED, "barrier", 0);
+        faulted(&t, "error op=recv rank=2 nth=7");
+        ck_assert_int_eq(known_as(&t, path), by);
+        /* Another first verdict under the same fault is not that bug. */
+        mk(&t, "barrier", 4, 2, RG_V_SILENT_CORRUPTION, RG_V_OK, "barrier", 0);
+        faulted(&t, "error op=recv rank=2 nth=7");
+        ck_assert(!known_as(&t, path));
+        /* Without faults a crash elsewhere is another face, in either file. */
+        mk(&t, "plain", 2, 0, RG_V_CRASH, RG_V_OK, "barrier", 0);
+        ck_assert(!known_as(&t, path));
+        /* ... and the face seen is known in both. */
+        mk(&t, "plain", 2, 0, RG_V_CRASH, RG_V_OK, "all_gather float32 count 9", 0);
+        ck_assert(known_as(&t, path));
+        rg_tri_free(&run);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Two runs of one suite: their failures grouped together, a scenario that failed alike in both
  * named once in its entry, the first run's directory the triage's. */
 START_TEST(test_runs)
@@ -863,6 +940,7 @@ Suite *rg_suite_triage(void)
     TCase *t = tcase_create("triage");
     tcase_add_test(t, test_run_dir);
     tcase_add_test(t, test_runs);
+    tcase_add_test(t, test_known_by_fault);
     tcase_add_test(t, test_words);
     tcase_add_test(t, test_rate_said);
     tcase_add_test(t, test_rerun);
