@@ -101,14 +101,14 @@ static int reach_of(const rg_result *r)
     return reach == INT_MAX ? -1 : reach;
 }
 
-/* One failed run of scenario sc counted under each cause its files prove at a place, else
- * under its signature. 0, or -1 out of memory. */
-static int count_failure(rg_compare *c, int side, int sc, const rg_result *r, const rg_sig *sig)
+/* One failed run of scenario sc counted under each of the n causes tc its files prove at a
+ * place, else under its signature. 0, or -1 out of memory. */
+static int count_failure(rg_compare *c, int side, int sc, const rg_result *r, const rg_sig *sig,
+                         const rg_tri_cause *tc, int n)
 {
-    static rg_tri_cause tc[RG_TRI_CAUSES_MAX];
     char keys[RG_TRI_CAUSES_MAX][400];
     rg_cause kinds[RG_TRI_CAUSES_MAX];
-    int n = rg_tri_diagnose_all(r, sig, tc, RG_TRI_CAUSES_MAX), nkeys = 0;
+    int nkeys = 0;
     bool unplaced = false; /* a cause proven that names no place: known by its signature */
     for (int i = 0; i < n; i++) {
         rg_tri_cause_place_key(&tc[i], keys[nkeys], sizeof(keys[0]));
@@ -187,7 +187,10 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
         bool at_end = !strcmp(sig.op, "finalize") || !strcmp(sig.op, "end");
         if (at_end)
             c->sc[sc].failed_at_end[side]++;
-        unsigned ruled = rg_tri_ruled_out(r);
+        /* The causes it proves and those it rules out, from one read of its traces. */
+        static rg_tri_cause tc[RG_TRI_CAUSES_MAX];
+        unsigned ruled;
+        int ncause = rg_tri_diagnose_ruled(r, &sig, tc, RG_TRI_CAUSES_MAX, &ruled);
         struct rg_cmp_ruled *ru = NULL;
         if (ruled) {
             rg_cmp_scenario *s = &c->sc[sc];
@@ -197,7 +200,7 @@ int rg_cmp_add_dir(rg_compare *c, int side, const char *dir, char *err, size_t e
                 *ru = (struct rg_cmp_ruled){side, ruled, reach_of(r), at_end};
             }
         }
-        if ((ruled && !ru) || count_failure(c, side, sc, r, &sig) != 0) {
+        if ((ruled && !ru) || count_failure(c, side, sc, r, &sig, tc, ncause) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
             break;

@@ -497,17 +497,22 @@ static void unload(struct tr_run *x)
 }
 
 int rg_tri_qp_causes(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max, char *why,
-                     size_t len)
+                     size_t len, unsigned *ruled)
 {
     struct tr_run *x = calloc(1, sizeof(*x));
     int n = 0;
     why[0] = '\0';
+    if (ruled)
+        *ruled = 0;
     if (!x || max < 1) {
         free(x);
         return 0;
     }
     if (load(x, r, why, len) != 0)
         goto out;
+    /* What the same traces rule out, read once (compare asks both of every failed run). */
+    if (ruled && uc_none(x))
+        *ruled |= 1u << RG_C_UC_NO_RECV;
     /* A rank hung at the deadline waited to the end; one whose call timed out, until then. */
     const rg_rank_result *o = &r->rank[s->origin];
     double cut = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK ? 1e308
@@ -534,18 +539,5 @@ out:
 
 bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len)
 {
-    return rg_tri_qp_causes(r, s, c, 1, why, len) == 1;
-}
-
-unsigned rg_tri_qp_ruled_out(const rg_result *r)
-{
-    struct tr_run *x = calloc(1, sizeof(*x));
-    char why[600];
-    unsigned out = 0;
-    if (!x)
-        return 0;
-    if (load(x, r, why, sizeof(why)) == 0 && uc_none(x))
-        out |= 1u << RG_C_UC_NO_RECV;
-    unload(x);
-    return out;
+    return rg_tri_qp_causes(r, s, c, 1, why, len, NULL) == 1;
 }

@@ -153,8 +153,16 @@ static rg_tri_cause *slot(const rg_result *r, rg_tri_cause *c)
 
 int rg_tri_diagnose_all(const rg_result *r, const rg_sig *s, rg_tri_cause *cs, int max)
 {
+    return rg_tri_diagnose_ruled(r, s, cs, max, NULL);
+}
+
+int rg_tri_diagnose_ruled(const rg_result *r, const rg_sig *s, rg_tri_cause *cs, int max,
+                          unsigned *ruled)
+{
     char why[400] = "";
     int o = s->origin, n = 0;
+    if (ruled)
+        *ruled = 0;
     if (max < 1)
         return 0;
     rg_verdict v = rg_rank_judged(r, o);
@@ -185,9 +193,14 @@ int rg_tri_diagnose_all(const rg_result *r, const rg_sig *s, rg_tri_cause *cs, i
              o);
         n++;
     }
-    if (n < max) {
-        /* the trace's own words and lines */
-        int got = rg_tri_qp_causes(r, s, &cs[n], max - n, why, sizeof(why));
+    if (n < max || ruled) {
+        /* the trace's own words and lines (read for what it rules out even with no room left
+         * for a cause: then its one cause slot is scratch) */
+        rg_tri_cause spare;
+        int room = max - n;
+        int got = rg_tri_qp_causes(r, s, room > 0 ? &cs[n] : &spare, room > 0 ? room : 1, why,
+                                   sizeof(why), ruled);
+        got = room > 0 ? got : 0;
         for (int i = n; i < n + got; i++)
             snprintf(cs[i].from, sizeof(cs[i].from), "%s", r->dir);
         n += got;
@@ -234,5 +247,10 @@ void rg_tri_diagnose_also(const rg_result *r, const rg_sig *s, rg_tri_cause *c, 
 
 unsigned rg_tri_ruled_out(const rg_result *r)
 {
-    return rg_tri_qp_ruled_out(r);
+    static rg_tri_cause cs[RG_TRI_CAUSES_MAX];
+    rg_sig s;
+    unsigned ruled;
+    rg_signature(r, &s);
+    rg_tri_diagnose_ruled(r, &s, cs, RG_TRI_CAUSES_MAX, &ruled);
+    return ruled;
 }

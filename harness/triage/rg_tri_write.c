@@ -473,9 +473,10 @@ int rg_tri_write_known(const rg_tri_run *run, FILE *f)
             "# the cause needs it), whatever verdict or step it showed at this time.\n",
             run->dir);
     if (run->with.by_fault)
-        fprintf(f, "# --known-by-fault: a failure under faults is known by its fault kinds and first\n"
-                   "# verdict (a hang's frames, a detected's class) whatever else it showed, so a\n"
-                   "# new bug with the same fault and first verdict reads XFAIL too.\n");
+        fprintf(f,
+                "# --known-by-fault: a failure under faults is known by its fault kinds and first\n"
+                "# verdict (a hang's frames, a detected's class) whatever else it showed, so a\n"
+                "# new bug with the same fault and first verdict reads XFAIL too.\n");
     if (transport[0]) {
         fprintf(f, "transport: ");
         yq(f, transport);

@@ -242,6 +242,9 @@ void rg_tri_diagnose(const rg_result *r, const rg_sig *s, rg_tri_cause *c);
  * at once: one failure, several defects): how many, c[0] saying "none proven" when 0. */
 #define RG_TRI_CAUSES_MAX 4
 int rg_tri_diagnose_all(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max);
+/* rg_tri_diagnose_all, and rg_tri_ruled_out's mask into *ruled, the traces read once. */
+int rg_tri_diagnose_ruled(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max,
+                          unsigned *ruled);
 /* The causes r's evidence proves absent from all of the run that ran, failed or not, as a
  * mask of 1 << rg_cause: a UC drop when every rank has a verbs trace and each is whole, no
  * fault fired, and every message each UC QP put on the wire arrived (its peer took as many
@@ -254,12 +257,11 @@ void rg_tri_diagnose_also(const rg_result *r, const rg_sig *s, rg_tri_cause *c, 
                           size_t len);
 /* The causes r's verbs traces prove (rg_tri_qp.c), up to max: their count, with c filled, else
  * 0 with why the traces prove nothing ("the run has no verbs trace", a line that cannot be
- * read, ...); rg_tri_qp_cause the first of them. rg_tri_qp_ruled_out: rg_tri_ruled_out's
- * part that rests on the traces. */
+ * read, ...); with ruled, also rg_tri_ruled_out's mask from the same read of the traces.
+ * rg_tri_qp_cause the first of them. */
 int rg_tri_qp_causes(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int max, char *why,
-                     size_t len);
+                     size_t len, unsigned *ruled);
 bool rg_tri_qp_cause(const rg_result *r, const rg_sig *s, rg_tri_cause *c, char *why, size_t len);
-unsigned rg_tri_qp_ruled_out(const rg_result *r);
 /* "deterministic: 5 of 5 re-runs", "flaky: 2 of 5 re-runs (3 passed, ...)", ... */
 void rg_tri_rate_said(const rg_tri_rate *r, char *out, size_t len);
 /* A line as rg_shell_word writes words, back into words (no shell is run): argc, or -1 for

@@ -697,26 +697,28 @@ START_TEST(test_diagnose)
     char key[400];
     rg_tri_cause_place_key(&c, key, sizeof(key));
     ck_assert_str_eq(key, "error-ignored at the poll at librailguard.so.1+0x1a2b");
-    /* An object with debug information (this binary): the function and its line. */
+    /* An object with debug information (this binary): the function and its line (one long
+     * enough that 8 bytes in is still inside it). */
     {
         Dl_info di;
-        ck_assert(dladdr((void *)(uintptr_t)rg_tri_diagnose, &di) != 0);
+        ck_assert(dladdr((void *)(uintptr_t)rg_tri_diagnose_ruled, &di) != 0);
         char exe[PATH_MAX], ev[PATH_MAX + 300];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
         ck_assert_int_gt(n, 0);
         exe[n] = '\0';
-        snprintf(ev, sizeof(ev),
-                 "{\"event\":\"fault\",\"rank\":0,\"fault\":\"error\",\"qp\":18,"
-                 "\"status\":\"WR_FLUSH_ERR\",\"caller\":\"%s+0x%llx\",\"from\":\"\"}\n",
-                 exe,
-                 (unsigned long long)((uintptr_t)rg_tri_diagnose - (uintptr_t)di.dli_fbase + 8));
+        snprintf(
+            ev, sizeof(ev),
+            "{\"event\":\"fault\",\"rank\":0,\"fault\":\"error\",\"qp\":18,"
+            "\"status\":\"WR_FLUSH_ERR\",\"caller\":\"%s+0x%llx\",\"from\":\"\"}\n",
+            exe,
+            (unsigned long long)((uintptr_t)rg_tri_diagnose_ruled - (uintptr_t)di.dli_fbase + 8));
         put(dir, "rank0.events.jsonl", ev);
         rg_tri_diagnose(&r, &s, &c);
-        ck_assert_str_eq(c.place, "the poll in rg_tri_diagnose");
-        ck_assert_msg(!strncmp(c.site, "the poll in rg_tri_diagnose (rg_tri_why.c:", 41), "%s",
-                      c.site);
+        ck_assert_str_eq(c.place, "the poll in rg_tri_diagnose_ruled");
+        ck_assert_msg(!strncmp(c.site, "the poll in rg_tri_diagnose_ruled (rg_tri_why.c:", 48),
+                      "%s", c.site);
         rg_tri_cause_place_key(&c, key, sizeof(key));
-        ck_assert_str_eq(key, "error-ignored at the poll in rg_tri_diagnose");
+        ck_assert_str_eq(key, "error-ignored at the poll in rg_tri_diagnose_ruled");
         rg_tri_cause_key(&c, key, sizeof(key)); /* within one build, the line tells sites apart */
         ck_assert_msg(strstr(key, "(rg_tri_why.c:"), "%s", key);
     }
