@@ -349,17 +349,23 @@ static void fault_entry(FILE *f, const rg_tri_run *run, const rg_sig *s, const c
     const rg_tri_group *gr;
     for (int k = 0; k < nsig; k++)
         faces += fault_key(nth_sig(run, k, &gr), k2, sizeof(k2)) && !strcmp(k2, key);
-    snprintf(why, sizeof(why), "%s under %s, whatever else it showed (%d face%s seen)", s->first,
+    bool hang = !strcmp(s->first, "DEADLOCK") || !strcmp(s->first, "NOT_FAIL_STOP");
+    bool det = !strcmp(s->first, "detected");
+    char full[sizeof(why) + 256];
+    snprintf(full, sizeof(full), "%s%s%s%s%s under %s, whatever else it showed (%d face%s seen)",
+             s->first, det && s->cls[0] ? " " : "", det ? s->cls : "",
+             hang && s->nframes ? ", waiting in " : "", hang && s->nframes ? s->frames[0] : "",
              s->faults, faces, faces == 1 ? "" : "s");
+    rg_cut(why, sizeof(why), full);
     fprintf(f, "  - why: ");
     yq(f, why);
     fprintf(f, "\n    first: %s\n    faults: ", s->first);
     yq(f, s->faults);
-    if (!strcmp(s->first, "detected")) {
+    if (det) {
         fprintf(f, "\n    class: ");
         yq(f, s->cls);
     }
-    if (!strcmp(s->first, "DEADLOCK") || !strcmp(s->first, "NOT_FAIL_STOP")) {
+    if (hang) {
         fprintf(f, "\n    frames: [");
         for (int i = 0; i < s->nframes; i++) {
             fprintf(f, "%s", i ? ", " : "");
