@@ -504,7 +504,7 @@ int rg_tri_qp_causes(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int m
     why[0] = '\0';
     if (ruled)
         *ruled = 0;
-    if (!x || max < 1) {
+    if (!x || (max < 1 && !ruled)) {
         free(x);
         return 0;
     }
@@ -513,6 +513,8 @@ int rg_tri_qp_causes(const rg_result *r, const rg_sig *s, rg_tri_cause *c, int m
     /* What the same traces rule out, read once (compare asks both of every failed run). */
     if (ruled && uc_none(x))
         *ruled |= 1u << RG_C_UC_NO_RECV;
+    if (max < 1)
+        goto out; /* read for what it rules out alone */
     /* A rank hung at the deadline waited to the end; one whose call timed out, until then. */
     const rg_rank_result *o = &r->rank[s->origin];
     double cut = rg_rank_judged(r, s->origin) == RG_V_DEADLOCK ? 1e308

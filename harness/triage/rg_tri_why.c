@@ -161,10 +161,8 @@ int rg_tri_diagnose_ruled(const rg_result *r, const rg_sig *s, rg_tri_cause *cs,
 {
     char why[400] = "";
     int o = s->origin, n = 0;
-    if (ruled)
-        *ruled = 0;
     if (max < 1)
-        return 0;
+        return ruled ? rg_tri_qp_causes(r, s, cs, 0, why, sizeof(why), ruled) : 0;
     rg_verdict v = rg_rank_judged(r, o);
     rg_tri_cause *c = slot(r, &cs[0]);
     /* The first two are the origin's verdict itself: one of them at most. */
@@ -194,13 +192,9 @@ int rg_tri_diagnose_ruled(const rg_result *r, const rg_sig *s, rg_tri_cause *cs,
         n++;
     }
     if (n < max || ruled) {
-        /* the trace's own words and lines (read for what it rules out even with no room left
-         * for a cause: then its one cause slot is scratch) */
-        rg_tri_cause spare;
-        int room = max - n;
-        int got = rg_tri_qp_causes(r, s, room > 0 ? &cs[n] : &spare, room > 0 ? room : 1, why,
-                                   sizeof(why), ruled);
-        got = room > 0 ? got : 0;
+        /* the trace's own words and lines, and what they rule out (read even with no room left
+         * for a cause) */
+        int got = rg_tri_qp_causes(r, s, &cs[n < max ? n : 0], max - n, why, sizeof(why), ruled);
         for (int i = n; i < n + got; i++)
             snprintf(cs[i].from, sizeof(cs[i].from), "%s", r->dir);
         n += got;

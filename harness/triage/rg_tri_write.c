@@ -373,15 +373,13 @@ static void fault_entry(FILE *f, const rg_tri_run *run, const rg_sig *s, const c
         }
         fprintf(f, "]");
     }
+    /* Seen where a failure showed this key itself: a bug's group also holds its other faces. */
     fprintf(f, "\n    seen: [");
     const char *seen[RG_SC_KSIG_SEEN];
     int nseen = 0;
-    for (int k = 0; k < nsig; k++) {
-        if (!fault_key(nth_sig(run, k, &gr), k2, sizeof(k2)) || strcmp(k2, key) != 0)
-            continue;
-        for (int c = 0; c < gr->ncases; c++)
-            seen_once(f, run->cases[gr->cases[c]].res->name, seen, &nseen);
-    }
+    for (int c = 0; c < run->nfail; c++)
+        if (fault_key(&run->cases[c].sig, k2, sizeof(k2)) && !strcmp(k2, key))
+            seen_once(f, run->cases[c].res->name, seen, &nseen);
     fprintf(f, "]\n");
 }
 
@@ -622,8 +620,11 @@ int rg_tri_write(const rg_tri_run *run, char *err, size_t errlen)
         return -1;
     }
     if (left)
-        fprintf(stderr, "railguard triage: %s holds the %d largest groups; %d more are not in it\n",
-                path, RG_SC_KSIG_MAX, left);
+        fprintf(stderr,
+                "railguard triage: %s holds as many entries as a file can (%d); %d more %s "
+                "not in it\n",
+                path, RG_SC_KSIG_MAX, left,
+                run->with.by_fault ? "signature(s) are" : "group(s) are");
     snprintf(path, sizeof(path), "%s/triage.json", dir);
     if (rg_json_write(j, path, err, errlen) != 0)
         return -1;

@@ -272,7 +272,8 @@ int rg_tri_words(const char *line, char **argv, int max, char *buf, size_t len);
 void rg_tri_write_md(FILE *f, const rg_tri_run *run, int g);
 /* A known-failures file (railguard run --known) with one signature entry per group, the
  * largest first, then one entry by cause per cause proven (room kept for those): how many
- * groups were left out (a file holds RG_SC_KSIG_MAX). */
+ * groups were left out (a file holds RG_SC_KSIG_MAX). With run->with.by_fault, the signatures
+ * under faults folded one entry a fault kind and first verdict: how many signatures were. */
 int rg_tri_write_known(const rg_tri_run *run, FILE *f);
 /* run->dir/triage/NN-SLUG.md for every group, triage.json and known-failures.yaml beside
  * them. 0, or -1 with err. */

@@ -228,7 +228,10 @@ START_TEST(test_detected_class)
     snprintf(g_r.rank[0].where, sizeof(g_r.rank[0].where), "barrier");
     rg_rank_find(&g_r.rank[0], RG_V_DETECTED, 1.0, "RG_ERR_TIMEOUT: late");
     g_r.expect_at[0] = 1;
-    /* Only peer_abort gives way: a completion asked is still a completion. */
+    /* Only peer_abort gives way: a completion asked of a rank with no socket is still a
+     * completion. */
+    g_r.rank[0].sockets_known = true;
+    g_r.rank[0].sockets = 0;
     g_r.expect_cls[0] = 1u << -RG_ERR_COMPLETION;
     ck_assert(!rg_judge(&g_r));
     /* A class asks nothing of a rank that is not expected to fail. */
