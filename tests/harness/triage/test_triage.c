@@ -43,6 +43,16 @@ static void mk(rg_result *r, const char *name, int ranks, int origin, rg_verdict
 
 /* --- a run directory ------------------------------------------------------------------------- */
 
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 static void save(const char *dir, const char *sub, rg_result *r)
 {
     char path[512], err[512];
@@ -240,13 +250,10 @@ START_TEST(test_known_by_fault)
     snprintf(sub, sizeof(sub), "rm -rf '%s/002-plain' '%s/triage'", dir, dir);
     ck_assert_int_eq(system(sub), 0);
     save(dir, "002-stop", &r[2]);
-    snprintf(sub, sizeof(sub), "%s/002-stop/rank1.backtrace", dir);
-    FILE *bt = fopen(sub, "w");
-    ck_assert_ptr_nonnull(bt);
-    fputs("#0  0x00007f04 in __GI___poll (fds=0x1) at poll.c:29\n"
-          "#1  0x00007f05 in Pair::signalIoFailure (this=0x1) at pair.cc:88\n",
-          bt);
-    fclose(bt);
+    snprintf(sub, sizeof(sub), "%s/002-stop", dir);
+    put(sub, "rank1.backtrace",
+        "#0  0x00007f04 in __GI___poll (fds=0x1) at poll.c:29\n"
+        "#1  0x00007f05 in Pair::signalIoFailure (this=0x1) at pair.cc:88\n");
     const char *dirs[] = {dir};
     ck_assert_msg(rg_tri_load_runs(dirs, 1, &run, err, sizeof(err)) == 0, "%s", err);
     run.with.by_fault = true;
@@ -689,16 +696,6 @@ START_TEST(test_merge)
 END_TEST
 
 /* Writes text to dir/name. */
-static void put(const char *dir, const char *name, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* A cause only with the lines it rests on; none where nothing proves one. */
 START_TEST(test_diagnose)
 {
